@@ -1,0 +1,343 @@
+"""The `notegate` command. The only module that reads the environment or prints.
+
+Commands are lazy-imported so light commands (hooks, floor, gate) start fast without the server stack.
+Exit status: 0 ok, 1 refused/held/failed check, 2 usage or config error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+EXAMPLES = {
+    "init": "notegate init ./vault",
+    "serve": "notegate serve --config ./vault/notegate.toml --port 8765",
+    "mcp": "notegate mcp --config ./vault/notegate.toml --token-file ~/.config/notegate/token",
+    "token": "notegate token create --config ./vault/notegate.toml --name laptop --class workstation",
+    "import": "notegate import --config ./vault/notegate.toml ~/Obsidian/MyVault --message 'Import my vault'",
+    "reindex": "notegate reindex --config ./vault/notegate.toml",
+}
+
+
+def _config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("NOTEGATE_CONFIG", "notegate.toml"),
+        help="path to notegate.toml (default: $NOTEGATE_CONFIG or ./notegate.toml)",
+    )
+
+
+def _sub(subs, name: str, help_text: str) -> argparse.ArgumentParser:
+    example = EXAMPLES.get(name)
+    return subs.add_parser(
+        name,
+        help=help_text,
+        description=help_text + (f"\n\nexample:\n  {example}" if example else ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="notegate",
+        description="One shared Markdown memory for every AI session, versioned in git, behind one guarded door.",
+    )
+    subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _sub(subs, "init", "create a notegate directory: config, bare origin, server clone, default layout")
+    p.add_argument("directory")
+    p.add_argument("--owner", default="owner", help="login of the vault's owner (default: owner)")
+
+    p = _sub(subs, "serve", "serve MCP over Streamable HTTP at /mcp (and /healthz)")
+    _config_arg(p)
+    p.add_argument("--host", default=None, help="listen address (default: from config, 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="listen port (default: from config, 8765)")
+    p.add_argument("--token-file", default=None, help="a token file to show in the connection hint")
+
+    p = _sub(subs, "mcp", "serve the same tools over stdio for a local client")
+    _config_arg(p)
+    p.add_argument("--token-file", required=True, help="file holding the bearer token that decides the caller")
+
+    p = _sub(subs, "token", "create, list or revoke bearer tokens")
+    tsubs = p.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    c = tsubs.add_parser("create", help="mint a token; it is printed once, only its hash is kept")
+    _config_arg(c)
+    c.add_argument("--name", required=True, help="the client's name (shown in commits and audit)")
+    c.add_argument("--class", dest="client_class", required=True, choices=["workstation", "hosted", "machine"])
+    c.add_argument("--tier", choices=["restricted", "trusted"], default=None, help="default: restricted")
+    c.add_argument("--login", default=None, help="whose token this is (default: the environment's owner)")
+    c.add_argument("--display-name", default=None, help="author name in commits (default: the login)")
+    c.add_argument("--environment", default=None, help="default environment for this token")
+    c.add_argument("--output", default=None, help="write the token to this file (mode 600) instead of stdout")
+    ls = tsubs.add_parser("list", help="list tokens (never their values)")
+    _config_arg(ls)
+    ls.add_argument("--json", action="store_true")
+    rv = tsubs.add_parser("revoke", help="revoke a token by id or name")
+    _config_arg(rv)
+    rv.add_argument("token")
+
+    p = _sub(subs, "import", "import a Markdown/Obsidian folder as one commit")
+    _config_arg(p)
+    p.add_argument("source")
+    p.add_argument("--message", default="Import notes", help="commit summary")
+    p.add_argument("--environment", default=None)
+    p.add_argument("--login", default=None, help="author login (default: the environment's owner)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    p = _sub(subs, "reindex", "rebuild the search index from git")
+    _config_arg(p)
+    p.add_argument("--environment", default=None)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
+    fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
+    fc = fsubs.add_parser("check", help="print {verdict, reasons}; exit 0 pass, 1 hold")
+    fc.add_argument("file", nargs="?", default="-")
+    fc.add_argument("--path", default=None, help="the item's vault path, checked for instruction-file names")
+    _config_arg(fc)
+    return parser
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(message, file=sys.stderr)
+    return code
+
+
+def _load(args: argparse.Namespace):
+    from notegate.config import load_config
+
+    return load_config(args.config)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from notegate.vault.layout import InitError, init_directory
+
+    try:
+        path = init_directory(Path(args.directory), owner=args.owner)
+    except InitError as exc:
+        return _fail(f"notegate init: {exc}", 2)
+    print(f"Created {path}")
+    print(f"Serve it with: notegate serve --config {path}")
+    return 0
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    from notegate.auth.tokens import create_token, list_tokens, revoke_token
+    from notegate.state import StateDB
+
+    config = _load(args)
+    db = StateDB(config.state_dir / "state.sqlite")
+    if args.token_command == "create":  # noqa: S105 - a sub-command name
+        env = config.environment(args.environment)
+        token, record = create_token(
+            db,
+            name=args.name,
+            client_class=args.client_class,
+            tier=args.tier,
+            login=args.login or env.owner,
+            display_name=args.display_name,
+            environment=args.environment,
+            now=time.time(),
+        )
+        if args.output:
+            out = Path(args.output)
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(token + "\n")
+            print(f"token {record.id} ({record.client_class}, {record.tier}) written to {out}", file=sys.stderr)
+        else:
+            print(token)
+            print(
+                f"token {record.id} ({record.client_class}, {record.tier}); shown once, keep it safe", file=sys.stderr
+            )
+        return 0
+    if args.token_command == "list":  # noqa: S105 - a sub-command name
+        rows = list_tokens(db)
+        if args.json:
+            print(json.dumps([r.__dict__ for r in rows], indent=2))
+        else:
+            for r in rows:
+                state = "revoked" if r.revoked_at else "active"
+                print(f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {state}")
+        return 0
+    count = revoke_token(db, args.token, now=time.time())
+    if not count:
+        return _fail(f"no active token with id or name '{args.token}'")
+    print(f"revoked {count} token(s)")
+    return 0
+
+
+def _progress(total: int, desc: str, quiet: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="note", disable=quiet, file=sys.stderr, leave=False)
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from notegate.services.importer import import_folder, scan_source
+    from notegate.services.runtime import Runtime
+    from notegate.vault.store import Author
+
+    config = _load(args)
+    src = Path(args.source)
+    if not src.is_dir():
+        return _fail(f"notegate import: {args.source} is not a folder", 2)
+    runtime = Runtime(config)
+    env_cfg = config.environment(args.environment)
+    env = runtime.environment(env_cfg.name)
+    login = args.login or env_cfg.owner
+    total = len(scan_source(src)[0])
+    with _progress(total, "importing", args.quiet) as bar:
+        report = import_folder(
+            env.store,
+            config.policy,
+            src,
+            author=Author(login, login),
+            message=args.message.splitlines()[0][:100] if args.message else "Import notes",
+            trailers={"Notegate-Client": "notegate-import", "Notegate-Session": "-", "Notegate-Tier": "trusted"},
+            progress=bar.update,
+            on_advance=env.on_advance,
+        )
+    runtime.close()
+    if args.json:
+        print(json.dumps(report.__dict__, indent=2))
+    else:
+        for path, reason in report.skipped:
+            print(f"skipped  {path}: {reason}")
+        for path, reason in report.refused:
+            print(f"refused  {path}: {reason}")
+        print(
+            f"imported {len(report.added)} notes, {len(report.unchanged)} unchanged, "
+            f"{len(report.skipped)} skipped, {len(report.refused)} refused"
+            + (f"; commit {report.commit[:12]}" if report.commit else "; nothing to commit")
+        )
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    runtime = Runtime(config)
+    names = [args.environment] if args.environment else list(config.environments)
+    for name in names:
+        env = runtime.environment(name)
+        total = len(env.store.listing().notes)
+        with _progress(total, f"indexing {name}", args.quiet) as bar:
+            count = env.index.rebuild(env.store, progress=bar.update)
+        print(f"{name}: indexed {count} notes at {(env.index.indexed_commit or 'empty')[:12]}")
+    runtime.close()
+    return 0
+
+
+def _connect_hint(url: str, token_file: str | None) -> str:
+    token = "<token>"  # noqa: S105 - a placeholder in help text
+    if token_file and Path(token_file).exists():
+        token = Path(token_file).read_text(encoding="utf-8").strip()
+    return (
+        f"notegate is serving MCP at {url}/mcp\n"
+        "Connect Claude Code:\n"
+        f'  claude mcp add --transport http notegate {url}/mcp --header "Authorization: Bearer {token}"\n'
+        "Any MCP client: Streamable HTTP at the URL above with that Authorization header.\n"
+        "Make a token: notegate token create --config CONFIG --name NAME --class workstation [--tier trusted]"
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    import uvicorn
+
+    from notegate.doors.http import base_url, create_app
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    host = args.host or config.host
+    port = args.port or config.port
+    runtime = Runtime(config)
+    app = create_app(runtime, host=host, port=port)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    import threading
+
+    from notegate.auth.tokens import verify_token
+    from notegate.doors.mcp import CallerResolver, build_mcp
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    runtime = Runtime(config)
+    try:
+        token = Path(args.token_file).read_text(encoding="utf-8").strip()
+    except OSError:
+        return _fail("notegate mcp: cannot read the token file", 2)
+    record = verify_token(runtime.state, token)
+    if record is None:
+        return _fail("notegate mcp: the token in the token file is not valid (revoked or mistyped)", 2)
+    runtime.open_all()
+
+    def loop() -> None:
+        while True:
+            time.sleep(config.policy.fetch_interval_seconds)
+            runtime.sync_all()
+
+    threading.Thread(target=loop, daemon=True, name="notegate-sync").start()
+    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller()))
+    server.run()
+    return 0
+
+
+def cmd_floor(args: argparse.Namespace) -> int:
+    from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, check_item
+
+    names = DEFAULT_INSTRUCTION_FILES
+    if Path(args.config).exists():
+        policy = _load(args).policy
+        names = getattr(policy, "instruction_files", names)
+    text = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError:
+        print(json.dumps({"verdict": "hold", "reasons": ["not-utf8: the item is not valid UTF-8"]}))
+        return 1
+    verdict = check_item(decoded, path=args.path, instruction_files=names)
+    print(json.dumps(verdict.to_json(), ensure_ascii=False))
+    return 1 if verdict.held else 0
+
+
+COMMANDS = {
+    "init": cmd_init,
+    "serve": cmd_serve,
+    "mcp": cmd_mcp,
+    "token": cmd_token,
+    "import": cmd_import,
+    "reindex": cmd_reindex,
+    "floor": cmd_floor,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from notegate.errors import ConfigError, NotegateError
+
+    try:
+        return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        return _fail(f"notegate {args.command}: {exc.explain()}", 2)
+    except NotegateError as exc:
+        return _fail(f"notegate {args.command}: {exc.explain()}", 1)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

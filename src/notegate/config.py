@@ -1,0 +1,168 @@
+"""Deployment config and the policy file: one TOML file, every key known, checked at start.
+
+Why a table of settings: an unknown key or a wrong type must stop start-up with a hint naming the key,
+never be ignored (a misspelt ``privte = [...]`` silently exposing private notes is the failure this
+prevents).  The same loader is used by every enforcer (server, CLI, hooks, doctor), so there is one rule
+source.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from notegate.errors import ConfigError
+from notegate.policy import Policy, policy_from_table
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    kind: type | tuple[type, ...]
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None
+
+
+def _port(value: int) -> str | None:
+    return None if 0 < value < 65536 else "must be between 1 and 65535"
+
+
+SERVER_SETTINGS: tuple[Setting, ...] = (
+    Setting("host", str, "127.0.0.1", "Address to listen on. Keep 127.0.0.1 unless a TLS proxy is in front."),
+    Setting("port", int, 8765, "TCP port for HTTP (MCP at /mcp).", _port),
+    Setting("public_url", str, "", "Public base URL when behind a proxy (e.g. https://notes.example.org)."),
+    Setting("default_environment", str, "personal", "Environment used when a caller names none."),
+    Setting(
+        "state_dir", str, "state", "Where the server keeps its clones, index and database (relative to this file)."
+    ),
+    Setting("allowed_hosts", list, [], "Extra Host header values accepted (DNS-rebinding protection)."),
+)
+
+ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
+    Setting("origin", str, "origin.git", "The git remote that is the truth: a URL, or a path relative to this file."),
+    Setting("owner", str, "owner", "Login of the environment's owner."),
+    Setting("members", list, [], "Other logins that may use this environment."),
+)
+
+
+@dataclass(frozen=True)
+class EnvironmentConfig:
+    name: str
+    origin_url: str
+    owner: str
+    members: tuple[str, ...]
+
+    @property
+    def is_local_origin(self) -> bool:
+        return "://" not in self.origin_url and not self.origin_url.startswith("git@")
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    host: str
+    port: int
+    public_url: str
+    default_environment: str
+    state_dir: Path
+    allowed_hosts: tuple[str, ...]
+    environments: dict[str, EnvironmentConfig]
+    policy: Policy = field(repr=False)
+
+    def environment(self, name: str | None) -> EnvironmentConfig:
+        from notegate.errors import UnknownEnvironment
+
+        key = name or self.default_environment
+        env = self.environments.get(key)
+        if env is None:
+            known = ", ".join(sorted(self.environments)) or "none"
+            raise UnknownEnvironment(
+                f"there is no environment named '{key}'",
+                remedy=f"Known environments: {known}. Omit the environment to use the default.",
+            )
+        return env
+
+
+def _check_table(section: str, table: dict[str, Any], settings: tuple[Setting, ...]) -> dict[str, Any]:
+    known = {s.name: s for s in settings}
+    for key in table:
+        if key not in known:
+            raise ConfigError(
+                f"unknown key '{key}' in [{section}]",
+                remedy=f"Known keys: {', '.join(sorted(known))}. Remove or correct it.",
+            )
+    out: dict[str, Any] = {}
+    for setting in settings:
+        value = table.get(setting.name, setting.default)
+        if (isinstance(value, bool) and setting.kind is int) or not isinstance(value, setting.kind):
+            raise ConfigError(
+                f"[{section}] {setting.name} has the wrong type ({type(value).__name__})",
+                remedy=f"Expected {_kind_name(setting.kind)}: {setting.help}",
+            )
+        if setting.check is not None and (problem := setting.check(value)):
+            raise ConfigError(f"[{section}] {setting.name} {problem}", remedy=setting.help)
+        out[setting.name] = value
+    return out
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(k.__name__ for k in kind)
+    return kind.__name__
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate the whole file; any problem raises ConfigError naming the key."""
+    path = Path(path).resolve()
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(
+            "the config file does not exist", remedy="Create one with `notegate init DIR`, or pass --config."
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
+    for key in raw:
+        if key not in ("server", "environments", "policy"):
+            raise ConfigError(
+                f"unknown section or key '{key}' at the top level",
+                remedy="The file has three parts: [server], [environments.NAME] and [policy].",
+            )
+    server = _check_table("server", raw.get("server", {}), SERVER_SETTINGS)
+    base = path.parent
+    environments: dict[str, EnvironmentConfig] = {}
+    for name, table in raw.get("environments", {}).items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"[environments.{name}] must be a table")
+        if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
+            raise ConfigError(f"environment name '{name}' must be ASCII letters, digits, - or _")
+        values = _check_table(f"environments.{name}", table, ENVIRONMENT_SETTINGS)
+        origin = values["origin"]
+        if "://" not in origin and not origin.startswith("git@"):
+            origin = str((base / origin).resolve())
+        environments[name] = EnvironmentConfig(
+            name=name, origin_url=origin, owner=values["owner"], members=tuple(values["members"])
+        )
+    if not environments:
+        raise ConfigError("no environment is configured", remedy="Add an [environments.personal] table.")
+    if server["default_environment"] not in environments:
+        raise ConfigError(
+            f"default_environment '{server['default_environment']}' is not configured",
+            remedy=f"Configured: {', '.join(sorted(environments))}.",
+        )
+    policy = policy_from_table(raw.get("policy", {}))
+    return Config(
+        path=path,
+        host=server["host"],
+        port=server["port"],
+        public_url=server["public_url"],
+        default_environment=server["default_environment"],
+        state_dir=(base / server["state_dir"]).resolve(),
+        allowed_hosts=tuple(server["allowed_hosts"]),
+        environments=environments,
+        policy=policy,
+    )

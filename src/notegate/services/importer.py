@@ -1,0 +1,135 @@
+"""Bring an existing Markdown/Obsidian folder into a vault as one commit.
+
+Hidden paths (``.obsidian/``, ``.git/``, ``.trash/``) are skipped, symlinks are refused (never followed),
+and every skipped or refused file is reported with its reason.  Notes already in the vault are never
+overwritten: identical ones are left alone, differing ones are refused and listed.  The commit goes
+through the store like any write (lock, push before acknowledging), so a running server picks it up.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from notegate.errors import PathRejected
+from notegate.policy import Policy
+from notegate.vault.paths import NotePath
+from notegate.vault.store import ABSENT, Author, Change, CommitResult, VaultStore
+
+
+@dataclass
+class ImportReport:
+    added: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — not notes, hidden
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — notes we could not take
+    commit: str | None = None
+
+
+def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """(candidates, skipped, refused) without following any symlink."""
+    candidates: list[tuple[str, Path]] = []
+    skipped: list[tuple[str, str]] = []
+    refused: list[tuple[str, str]] = []
+    for root, dirs, files in os.walk(src, followlinks=False):
+        rel_root = Path(root).relative_to(src).as_posix()
+        rel_root = "" if rel_root == "." else rel_root
+        keep = []
+        for d in sorted(dirs):
+            rel = f"{rel_root}/{d}" if rel_root else d
+            full = Path(root) / d
+            if full.is_symlink():
+                refused.append((rel + "/", "symlink: never followed"))
+            elif d.startswith("."):
+                skipped.append((rel + "/", "hidden folder"))
+            else:
+                keep.append(d)
+        dirs[:] = keep
+        for name in sorted(files):
+            rel = f"{rel_root}/{name}" if rel_root else name
+            full = Path(root) / name
+            mode = os.lstat(full).st_mode
+            if stat.S_ISLNK(mode):
+                refused.append((rel, "symlink: never followed"))
+            elif name.startswith("."):
+                skipped.append((rel, "hidden file"))
+            elif not stat.S_ISREG(mode):
+                refused.append((rel, "not a regular file"))
+            elif not name.endswith(".md"):
+                skipped.append((rel, "not a Markdown note"))
+            else:
+                candidates.append((rel, full))
+    return candidates, skipped, refused
+
+
+def import_folder(
+    store: VaultStore,
+    policy: Policy,
+    src: Path,
+    *,
+    author: Author,
+    message: str,
+    trailers: dict[str, str],
+    progress: Callable[[int], None] | None = None,
+    on_advance: Callable[[str | None, str], None] | None = None,
+) -> ImportReport:
+    report = ImportReport()
+    candidates, report.skipped, report.refused = scan_source(src)
+    snapshot = store.listing()
+    listing = snapshot.notes
+    changes: list[Change] = []
+    expect: dict[str, str] = {}
+    seen_case: dict[str, str] = {}
+    for rel, full in candidates:
+        if progress is not None:
+            progress(1)
+        try:
+            note = NotePath.parse(rel)
+        except PathRejected as exc:
+            report.refused.append((rel, f"{exc.rule}: {exc.message}"))
+            continue
+        data = full.read_bytes()
+        if len(data) > policy.max_note_bytes:
+            report.refused.append((rel, f"note-too-large: {len(data)} bytes"))
+            continue
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            report.refused.append((rel, "content-not-utf8"))
+            continue
+        key = note.case_key()
+        if key in seen_case:
+            report.refused.append((rel, f"path-case-collision with {seen_case[key]} in the source"))
+            continue
+        seen_case[key] = note.value
+        existing = snapshot.case_index.get(key)
+        if existing is not None and existing != note.value:
+            report.refused.append((rel, f"path-case-collision with {existing} in the vault"))
+            continue
+        current = listing.get(note.value, ABSENT)
+        if current != ABSENT:
+            if str(pygit2.hash(data)) == current:
+                report.unchanged.append(note.value)
+            else:
+                report.refused.append((rel, "exists in the vault with other content; not overwritten"))
+            continue
+        changes.append(Change(note.value, data))
+        expect[note.value] = ABSENT
+        report.added.append(note.value)
+    if changes:
+        body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
+        result: CommitResult = store.commit(
+            changes,
+            expect,
+            author,
+            f"{message}\n\n{body}\n",
+            new_paths=[c.path for c in changes],
+            on_advance=on_advance,
+        )
+        report.commit = result.commit
+    return report

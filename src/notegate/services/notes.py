@@ -1,0 +1,675 @@
+"""The notes service: every door's reads and writes go path → policy → content checks → store.
+
+Why one recipe: a door cannot forget a check it never performs.  Doors only translate arguments and
+errors; this module parses paths (:class:`NotePath`), asks :mod:`notegate.policy`, checks content,
+enforces optimistic revisions and two-step confirmation, commits through the store and audits the call.
+Nothing here is ever merged on a caller's behalf: a stale base is refused with the current revision and a
+diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from notegate.errors import (
+    ContentRejected,
+    NoSuchNote,
+    NotegateError,
+    PolicyDenied,
+    StaleRevision,
+)
+from notegate.policy import Action, Caller, can_see, decide, decide_reader, requires_two_step
+from notegate.services.runtime import Environment, Runtime
+from notegate.vault.paths import FolderPath, NotePath
+from notegate.vault.store import ABSENT, Author, CaseCollision, Change, Conflict
+
+MAX_LIST_LIMIT = 1000
+MAX_SEARCH_LIMIT = 100
+MAX_HISTORY_LIMIT = 200
+MAX_DIFF_CHARS = 60_000
+_TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
+
+
+# ------------------------------------------------------------------ results
+class NoteEntry(BaseModel):
+    path: str
+    revision: str
+
+
+class ListResult(BaseModel):
+    folder: str
+    notes: list[NoteEntry]
+    folders: list[str] = Field(default_factory=list, description="Immediate subfolders (non-recursive listing).")
+    next_cursor: str | None = Field(None, description="Pass back as cursor for the next page; null when done.")
+
+
+class ChangeInfo(BaseModel):
+    commit: str
+    date: str
+    author: str
+    login: str
+    client: str | None = None
+    session: str | None = None
+    tier: str | None = None
+    reviewed_by: str | None = None
+    authors: str | None = None
+    summary: str
+
+
+class NoteRead(BaseModel):
+    path: str
+    text: str
+    revision: str
+    last_change: ChangeInfo | None
+
+
+class SearchHit(BaseModel):
+    path: str
+    snippet: str
+    score: float
+    quarantined: bool = Field(False, description="True for inbox items: unreviewed text from a restricted session.")
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[SearchHit]
+
+
+class WriteResult(BaseModel):
+    status: Literal["preview", "committed"]
+    message: str
+    path: str
+    base_revision: str
+    diff: str
+    new_path: str | None = None
+    new_revision: str | None = None
+    commit: str | None = None
+
+
+class HistoryResult(BaseModel):
+    path: str
+    changes: list[ChangeInfo]
+
+
+# ------------------------------------------------------------------ helpers
+def parse_trailers(message: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for line in message.splitlines():
+        match = _TRAILER.match(line.strip())
+        if match:
+            out[match.group(1)] = match.group(2).strip()
+    return out
+
+
+def _trailer_value(value: str) -> str:
+    """Trailer values come from callers' names: one printable line, bounded."""
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in value).strip()
+    return cleaned[:120] or "-"
+
+
+def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path} ({old_label})",
+        tofile=f"b/{path} ({new_label})",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"
+    return text
+
+
+def change_info(commit) -> ChangeInfo:
+    trailers = parse_trailers(commit.message)
+    author = commit.author
+    login = author.email.removesuffix("@notegate")
+    from datetime import UTC, datetime
+
+    return ChangeInfo(
+        commit=str(commit.id),
+        date=datetime.fromtimestamp(commit.commit_time, UTC).isoformat(timespec="seconds"),
+        author=author.name,
+        login=login,
+        client=trailers.get("Notegate-Client"),
+        session=trailers.get("Notegate-Session"),
+        tier=trailers.get("Notegate-Tier"),
+        reviewed_by=trailers.get("Notegate-Reviewed-By"),
+        authors=trailers.get("Notegate-Authors"),
+        summary=commit.message.splitlines()[0] if commit.message else "",
+    )
+
+
+class NotesService:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.policy = runtime.policy
+
+    # ------------------------------------------------------------ plumbing
+    @contextmanager
+    def audited(self, caller: Caller, tool: str, path: str | None) -> Iterator[dict]:
+        """Record one audit row per call: outcome and commit, never contents."""
+        record: dict = {"commit": None}
+        outcome = "ok"
+        try:
+            yield record
+        except NotegateError as exc:
+            outcome = exc.rule
+            raise
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            self.rt.state.audit(
+                now=self.rt.clock(),
+                environment=caller.environment or self.rt.config.default_environment,
+                login=caller.login,
+                client=caller.client,
+                client_class=caller.client_class,
+                tier=caller.tier,
+                session=caller.session,
+                tool=tool,
+                path=(path or "")[:300] or None,
+                outcome=outcome,
+                commit_id=record["commit"],
+            )
+
+    def env(self, caller: Caller, environment: str | None) -> Environment:
+        return self.rt.environment(environment or caller.environment)
+
+    def _check(self, caller: Caller, action: Action, path: str) -> None:
+        decision = decide(self.policy, caller, action, path)
+        if decision.allowed:
+            return
+        if decision.rule == "no-such-note":
+            raise NoSuchNote(f"no such note: {path}", remedy="Check the path with list_notes or search_notes.")
+        raise PolicyDenied(decision.reason, rule=decision.rule)
+
+    def _check_reader(self, caller: Caller) -> None:
+        decision = decide_reader(caller)
+        if not decision.allowed:
+            raise PolicyDenied(decision.reason, rule=decision.rule)
+
+    def _content(self, text: str) -> bytes:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ContentRejected(
+                f"the text is not valid UTF-8 (unpaired surrogate at character {exc.start})",
+                rule="content-not-utf8",
+                remedy="Send the note as valid Unicode text.",
+            ) from exc
+        if "\x00" in text:
+            raise ContentRejected(
+                "the text contains a NUL character (binary data)",
+                rule="content-binary",
+                remedy="Notes are UTF-8 Markdown; remove the NUL characters.",
+            )
+        if len(data) > self.policy.max_note_bytes:
+            raise ContentRejected(
+                f"the note would be {len(data)} bytes, over the limit of {self.policy.max_note_bytes}",
+                rule="note-too-large",
+                remedy="Split it into several notes.",
+            )
+        return data
+
+    def _text_of(self, env: Environment, blob: str) -> str:
+        if blob == ABSENT:
+            return ""
+        try:
+            return env.store.read_blob(blob).decode("utf-8", errors="replace")
+        except (KeyError, ValueError):
+            return ""
+
+    def _stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
+        base_text = self._text_of(env, base)
+        current_text = self._text_of(env, current)
+        diff = unified_diff(base_text, current_text, path, f"your base {base[:12]}", f"now {current[:12]}")
+        return StaleRevision(
+            f"{path} changed since revision {base[:12]}: it is now at {current[:12] if current != ABSENT else 'absent'}"
+            f" (the diff from your base to now is attached)",
+            current_revision=current,
+            diff=diff,
+        )
+
+    @staticmethod
+    def _case_collision(path: str, existing: str) -> NotegateError:
+        return NotegateError(
+            f"{path} differs only by letter case from the existing note {existing}",
+            rule="path-case-collision",
+            remedy="Use the existing note's exact path, or choose a clearly different name.",
+        )
+
+    @staticmethod
+    def _normalise_base(base_revision: str) -> str:
+        base = (base_revision or "").strip().lower()
+        if base in ("", "none", "null", "new"):
+            raise NotegateError(
+                "base_revision is required",
+                rule="base-revision-required",
+                remedy="Pass the revision read_note returned, or 'absent' to create a new note.",
+            )
+        if base != ABSENT and not re.fullmatch(r"[0-9a-f]{40}", base):
+            raise NotegateError(
+                f"base_revision '{base_revision[:50]}' is not a revision",
+                rule="base-revision-invalid",
+                remedy="Pass the 40-hex revision read_note returned, or 'absent' to create a new note.",
+            )
+        return base
+
+    def _commit_message(self, caller: Caller, summary: str, extra: dict[str, str] | None = None) -> str:
+        trailers = {
+            "Notegate-Client": caller.client,
+            "Notegate-Session": caller.session,
+            "Notegate-Tier": caller.tier,
+            **(extra or {}),
+        }
+        body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())
+        return f"{_trailer_value(summary)[:100]}\n\n{body}\n"
+
+    def _preview_key(self, caller: Caller, env: str, op: str, path: str, base: str, data: bytes, extra: str) -> str:
+        digest = hashlib.sha256()
+        for part in (env, caller.login, caller.client, op, path, base, extra):
+            digest.update(part.encode("utf-8") + b"\x00")
+        digest.update(hashlib.sha256(data).digest())
+        return digest.hexdigest()
+
+    # --------------------------------------------------------------- reads
+    def list_notes(
+        self,
+        caller: Caller,
+        folder: str = "",
+        recursive: bool = True,
+        limit: int = 200,
+        cursor: str | None = None,
+        environment: str | None = None,
+    ) -> ListResult:
+        with self.audited(caller, "list_notes", folder):
+            env = self.env(caller, environment)
+            fpath = FolderPath.parse(folder or "")
+            self._check_reader(caller)
+            limit = max(1, min(limit, MAX_LIST_LIMIT))
+            notes = env.store.listing().notes
+            prefix = f"{fpath.value}/" if fpath.value else ""
+            visible = sorted(p for p in notes if p.startswith(prefix) and can_see(self.policy, caller, p))
+            folders: set[str] = set()
+            if not recursive:
+                direct = []
+                for p in visible:
+                    rest = p[len(prefix) :]
+                    if "/" in rest:
+                        folders.add(prefix + rest.split("/", 1)[0])
+                    else:
+                        direct.append(p)
+                visible = direct
+            if cursor:
+                visible = [p for p in visible if p > cursor]
+            page = visible[:limit]
+            next_cursor = page[-1] if len(visible) > limit else None
+            return ListResult(
+                folder=fpath.value,
+                notes=[NoteEntry(path=p, revision=notes[p]) for p in page],
+                folders=sorted(folders),
+                next_cursor=next_cursor,
+            )
+
+    def read_note(self, caller: Caller, path: str, environment: str | None = None) -> NoteRead:
+        with self.audited(caller, "read_note", path):
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            self._check(caller, Action.READ, note.value)
+            found = env.store.read(note.value)
+            if found is None:
+                raise NoSuchNote(
+                    f"no such note: {note.value}", remedy="Check the path with list_notes or search_notes."
+                )
+            data, blob = found
+            return NoteRead(
+                path=note.value,
+                text=data.decode("utf-8", errors="replace"),
+                revision=blob,
+                last_change=self._last_change(env, note.value, blob),
+            )
+
+    def _last_change(self, env: Environment, path: str, blob: str) -> ChangeInfo | None:
+        env.index.catch_up(env.store)
+        commit_id = env.index.last_commit(path)
+        if commit_id is not None:
+            return change_info(env.store.commit_info(commit_id))
+        history = env.store.history(path, 1)
+        return change_info(history[0][0]) if history else None
+
+    def search_notes(
+        self,
+        caller: Caller,
+        query: str,
+        folder: str = "",
+        limit: int = 20,
+        include_inbox: bool = False,
+        environment: str | None = None,
+    ) -> SearchResult:
+        with self.audited(caller, "search_notes", folder or None):
+            env = self.env(caller, environment)
+            fpath = FolderPath.parse(folder or "")
+            self._check_reader(caller)
+            env.index.catch_up(env.store)
+            limit = max(1, min(limit, MAX_SEARCH_LIMIT))
+            hits = env.index.search(
+                query[:500],
+                folder=fpath.value,
+                limit=limit,
+                include_private=caller.tier == "trusted",
+                include_inbox=include_inbox,
+            )
+            return SearchResult(
+                query=query[:500],
+                hits=[
+                    SearchHit(path=h.path, snippet=h.snippet, score=round(h.score, 4), quarantined=h.inbox)
+                    for h in hits
+                    if can_see(self.policy, caller, h.path)
+                ],
+            )
+
+    def note_history(self, caller: Caller, path: str, limit: int = 20, environment: str | None = None) -> HistoryResult:
+        with self.audited(caller, "note_history", path):
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            self._check(caller, Action.HISTORY, note.value)
+            limit = max(1, min(limit, MAX_HISTORY_LIMIT))
+            entries = env.store.history(note.value, limit)
+            if not entries and env.store.blob_id(note.value) == ABSENT:
+                raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
+            return HistoryResult(path=note.value, changes=[change_info(c) for c, _ in entries])
+
+    # -------------------------------------------------------------- writes
+    def _write(
+        self,
+        caller: Caller,
+        env: Environment,
+        *,
+        op: str,
+        action: Action,
+        path: NotePath,
+        base: str,
+        changes: list[Change],
+        expect: dict[str, str],
+        preview_old: str,
+        preview_new: str,
+        confirmed: bool,
+        summary: str,
+        new_paths: tuple[str, ...] = (),
+        record: dict,
+        extra_trailers: dict[str, str] | None = None,
+        new_path: str | None = None,
+    ) -> WriteResult:
+        """The shared tail of every write: stale check, two-step, commit, push, index."""
+        current = env.store.blob_id(path.value)
+        if current != base:
+            raise self._stale(env, path.value, base, current)
+        case_index = env.store.listing().case_index
+        for p in new_paths:
+            if p != path.value and env.store.blob_id(p) != ABSENT:
+                raise NotegateError(
+                    f"{p} already exists",
+                    rule="target-exists",
+                    remedy="Choose another path, or delete that note first.",
+                )
+            existing = case_index.get(NotePath.parse(p).case_key())
+            if existing is not None and existing != p:
+                raise self._case_collision(p, existing)
+        diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
+        diff = unified_diff(preview_old, preview_new, diff_path, f"revision {base[:12]}", "proposed")
+        fingerprint = "\x00".join(f"{c.path}={hashlib.sha256(c.data).hexdigest() if c.data else '-'}" for c in changes)
+        key = self._preview_key(caller, env.name, op, path.value, base, fingerprint.encode(), new_path or "")
+        two_step = requires_two_step(self.policy, caller, path.value) or (
+            new_path is not None and requires_two_step(self.policy, caller, new_path)
+        )
+        now = self.rt.clock()
+        if not confirmed:
+            if two_step:
+                self.rt.state.remember_preview(key, now + self.policy.preview_ttl_seconds, now)
+            return WriteResult(
+                status="preview",
+                message=(
+                    "Nothing was written. This is the exact change that would be committed. To apply it, call "
+                    f"{op} again with the same arguments and confirmed=true."
+                ),
+                path=path.value,
+                base_revision=base,
+                diff=diff,
+                new_path=new_path,
+            )
+        if two_step and not self.rt.state.take_preview(key, now):
+            raise PolicyDenied(
+                "this write must be previewed first: your client class or this path requires two-step writes",
+                rule="two-step-required",
+                remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
+            )
+        try:
+            result = env.store.commit(
+                changes,
+                expect,
+                Author(caller.display_name, caller.login),
+                self._commit_message(caller, summary, extra_trailers),
+                new_paths=new_paths,
+                on_advance=env.on_advance,
+            )
+        except Conflict as conflict:
+            raise self._stale(env, conflict.path, conflict.expected, conflict.current) from None
+        except CaseCollision as collision:
+            raise self._case_collision(collision.path, collision.existing) from None
+        record["commit"] = result.commit
+        target = new_path or path.value
+        return WriteResult(
+            status="committed",
+            message=f"Committed and pushed {result.commit[:12]}.",
+            path=path.value,
+            base_revision=base,
+            diff=diff,
+            new_path=new_path,
+            new_revision=result.blobs.get(target, ABSENT),
+            commit=result.commit,
+        )
+
+    def write_note(
+        self,
+        caller: Caller,
+        path: str,
+        content: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        with self.audited(caller, "write_note", path) as record:
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            base = self._normalise_base(base_revision)
+            action = Action.CREATE if base == ABSENT else Action.OVERWRITE
+            self._check(caller, action, note.value)
+            data = self._content(content)
+            return self._write(
+                caller,
+                env,
+                op="write_note",
+                action=action,
+                path=note,
+                base=base,
+                changes=[Change(note.value, data)],
+                expect={note.value: base},
+                preview_old=self._text_of(env, base),
+                preview_new=content,
+                confirmed=confirmed,
+                summary=f"{'create' if base == ABSENT else 'update'} {note.value}",
+                new_paths=(note.value,) if base == ABSENT else (),
+                record=record,
+            )
+
+    def append_note(
+        self,
+        caller: Caller,
+        path: str,
+        text: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        with self.audited(caller, "append_note", path) as record:
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            base = self._normalise_base(base_revision)
+            self._check(caller, Action.APPEND, note.value)
+            old = self._text_of(env, base) if base == env.store.blob_id(note.value) else ""
+            joined = old + ("" if not old or old.endswith("\n") else "\n") + text
+            if not joined.endswith("\n"):
+                joined += "\n"
+            data = self._content(joined)
+            return self._write(
+                caller,
+                env,
+                op="append_note",
+                action=Action.APPEND,
+                path=note,
+                base=base,
+                changes=[Change(note.value, data)],
+                expect={note.value: base},
+                preview_old=old,
+                preview_new=joined,
+                confirmed=confirmed,
+                summary=f"append to {note.value}",
+                new_paths=(note.value,) if base == ABSENT else (),
+                record=record,
+            )
+
+    def move_note(
+        self,
+        caller: Caller,
+        path: str,
+        new_path: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        with self.audited(caller, "move_note", path) as record:
+            env = self.env(caller, environment)
+            src = NotePath.parse(path)
+            dst = NotePath.parse(new_path)
+            base = self._normalise_base(base_revision)
+            self._check(caller, Action.MOVE, src.value)
+            self._check(caller, Action.MOVE, dst.value)
+            if base == ABSENT:
+                raise NoSuchNote(f"cannot move {src.value}: base_revision is 'absent'", rule="no-such-note")
+            if src.value == dst.value:
+                raise NotegateError("the new path is the same as the old one", rule="bad-argument")
+            current = env.store.blob_id(src.value)
+            if current == ABSENT:
+                raise NoSuchNote(f"no such note: {src.value}", remedy="Check the path with list_notes.")
+            data = env.store.read_blob(current) if current == base else b""
+            text = data.decode("utf-8", errors="replace")
+            return self._write(
+                caller,
+                env,
+                op="move_note",
+                action=Action.MOVE,
+                path=src,
+                base=base,
+                changes=[Change(src.value, None), Change(dst.value, data)],
+                expect={src.value: base, dst.value: ABSENT},
+                preview_old=text,
+                preview_new=text,
+                confirmed=confirmed,
+                summary=f"move {src.value} to {dst.value}",
+                new_paths=(dst.value,),
+                record=record,
+                new_path=dst.value,
+            )
+
+    def delete_note(
+        self,
+        caller: Caller,
+        path: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        with self.audited(caller, "delete_note", path) as record:
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            base = self._normalise_base(base_revision)
+            self._check(caller, Action.DELETE, note.value)
+            if env.store.blob_id(note.value) == ABSENT and base == ABSENT:
+                raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
+            if base == ABSENT:
+                raise self._stale(env, note.value, base, env.store.blob_id(note.value))
+            return self._write(
+                caller,
+                env,
+                op="delete_note",
+                action=Action.DELETE,
+                path=note,
+                base=base,
+                changes=[Change(note.value, None)],
+                expect={note.value: base},
+                preview_old=self._text_of(env, base),
+                preview_new="",
+                confirmed=confirmed,
+                summary=f"delete {note.value}",
+                record=record,
+            )
+
+    def restore_note(
+        self,
+        caller: Caller,
+        path: str,
+        commit: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        with self.audited(caller, "restore_note", path) as record:
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            base = self._normalise_base(base_revision)
+            self._check(caller, Action.RESTORE, note.value)
+            if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit or ""):
+                raise NotegateError(
+                    "commit must be a commit id from note_history",
+                    rule="bad-argument",
+                    remedy="Pass a commit id listed by note_history.",
+                )
+            full = env.store.resolve_commit(commit)
+            if full is None:
+                raise NotegateError(
+                    f"commit {commit[:12]} is not in this vault's history",
+                    rule="unknown-commit",
+                    remedy="Pass a commit id listed by note_history.",
+                )
+            old = env.store.read(note.value, full)
+            if old is None:
+                raise NoSuchNote(
+                    f"{note.value} did not exist at commit {full[:12]}", remedy="Pick a commit from note_history."
+                )
+            content = old[0].decode("utf-8", errors="replace")
+            self._content(content)
+            return self._write(
+                caller,
+                env,
+                op="restore_note",
+                action=Action.RESTORE,
+                path=note,
+                base=base,
+                changes=[Change(note.value, old[0])],
+                expect={note.value: base},
+                preview_old=self._text_of(env, base),
+                preview_new=content,
+                confirmed=confirmed,
+                summary=f"restore {note.value} to {full[:12]}",
+                new_paths=(note.value,) if base == ABSENT else (),
+                record=record,
+            )

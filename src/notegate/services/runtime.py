@@ -1,0 +1,116 @@
+"""The live parts of a deployment: per-environment store and index, the state DB, the clock.
+
+Doors build one :class:`Runtime` from a :class:`~notegate.config.Config` and hand it to services.  Paths
+on disk (under the config's ``state_dir``)::
+
+    state.sqlite                 tokens, previews, audit (and later sessions, grants, inbox authorship)
+    envs/<name>/vault.git        the server's bare clone of the environment's origin
+    envs/<name>/index.sqlite     the FTS5 search index
+    envs/<name>/write.lock       serialises writers across processes
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from notegate.config import Config
+from notegate.errors import OriginUnavailable
+from notegate.policy import Policy
+from notegate.state import StateDB
+from notegate.vault.index import SearchIndex
+from notegate.vault.store import VaultStore
+
+log = logging.getLogger("notegate")
+Clock = Callable[[], float]
+
+
+def policy_fingerprint(policy: Policy) -> str:
+    return hashlib.sha256(repr((policy.private, getattr(policy, "inbox_root", "inbox"))).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Environment:
+    name: str
+    store: VaultStore
+    index: SearchIndex
+
+    def on_advance(self, _old: str | None, _new: str) -> None:
+        """Keep the index in step whenever main moves (our writes and fetched commits alike)."""
+        self.index.catch_up(self.store)
+
+
+class Runtime:
+    def __init__(self, config: Config, *, clock: Clock = time.time) -> None:
+        self.config = config
+        self.policy = config.policy
+        self.clock = clock
+        self.state = StateDB(config.state_dir / "state.sqlite")
+        self._envs: dict[str, Environment] = {}
+        self._lock = threading.Lock()
+
+    def env_dir(self, name: str) -> Path:
+        return self.config.state_dir / "envs" / name
+
+    def environment(self, name: str | None) -> Environment:
+        cfg = self.config.environment(name)
+        env = self._envs.get(cfg.name)
+        if env is not None:
+            return env
+        with self._lock:
+            env = self._envs.get(cfg.name)
+            if env is None:
+                env = self._open(cfg.name, cfg.origin_url)
+                self._envs[cfg.name] = env
+        return env
+
+    def _open(self, name: str, origin_url: str) -> Environment:
+        directory = self.env_dir(name)
+        repo_dir = directory / "vault.git"
+        if (repo_dir / "HEAD").exists():
+            store = VaultStore(name, repo_dir, origin_url)
+        else:
+            store = VaultStore.create(name, repo_dir, origin_url)
+        index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
+        env = Environment(name=name, store=store, index=index)
+        index.catch_up(store)
+        return env
+
+    def classify(self, path: str) -> tuple[bool, bool]:
+        """(private, inbox) for the index; the policy decides both."""
+        is_inbox = getattr(self.policy, "is_inbox", None)
+        return self.policy.is_private(path), bool(is_inbox(path)) if is_inbox else path.startswith("inbox/")
+
+    def open_all(self) -> None:
+        for name in self.config.environments:
+            self.environment(name)
+
+    def sync(self, name: str) -> tuple[str | None, str | None]:
+        """Fetch the origin and index whatever arrived. Called on the policy's interval."""
+        env = self.environment(name)
+        old, new = env.store.fetch(on_advance=env.on_advance)
+        env.index.catch_up(env.store)
+        return old, new
+
+    def sync_all(self) -> None:
+        for name in self.config.environments:
+            try:
+                self.sync(name)
+            except OriginUnavailable as exc:
+                log.warning("fetch failed for environment %s: %s", name, exc.message)
+
+    def maintain(self) -> None:
+        """Repack loose objects once there are many (in-memory commits leave them behind)."""
+        for env in self._envs.values():
+            if env.store.loose_object_count() > self.policy.repack_loose_objects:
+                env.store.repack()
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            env.index.close()
+        self.state.close()

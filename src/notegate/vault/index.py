@@ -1,0 +1,266 @@
+"""Full-text search over one environment: SQLite FTS5, kept in step with git by tree diffs.
+
+Why incremental: the index records the commit it reflects; catching up is a tree diff between that
+commit and the tip, so a write is searchable as soon as it is committed, and commits that reached the
+origin from elsewhere are indexed on the next fetch, without rescanning the vault.
+
+Visibility is decided by policy, not here: each row carries the ``private`` and ``inbox`` classes that
+policy computed when it was indexed (re-computed when the policy fingerprint changes), so a search can
+exclude what a caller may not see inside SQL instead of after ranking.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from notegate.vault.store import ABSENT, VaultStore, changed_paths, servable
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    folder TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    last_commit TEXT,
+    private INTEGER NOT NULL DEFAULT 0,
+    inbox INTEGER NOT NULL DEFAULT 0
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
+"""
+# BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
+BM25_WEIGHTS = (4.0, 8.0, 1.0)
+HISTORY_WALK_LIMIT = 2000
+_WORD = re.compile(r"\w+\*?", re.UNICODE)
+_H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str
+    snippet: str
+    score: float
+    inbox: bool
+
+
+Classifier = Callable[[str], tuple[bool, bool]]  # path -> (private, inbox)
+
+
+def fts_query(text: str, *, any_term: bool = False) -> str | None:
+    """Turn free text into a safe FTS5 expression: every word quoted, ``word*`` kept as a prefix query."""
+    terms = []
+    for word in _WORD.findall(text)[:32]:
+        prefix = word.endswith("*")
+        word = word.rstrip("*")
+        if not word:
+            continue
+        terms.append(f'"{word}"*' if prefix else f'"{word}"')
+    if not terms:
+        return None
+    return (" OR " if any_term else " ").join(terms)
+
+
+def title_of(path: str, text: str) -> str:
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    match = _H1.search(text[:4000])
+    return f"{stem} {match.group(1)}" if match else stem
+
+
+class SearchIndex:
+    """The FTS5 index of one environment's notes."""
+
+    def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
+        self.path = path
+        self._classify = classify
+        self._fingerprint = fingerprint
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn().executescript(SCHEMA)
+        if self._meta("policy") != fingerprint:
+            self._reclassify()
+
+    # ------------------------------------------------------------ plumbing
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def _meta(self, key: str) -> str | None:
+        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _reclassify(self) -> None:
+        with self._tx() as db:
+            rows = db.execute("SELECT id, path FROM notes").fetchall()
+            for row_id, path in rows:
+                private, inbox = self._classify(path)
+                db.execute("UPDATE notes SET private = ?, inbox = ? WHERE id = ?", (int(private), int(inbox), row_id))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('policy', ?)", (self._fingerprint,))
+
+    # ------------------------------------------------------------ updating
+    @property
+    def indexed_commit(self) -> str | None:
+        return self._meta("commit")
+
+    def catch_up(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
+        """Bring the index to the store's tip. Returns how many notes changed."""
+        head = store.head()
+        if head == self.indexed_commit:
+            return 0
+        with self._lock:
+            old = self.indexed_commit
+            if head == old:
+                return 0
+            return self._apply(store, old, head, progress)
+
+    def rebuild(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
+        with self._lock:
+            with self._tx() as db:
+                db.execute("DELETE FROM notes")
+                db.execute("DELETE FROM fts")
+                db.execute("DELETE FROM meta WHERE key = 'commit'")
+            return self._apply(store, None, store.head(), progress)
+
+    def _apply(
+        self, store: VaultStore, old: str | None, new: str | None, progress: Callable[[int], None] | None
+    ) -> int:
+        repo = store.repo
+        if new is None:
+            return 0
+        old_tree = None
+        if old is not None:
+            try:
+                old_tree = repo[old].peel(pygit2.Tree)
+            except (KeyError, ValueError):
+                old_tree = None
+        new_tree = repo[new].peel(pygit2.Tree)
+        changes = list(changed_paths(repo, old_tree, new_tree))
+        last = self._last_commits(store, old, new, {p for p, _ in changes})
+        count = 0
+        with self._tx() as db:
+            for path, blob in changes:
+                row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+                if row is not None:
+                    db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                    db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+                if blob == ABSENT or not servable(path):
+                    continue
+                text = repo[blob].peel(pygit2.Blob).data.decode("utf-8", errors="replace")
+                private, inbox = self._classify(path)
+                folder = path.rsplit("/", 1)[0] if "/" in path else ""
+                cur = db.execute(
+                    "INSERT INTO notes (path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?)",
+                    (path, folder, blob, last.get(path), int(private), int(inbox)),
+                )
+                db.execute(
+                    "INSERT INTO fts (rowid, path, title, body) VALUES (?,?,?,?)",
+                    (
+                        cur.lastrowid,
+                        path.replace("/", " ").replace("-", " ").replace("_", " "),
+                        title_of(path, text),
+                        text,
+                    ),
+                )
+                count += 1
+                if progress is not None:
+                    progress(1)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
+        return count
+
+    def _last_commits(self, store: VaultStore, old: str | None, new: str, paths: set[str]) -> dict[str, str]:
+        """For each changed path, the newest commit in (old, new] that changed it (first-parent walk)."""
+        repo = store.repo
+        found: dict[str, str] = {}
+        walker = repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        if old is not None:
+            with suppress(KeyError, ValueError, pygit2.GitError):
+                walker.hide(old)
+        for scanned, commit in enumerate(walker):
+            if scanned >= HISTORY_WALK_LIMIT or len(found) >= len(paths):
+                break
+            parent_tree = commit.parents[0].tree if commit.parents else None
+            for path, _blob in changed_paths(repo, parent_tree, commit.tree):
+                if path in paths and path not in found:
+                    found[path] = str(commit.id)
+        return found
+
+    # ------------------------------------------------------------- reading
+    def last_commit(self, path: str) -> str | None:
+        row = self._conn().execute("SELECT last_commit FROM notes WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
+    def count(self) -> int:
+        return self._conn().execute("SELECT count(*) FROM notes").fetchone()[0]
+
+    def paths(self) -> dict[str, str]:
+        return dict(self._conn().execute("SELECT path, blob FROM notes").fetchall())
+
+    def search(
+        self,
+        query: str,
+        *,
+        folder: str = "",
+        limit: int = 20,
+        include_private: bool = False,
+        include_inbox: bool = False,
+    ) -> list[Hit]:
+        for any_term in (False, True):
+            expr = fts_query(query, any_term=any_term)
+            if expr is None:
+                return []
+            hits = self._run(expr, folder, limit, include_private, include_inbox)
+            if hits or " OR " in expr or " " not in expr:
+                return hits
+        return []
+
+    def _run(self, expr: str, folder: str, limit: int, include_private: bool, include_inbox: bool) -> list[Hit]:
+        where = ["fts MATCH ?"]
+        params: list[object] = [expr]
+        if folder:
+            where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
+            escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params += [folder, f"{escaped}/%"]
+        if not include_private:
+            where.append("n.private = 0")
+        if not include_inbox:
+            where.append("n.inbox = 0")
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        # Only fixed fragments are interpolated; every value is a bound parameter.
+        select = f"SELECT n.path, snippet(fts, 2, '**', '**', '…', 16), bm25(fts, {weights}) AS score, n.inbox "
+        sql = select + f"FROM fts JOIN notes n ON n.id = fts.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
+        params.append(limit)
+        rows = self._conn().execute(sql, params).fetchall()
+        return [Hit(path=r[0], snippet=r[1], score=-float(r[2]), inbox=bool(r[3])) for r in rows]

@@ -1,0 +1,525 @@
+"""Note and folder paths: the one place a vault path is parsed.
+
+Theory of operation
+-------------------
+Every path that reaches the store, the index or the policy is a :class:`NotePath` or a
+:class:`FolderPath` built by ``parse``.  Parsing is pure string work (no file system, no git):
+it normalises the text to NFC, then refuses anything that could escape the vault, hide from a
+reader, alias another path on some platform, or break a clone.  Code that holds a ``NotePath``
+never re-checks it ("parse, don't validate"); constructing one directly re-runs the checks, so
+there is no unchecked way in.
+
+Invariants of an accepted ``NotePath.value`` (``FolderPath`` is the same minus rule 10, and
+``""`` is the root):
+
+1. It is NFC, and ``parse(value)`` returns the same value.
+2. It is relative POSIX: no leading ``/`` or ``\\``, no drive (``C:``), no URL, no ``\\`` at all.
+3. Every segment is non-empty, is not made only of dots (``.``, ``..``, ``...``) and does not
+   start with ``.`` -- so ``posixpath.normpath(base + "/" + value)`` always stays under ``base``.
+4. It contains no control (Cc), format (Cf), surrogate (Cs), private-use (Co), unassigned (Cn),
+   line/paragraph separator (Zl/Zp) or Default_Ignorable_Code_Point character.
+5. It contains no percent-escape (``%`` + two hex digits), in its NFC or NFKC form: a path is
+   never URL-decoded and then trusted.
+6. It contains none of ``< > : " | ? *``.
+7. It contains no character that looks like, or folds under NFKC to, ``/`` or ``\\``, and no
+   segment whose NFKC form is only dots or starts with ``.`` (``．．``, ``．git``).
+8. No segment starts or ends with whitespace or ends with ``.``; no segment is a Windows device
+   name (``con``, ``aux``, ``com1`` ...) or git's NTFS alias of ``.git`` (``git~1``).
+9. Each segment is at most ``MAX_SEGMENT_BYTES`` and the whole at most ``MAX_PATH_BYTES``
+   UTF-8 bytes.
+10. The last segment ends with lowercase ``.md``.
+
+Order of checks: the reported rule is the most specific one.  Character-level problems come
+first (so later messages can safely quote the path), then the shape of the whole path
+(empty, absolute, backslash, percent-escape, reserved and lookalike characters), then each
+segment (traversal before hidden before the rest), then lengths, then the ``.md`` suffix.
+
+Deliberate decisions:
+
+* A leading ``./`` is refused as ``path-traversal`` rather than stripped: one spelling per note.
+* Only lowercase ``.md`` is a note; ``Note.MD`` is refused with a hint, so two spellings never
+  name one note on case-insensitive clones.
+* Fullwidth ``／`` ``＼`` ``．．`` and the TR39 slash lookalikes are refused as
+  ``path-lookalike-separator``: NFC keeps them, but NFKC-folding tools and Windows "best fit"
+  code pages turn them into real separators, and in a listing they spoof folders.
+* Fullwidth ``：`` ``？`` and other CJK punctuation are allowed: they are ordinary text in CJK
+  titles, and only the separator lookalikes can change what a path means.
+* ZWJ emoji sequences and emoji variation selectors (U+FE0F) are refused with the other
+  invisible characters: a name must look like what it is.  Plain emoji are fine.
+* Python's ``unicodedata`` decides Cn; a character newer than its Unicode version is refused
+  as unassigned, which is the safe direction.
+
+Out of scope here (the store's job): symlinks, and two paths that differ only by case, which
+:meth:`NotePath.case_key` exists to detect.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from notegate.errors import PathRejected
+
+__all__ = [
+    "MAX_PATH_BYTES",
+    "MAX_SEGMENT_BYTES",
+    "NOTE_SUFFIX",
+    "FolderPath",
+    "NotePath",
+    "is_hidden_tree_path",
+]
+
+MAX_SEGMENT_BYTES = 255  # UTF-8 bytes per segment (the common file-system name limit)
+MAX_PATH_BYTES = 1024  # UTF-8 bytes for the whole path
+NOTE_SUFFIX = ".md"
+
+# Work bound: longer raw input is refused before any Unicode work is done.  No accepted path
+# comes near it (an accepted path is at most 1024 bytes after NFC).
+_MAX_RAW_CHARS = 4 * MAX_PATH_BYTES
+
+# Default_Ignorable_Code_Point, from DerivedCoreProperties.txt (Unicode 15.0.0), 4174 code
+# points.  Inclusive ranges; the Cf ones are also caught by category, the rest are not.
+_DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),  # Cf  SOFT HYPHEN
+    (0x034F, 0x034F),  # Mn  COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # Cf  ARABIC LETTER MARK
+    (0x115F, 0x1160),  # Lo  HANGUL CHOSEONG FILLER..HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # Mn  KHMER VOWEL INHERENT AQ..KHMER VOWEL INHERENT AA
+    (0x180B, 0x180D),  # Mn  MONGOLIAN FREE VARIATION SELECTOR ONE..THREE
+    (0x180E, 0x180E),  # Cf  MONGOLIAN VOWEL SEPARATOR
+    (0x180F, 0x180F),  # Mn  MONGOLIAN FREE VARIATION SELECTOR FOUR
+    (0x200B, 0x200F),  # Cf  ZERO WIDTH SPACE..RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),  # Cf  LEFT-TO-RIGHT EMBEDDING..RIGHT-TO-LEFT OVERRIDE
+    (0x2060, 0x2064),  # Cf  WORD JOINER..INVISIBLE PLUS
+    (0x2065, 0x2065),  # Cn  <reserved-2065>
+    (0x2066, 0x206F),  # Cf  LEFT-TO-RIGHT ISOLATE..NOMINAL DIGIT SHAPES
+    (0x3164, 0x3164),  # Lo  HANGUL FILLER
+    (0xFE00, 0xFE0F),  # Mn  VARIATION SELECTOR-1..VARIATION SELECTOR-16
+    (0xFEFF, 0xFEFF),  # Cf  ZERO WIDTH NO-BREAK SPACE
+    (0xFFA0, 0xFFA0),  # Lo  HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # Cn  <reserved-FFF0>..<reserved-FFF8>
+    (0x1BCA0, 0x1BCA3),  # Cf  SHORTHAND FORMAT LETTER OVERLAP..SHORTHAND FORMAT UP STEP
+    (0x1D173, 0x1D17A),  # Cf  MUSICAL SYMBOL BEGIN BEAM..MUSICAL SYMBOL END PHRASE
+    (0xE0000, 0xE0000),  # Cn  <reserved-E0000>
+    (0xE0001, 0xE0001),  # Cf  LANGUAGE TAG
+    (0xE0002, 0xE001F),  # Cn  <reserved-E0002>..<reserved-E001F>
+    (0xE0020, 0xE007F),  # Cf  TAG SPACE..CANCEL TAG
+    (0xE0080, 0xE00FF),  # Cn  <reserved-E0080>..<reserved-E00FF>
+    (0xE0100, 0xE01EF),  # Mn  VARIATION SELECTOR-17..VARIATION SELECTOR-256
+    (0xE01F0, 0xE0FFF),  # Cn  <reserved-E01F0>..<reserved-E0FFF>
+)
+
+# General categories refused anywhere in a path (UAX #44, General_Category), besides Cc and Cs
+# which get their own rules.
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Co", "Cn", "Zl", "Zp"})
+
+# Symbols that UTS #39 confusables.txt maps to SOLIDUS or REVERSE SOLIDUS.  Letters
+# and ideographs on the same lines of that file (KATAKANA LETTER NO, U+4E3F, U+4E36, ...) are left
+# out on purpose: they are ordinary text in Japanese and Chinese names.  Characters whose NFKC
+# form contains '/' or '\' (U+FF0F, U+FF3C, U+FE68) are caught by the NFKC test instead.
+_SEPARATOR_LOOKALIKES = frozenset(
+    {
+        "\u1735",  # PHILIPPINE SINGLE PUNCTUATION -> /
+        "\u2041",  # CARET INSERTION POINT -> /
+        "\u2044",  # FRACTION SLASH -> /
+        "\u2215",  # DIVISION SLASH -> /
+        "\u2571",  # BOX DRAWINGS LIGHT DIAGONAL UPPER RIGHT TO LOWER LEFT -> /
+        "\u27cb",  # MATHEMATICAL RISING DIAGONAL -> /
+        "\u29f8",  # BIG SOLIDUS -> /
+        "\u2f03",  # KANGXI RADICAL SLASH -> /
+        "\u31d3",  # CJK STROKE SP -> /
+        "\U0001d23a",  # GREEK INSTRUMENTAL NOTATION SYMBOL-47 -> /
+        "\u2216",  # SET MINUS -> \
+        "\u27cd",  # MATHEMATICAL FALLING DIAGONAL -> \
+        "\u29f5",  # REVERSE SOLIDUS OPERATOR -> \
+        "\u29f9",  # BIG REVERSE SOLIDUS -> \
+        "\u2f02",  # KANGXI RADICAL DOT -> \
+        "\u31d4",  # CJK STROKE D -> \
+        "\U0001d20f",  # GREEK VOCAL NOTATION SYMBOL-16 -> \
+        "\U0001d23b",  # GREEK INSTRUMENTAL NOTATION SYMBOL-48 -> \
+    }
+)
+
+# Names Windows reserves for devices, with any extension (Microsoft, "Naming Files, Paths, and
+# Namespaces"); Git for Windows refuses to check them out.  'git~1' is the NTFS short name of
+# '.git', which git refuses everywhere since CVE-2019-1353 (core.protectNTFS).
+_WINDOWS_DEVICE_NAMES = frozenset(
+    {"con", "prn", "aux", "nul", "conin$", "conout$"} | {f"{dev}{n}" for dev in ("com", "lpt") for n in "0123456789¹²³"}
+)
+_GIT_SHORT_NAME = re.compile(r"git~[0-9]+")
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # General_Category=Cc, exactly
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")  # ASCII hex only, unlike \d or str.isdigit
+_RESERVED = re.compile(r'[<>:"|?*]')
+_DRIVE = re.compile(r"[A-Za-z]:")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+# unicodedata has no names for Cc; these are the ones people meet.
+_CONTROL_NAMES = {0x00: "NUL", 0x09: "TAB", 0x0A: "LINE FEED", 0x0D: "CARRIAGE RETURN", 0x7F: "DELETE"}
+_EXAMPLE = {"note": "'projects/notegate.md'", "folder": "'projects/notegate'"}
+
+
+def _is_default_ignorable(cp: int) -> bool:
+    return any(lo <= cp <= hi for lo, hi in _DEFAULT_IGNORABLE)
+
+
+def _describe(ch: str) -> str:
+    """Name a character by code point, never by printing it (it may be invisible or reorder text)."""
+    cp = ord(ch)
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(cp, "")
+    if not name and unicodedata.category(ch) == "Cn":
+        name = "unassigned"
+    return f"U+{cp:04X} ({name})" if name else f"U+{cp:04X}"
+
+
+def _show(text: str) -> str:
+    """Quote user text for a message: escaped and bounded, so a refusal never echoes a wall of input."""
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return repr(text)
+
+
+def _utf8_len(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _check_characters(raw: str, value: str) -> None:
+    """Refuse control and invisible characters in the raw text and in its NFC form.
+
+    Both forms are scanned so the verdict does not depend on whether normalisation happened to
+    compose a character away; none of these classes compose, so this only costs a second pass.
+    """
+    texts = (raw,) if raw == value else (raw, value)
+    for text in texts:
+        if (m := _CONTROL.search(text)) is not None:
+            raise PathRejected(
+                raw,
+                "path-control-char",
+                f"The path contains the control character {_describe(m.group())}. "
+                "Paths cannot contain control characters such as NUL, tab or newline; remove it.",
+            )
+    for text in texts:
+        if text.isascii():
+            continue
+        for ch in text:
+            cp = ord(ch)
+            if cp < 0x80:
+                continue
+            if unicodedata.category(ch) in _INVISIBLE_CATEGORIES or _is_default_ignorable(cp):
+                raise PathRejected(
+                    raw,
+                    "path-invisible-char",
+                    f"The path contains the invisible or unassigned character {_describe(ch)}. "
+                    "Invisible, formatting, bidirectional, tag, private-use and unassigned characters "
+                    "could make a name look like another one; remove it and use visible characters only.",
+                )
+
+
+def _check_lookalikes(raw: str, value: str) -> None:
+    """Refuse characters that are, or fold to, a path separator in some other tool."""
+    for ch in value:
+        if ch.isascii():
+            continue
+        if ch in _SEPARATOR_LOOKALIKES or any(sep in unicodedata.normalize("NFKC", ch) for sep in "/\\"):
+            raise PathRejected(
+                raw,
+                "path-lookalike-separator",
+                f"The path contains {_describe(ch)}, which looks like a slash or becomes one in other tools. "
+                "Use '/' only between folders, and another character such as '-' inside a name.",
+            )
+
+
+def _check_segments(raw: str, segments: list[str]) -> None:
+    """Per-segment rules, each rule over all segments before the next, most specific first."""
+    for seg in segments:
+        if seg and seg.strip(".") == "":
+            what = "the current folder" if seg == "." else "a parent folder"
+            raise PathRejected(
+                raw,
+                "path-traversal",
+                f"The path has a {_show(seg)} segment, which refers to {what}. "
+                "Write the path from the vault root without '.' or '..' segments "
+                "(a leading './' is refused too).",
+            )
+    for seg in segments:
+        if seg.startswith("."):
+            raise PathRejected(
+                raw,
+                "path-hidden-segment",
+                f"The segment {_show(seg)} starts with '.', which marks hidden files and folders "
+                "(.git, .obsidian). Notes cannot live there; rename it without the leading dot.",
+            )
+    for seg in segments:
+        folded = unicodedata.normalize("NFKC", seg)
+        if seg and (folded.strip(".") == "" or folded.startswith(".")):
+            raise PathRejected(
+                raw,
+                "path-lookalike-separator",
+                f"The segment {_show(seg)} becomes {_show(folded)} under Unicode compatibility folding (NFKC), "
+                "which would be a traversal or hidden name in other tools. Use ordinary letters at its start.",
+            )
+    if "" in segments:
+        raise PathRejected(
+            raw,
+            "path-empty-segment",
+            "The path has an empty segment (a doubled '/' or a trailing '/'). Remove the extra slash.",
+        )
+    for seg in segments:
+        if seg[0].isspace() or seg[-1].isspace():
+            raise PathRejected(
+                raw,
+                "path-segment-space",
+                f"The segment {_show(seg)} starts or ends with a space. "
+                "Remove spaces at the start and end of folder and file names.",
+            )
+    for seg in segments:
+        if seg.endswith("."):
+            raise PathRejected(
+                raw,
+                "path-trailing-dot",
+                f"The segment {_show(seg)} ends with '.', which Windows drops silently, so clones there "
+                "would see another name. Remove the trailing dot.",
+            )
+    for seg in segments:
+        base = seg.split(".", 1)[0].rstrip(" ").casefold()
+        if base in _WINDOWS_DEVICE_NAMES or _GIT_SHORT_NAME.fullmatch(seg.casefold()):
+            raise PathRejected(
+                raw,
+                "path-reserved-name",
+                f"The segment {_show(seg)} is a reserved name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
+                "or git~1, git's short name for .git); clones there cannot check it out. Choose another name.",
+            )
+    for seg in segments:
+        size = _utf8_len(seg)
+        if size > MAX_SEGMENT_BYTES:
+            raise PathRejected(
+                raw,
+                "segment-too-long",
+                f"The segment {_show(seg)} is {size} bytes in UTF-8; the limit is {MAX_SEGMENT_BYTES} bytes "
+                "per folder or file name. Shorten it.",
+            )
+
+
+def _normalise(raw: object, kind: str) -> str:
+    """Return the NFC form of ``raw`` if it is a safe vault path, else raise ``PathRejected``.
+
+    ``kind`` is ``"note"`` (requires ``.md``) or ``"folder"`` (the root is handled by the caller).
+    """
+    example = _EXAMPLE[kind]
+    if not isinstance(raw, str):
+        raise PathRejected(
+            f"<{type(raw).__name__}>",
+            "path-not-text",
+            f"The path must be text, not {type(raw).__name__}. Pass it as a string such as {example}.",
+        )
+    if len(raw) > _MAX_RAW_CHARS:
+        raise PathRejected(
+            raw,
+            "path-too-long",
+            f"The path is {len(raw)} characters long; the limit is {MAX_PATH_BYTES} bytes in UTF-8. "
+            "Use shorter folder and note names.",
+        )
+    for ch in raw:
+        if "\ud800" <= ch <= "\udfff":
+            raise PathRejected(
+                raw,
+                "path-not-text",
+                f"The path contains U+{ord(ch):04X}, a lone surrogate, which is not valid Unicode text "
+                "(usually a file name that was not UTF-8). Write the name in valid UTF-8 text.",
+            )
+    value = unicodedata.normalize("NFC", raw)
+    _check_characters(raw, value)
+
+    if not value.replace("/", "").strip():
+        raise PathRejected(
+            raw,
+            "path-empty",
+            f"The path is empty (or only spaces and slashes). Give a path such as {example}.",
+        )
+    if value.startswith(("/", "\\")) or _DRIVE.match(value) or _URL.match(value):
+        raise PathRejected(
+            raw,
+            "path-absolute",
+            f"The path {_show(value)} is absolute (it starts with a slash, a drive such as 'C:', or a URL). "
+            f"Paths are relative to the vault root, such as {example}.",
+        )
+    if "\\" in value:
+        raise PathRejected(
+            raw,
+            "path-backslash",
+            f"The path {_show(value)} contains a backslash. Vault paths separate folders with '/'; "
+            "replace each '\\' with '/'.",
+        )
+    for text in (value, unicodedata.normalize("NFKC", value)):
+        if (m := _PERCENT_ESCAPE.search(text)) is not None:
+            raise PathRejected(
+                raw,
+                "path-percent-encoded",
+                f"The path contains {_show(m.group())}, which looks like a URL percent-escape. "
+                "Paths are never URL-decoded here: write the character itself, "
+                "and do not follow '%' with two hexadecimal digits.",
+            )
+    if (m := _RESERVED.search(value)) is not None:
+        raise PathRejected(
+            raw,
+            "path-reserved-char",
+            f'The path contains {_show(m.group())}; the characters < > : " | ? * are not allowed in names '
+            "because Windows and Obsidian clones cannot use them. Remove it or use '-' instead.",
+        )
+    _check_lookalikes(raw, value)
+
+    segments = value.split("/")
+    _check_segments(raw, segments)
+    size = _utf8_len(value)
+    if size > MAX_PATH_BYTES:
+        raise PathRejected(
+            raw,
+            "path-too-long",
+            f"The path is {size} bytes in UTF-8; the limit is {MAX_PATH_BYTES}. "
+            "Use shorter or fewer folder and note names.",
+        )
+    if kind == "note" and not segments[-1].endswith(NOTE_SUFFIX):
+        name = segments[-1]
+        if name.lower().endswith(NOTE_SUFFIX):
+            hint = f"The suffix must be lowercase: rename it to {_show(name[: -len(NOTE_SUFFIX)] + NOTE_SUFFIX)}."
+        else:
+            hint = "Only Markdown notes are stored; add '.md' to the name."
+        raise PathRejected(raw, "path-not-markdown", f"The note name {_show(name)} does not end in '.md'. {hint}")
+    return value
+
+
+def _caseless_key(value: str) -> str:
+    """Compatibility caseless key (Unicode 15.0 §3.13, D145), recomposed to NFC for compactness.
+
+    NFKD(casefold(NFKD(casefold(NFD(x))))) makes 'Café', 'cafe\u0301', 'CAFÉ' and 'ﬁle'/'file'
+    collide, which is what matters for clones on case-insensitive file systems.
+    """
+    folded = unicodedata.normalize("NFD", value).casefold()
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", folded).casefold())
+    return unicodedata.normalize("NFC", folded)
+
+
+@dataclass(frozen=True, slots=True)
+class NotePath:
+    """A safe, normalised path of a Markdown note, relative to the vault root.
+
+    Build it with :meth:`parse`.  The constructor re-checks its value and accepts only the
+    normal form, so a ``NotePath`` can never hold an unchecked string.
+    """
+
+    value: str
+
+    def __post_init__(self) -> None:
+        if _normalise(self.value, "note") != self.value:
+            raise PathRejected(
+                self.value,
+                "path-not-normalised",
+                f"NotePath was given {_show(self.value)}, which is valid but not in normal (NFC) form. "
+                "Build note paths with NotePath.parse().",
+            )
+
+    @classmethod
+    def parse(cls, raw: str) -> NotePath:
+        """Parse untrusted text into a note path, or raise ``PathRejected`` naming the rule."""
+        return cls(_normalise(raw, "note"))
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(self.value.split("/"))
+
+    @property
+    def name(self) -> str:
+        """The last segment, e.g. ``notegate.md``."""
+        return self.value.rsplit("/", 1)[-1]
+
+    @property
+    def stem(self) -> str:
+        """The name without ``.md``; used as the note's title."""
+        return self.name[: -len(NOTE_SUFFIX)]
+
+    @property
+    def folder(self) -> str:
+        """The containing folder, ``""`` for a note at the vault root."""
+        return self.value.rpartition("/")[0]
+
+    def case_key(self) -> str:
+        """Key under which two paths collide on case-insensitive clones (macOS, Windows).
+
+        The store refuses a new path whose key equals an existing path's key.
+        """
+        return _caseless_key(self.value)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True, slots=True)
+class FolderPath:
+    """A safe, normalised folder path; ``""`` is the vault root.
+
+    Same segment rules as notes, without the ``.md`` requirement and with no trailing slash.
+    """
+
+    value: str
+
+    def __post_init__(self) -> None:
+        if self.value != "" and _normalise(self.value, "folder") != self.value:
+            raise PathRejected(
+                self.value,
+                "path-not-normalised",
+                f"FolderPath was given {_show(self.value)}, which is valid but not in normal (NFC) form. "
+                "Build folder paths with FolderPath.parse().",
+            )
+
+    @classmethod
+    def parse(cls, raw: str) -> FolderPath:
+        """Parse untrusted text into a folder path, or raise ``PathRejected``.
+
+        ``""``, ``"/"`` and ``"."`` mean the root; one trailing slash is dropped (``"a/"`` is
+        ``"a"``).  Anything else follows the note rules, so ``"/a"`` is absolute and ``"./a"``
+        is traversal, exactly as for notes.
+        """
+        if isinstance(raw, str):
+            if raw in ("", "/", "."):
+                return cls("")
+            if raw.endswith("/"):
+                raw = raw[:-1]
+        return cls(_normalise(raw, "folder"))
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The segments; ``()`` for the root."""
+        return tuple(self.value.split("/")) if self.value else ()
+
+    def contains(self, path: NotePath | FolderPath | str) -> bool:
+        """Whether ``path`` lies inside this folder, compared segment by segment.
+
+        ``ab/x.md`` is not inside ``a``.  A folder contains itself and everything below it; the
+        root contains everything.  A ``str`` is parsed as a note path first (and raises
+        ``PathRejected`` if it is not one), so an unchecked string is never matched by prefix.
+        Comparison is exact: case collisions are the store's business (see ``case_key``).
+        """
+        if isinstance(path, str):
+            path = NotePath.parse(path)
+        mine = self.parts
+        theirs = path.parts
+        if isinstance(path, NotePath) and len(theirs) <= len(mine):
+            return False
+        return theirs[: len(mine)] == mine
+
+    def case_key(self) -> str:
+        """Key under which two folders collide on case-insensitive clones."""
+        return _caseless_key(self.value)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def is_hidden_tree_path(path: str) -> bool:
+    """True if any segment of a tree path starts with '.', e.g. ``.obsidian/app.json``, ``.git/config``.
+
+    For walking existing trees (which may hold hidden folders that are left alone), not for
+    validating input: use :meth:`NotePath.parse` for that.
+    """
+    return any(seg.startswith(".") for seg in path.split("/"))

@@ -1,0 +1,479 @@
+"""The git truth for one environment: a bare repository, written in memory, pushed before acknowledging.
+
+Theory of operation
+-------------------
+* The server keeps a bare clone (``vault.git``) per environment whose remote ``origin`` is the
+  environment's origin.  Commits are built in memory with pygit2 (no work tree, no index file).
+* ``refs/heads/main`` only ever moves to a commit the origin already has: a write builds its commit,
+  points the private ref ``refs/notegate/pending`` at it, pushes ``pending:main`` and only then moves
+  ``main``.  A crash at any point therefore leaves ``main`` at an acknowledged (pushed) commit, and an
+  unacknowledged commit is at most an unreachable object.
+* A write names what it expects each touched path to be (a blob id or ``absent``).  If the origin moved,
+  the store fetches, re-checks the expectations against the new tip and, when they still hold, rebuilds
+  the same changes on top of it (a replay: the write touches only its own paths) and pushes again.  When
+  an expectation fails it raises :class:`Conflict`; the service turns that into a stale-revision refusal.
+  Nothing is ever merged.
+* Writes to one environment are serialised across threads and processes by an exclusive ``flock`` on
+  ``write.lock`` (plus a thread lock so threads of one process queue instead of spinning).
+* Symlinks and submodules in a tree are never served: listings skip them and reads refuse them.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileMode, ObjectType
+
+from notegate.errors import OriginUnavailable
+from notegate.vault.paths import NotePath, PathRejected, is_hidden_tree_path
+
+ABSENT = "absent"
+MAIN_REF = "refs/heads/main"
+PENDING_REF = "refs/notegate/pending"
+TRACKING_REF = "refs/remotes/origin/main"
+MAX_REPLAYS = 5
+COMMITTER = pygit2.Signature("notegate", "notegate@localhost")
+_BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
+
+
+class Conflict(Exception):
+    """A touched path is no longer what the write expected (raised only inside the lock)."""
+
+    def __init__(self, path: str, expected: str, current: str) -> None:
+        super().__init__(path)
+        self.path = path
+        self.expected = expected
+        self.current = current
+
+
+class CaseCollision(Exception):
+    """A new path differs only by case from an existing note."""
+
+    def __init__(self, path: str, existing: str) -> None:
+        super().__init__(path)
+        self.path = path
+        self.existing = existing
+
+
+@dataclass(frozen=True)
+class Change:
+    """Set ``path`` to ``data`` (bytes) or delete it (``data is None``)."""
+
+    path: str
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class Author:
+    name: str
+    login: str
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    commit: str
+    blobs: Mapping[str, str]  # path -> new blob id (or ABSENT)
+    parent: str | None
+
+
+@dataclass
+class Listing:
+    """Every servable note at one commit: path -> blob id, plus a case-folded index for collisions."""
+
+    commit: str | None
+    notes: dict[str, str] = field(default_factory=dict)
+    case_index: dict[str, str] = field(default_factory=dict)
+
+    def add(self, path: str, blob: str) -> None:
+        self.notes[path] = blob
+        self.case_index[_case_key(path)] = path
+
+    def remove(self, path: str) -> None:
+        self.notes.pop(path, None)
+        key = _case_key(path)
+        if self.case_index.get(key) == path:
+            del self.case_index[key]
+
+
+def _case_key(path: str) -> str:
+    try:
+        return NotePath.parse(path).case_key()
+    except PathRejected:
+        return path.casefold()
+
+
+def servable(path: str) -> bool:
+    """A tree entry we serve as a note: a visible, well-formed Markdown path."""
+    if is_hidden_tree_path(path) or not path.endswith(".md"):
+        return False
+    try:
+        NotePath.parse(path)
+    except PathRejected:
+        return False
+    return True
+
+
+class VaultStore:
+    """One environment's bare repository and its origin."""
+
+    def __init__(self, name: str, repo_dir: Path, origin_url: str) -> None:
+        self.name = name
+        self.repo_dir = repo_dir
+        self.origin_url = origin_url
+        self.repo = pygit2.Repository(str(repo_dir))
+        self._lock_path = repo_dir.parent / "write.lock"
+        self._thread_lock = threading.Lock()
+        self._listing_lock = threading.Lock()
+        self._listing: Listing | None = None
+        self._ensure_remote()
+
+    # ---------------------------------------------------------------- set-up
+    @classmethod
+    def create(cls, name: str, repo_dir: Path, origin_url: str) -> VaultStore:
+        """Create the server's bare clone for an environment (the origin must exist)."""
+        repo_dir.parent.mkdir(parents=True, exist_ok=True)
+        if not (repo_dir / "HEAD").exists():
+            pygit2.init_repository(str(repo_dir), bare=True, initial_head="main")
+        store = cls(name, repo_dir, origin_url)
+        store.fetch()
+        return store
+
+    def _ensure_remote(self) -> None:
+        remotes = self.repo.remotes
+        if "origin" not in remotes.names():
+            remotes.create("origin", self.origin_url)
+        elif remotes["origin"].url != self.origin_url:
+            remotes.set_url("origin", self.origin_url)
+
+    # ----------------------------------------------------------------- reads
+    def head(self) -> str | None:
+        """The acknowledged tip (a commit the origin has), or None for an empty vault."""
+        try:
+            return str(self.repo.references[MAIN_REF].target)
+        except KeyError:
+            return None
+
+    def listing(self) -> Listing:
+        """The notes at the tip, rebuilt incrementally from tree diffs when the tip moves."""
+        head = self.head()
+        current = self._listing
+        if current is not None and current.commit == head:
+            return current
+        with self._listing_lock:
+            current = self._listing
+            if current is not None and current.commit == head:
+                return current
+            if current is None or current.commit is None or head is None:
+                fresh = self._full_listing(head)
+            else:
+                fresh = self._advance_listing(current, head)
+            self._listing = fresh
+            return fresh
+
+    def _full_listing(self, head: str | None) -> Listing:
+        listing = Listing(commit=head)
+        if head is None:
+            return listing
+        tree = self.repo[head].peel(pygit2.Tree)
+        for path, blob in _walk_tree(self.repo, tree, ""):
+            if servable(path):
+                listing.add(path, blob)
+        return listing
+
+    def _advance_listing(self, current: Listing, head: str) -> Listing:
+        old_tree = self.repo[current.commit].peel(pygit2.Tree)
+        new_tree = self.repo[head].peel(pygit2.Tree)
+        listing = Listing(commit=head, notes=dict(current.notes), case_index=dict(current.case_index))
+        for path, blob in changed_paths(self.repo, old_tree, new_tree):
+            listing.remove(path)
+            if blob != ABSENT and servable(path):
+                listing.add(path, blob)
+        return listing
+
+    def blob_id(self, path: str, commit: str | None = None) -> str:
+        """The note's revision at ``commit`` (default: the tip): its blob id, or ``absent``."""
+        if commit is None:
+            return self.listing().notes.get(path, ABSENT)
+        tree = self.repo[commit].peel(pygit2.Tree)
+        return _entry_blob(tree, path)
+
+    def read_blob(self, blob_id: str) -> bytes:
+        return self.repo[blob_id].peel(pygit2.Blob).data
+
+    def read(self, path: str, commit: str | None = None) -> tuple[bytes, str] | None:
+        blob = self.blob_id(path, commit)
+        if blob == ABSENT:
+            return None
+        return self.read_blob(blob), blob
+
+    def commit_info(self, commit: str) -> pygit2.Commit:
+        return self.repo[commit].peel(pygit2.Commit)
+
+    def is_ancestor_or_self(self, commit: str, of: str) -> bool:
+        return commit == of or self.repo.descendant_of(of, commit)
+
+    def resolve_commit(self, rev: str) -> str | None:
+        """A full commit id reachable from the tip for ``rev`` (a full or abbreviated id), else None."""
+        try:
+            obj = self.repo.revparse_single(rev)
+            commit = str(obj.peel(pygit2.Commit).id)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            return None
+        head = self.head()
+        if head is None or not self.is_ancestor_or_self(commit, head):
+            return None
+        return commit
+
+    def history(self, path: str, limit: int, scan_limit: int = 5000) -> list[tuple[pygit2.Commit, str]]:
+        """Commits (newest first) that changed ``path``, with the blob the path had after each."""
+        head = self.head()
+        if head is None:
+            return []
+        out: list[tuple[pygit2.Commit, str]] = []
+        walker = self.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        walker.simplify_first_parent()
+        for scanned, commit in enumerate(walker):
+            if scanned >= scan_limit or len(out) >= limit:
+                break
+            blob = _entry_blob(commit.tree, path)
+            parent_blob = _entry_blob(commit.parents[0].tree, path) if commit.parents else ABSENT
+            if blob != parent_blob:
+                out.append((commit, blob))
+        return out
+
+    # ---------------------------------------------------------------- writes
+    @contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Serialise writers of this environment across threads and processes."""
+        with self._thread_lock, open(self._lock_path, "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def commit(
+        self,
+        changes: Sequence[Change],
+        expect: Mapping[str, str],
+        author: Author,
+        message: str,
+        *,
+        new_paths: Sequence[str] = (),
+        on_advance: Callable[[str | None, str], None] | None = None,
+    ) -> CommitResult:
+        """Commit ``changes`` if every path in ``expect`` is still at its expected blob; push; then ack.
+
+        ``on_advance(old, new)`` is called whenever ``main`` moves (after a fetch, or after our push), so
+        the caller can keep its search index in step.
+        """
+        with self.write_lock():
+            for _attempt in range(MAX_REPLAYS):
+                tip = self.head()
+                tip_tree = self.repo[tip].peel(pygit2.Tree) if tip else None
+                for path, expected in expect.items():
+                    current = _entry_blob(tip_tree, path) if tip_tree is not None else ABSENT
+                    if current != expected:
+                        raise Conflict(path, expected, current)
+                self._check_case(tip, new_paths)
+                tree_id = build_tree(self.repo, tip_tree, changes)
+                sig = pygit2.Signature(author.name, f"{author.login}@notegate")
+                parents = [tip] if tip else []
+                commit_id = self.repo.create_commit(None, sig, COMMITTER, message, tree_id, parents)
+                if self._push(commit_id):
+                    self.repo.references.create(MAIN_REF, commit_id, force=True)
+                    self.repo.references.create(TRACKING_REF, commit_id, force=True)
+                    if on_advance is not None:
+                        on_advance(tip, str(commit_id))
+                    blobs = {c.path: _entry_blob(self.repo[commit_id].peel(pygit2.Tree), c.path) for c in changes}
+                    return CommitResult(commit=str(commit_id), blobs=blobs, parent=tip)
+                # The origin moved: take its tip and try again on top of it.
+                self._fetch_locked(on_advance)
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' kept moving during {MAX_REPLAYS} attempts",
+                remedy="Nothing was written. Try again in a moment.",
+            )
+
+    def _check_case(self, tip: str | None, new_paths: Sequence[str]) -> None:
+        if not new_paths or tip is None:
+            return
+        listing = self.listing()
+        for path in new_paths:
+            existing = listing.case_index.get(_case_key(path))
+            if existing is not None and existing != path:
+                raise CaseCollision(path, existing)
+
+    def _push(self, commit_id: pygit2.Oid) -> bool:
+        """Push ``commit_id`` to origin's main. True when accepted, False when the origin moved."""
+        self.repo.references.create(PENDING_REF, commit_id, force=True)
+        rejected: list[str] = []
+
+        class _Callbacks(pygit2.RemoteCallbacks):
+            def push_update_reference(self, refname: str, message: str | None) -> None:
+                if message:
+                    rejected.append(message)
+
+        try:
+            self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
+        except pygit2.GitError as exc:
+            if _origin_moved(str(exc)):
+                return False
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
+                remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
+            ) from exc
+        finally:
+            self._drop_pending()
+        if rejected:
+            if any(_origin_moved(m) for m in rejected):
+                return False
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' refused the push ({_short(rejected[0])})",
+                remedy="Nothing was written. The origin's own rules refused this change.",
+            )
+        return True
+
+    def _drop_pending(self) -> None:
+        with suppress(KeyError, pygit2.GitError):
+            self.repo.references.delete(PENDING_REF)
+
+    # ----------------------------------------------------------------- fetch
+    def fetch(self, on_advance: Callable[[str | None, str], None] | None = None) -> tuple[str | None, str | None]:
+        """Take the origin's tip as ours (git is the truth). Returns (old, new) tips."""
+        with self.write_lock():
+            return self._fetch_locked(on_advance)
+
+    def _fetch_locked(self, on_advance: Callable[[str | None, str], None] | None) -> tuple[str | None, str | None]:
+        old = self.head()
+        try:
+            self.repo.remotes["origin"].fetch([f"+{MAIN_REF}:{TRACKING_REF}"])
+        except pygit2.GitError as exc:
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
+                remedy="Serving the last fetched state; writes are refused until the origin is back.",
+            ) from exc
+        try:
+            new = str(self.repo.references[TRACKING_REF].target)
+        except KeyError:
+            return old, old
+        if new != old:
+            self.repo.references.create(MAIN_REF, new, force=True)
+            if on_advance is not None:
+                on_advance(old, new)
+        return old, new
+
+    # ---------------------------------------------------------- maintenance
+    def loose_object_count(self) -> int:
+        objects = self.repo_dir / "objects"
+        return sum(1 for d in objects.iterdir() if len(d.name) == 2 for _ in d.iterdir())
+
+    def repack(self) -> None:
+        """Pack loose objects left by in-memory commits (pygit2 has no gc)."""
+        with self.write_lock():
+            subprocess.run(
+                ["git", "-C", str(self.repo_dir), "repack", "-d", "-q"],
+                check=False,
+                capture_output=True,
+                timeout=600,
+            )
+
+
+# ------------------------------------------------------------------ helpers
+_MOVED_MARKERS = ("fast-forward", "fastforward", "fetch first", "not present locally", "stale info")
+
+
+def _origin_moved(message: str) -> bool:
+    """libgit2's and git's wordings for "the origin has commits you don't": retry after a fetch."""
+    return any(marker in message for marker in _MOVED_MARKERS)
+
+
+def _short(exc: object) -> str:
+    """An error text without machine paths."""
+    text = str(exc).split("\n")[0]
+    if "'" in text and "/" in text:
+        head, _, rest = text.partition("'")
+        _, _, tail = rest.partition("'")
+        text = f"{head}<origin>{tail}"
+    return text[:200]
+
+
+def _entry_blob(tree: pygit2.Tree | None, path: str) -> str:
+    if tree is None:
+        return ABSENT
+    try:
+        entry = tree[path]
+    except (KeyError, ValueError):
+        return ABSENT
+    if entry.filemode not in _BLOB_MODES or entry.type != ObjectType.BLOB:
+        return ABSENT
+    return str(entry.id)
+
+
+def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, str]]:
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if entry.filemode == FileMode.TREE:
+            if entry.name.startswith("."):
+                continue
+            yield from _walk_tree(repo, repo[entry.id].peel(pygit2.Tree), f"{path}/")
+        elif entry.filemode in _BLOB_MODES:
+            yield path, str(entry.id)
+
+
+def changed_paths(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> Iterator[tuple[str, str]]:
+    """(path, new blob id or ABSENT) for every blob path that differs between two trees."""
+    diff = repo.diff(old, new) if old is not None else new.diff_to_tree(swap=True)
+    for delta in diff.deltas:
+        if delta.status_char() == "D":
+            yield delta.old_file.path, ABSENT
+        elif delta.new_file.mode in _BLOB_MODES:
+            yield delta.new_file.path, str(delta.new_file.id)
+        else:  # became a symlink or submodule: no longer servable
+            yield delta.new_file.path, ABSENT
+
+
+def build_tree(repo: pygit2.Repository, base: pygit2.Tree | None, changes: Sequence[Change]) -> pygit2.Oid:
+    """A new tree: ``base`` with ``changes`` applied, rebuilding only the trees on the changed paths."""
+    nested: dict = {}
+    for change in changes:
+        parts = change.path.split("/")
+        node = nested
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"{change.path}: a parent is a file")
+        node[parts[-1]] = change
+    return _build(repo, base, nested)
+
+
+def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict) -> pygit2.Oid:
+    builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
+    for name, item in nested.items():
+        existing = base[name] if base is not None and name in base else None
+        if isinstance(item, Change):
+            if item.data is None:
+                if existing is not None:
+                    builder.remove(name)
+            else:
+                blob = repo.create_blob(item.data)
+                builder.insert(name, blob, FileMode.BLOB)
+        else:
+            sub_base = None
+            if existing is not None and existing.filemode == FileMode.TREE:
+                sub_base = repo[existing.id].peel(pygit2.Tree)
+            elif existing is not None:
+                raise ValueError(f"{name} is a file, not a folder")
+            sub_id = _build(repo, sub_base, item)
+            if len(repo[sub_id].peel(pygit2.Tree)) == 0:
+                if existing is not None:
+                    builder.remove(name)
+            else:
+                builder.insert(name, sub_id, FileMode.TREE)
+    return builder.write()

@@ -1,0 +1,276 @@
+"""The notes service on a real vault: two-step writes, stale bases, content rules, visibility, audit."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import make_caller
+from notegate.errors import (
+    ContentRejected,
+    NoSuchNote,
+    NotegateError,
+    PathRejected,
+    PolicyDenied,
+    StaleRevision,
+    UnknownEnvironment,
+)
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Runtime
+from notegate.vault.store import ABSENT
+
+HOSTED_TRUSTED = make_caller(tier="trusted", client_class="hosted", login="owner", client="claude-ai")
+
+
+def create(notes: NotesService, caller, path: str, text: str) -> str:
+    return notes.write_note(caller, path, text, "absent", confirmed=True).new_revision
+
+
+def test_two_step_preview_writes_nothing_then_confirm_commits(notes: NotesService, runtime: Runtime) -> None:
+    head = runtime.environment(None).store.head()
+    preview = notes.write_note(HOSTED_TRUSTED, "ideas/x.md", "# X\nbody\n", "absent")
+    assert preview.status == "preview"
+    assert "Nothing was written" in preview.message
+    assert "+# X" in preview.diff and preview.base_revision == ABSENT
+    assert runtime.environment(None).store.head() == head
+    done = notes.write_note(HOSTED_TRUSTED, "ideas/x.md", "# X\nbody\n", "absent", confirmed=True)
+    assert done.status == "committed" and done.commit and done.new_revision
+    assert notes.read_note(HOSTED_TRUSTED, "ideas/x.md").text == "# X\nbody\n"
+
+
+def test_two_step_class_cannot_confirm_without_preview(notes: NotesService) -> None:
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(HOSTED_TRUSTED, "ideas/y.md", "text\n", "absent", confirmed=True)
+    assert info.value.rule == "two-step-required"
+    assert "confirmed=false" in info.value.explain()
+
+
+def test_preview_binds_the_exact_content(notes: NotesService) -> None:
+    notes.write_note(HOSTED_TRUSTED, "ideas/z.md", "shown\n", "absent")
+    with pytest.raises(PolicyDenied):
+        notes.write_note(HOSTED_TRUSTED, "ideas/z.md", "different\n", "absent", confirmed=True)
+
+
+def test_preview_is_single_use_and_expires(vault: Path) -> None:
+    from notegate.config import load_config
+
+    now = [1000.0]
+    rt = Runtime(load_config(vault), clock=lambda: now[0])
+    svc = NotesService(rt)
+    svc.write_note(HOSTED_TRUSTED, "ideas/t.md", "t\n", "absent")
+    now[0] += rt.policy.preview_ttl_seconds + 1
+    with pytest.raises(PolicyDenied):
+        svc.write_note(HOSTED_TRUSTED, "ideas/t.md", "t\n", "absent", confirmed=True)
+    rt.close()
+
+
+def test_workstation_may_confirm_in_one_call(notes: NotesService, trusted) -> None:
+    assert notes.write_note(trusted, "a/b.md", "x\n", "absent", confirmed=True).status == "committed"
+
+
+def test_protected_paths_always_two_step(notes: NotesService, trusted) -> None:
+    rev = notes.read_note(trusted, "rules/digest.md").revision
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(trusted, "rules/digest.md", "new rules\n", rev, confirmed=True)
+    assert info.value.rule == "two-step-required"
+    notes.write_note(trusted, "rules/digest.md", "new rules\n", rev)
+    assert notes.write_note(trusted, "rules/digest.md", "new rules\n", rev, confirmed=True).status == "committed"
+
+
+def test_stale_write_refused_with_current_revision_and_diff(notes: NotesService, trusted) -> None:
+    rev1 = create(notes, trusted, "s.md", "one\n")
+    rev2 = notes.write_note(trusted, "s.md", "two\n", rev1, confirmed=True).new_revision
+    with pytest.raises(StaleRevision) as info:
+        notes.write_note(trusted, "s.md", "three\n", rev1, confirmed=True)
+    assert info.value.current_revision == rev2
+    assert "-one" in info.value.diff and "+two" in info.value.diff
+    assert notes.read_note(trusted, "s.md").text == "two\n"
+
+
+def test_stale_is_refused_even_in_preview(notes: NotesService, trusted) -> None:
+    create(notes, trusted, "p.md", "one\n")
+    with pytest.raises(StaleRevision):
+        notes.write_note(trusted, "p.md", "x\n", "absent")
+
+
+@pytest.mark.parametrize(
+    ("content", "rule"),
+    [
+        ("bad \ud800 surrogate", "content-not-utf8"),  # lone surrogate: not encodable as UTF-8
+        ("nul \x00 byte", "content-binary"),
+        ("x" * ((1 << 20) + 1), "note-too-large"),
+    ],
+)
+def test_bad_content_refused_and_nothing_written(notes: NotesService, trusted, runtime, content, rule) -> None:
+    head = runtime.environment(None).store.head()
+    with pytest.raises(ContentRejected) as info:
+        notes.write_note(trusted, "c.md", content, "absent", confirmed=True)
+    assert info.value.rule == rule
+    assert runtime.environment(None).store.head() == head
+
+
+@pytest.mark.parametrize("path", ["../x.md", "/etc/x.md", ".obsidian/x.md", "a\\b.md", "x.txt", "a/%2e%2e/b.md"])
+def test_bad_paths_refused(notes: NotesService, trusted, path: str) -> None:
+    with pytest.raises(PathRejected):
+        notes.write_note(trusted, path, "x", "absent", confirmed=True)
+    with pytest.raises(PathRejected):
+        notes.read_note(trusted, path)
+
+
+def test_case_collision_refused(notes: NotesService, trusted) -> None:
+    with pytest.raises(NotegateError) as info:
+        notes.write_note(trusted, "Rules/Digest.md", "x\n", "absent", confirmed=True)
+    assert info.value.rule == "path-case-collision"
+
+
+def test_unknown_environment(notes: NotesService, trusted) -> None:
+    with pytest.raises(UnknownEnvironment) as info:
+        notes.list_notes(trusted, environment="nope")
+    assert "personal" in info.value.explain()
+
+
+def test_bad_base_revision(notes: NotesService, trusted) -> None:
+    with pytest.raises(NotegateError) as info:
+        notes.write_note(trusted, "q.md", "x", "", confirmed=True)
+    assert info.value.rule == "base-revision-required"
+    with pytest.raises(NotegateError) as info:
+        notes.write_note(trusted, "q.md", "x", "HEAD~1", confirmed=True)
+    assert info.value.rule == "base-revision-invalid"
+
+
+def test_private_is_invisible_through_every_tool(notes: NotesService, trusted, restricted) -> None:
+    create(notes, trusted, "private/diary.md", "secret zebra\n")
+    listed = [n.path for n in notes.list_notes(restricted).notes]
+    assert not any(p.startswith("private/") for p in listed)
+    assert notes.list_notes(restricted, "private").notes == []
+    assert notes.list_notes(restricted, recursive=False).folders.count("private") == 0
+    assert notes.search_notes(restricted, "zebra").hits == []
+    for call in (
+        lambda: notes.read_note(restricted, "private/diary.md"),
+        lambda: notes.note_history(restricted, "private/diary.md"),
+    ):
+        with pytest.raises(NoSuchNote) as info:
+            call()
+        assert info.value.message == "no such note: private/diary.md"
+    # The answer for a private note is the same as for a note that does not exist.
+    with pytest.raises(NoSuchNote) as missing:
+        notes.read_note(restricted, "private/none.md")
+    assert missing.value.rule == "no-such-note"
+    # The trusted owner sees it.
+    assert [h.path for h in notes.search_notes(trusted, "zebra").hits] == ["private/diary.md"]
+
+
+def test_restricted_is_read_only(notes: NotesService, restricted, trusted) -> None:
+    rev = create(notes, trusted, "open.md", "x\n")
+    calls = [
+        lambda: notes.write_note(restricted, "open.md", "y", rev),
+        lambda: notes.append_note(restricted, "open.md", "y", rev),
+        lambda: notes.move_note(restricted, "open.md", "moved.md", rev),
+        lambda: notes.delete_note(restricted, "open.md", rev),
+        lambda: notes.write_note(restricted, "new.md", "y", "absent"),
+    ]
+    for call in calls:
+        with pytest.raises(PolicyDenied) as info:
+            call()
+        assert info.value.rule == "restricted-read-only"
+
+
+def test_machine_has_no_mcp(notes: NotesService) -> None:
+    machine = make_caller(tier="machine", client_class="machine", login="cron")
+    with pytest.raises(PolicyDenied) as info:
+        notes.read_note(machine, "rules/digest.md")
+    assert "contracts" in info.value.message
+
+
+def test_append_move_delete_restore_history(notes: NotesService, trusted) -> None:
+    rev = create(notes, trusted, "log.md", "first\n")
+    rev = notes.append_note(trusted, "log.md", "second", rev, confirmed=True).new_revision
+    assert notes.read_note(trusted, "log.md").text == "first\nsecond\n"
+    moved = notes.move_note(trusted, "log.md", "archive/log.md", rev, confirmed=True)
+    assert moved.new_revision == rev
+    with pytest.raises(NoSuchNote):
+        notes.read_note(trusted, "log.md")
+    history = notes.note_history(trusted, "archive/log.md").changes
+    assert history[0].summary.startswith("move")
+    deleted = notes.delete_note(trusted, "archive/log.md", rev, confirmed=True)
+    assert deleted.status == "committed"
+    old_commit = notes.note_history(trusted, "archive/log.md").changes[1].commit
+    restored = notes.restore_note(trusted, "archive/log.md", old_commit, "absent", confirmed=True)
+    assert notes.read_note(trusted, "archive/log.md").text == "first\nsecond\n"
+    assert restored.new_revision == rev
+    with pytest.raises(NotegateError) as info:
+        notes.restore_note(trusted, "archive/log.md", "0" * 40, restored.new_revision, confirmed=True)
+    assert info.value.rule == "unknown-commit"
+
+
+def test_move_to_existing_target_refused(notes: NotesService, trusted) -> None:
+    rev = create(notes, trusted, "m1.md", "1\n")
+    create(notes, trusted, "m2.md", "2\n")
+    with pytest.raises(NotegateError) as info:
+        notes.move_note(trusted, "m1.md", "m2.md", rev, confirmed=True)
+    assert info.value.rule == "target-exists"
+
+
+def test_read_shows_provenance_and_commit_trailers(notes: NotesService, trusted, runtime) -> None:
+    create(notes, trusted, "prov.md", "x\n")
+    read = notes.read_note(trusted, "prov.md")
+    change = read.last_change
+    assert change is not None
+    assert (change.login, change.client, change.tier, change.session) == ("owner", "laptop", "trusted", "test-session")
+    message = runtime.environment(None).store.commit_info(change.commit).message
+    assert "Notegate-Client: laptop" in message and "Notegate-Tier: trusted" in message
+    assert "Notegate-Session: test-session" in message
+
+
+def test_audit_rows_never_hold_contents(notes: NotesService, trusted, runtime) -> None:
+    create(notes, trusted, "aud.md", "the-secret-body\n")
+    with pytest.raises(NoSuchNote):
+        notes.read_note(trusted, "nothing.md")
+    rows = runtime.state.query("SELECT * FROM audit ORDER BY id")
+    assert [r["tool"] for r in rows][-2:] == ["write_note", "read_note"]
+    assert rows[-2]["outcome"] == "ok" and rows[-2]["commit_id"]
+    assert rows[-1]["outcome"] == "no-such-note"
+    dump = "\n".join(str(tuple(r)) for r in rows)
+    assert "the-secret-body" not in dump
+
+
+def test_listing_pages_and_folders(notes: NotesService, trusted) -> None:
+    for i in range(5):
+        create(notes, trusted, f"pages/n{i}.md", "x\n")
+    first = notes.list_notes(trusted, "pages", limit=2)
+    assert [n.path for n in first.notes] == ["pages/n0.md", "pages/n1.md"] and first.next_cursor
+    second = notes.list_notes(trusted, "pages", limit=10, cursor=first.next_cursor)
+    assert [n.path for n in second.notes] == ["pages/n2.md", "pages/n3.md", "pages/n4.md"]
+    assert second.next_cursor is None
+    top = notes.list_notes(trusted, "", recursive=False)
+    assert "pages" in top.folders and all("/" not in n.path for n in top.notes)
+
+
+def test_foreign_commit_searchable_after_fetch(notes: NotesService, trusted, runtime, tmp_path) -> None:
+    origin = runtime.config.environment(None).origin_url
+    wc = tmp_path / "wc"
+    subprocess.run(["git", "clone", "-q", origin, str(wc)], check=True)
+    (wc / "field").mkdir()
+    (wc / "field" / "note.md").write_text("# Field\nquokka sighting\n")
+    subprocess.run(["git", "-C", str(wc), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(wc), "-c", "user.name=W", "-c", "user.email=w@x", "commit", "-qm", "w"], check=True
+    )
+    subprocess.run(["git", "-C", str(wc), "push", "-q", "origin", "HEAD:main"], check=True)
+    assert notes.search_notes(trusted, "quokka").hits == []
+    runtime.sync("personal")
+    assert [h.path for h in notes.search_notes(trusted, "quokka").hits] == ["field/note.md"]
+    assert notes.read_note(trusted, "field/note.md").last_change.author == "W"
+
+
+def test_search_ranks_title_over_body_and_filters_folder(notes: NotesService, trusted) -> None:
+    create(notes, trusted, "a/wombat.md", "# Wombat\nAn animal.\n")
+    create(notes, trusted, "b/other.md", "Mentions a wombat once in passing among many other words.\n")
+    hits = notes.search_notes(trusted, "wombat").hits
+    assert [h.path for h in hits] == ["a/wombat.md", "b/other.md"]
+    assert [h.path for h in notes.search_notes(trusted, "wombat", folder="b").hits] == ["b/other.md"]
+    # Query syntax is never trusted: FTS5 operators and quotes are plain words, punctuation alone finds nothing.
+    assert notes.search_notes(trusted, '"; DROP TABLE x; -- NEAR(').hits == []
+    assert notes.search_notes(trusted, '*** """ ---').hits == []

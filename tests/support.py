@@ -1,0 +1,134 @@
+"""Shared test helpers: a real vault directory, a real server subprocess, the real SDK client."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from notegate.auth.tokens import create_token
+from notegate.config import load_config
+from notegate.state import StateDB
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def mint(
+    config_path: Path,
+    *,
+    name: str = "t",
+    client_class: str = "workstation",
+    tier: str | None = None,
+    login: str = "owner",
+    environment: str | None = None,
+) -> str:
+    """A real token in the vault's state database (the server sees it at once: same SQLite file)."""
+    config = load_config(config_path)
+    db = StateDB(config.state_dir / "state.sqlite")
+    try:
+        token, _ = create_token(
+            db, name=name, client_class=client_class, tier=tier, login=login, environment=environment, now=time.time()
+        )
+    finally:
+        db.close()
+    return token
+
+
+def set_policy(config_path: Path, **values: object) -> None:
+    """Rewrite [policy] keys in a config file (tests only)."""
+    text = config_path.read_text()
+    for key, value in values.items():
+        lines = text.splitlines()
+        rendered = repr(value).replace("'", '"') if not isinstance(value, bool) else str(value).lower()
+        lines = [f"{key} = {rendered}" if ln.split("=")[0].strip() == key else ln for ln in lines]
+        text = "\n".join(lines) + "\n"
+    config_path.write_text(text)
+
+
+class Server:
+    """`notegate serve` as a real subprocess on a free loopback port."""
+
+    def __init__(self, config_path: Path, port: int | None = None) -> None:
+        self.config_path = config_path
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen | None = None
+        self.log = config_path.parent / f"serve-{self.port}.log"
+
+    def start(self, timeout: float = 20.0) -> Server:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        handle = open(self.log, "ab")  # noqa: SIM115 - closed with the process
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "notegate.cli",
+                "serve",
+                "--config",
+                str(self.config_path),
+                "--port",
+                str(self.port),
+            ],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+            try:
+                if httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    return self
+            except httpx2.HTTPError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("server did not start")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=20)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def running(config_path: Path) -> Iterator[Server]:
+    server = Server(config_path).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.asynccontextmanager
+async def mcp_http(url: str, token: str | None, headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    """The official SDK client over Streamable HTTP with a bearer token."""
+    all_headers = dict(headers or {})
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    async with (
+        httpx2.AsyncClient(headers=all_headers, timeout=60) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+def text_of(result) -> str:
+    return "\n".join(getattr(c, "text", "") for c in result.content)

@@ -1,0 +1,198 @@
+"""The git store against real bare repositories: push before ack, replay, stale, unreachable origin."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from notegate.errors import OriginUnavailable
+from notegate.vault.store import ABSENT, MAIN_REF, Author, CaseCollision, Change, Conflict, VaultStore
+
+AUTHOR = Author("Tester", "tester")
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    path = tmp_path / "origin.git"
+    pygit2.init_repository(str(path), bare=True, initial_head="main")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path, origin: Path) -> VaultStore:
+    s = VaultStore.create("personal", tmp_path / "srv" / "vault.git", str(origin))
+    s.commit([Change("a.md", b"alpha\n"), Change("dir/b.md", b"beta\n")], {}, AUTHOR, "seed")
+    return s
+
+
+def origin_head(origin: Path) -> str:
+    return str(pygit2.Repository(str(origin)).references[MAIN_REF].target)
+
+
+def clone_and_push(origin: Path, workdir: Path, path: str, text: str) -> str:
+    """Somebody else (a workstation clone) pushes to the origin with the git CLI."""
+    if not workdir.exists():
+        subprocess.run(["git", "clone", "-q", str(origin), str(workdir)], check=True)
+    subprocess.run(["git", "-C", str(workdir), "pull", "-q"], check=True)
+    target = workdir / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    subprocess.run(["git", "-C", str(workdir), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(workdir), "-c", "user.name=W", "-c", "user.email=w@x", "commit", "-qm", "w"], check=True
+    )
+    subprocess.run(["git", "-C", str(workdir), "push", "-q", "origin", "HEAD:main"], check=True)
+    return subprocess.run(
+        ["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_commit_is_pushed_before_main_moves(store: VaultStore, origin: Path) -> None:
+    before = store.head()
+    result = store.commit([Change("c.md", b"gamma\n")], {"c.md": ABSENT}, AUTHOR, "add c")
+    assert origin_head(origin) == result.commit == store.head()
+    assert result.parent == before
+    commit = store.commit_info(result.commit)
+    assert commit.author.name == "Tester" and commit.committer.name == "notegate"
+    assert store.read("c.md")[0] == b"gamma\n"
+
+
+def test_expectation_mismatch_raises_conflict_and_writes_nothing(store: VaultStore, origin: Path) -> None:
+    head = store.head()
+    with pytest.raises(Conflict) as info:
+        store.commit([Change("a.md", b"x")], {"a.md": ABSENT}, AUTHOR, "bad")
+    assert info.value.current == store.blob_id("a.md")
+    assert store.head() == head == origin_head(origin)
+
+
+def test_replays_on_top_when_origin_moved_elsewhere(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    foreign = clone_and_push(origin, tmp_path / "wc", "other.md", "from a workstation\n")
+    base = store.blob_id("a.md")
+    result = store.commit([Change("a.md", b"alpha 2\n")], {"a.md": base}, AUTHOR, "edit a")
+    repo = pygit2.Repository(str(origin))
+    assert str(repo[result.commit].parents[0].id) == foreign  # replayed on the foreign commit, no merge
+    assert store.read("other.md")[0] == b"from a workstation\n"
+    assert store.read("a.md")[0] == b"alpha 2\n"
+
+
+def test_stale_when_origin_changed_the_same_note(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    base = store.blob_id("a.md")
+    foreign = clone_and_push(origin, tmp_path / "wc", "a.md", "changed elsewhere\n")
+    with pytest.raises(Conflict):
+        store.commit([Change("a.md", b"mine\n")], {"a.md": base}, AUTHOR, "edit a")
+    assert origin_head(origin) == foreign
+    assert store.read("a.md")[0] == b"changed elsewhere\n"  # we took the origin's truth
+
+
+def test_origin_unreachable_refuses_and_keeps_local_ref(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    head = store.head()
+    shutil.move(origin, tmp_path / "gone.git")
+    with pytest.raises(OriginUnavailable) as info:
+        store.commit([Change("c.md", b"c\n")], {"c.md": ABSENT}, AUTHOR, "add c")
+    assert "could not be reached" in info.value.message
+    assert str(tmp_path) not in info.value.explain()  # no machine paths in refusals
+    assert store.head() == head
+    assert store.blob_id("c.md") == ABSENT
+    assert "refs/notegate/pending" not in store.repo.references
+
+
+def test_case_collision_refused(store: VaultStore) -> None:
+    with pytest.raises(CaseCollision) as info:
+        store.commit([Change("A.md", b"x")], {"A.md": ABSENT}, AUTHOR, "case", new_paths=["A.md"])
+    assert info.value.existing == "a.md"
+
+
+def test_symlinks_and_submodules_are_not_served(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    wc = tmp_path / "wc"
+    subprocess.run(["git", "clone", "-q", str(origin), str(wc)], check=True)
+    (wc / "link.md").symlink_to("/etc/passwd")
+    (wc / ".obsidian").mkdir()
+    (wc / ".obsidian" / "x.md").write_text("hidden")
+    subprocess.run(["git", "-C", str(wc), "add", "-A"], check=True)
+    sub = pygit2.Repository(str(origin)).references[MAIN_REF].target
+    subprocess.run(["git", "-C", str(wc), "update-index", "--add", "--cacheinfo", f"160000,{sub},mod.md"], check=True)
+    subprocess.run(
+        ["git", "-C", str(wc), "-c", "user.name=W", "-c", "user.email=w@x", "commit", "-qm", "links"], check=True
+    )
+    subprocess.run(["git", "-C", str(wc), "push", "-q", "origin", "HEAD:main"], check=True)
+    store.fetch()
+    notes = store.listing().notes
+    assert "link.md" not in notes and "mod.md" not in notes and ".obsidian/x.md" not in notes
+    assert store.read("link.md") is None and store.read("mod.md") is None
+    assert "a.md" in notes
+
+
+def test_delete_and_empty_folders_disappear(store: VaultStore) -> None:
+    base = store.blob_id("dir/b.md")
+    store.commit([Change("dir/b.md", None)], {"dir/b.md": base}, AUTHOR, "delete")
+    tree = store.repo[store.head()].peel(pygit2.Tree)
+    assert "dir" not in tree
+
+
+def test_concurrent_writers_same_note_exactly_one_wins(store: VaultStore, origin: Path) -> None:
+    base = store.blob_id("a.md")
+    wins, conflicts = [], []
+
+    def write(i: int) -> None:
+        try:
+            wins.append(store.commit([Change("a.md", f"writer {i}\n".encode())], {"a.md": base}, AUTHOR, f"w{i}"))
+        except Conflict:
+            conflicts.append(i)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1 and len(conflicts) == 31
+    assert origin_head(origin) == wins[0].commit
+
+
+def test_concurrent_writers_distinct_notes_all_committed(store: VaultStore, origin: Path) -> None:
+    results = []
+
+    def write(i: int) -> None:
+        results.append(store.commit([Change(f"n/{i}.md", b"x%d\n" % i)], {f"n/{i}.md": ABSENT}, AUTHOR, f"w{i}"))
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(32)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    repo = pygit2.Repository(str(origin))
+    reachable = {str(c.id) for c in repo.walk(repo.references[MAIN_REF].target)}
+    assert {r.commit for r in results} <= reachable
+    assert all(store.blob_id(f"n/{i}.md") != ABSENT for i in range(32))
+
+
+def test_second_process_sees_lock(store: VaultStore, tmp_path: Path, origin: Path) -> None:
+    """Two store objects (as two processes would) on one clone serialise through the file lock."""
+    other = VaultStore("personal", store.repo_dir, str(origin))
+    base = store.blob_id("a.md")
+    errors: list[Exception] = []
+
+    def write(s: VaultStore, text: bytes) -> None:
+        try:
+            s.commit([Change("a.md", text)], {"a.md": base}, AUTHOR, "w")
+        except Conflict as exc:
+            errors.append(exc)
+
+    t1 = threading.Thread(target=write, args=(store, b"one\n"))
+    t2 = threading.Thread(target=write, args=(other, b"two\n"))
+    t1.start(), t2.start()
+    t1.join(), t2.join()
+    assert len(errors) == 1
+
+
+def test_repack_packs_loose_objects(store: VaultStore) -> None:
+    for i in range(5):
+        store.commit([Change(f"r{i}.md", b"r")], {f"r{i}.md": ABSENT}, AUTHOR, "r")
+    assert store.loose_object_count() > 0
+    store.repack()
+    assert store.loose_object_count() == 0
+    assert store.read("r4.md")[0] == b"r"
