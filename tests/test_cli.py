@@ -1,0 +1,148 @@
+"""The `notegate` command as users and scripts call it (real subprocesses, real files)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from notegate.config import load_config
+from notegate.errors import ConfigError
+from support import mcp_http, mint, running
+
+
+def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "notegate.cli", *args], capture_output=True, text=True, input=stdin, timeout=120
+    )
+
+
+def test_init_creates_layout_and_refuses_foreign_dirs(tmp_path: Path) -> None:
+    result = cli("init", str(tmp_path / "v"))
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "v" / "notegate.toml").exists() and (tmp_path / "v" / "origin.git" / "HEAD").exists()
+    assert (tmp_path / "v" / "state" / "envs" / "personal" / "vault.git").exists()
+    tree = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "v" / "origin.git"), "ls-tree", "-r", "--name-only", "main"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert {"rules/digest.md", "handoffs/notegate-demo.md", "log/notegate-demo.md", "inbox/README.md"} <= set(tree)
+    again = cli("init", str(tmp_path / "v"))
+    assert again.returncode == 2 and "already a notegate directory" in again.stderr
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "file.txt").write_text("x")
+    refused = cli("init", str(tmp_path / "other"))
+    assert refused.returncode == 2 and "not empty" in refused.stderr
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["file.txt"]
+
+
+def test_token_create_list_revoke(vault: Path) -> None:
+    created = cli("token", "create", "--config", str(vault), "--name", "laptop", "--class", "workstation")
+    assert created.returncode == 0
+    token = created.stdout.strip()
+    assert token.startswith("ngt_") and "restricted" in created.stderr
+    listed = cli("token", "list", "--config", str(vault), "--json")
+    rows = json.loads(listed.stdout)
+    assert rows[0]["name"] == "laptop" and rows[0]["tier"] == "restricted"
+    assert token not in listed.stdout and token.split("_")[-1] not in (
+        vault.parent / "state" / "state.sqlite"
+    ).read_bytes().decode("latin-1")
+    assert cli("token", "revoke", "--config", str(vault), "laptop").returncode == 0
+    assert cli("token", "revoke", "--config", str(vault), "laptop").returncode == 1
+    bad = cli("token", "create", "--config", str(vault), "--name", "x", "--class", "machine", "--tier", "trusted")
+    assert bad.returncode == 1 and "machine" in bad.stderr
+
+
+def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "notes").mkdir(parents=True)
+    (src / "notes" / "a.md").write_text("# A\nimported aardvark\n")
+    (src / ".obsidian").mkdir()
+    (src / ".obsidian" / "app.json").write_text("{}")
+    (src / "img.png").write_bytes(b"\x89PNG")
+    (src / "link.md").symlink_to(src / "notes" / "a.md")
+    (src / "bad%2e%2e.md").write_text("x")
+    (src / "latin1.md").write_bytes(b"caf\xe9")
+    (src / "rules").mkdir()
+    (src / "rules" / "digest.md").write_text("different rules\n")
+    result = cli("import", "--config", str(vault), str(src), "--message", "Import test", "--quiet")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "skipped  .obsidian/: hidden folder" in out
+    assert "skipped  img.png: not a Markdown note" in out
+    assert "refused  link.md: symlink" in out
+    assert "refused  bad%2e%2e.md: path-percent-encoded" in out
+    assert "refused  latin1.md: content-not-utf8" in out
+    assert "refused  rules/digest.md: exists in the vault with other content" in out
+    assert "imported 1 notes" in out
+    log = subprocess.run(
+        ["git", "--git-dir", str(vault.parent / "origin.git"), "log", "-1", "--format=%s%n%b", "main"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert log.startswith("Import test") and "Notegate-Client: notegate-import" in log
+    again = cli("import", "--config", str(vault), str(src), "--quiet")
+    assert "imported 0 notes, 1 unchanged" in again.stdout
+
+
+@pytest.mark.anyio
+async def test_running_server_sees_import_without_restart(vault: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "fresh.md").write_text("# Fresh\nnarwhal\n")
+    with running(vault) as server:
+        async with mcp_http(server.url, mint(vault)) as client:
+            before = await client.call_tool("search_notes", {"query": "narwhal"})
+            assert before.structured_content["hits"] == []
+            assert cli("import", "--config", str(vault), str(src), "--quiet").returncode == 0
+            after = await client.call_tool("search_notes", {"query": "narwhal"})
+            assert [h["path"] for h in after.structured_content["hits"]] == ["fresh.md"]
+
+
+def test_reindex_rebuilds(vault: Path) -> None:
+    index = vault.parent / "state" / "envs" / "personal" / "index.sqlite"
+    result = cli("reindex", "--config", str(vault), "--quiet")
+    assert result.returncode == 0 and "indexed 8 notes" in result.stdout
+    assert index.exists()
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle"),
+    [
+        ("[policy]\nprivte = ['x/**']\n", "unknown key 'privte' in [policy]"),
+        ("[server]\nport = 'eighty'\n", "[server] port has the wrong type"),
+        ("[policy]\nmax_note_bytes = true\n", "[policy] max_note_bytes has the wrong type"),
+        ("[policy]\ntwo_step_classes = ['robots']\n", "unknown class 'robots'"),
+        ("[extra]\nx = 1\n", "unknown section or key 'extra'"),
+    ],
+)
+def test_config_errors_name_the_key(tmp_path: Path, snippet: str, needle: str) -> None:
+    config = tmp_path / "notegate.toml"
+    config.write_text("[environments.personal]\norigin = 'origin.git'\n" + snippet)
+    with pytest.raises(ConfigError) as info:
+        load_config(config)
+    assert needle in info.value.message
+    result = cli("reindex", "--config", str(config))
+    assert result.returncode == 2 and needle in result.stderr
+
+
+def test_readme_documents_every_config_key() -> None:
+    from notegate.config import ENVIRONMENT_SETTINGS, SERVER_SETTINGS
+    from notegate.policy import POLICY_SETTINGS
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for setting in (*SERVER_SETTINGS, *ENVIRONMENT_SETTINGS, *POLICY_SETTINGS):
+        assert f"`{setting.name}`" in readme, setting.name
+
+
+def test_generated_config_is_valid_and_complete(vault: Path) -> None:
+    from notegate.policy import POLICY_SETTINGS
+
+    text = vault.read_text()
+    for setting in POLICY_SETTINGS:
+        assert f"\n{setting.name} = " in text, setting.name
+    assert load_config(vault).policy.max_note_bytes == 1 << 20

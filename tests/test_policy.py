@@ -1,0 +1,106 @@
+"""policy.py is pure: decisions are values, the last branch denies, globs match segment-wise."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import make_caller
+from notegate.errors import ConfigError
+from notegate.policy import Action, Policy, can_see, decide, glob_match, policy_from_table, requires_two_step
+
+POLICY = Policy()
+PURE_ALLOWED = {"__future__", "re", "dataclasses", "enum", "functools", "typing", "collections.abc", "notegate.errors"}
+
+
+def test_policy_module_is_pure() -> None:
+    tree = ast.parse((Path(__file__).parents[1] / "src" / "notegate" / "policy.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+    assert imported <= PURE_ALLOWED
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "expected"),
+    [
+        ("private/**", "private/a.md", True),
+        ("private/**", "private/deep/er/a.md", True),
+        ("private/**", "PRIVATE/a.md", True),  # case-insensitive: a case variant is just as private
+        ("private/**", "privateer/a.md", False),  # segment-wise, never a substring
+        ("private/**", "x/private/a.md", False),
+        ("**/secret.md", "secret.md", True),
+        ("**/secret.md", "a/b/secret.md", True),
+        ("rules/*.md", "rules/a.md", True),
+        ("rules/*.md", "rules/x/a.md", False),
+        ("a?.md", "ab.md", True),
+        ("a?.md", "a/.md", False),
+    ],
+)
+def test_glob_match(glob: str, path: str, expected: bool) -> None:
+    assert glob_match(glob, path) is expected
+
+
+@given(st.text(min_size=1, max_size=30).filter(lambda s: "/" not in s))
+def test_double_star_covers_any_name(name: str) -> None:
+    assert glob_match("private/**", f"private/{name}")
+    assert not glob_match("private/**", name)
+
+
+RESTRICTED = make_caller(tier="restricted", client_class="hosted")
+TRUSTED = make_caller()
+MACHINE = make_caller(tier="machine", client_class="machine")
+
+
+@pytest.mark.parametrize("action", list(Action))
+def test_machine_never_uses_knowledge_tools(action: Action) -> None:
+    decision = decide(POLICY, MACHINE, action, "notes/a.md")
+    assert not decision.allowed and decision.rule == "machine-no-mcp"
+
+
+@pytest.mark.parametrize("action", [a for a in Action if a.value not in ("read", "list", "search", "history")])
+@pytest.mark.parametrize("path", ["notes/a.md", "rules/digest.md", "inbox/log/x.md", "handoffs/x.md"])
+def test_restricted_may_not_write_in_foundation(action: Action, path: str) -> None:
+    decision = decide(POLICY, RESTRICTED, action, path)
+    assert not decision.allowed and decision.reason
+
+
+def test_private_reads_say_no_such_note() -> None:
+    decision = decide(POLICY, RESTRICTED, Action.READ, "private/x.md")
+    assert not decision.allowed and decision.rule == "no-such-note"
+    assert can_see(POLICY, TRUSTED, "private/x.md")
+
+
+def test_unknown_tier_denied() -> None:
+    odd = make_caller(tier="root")
+    assert not decide(POLICY, odd, Action.READ, "a.md").allowed
+    assert not decide(POLICY, odd, Action.CREATE, "a.md").allowed
+
+
+def test_two_step_for_hosted_and_protected() -> None:
+    assert requires_two_step(POLICY, RESTRICTED, "a.md")
+    assert not requires_two_step(POLICY, TRUSTED, "a.md")
+    assert requires_two_step(POLICY, TRUSTED, "rules/digest.md")
+    assert requires_two_step(POLICY, TRUSTED, "Rules/Other.md")
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"private": "private/**"},  # not a list
+        {"private": [""]},
+        {"max_note_bytes": 0},
+        {"fetch_interval_seconds": -1},
+        {"unknown": 1},
+    ],
+)
+def test_policy_table_rejects_bad_values(table: dict) -> None:
+    with pytest.raises(ConfigError):
+        policy_from_table(table)
