@@ -144,5 +144,6 @@ def test_generated_config_is_valid_and_complete(vault: Path) -> None:
 
     text = vault.read_text()
     for setting in POLICY_SETTINGS:
-        assert f"\n{setting.name} = " in text, setting.name
+        marker = f"[policy.{setting.name}]" if setting.kind is dict else f"\n{setting.name} = "
+        assert marker in text, setting.name
     assert load_config(vault).policy.max_note_bytes == 1 << 20

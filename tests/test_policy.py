@@ -14,7 +14,17 @@ from notegate.errors import ConfigError
 from notegate.policy import Action, Policy, can_see, decide, glob_match, policy_from_table, requires_two_step
 
 POLICY = Policy()
-PURE_ALLOWED = {"__future__", "re", "dataclasses", "enum", "functools", "typing", "collections.abc", "notegate.errors"}
+PURE_ALLOWED = {
+    "__future__",
+    "re",
+    "dataclasses",
+    "enum",
+    "functools",
+    "typing",
+    "collections.abc",
+    "notegate.errors",
+    "notegate.safety.floor",
+}
 
 
 def test_policy_module_is_pure() -> None:
@@ -65,11 +75,20 @@ def test_machine_never_uses_knowledge_tools(action: Action) -> None:
     assert not decision.allowed and decision.rule == "machine-no-mcp"
 
 
-@pytest.mark.parametrize("action", [a for a in Action if a.value not in ("read", "list", "search", "history")])
-@pytest.mark.parametrize("path", ["notes/a.md", "rules/digest.md", "inbox/log/x.md", "handoffs/x.md"])
-def test_restricted_may_not_write_in_foundation(action: Action, path: str) -> None:
+WRITES = [a for a in Action if a.value not in ("read", "list", "search", "history")]
+
+
+@pytest.mark.parametrize("action", WRITES)
+@pytest.mark.parametrize("path", ["notes/a.md", "rules/digest.md", "handoffs/x.md", "inbox/_held.md", "inbox/x.md"])
+def test_restricted_may_not_write_outside_typed_inbox_items(action: Action, path: str) -> None:
     decision = decide(POLICY, RESTRICTED, action, path)
     assert not decision.allowed and decision.reason
+
+
+@pytest.mark.parametrize("action", WRITES)
+def test_restricted_inbox_items_are_create_and_append_only(action: Action) -> None:
+    decision = decide(POLICY, RESTRICTED, action, "inbox/log/notegate.md")
+    assert decision.allowed is (action in (Action.CREATE, Action.APPEND))
 
 
 def test_private_reads_say_no_such_note() -> None:

@@ -21,11 +21,29 @@ from functools import lru_cache
 from typing import Any
 
 from notegate.errors import ConfigError
+from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
 
 MAX_NOTE_BYTES = 1 << 20
 FETCH_INTERVAL_SECONDS = 5.0
 REPACK_LOOSE_OBJECTS = 2000
 PREVIEW_TTL_SECONDS = 1800
+
+NOTICE_INTERVAL_SECONDS = 900
+DEFAULT_INBOX = {
+    "handoff": "inbox/handoffs/{project}.md",
+    "log": "inbox/log/{project}.md",
+    "decision": "inbox/decisions/{project}.md",
+    "capture": "inbox/captures/{slug}.md",
+}
+DEFAULT_ROUTES = {
+    "handoff": "handoffs/{project}.md",
+    "log": "log/{project}.md",
+    "decision": "design/{project}.md",
+    "capture": "",
+}
+SLUG = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
+_SLUG_RE = re.compile(rf"{SLUG}\Z")
+_TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
 
 TIERS = ("restricted", "trusted", "machine")
 CLIENT_CLASSES = ("hosted", "workstation", "machine")
@@ -139,7 +157,50 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (
         "repack_loose_objects", int, REPACK_LOOSE_OBJECTS, "Repack the server's clone past this many loose objects."
     ),
     PolicySetting("preview_ttl_seconds", int, PREVIEW_TTL_SECONDS, "How long a two-step preview may be confirmed."),
+    PolicySetting(
+        "instruction_files",
+        list,
+        list(DEFAULT_INSTRUCTION_FILES),
+        "Names of files agents load as instructions; the floor holds any inbox item naming one.",
+    ),
+    PolicySetting(
+        "inbox", dict, dict(DEFAULT_INBOX), "Inbox kinds and the item path each writes (restricted callers)."
+    ),
+    PolicySetting(
+        "inbox_reserved", list, ["inbox/_held.md", "inbox/README.md"], "Inbox files no restricted caller may touch."
+    ),
+    PolicySetting("routes", dict, dict(DEFAULT_ROUTES), "Where a promoted item of each kind goes ('' = no route)."),
+    PolicySetting(
+        "protected_from_routes",
+        list,
+        ["rules/**", "private/**", "inbox/**"],
+        "Globs no route may ever reach (checked at start and again at every promotion).",
+    ),
+    PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
+    PolicySetting("notice_interval_seconds", int, NOTICE_INTERVAL_SECONDS, "Repeat the inbox notice after this long."),
 )
+
+
+@dataclass(frozen=True)
+class InboxItemRef:
+    kind: str
+    key: str  # the project (or the capture's slug)
+    path: str
+
+
+@lru_cache(maxsize=64)
+def _template_regex(template: str) -> re.Pattern[str]:
+    prefix, _, suffix = template.partition("{")
+    _, _, rest = suffix.partition("}")
+    return re.compile(re.escape(prefix) + f"({SLUG})" + re.escape(rest) + r"\Z")
+
+
+def _fill(template: str, key: str) -> str:
+    return re.sub(r"\{(?:project|slug)\}", key, template)
+
+
+def is_slug(value: str) -> bool:
+    return bool(_SLUG_RE.match(value))
 
 
 @dataclass(frozen=True)
@@ -151,6 +212,13 @@ class Policy:
     fetch_interval_seconds: float = FETCH_INTERVAL_SECONDS
     repack_loose_objects: int = REPACK_LOOSE_OBJECTS
     preview_ttl_seconds: int = PREVIEW_TTL_SECONDS
+    instruction_files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
+    inbox: tuple[tuple[str, str], ...] = tuple(DEFAULT_INBOX.items())
+    inbox_reserved: tuple[str, ...] = ("inbox/_held.md", "inbox/README.md")
+    routes: tuple[tuple[str, str], ...] = tuple(DEFAULT_ROUTES.items())
+    protected_from_routes: tuple[str, ...] = ("rules/**", "private/**", "inbox/**")
+    two_step_inbox: bool = False
+    notice_interval_seconds: int = NOTICE_INTERVAL_SECONDS
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -158,6 +226,56 @@ class Policy:
 
     def is_protected(self, path: str) -> bool:
         return any_match(self.protected, path)
+
+    @property
+    def inbox_root(self) -> str:
+        return "inbox"
+
+    def is_inbox(self, path: str) -> bool:
+        """Anything under inbox/ (compared case-insensitively, so INBOX/x.md is not a way around it)."""
+        return path.casefold().startswith(self.inbox_root + "/")
+
+    def is_reserved(self, path: str) -> bool:
+        return any(path.casefold() == r.casefold() for r in self.inbox_reserved)
+
+    def inbox_item(self, path: str) -> InboxItemRef | None:
+        """Which inbox kind ``path`` is an item of (exact template match, lowercase slug), else None."""
+        for kind, template in self.inbox:
+            match = _template_regex(template).match(path)
+            if match:
+                return InboxItemRef(kind=kind, key=match.group(1), path=path)
+        return None
+
+    def inbox_path(self, kind: str, key: str) -> str:
+        template = dict(self.inbox).get(kind)
+        if template is None:
+            raise ValueError(kind)
+        return _fill(template, key)
+
+    def route_template(self, kind: str) -> str:
+        return dict(self.routes).get(kind, "")
+
+    def names_instruction_file(self, path: str) -> bool:
+        """Is the path's file name an instruction file's name (case-insensitively)? The floor adds look-alikes."""
+        name = path.casefold().rsplit("/", 1)[-1]
+        return any(name == f.casefold() for f in self.instruction_files)
+
+    def route_target(self, kind: str, key: str) -> Decision:
+        """Where an item of ``kind`` for ``key`` is promoted to. Re-checked every time, whatever the config."""
+        template = self.route_template(kind)
+        if not template:
+            return deny(
+                "no-route",
+                f"{kind} items have no route; hold it, or move it by hand as a trusted session.",
+            )
+        if not _SLUG_RE.match(key):
+            return deny("bad-route-key", f"'{key}' is not a valid project or slug name.")
+        target = _fill(template, key)
+        if any_match(self.protected_from_routes, target) or any_match(self.protected, target):
+            return deny("route-protected", f"the route for {kind} would reach a protected path; refused.")
+        if self.is_inbox(target) or self.names_instruction_file(target):
+            return deny("route-protected", f"the route for {kind} would reach {target}, which no route may reach.")
+        return allow("route", target)
 
 
 def policy_from_table(table: dict[str, Any]) -> Policy:
@@ -173,13 +291,22 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
     for setting in POLICY_SETTINGS:
         value = table.get(setting.name, setting.default)
         kind = setting.kind
-        if isinstance(value, bool) or not isinstance(value, kind):
+        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
             raise ConfigError(f"[policy] {setting.name} has the wrong type", remedy=setting.help)
         if isinstance(value, list):
             if not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f"[policy] {setting.name} must be a list of non-empty strings", remedy=setting.help)
             value = tuple(value)
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ConfigError(f"[policy] {setting.name} must map names to strings", remedy=setting.help)
+            value = tuple(value.items())
         values[setting.name] = value
+    try:
+        validate_instruction_files(values["instruction_files"])
+    except ValueError as exc:
+        raise ConfigError(f"[policy] instruction_files: {exc}") from None
+    _check_inbox_and_routes(values)
     for cls in values["two_step_classes"]:
         if cls not in CLIENT_CLASSES:
             raise ConfigError(
@@ -191,6 +318,47 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
     return Policy(**values)
+
+
+def _check_inbox_and_routes(values: dict[str, Any]) -> None:
+    """Refuse, at start, any inbox or route template that could reach a path no route may reach.
+
+    A template is literal folders then ``{project}``/``{slug}`` + ``.md``, and the key is a lowercase slug
+    (no ``/``), so the only part that varies is the file's stem.  The literal folders are checked against
+    the protected globs with probe stems, including every segment named in those globs and every
+    instruction file's stem.  :meth:`Policy.route_target` checks the concrete target again at promotion.
+    """
+    inbox = dict(values["inbox"])
+    for kind, template in inbox.items():
+        if not is_slug(kind):
+            raise ConfigError(f"[policy] inbox kind '{kind}' must be a lowercase name")
+        if not _TEMPLATE.match(template) or not template.startswith("inbox/"):
+            raise ConfigError(
+                f"[policy] inbox.{kind} = '{template}' must look like 'inbox/<folder>/{{project}}.md'",
+                remedy="Inbox items live under inbox/: literal folders, then {project} or {slug}, then .md.",
+            )
+    guarded = (*values["protected_from_routes"], *values["protected"])
+    probes = {"x", "rules", "private", "inbox", "readme", "digest"}
+    probes |= {f.casefold().rsplit("/", 1)[-1].removesuffix(".md").strip(".") for f in values["instruction_files"]}
+    for glob in guarded:
+        probes |= {seg.casefold() for seg in glob.split("/")}
+    for kind, template in values["routes"]:
+        if kind not in inbox:
+            raise ConfigError(f"[policy] routes.{kind}: there is no inbox kind '{kind}'")
+        if not template:
+            continue
+        if not _TEMPLATE.match(template):
+            raise ConfigError(
+                f"[policy] routes.{kind} = '{template}' must look like '<folder>/{{project}}.md'",
+                remedy="A route is literal folders then {project} (or {slug}) .md; nothing else can vary.",
+            )
+        for probe in sorted(p for p in probes if is_slug(p)):
+            target = _fill(template, probe)
+            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith("inbox/"):
+                raise ConfigError(
+                    f"[policy] routes.{kind} = '{template}' could reach '{target}', a path no route may reach",
+                    remedy="Point routes at ordinary folders such as handoffs/, log/ or design/.",
+                )
 
 
 # -------------------------------------------------------------- decisions
@@ -231,14 +399,50 @@ def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decisio
     if caller.tier == "restricted":
         if not can_see(policy, caller, path):
             return deny("no-such-note", "no such note.")
-        return deny(
-            "restricted-read-only",
-            f"a restricted session cannot {action.value} notes. It may read, list and search; "
-            "ask the owner for a trusted credential to change notes.",
-        )
+        return _decide_restricted_write(policy, action, path)
     return deny("unknown-tier", f"tier '{caller.tier}' may not {action.value} notes.")
+
+
+RESTRICTED_REMEDY = (
+    "A restricted session may only create or append inbox items: use inbox_write(kind, text, project) with kind "
+    "handoff, log, decision or capture. A reviewer then promotes or holds it. For anything else, ask the owner "
+    "for a trusted session."
+)
+
+
+def _decide_restricted_write(policy: Policy, action: Action, path: str) -> Decision:
+    if policy.is_reserved(path):
+        return deny("inbox-reserved", f"{path} is kept by the server and reviewers only. " + RESTRICTED_REMEDY)
+    item = policy.inbox_item(path)
+    if item is None:
+        where = "inside the inbox but not a typed inbox item" if policy.is_inbox(path) else "outside the inbox"
+        return deny("restricted-outside-inbox", f"{path} is {where}. " + RESTRICTED_REMEDY)
+    if action in (Action.CREATE, Action.APPEND):
+        return allow("inbox-write", f"{item.kind} item")
+    return deny(
+        "inbox-append-only",
+        f"a restricted session may not {action.value} inbox items, only create them or append to them. "
+        + RESTRICTED_REMEDY,
+    )
+
+
+def decide_review(policy: Policy, caller: Caller) -> Decision:
+    """Reviewing the inbox (list, promote, hold) is for trusted callers only."""
+    reader = decide_reader(caller)
+    if not reader.allowed:
+        return reader
+    if caller.tier != "trusted":
+        return deny(
+            "review-trusted-only",
+            "only a trusted session may review the inbox. A restricted session may write to it with inbox_write.",
+        )
+    return allow("reviewer")
 
 
 def requires_two_step(policy: Policy, caller: Caller, path: str) -> bool:
     """Must this write be previewed (unconfirmed) before it may be confirmed?"""
-    return caller.client_class in policy.two_step_classes or policy.is_protected(path)
+    if policy.is_protected(path):
+        return True
+    if caller.client_class not in policy.two_step_classes:
+        return False
+    return policy.two_step_inbox or policy.inbox_item(path) is None

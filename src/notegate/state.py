@@ -46,6 +46,34 @@ CREATE TABLE IF NOT EXISTS previews (
     key TEXT PRIMARY KEY,
     expires_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS inbox_parts (
+    id INTEGER PRIMARY KEY,
+    environment TEXT NOT NULL,
+    path TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT NOT NULL,
+    at REAL NOT NULL,
+    commit_id TEXT NOT NULL,
+    op TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS inbox_parts_path ON inbox_parts(environment, path);
+CREATE TABLE IF NOT EXISTS inbox_holds (
+    environment TEXT NOT NULL,
+    path TEXT NOT NULL,
+    version TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (environment, path)
+);
+CREATE TABLE IF NOT EXISTS notices (
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT NOT NULL,
+    last_count INTEGER NOT NULL,
+    last_at REAL NOT NULL,
+    PRIMARY KEY (environment, login, client)
+);
 """
 
 
@@ -127,3 +155,59 @@ class StateDB:
                 return False
             db.execute("DELETE FROM previews WHERE key = ?", (key,))
             return row["expires_at"] >= now
+
+    # -------------------------------------------------------- inbox parts
+    def record_inbox_part(
+        self, *, environment: str, path: str, login: str, client: str, at: float, commit_id: str, op: str
+    ) -> None:
+        """Who wrote which part of an inbox item (the authors a reviewer may not be)."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO inbox_parts (environment, path, login, client, at, commit_id, op) VALUES (?,?,?,?,?,?,?)",
+                (environment, path, login, client, at, commit_id, op),
+            )
+
+    def inbox_parts(self, environment: str, path: str) -> list[sqlite3.Row]:
+        return self.query(
+            "SELECT * FROM inbox_parts WHERE environment = ? AND path = ? ORDER BY id", (environment, path)
+        )
+
+    def forget_inbox_item(self, environment: str, path: str) -> None:
+        """The item left the inbox (promoted or deleted): a new item at that path starts a new author list."""
+        with self.tx() as db:
+            db.execute("DELETE FROM inbox_parts WHERE environment = ? AND path = ?", (environment, path))
+            db.execute("DELETE FROM inbox_holds WHERE environment = ? AND path = ?", (environment, path))
+
+    # -------------------------------------------------------------- holds
+    def set_hold(self, *, environment: str, path: str, version: str, reason: str, reviewer: str, at: float) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO inbox_holds (environment, path, version, reason, reviewer, at)"
+                " VALUES (?,?,?,?,?,?)",
+                (environment, path, version, reason, reviewer, at),
+            )
+
+    def holds(self, environment: str) -> dict[str, sqlite3.Row]:
+        rows = self.query("SELECT * FROM inbox_holds WHERE environment = ? ORDER BY path", (environment,))
+        return {r["path"]: r for r in rows}
+
+    def drop_hold(self, environment: str, path: str) -> None:
+        with self.tx() as db:
+            db.execute("DELETE FROM inbox_holds WHERE environment = ? AND path = ?", (environment, path))
+
+    # ------------------------------------------------------------ notices
+    def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:
+        """True when the caller should be told about ``count`` waiting items now (and remember that we did)."""
+        with self.tx() as db:
+            row = db.execute(
+                "SELECT last_count, last_at FROM notices WHERE environment = ? AND login = ? AND client = ?",
+                (environment, login, client),
+            ).fetchone()
+            due = count > 0 and (row is None or row["last_count"] != count or now - row["last_at"] >= interval)
+            if due or row is None or row["last_count"] != count:
+                db.execute(
+                    "INSERT OR REPLACE INTO notices (environment, login, client, last_count, last_at)"
+                    " VALUES (?,?,?,?,?)",
+                    (environment, login, client, count, now if due or row is None else row["last_at"]),
+                )
+            return due

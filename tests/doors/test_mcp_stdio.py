@@ -40,6 +40,6 @@ async def test_stdio_caller_is_the_token_file_and_restricted_by_default(vault: P
     token_file.write_text(mint(vault, name="desktop") + "\n")
     async with Client(params(vault, token_file)) as client:
         write = await client.call_tool("write_note", {"path": "x.md", "content": "x", "base_revision": "absent"})
-        assert write.is_error and "restricted-read-only" in text_of(write)
+        assert write.is_error and "restricted-outside-inbox" in text_of(write)
         private = await client.call_tool("read_note", {"path": "private/README.md"})
         assert private.is_error and "no such note" in text_of(private)

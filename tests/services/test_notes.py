@@ -162,7 +162,7 @@ def test_private_is_invisible_through_every_tool(notes: NotesService, trusted, r
     assert [h.path for h in notes.search_notes(trusted, "zebra").hits] == ["private/diary.md"]
 
 
-def test_restricted_is_read_only(notes: NotesService, restricted, trusted) -> None:
+def test_restricted_may_not_write_outside_the_inbox(notes: NotesService, restricted, trusted) -> None:
     rev = create(notes, trusted, "open.md", "x\n")
     calls = [
         lambda: notes.write_note(restricted, "open.md", "y", rev),
@@ -174,7 +174,7 @@ def test_restricted_is_read_only(notes: NotesService, restricted, trusted) -> No
     for call in calls:
         with pytest.raises(PolicyDenied) as info:
             call()
-        assert info.value.rule == "restricted-read-only"
+        assert info.value.rule == "restricted-outside-inbox"
 
 
 def test_machine_has_no_mcp(notes: NotesService) -> None:
@@ -250,6 +250,7 @@ def test_listing_pages_and_folders(notes: NotesService, trusted) -> None:
 
 def test_foreign_commit_searchable_after_fetch(notes: NotesService, trusted, runtime, tmp_path) -> None:
     origin = runtime.config.environment(None).origin_url
+    runtime.environment(None)  # the server is up before the foreign push
     wc = tmp_path / "wc"
     subprocess.run(["git", "clone", "-q", origin, str(wc)], check=True)
     (wc / "field").mkdir()

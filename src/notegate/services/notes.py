@@ -38,12 +38,18 @@ _TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
 
 
 # ------------------------------------------------------------------ results
+class ToolResult(BaseModel):
+    """Every tool result can carry the inbox notice (set by the door, never by the services)."""
+
+    notice: str | None = Field(None, description="A note from the server, e.g. inbox items waiting for review.")
+
+
 class NoteEntry(BaseModel):
     path: str
     revision: str
 
 
-class ListResult(BaseModel):
+class ListResult(ToolResult):
     folder: str
     notes: list[NoteEntry]
     folders: list[str] = Field(default_factory=list, description="Immediate subfolders (non-recursive listing).")
@@ -63,7 +69,7 @@ class ChangeInfo(BaseModel):
     summary: str
 
 
-class NoteRead(BaseModel):
+class NoteRead(ToolResult):
     path: str
     text: str
     revision: str
@@ -77,12 +83,12 @@ class SearchHit(BaseModel):
     quarantined: bool = Field(False, description="True for inbox items: unreviewed text from a restricted session.")
 
 
-class SearchResult(BaseModel):
+class SearchResult(ToolResult):
     query: str
     hits: list[SearchHit]
 
 
-class WriteResult(BaseModel):
+class WriteResult(ToolResult):
     status: Literal["preview", "committed"]
     message: str
     path: str
@@ -93,7 +99,7 @@ class WriteResult(BaseModel):
     commit: str | None = None
 
 
-class HistoryResult(BaseModel):
+class HistoryResult(ToolResult):
     path: str
     changes: list[ChangeInfo]
 
@@ -466,6 +472,7 @@ class NotesService:
         except CaseCollision as collision:
             raise self._case_collision(collision.path, collision.existing) from None
         record["commit"] = result.commit
+        self._after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
         return WriteResult(
             status="committed",
@@ -477,6 +484,24 @@ class NotesService:
             new_revision=result.blobs.get(target, ABSENT),
             commit=result.commit,
         )
+
+    def _after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
+        """Keep inbox authorship in the state: who wrote each part of each item."""
+        for change in changes:
+            if self.policy.inbox_item(change.path) is None:
+                continue
+            if change.data is None:
+                self.rt.state.forget_inbox_item(env.name, change.path)
+            else:
+                self.rt.state.record_inbox_part(
+                    environment=env.name,
+                    path=change.path,
+                    login=caller.login,
+                    client=caller.client,
+                    at=self.rt.clock(),
+                    commit_id=commit,
+                    op=op,
+                )
 
     def write_note(
         self,

@@ -31,7 +31,8 @@ Clock = Callable[[], float]
 
 
 def policy_fingerprint(policy: Policy) -> str:
-    return hashlib.sha256(repr((policy.private, getattr(policy, "inbox_root", "inbox"))).encode()).hexdigest()[:16]
+    """Changes when the policy would classify paths differently (then the index re-classifies its rows)."""
+    return hashlib.sha256(repr((policy.private, policy.inbox_root)).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -78,13 +79,16 @@ class Runtime:
             store = VaultStore.create(name, repo_dir, origin_url)
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
+        try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)
+            store.fetch()
+        except OriginUnavailable as exc:
+            log.warning("environment %s: serving the last fetched state: %s", name, exc.message)
         index.catch_up(store)
         return env
 
     def classify(self, path: str) -> tuple[bool, bool]:
         """(private, inbox) for the index; the policy decides both."""
-        is_inbox = getattr(self.policy, "is_inbox", None)
-        return self.policy.is_private(path), bool(is_inbox(path)) if is_inbox else path.startswith("inbox/")
+        return self.policy.is_private(path), self.policy.is_inbox(path)
 
     def open_all(self) -> None:
         for name in self.config.environments:

@@ -36,9 +36,36 @@ two_step_classes = ["hosted"]   # client classes that must preview a write befor
 fetch_interval_seconds = 5      # how often the server fetches the origin
 repack_loose_objects = 2000     # repack the server's clone past this many loose objects
 preview_ttl_seconds = 1800      # how long a two-step preview may be confirmed
+# names of files agents load as instructions: the floor holds any inbox item naming one (also look-alikes)
+instruction_files = {instruction_files}
+inbox_reserved = ["inbox/_held.md", "inbox/README.md"]   # no restricted caller may touch these
+# no route may ever reach these (checked at start and again at every promotion)
+protected_from_routes = ["rules/**", "private/**", "inbox/**"]
+two_step_inbox = false          # inbox writes (create/append only) need no preview
+notice_interval_seconds = 900   # repeat the "items waiting for review" notice after this long
+
+[policy.inbox]                  # what restricted sessions may write: create and append, never overwrite/move/delete
+handoff = "inbox/handoffs/{{project}}.md"
+log = "inbox/log/{{project}}.md"
+decision = "inbox/decisions/{{project}}.md"
+capture = "inbox/captures/{{slug}}.md"
+
+[policy.routes]                 # where a promoted item goes ("" = no route); no route reaches rules/
+handoff = "handoffs/{{project}}.md"
+log = "log/{{project}}.md"
+decision = "design/{{project}}.md"
+capture = ""
 """
 
 DEMO_PROJECT = "notegate-demo"
+
+
+def render_config(owner: str) -> str:
+    """The commented config, with defaults taken from the code (one rule source)."""
+    from notegate.policy import DEFAULT_INSTRUCTION_FILES
+
+    names = "[" + ", ".join(f'"{n}"' for n in DEFAULT_INSTRUCTION_FILES) + "]"
+    return CONFIG_TEMPLATE.format(owner=owner, instruction_files=names)
 
 
 def default_notes(now: datetime) -> dict[str, str]:
@@ -97,7 +124,7 @@ def init_directory(directory: Path, *, owner: str = "owner", now: datetime | Non
     directory.mkdir(parents=True, exist_ok=True)
     origin = directory / "origin.git"
     pygit2.init_repository(str(origin), bare=True, initial_head="main")
-    config_path.write_text(CONFIG_TEMPLATE.format(owner=owner), encoding="utf-8")
+    config_path.write_text(render_config(owner), encoding="utf-8")
     state = directory / "state"
     store = VaultStore.create("personal", state / "envs" / "personal" / "vault.git", str(origin.resolve()))
     changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]

@@ -1,0 +1,552 @@
+"""Credential scanner: finds credentials and tokens in text and says where, never what.
+
+Theory of operation
+-------------------
+Every write from a restricted or hosted caller, every string a model returns and every rendered
+note about to be committed passes through :func:`scan_credentials`.  It must be fast (a regex
+per rule, each starting with a literal so ``re`` skips ahead with a substring search) and it
+must not be fooled by presentation tricks.  So the rules never read the caller's text directly:
+they read a *normalised view* (:func:`normalise`) in which every character is NFKC-folded and
+every Default_Ignorable_Code_Point (zero-width spaces, joiners, bidi controls, tag characters,
+variation selectors, the BOM ...) is removed.  ``g<ZWSP>hp_…`` and ``ｇｈｐ＿…`` both read as
+``ghp_…``.  Each hit is mapped back to a span of the original text.
+
+A regex alone over-reports (``sk-learn-compatible-wrapper``, ``password: required``), so each
+rule has a small check: word boundaries, "looks random" (letters *and* digits, enough length),
+and an explicit placeholder list (``<token>``, ``${VAR}``, ``YOUR_API_KEY``, ``****``).
+False positives matter: this runs on every inbox write.
+
+Invariants
+1. Pure: no I/O and no mutable global state except a bounded memo of per-character folding.
+2. A :class:`Finding` carries gate, kind and positions in the ORIGINAL text (plus 1-based
+   line/column there), never the matched value.  Nothing in this module returns, formats or
+   logs a matched value; :func:`describe` prints kind and position only.
+3. :func:`scan_credentials` never raises for any ``str`` and its patterns are linear: every
+   repetition is bounded or runs over a class disjoint from what follows it.
+4. Deterministic: findings are de-duplicated and sorted by (start, end, gate, kind).
+5. A value is waved through as a placeholder only when it matches an explicit placeholder
+   form (:data:`PLACEHOLDER`: ``EXAMPLE``, ``xxxx``, ``<…>``, ``${…}`` …).  Provider-format
+   tokens (``ghp_``, ``sk-ant-`` …) get no other leniency than that and "a random body has a
+   digit and at least five distinct characters" — words a random body never spells.
+6. Every rule starts with a literal (``re`` then skips ahead with a substring search) and,
+   where the literal could recur inside one long word, rejects a mid-word start with a
+   look-behind placed after the literal (:func:`_start`): scanning stays linear.
+
+The rules follow the public formats documented by each provider and collected by gitleaks
+(``config/gitleaks.toml``) and Yelp's detect-secrets plugins; they are re-implemented here as
+plain regexes so the module stays pure, fast and free of detect-secrets' global settings.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import re
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+GATE = "credential"
+
+# --------------------------------------------------------------------------------------------
+# Normalisation
+# --------------------------------------------------------------------------------------------
+
+#: Default_Ignorable_Code_Point, from Unicode 15.1 ``DerivedCoreProperties.txt``.  These render
+#: as nothing, so they can split a token without changing how it looks.
+_DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
+    (0x00AD, 0x00AD),  # SOFT HYPHEN
+    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
+    (0x061C, 0x061C),  # ARABIC LETTER MARK
+    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
+    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
+    (0x180B, 0x180F),  # MONGOLIAN FREE VARIATION SELECTORS, VOWEL SEPARATOR
+    (0x200B, 0x200F),  # ZERO WIDTH SPACE .. RIGHT-TO-LEFT MARK
+    (0x202A, 0x202E),  # bidi embeddings and overrides
+    (0x2060, 0x206F),  # WORD JOINER, invisible operators, bidi isolates, deprecated formats
+    (0x3164, 0x3164),  # HANGUL FILLER
+    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1 .. 16
+    (0xFEFF, 0xFEFF),  # ZERO WIDTH NO-BREAK SPACE (byte order mark)
+    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
+    (0xFFF0, 0xFFF8),  # reserved specials
+    (0x1BCA0, 0x1BCA3),  # SHORTHAND FORMAT CONTROLS
+    (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM .. END PHRASE
+    (0xE0000, 0xE0FFF),  # TAG characters, VARIATION SELECTOR-17 .. 256
+)
+
+_INVISIBLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _DEFAULT_IGNORABLE) + "]")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _fold_char(ch: str) -> str:
+    """NFKC of one character with default-ignorables removed (may be "" or several characters)."""
+    if _INVISIBLE.match(ch):
+        return ""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", ch))
+
+
+class NormalisedText:
+    """The view the rules read, and the way back to positions in what the caller sent.
+
+    ``text`` is the folded view.  Folding is done per character, so the mapping is a list of
+    breakpoints ``(view_pos, original_pos, fixed)``: after a linear breakpoint positions advance
+    together; inside a *fixed* one (a character that folded to several) every view position maps
+    to the same original character.  Pure ASCII text is its own view and has no breakpoints.
+    """
+
+    __slots__ = ("_keys", "_line_starts", "_lower", "_points", "original", "text")
+
+    def __init__(self, original: str, text: str, points: list[tuple[int, int, bool]]) -> None:
+        self.original = original
+        self.text = text
+        self._points = points
+        self._keys = [p[0] for p in points]
+        self._lower: str | None = None
+        self._line_starts: list[int] | None = None
+
+    @property
+    def lower(self) -> str:
+        """ASCII projection of the view, lower-cased: every non-ASCII character becomes ``?``.
+
+        Same length as ``text``, so positions found here are positions in ``text``.  Rules run
+        on it use ASCII-only patterns; lower-casing ASCII is ~10x faster than ``re.IGNORECASE``
+        and than ``str.lower`` on wide strings, and never changes the length (``İ`` would).
+        """
+        if self._lower is None:
+            text = self.text if self.text.isascii() else self.text.encode("ascii", "replace").decode("ascii")
+            self._lower = text.lower()
+        return self._lower
+
+    def remapped(self, text: str) -> NormalisedText:
+        """Same positions, different characters: for a 1:1 re-mapping of the view (skeletons)."""
+        if len(text) != len(self.text):
+            raise ValueError("a remapped view must keep its length")
+        twin = NormalisedText(self.original, text, self._points)
+        twin._line_starts = self._line_starts
+        return twin
+
+    def _to_original(self, pos: int) -> int:
+        if not self._keys:
+            return pos
+        i = bisect_right(self._keys, pos) - 1
+        if i < 0:
+            return pos
+        view0, orig0, fixed = self._points[i]
+        return orig0 if fixed else orig0 + (pos - view0)
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Map a half-open span of the view to the original text."""
+        first = self._to_original(start)
+        last = self._to_original(end - 1) + 1 if end > start else first
+        return first, max(first, last)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        """1-based line and column (in code points) of an offset in the original text."""
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.original)]
+        i = bisect_right(self._line_starts, offset) - 1
+        return i + 1, offset - self._line_starts[i] + 1
+
+
+def normalise(text: str) -> NormalisedText:
+    """Fold ``text`` for scanning: NFKC per character, default-ignorables removed.
+
+    Why per character and not ``normalize(text)``: a whole-string NFKC cannot tell us where each
+    output character came from, and findings must point into the original.
+    """
+    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and _INVISIBLE.search(text) is None):
+        return NormalisedText(text, text, [])
+    pieces: list[str] = []
+    points: list[tuple[int, int, bool]] = []
+    view = 0
+    last = 0
+    for run in _NON_ASCII_RUN.finditer(text):
+        start, end = run.span()
+        pieces.append(text[last:start])
+        view += start - last
+        chunk = run.group()
+        if unicodedata.is_normalized("NFKC", chunk) and _INVISIBLE.search(chunk) is None:
+            pieces.append(chunk)
+            view += len(chunk)
+        else:
+            for offset, ch in enumerate(chunk, start):
+                folded = _fold_char(ch)
+                if len(folded) == 1:
+                    pieces.append(folded)
+                    view += 1
+                    continue
+                if folded:
+                    points.append((view, offset, True))
+                    pieces.append(folded)
+                    view += len(folded)
+                points.append((view, offset + 1, False))
+        last = end
+    pieces.append(text[last:])
+    return NormalisedText(text, "".join(pieces), points)
+
+
+# --------------------------------------------------------------------------------------------
+# Findings
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One hit: which gate, what kind, where in the ORIGINAL text.  Never the value.
+
+    ``line`` and ``col`` (1-based, in the original text) are filled in by the scanners so that
+    :func:`describe` can be called without the text; 0 means "not known".
+    """
+
+    gate: str
+    kind: str
+    start: int
+    end: int
+    line: int = 0
+    col: int = 0
+
+
+def describe(f: Finding) -> str:
+    """Human/model-readable location of a finding: gate, kind and position, never the value."""
+    if f.line:
+        return f"{f.gate} ({f.kind}) at line {f.line}, col {f.col}"
+    return f"{f.gate} ({f.kind}) at offset {f.start}"
+
+
+Hit = tuple[str, int, int]
+Check = Callable[[NormalisedText, "re.Match[str]", str], Iterable[Hit]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A pattern over the view (``lowered`` → over ``view.lower``) and a check turning a match into hits."""
+
+    gate: str
+    kind: str
+    pattern: re.Pattern[str]
+    check: Check | None = None
+    lowered: bool = False
+
+
+def run_rules(view: NormalisedText, rules: Iterable[Rule]) -> list[Finding]:
+    """Apply rules to a view; return de-duplicated findings in original positions, sorted."""
+    hits: set[tuple[int, int, str, str]] = set()
+    for rule in rules:
+        haystack = view.lower if rule.lowered else view.text
+        for m in rule.pattern.finditer(haystack):
+            found = rule.check(view, m, rule.kind) if rule.check is not None else ((rule.kind, *m.span()),)
+            for kind, start, end in found:
+                first, last = view.span(start, end)
+                hits.add((first, last, rule.gate, kind))
+    out = []
+    for start, end, gate, kind in sorted(hits):
+        line, col = view.line_col(start)
+        out.append(Finding(gate, kind, start, end, line, col))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Shared value tests (also used by the content gates)
+# --------------------------------------------------------------------------------------------
+
+
+def is_word_char(ch: str) -> bool:
+    """Letters, digits and underscore: what may not touch a token on either side."""
+    return ch.isalnum() or ch == "_"
+
+
+def left_ok(s: str, i: int) -> bool:
+    """True when position ``i`` starts a token (nothing word-like right before it)."""
+    return i == 0 or not is_word_char(s[i - 1])
+
+
+def right_ok(s: str, i: int) -> bool:
+    """True when position ``i`` ends a token (nothing word-like at it)."""
+    return i >= len(s) or not is_word_char(s[i])
+
+
+#: Values that are obviously not secrets: templates, masks, and the words docs use instead.
+PLACEHOLDER = re.compile(
+    r"x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\$\{|%\(|%s\b"
+    r"|example|placeholder|redacted|changeme|change[_-]me|dummy|sample|fake|not[_-]?a[_-]?real"
+    r"|your[_-]?(?:own[_-]?)?(?:api[_-]?)?(?:key|token|secret|pass)",
+    re.IGNORECASE,
+)
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_DOTTED_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\)?)?")
+_LOWER_PATH = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+/?")
+_REF_PREFIXES = ("http://", "https://", "file:", "env:", "vault:", "op://", "arn:", "secret://", "ssm:", "sm://")
+
+
+def looks_secret(value: str, *, min_len: int = 8) -> bool:
+    """Whether an assigned value could be a real secret rather than a word, name or reference.
+
+    Random secrets mix classes; words and identifiers do not.  So: long enough, not a
+    placeholder/reference/path, and letters with digits (or symbols), or long mixed-case.
+    """
+    v = value.strip()
+    if len(v) < min_len or PLACEHOLDER.search(v):
+        return False
+    if v[0] in "<{[$%(~/.@&*#`" or v.lower().startswith(_REF_PREFIXES):
+        return False
+    if _ENV_NAME.fullmatch(v) or _DOTTED_REF.fullmatch(v) or _LOWER_PATH.fullmatch(v):
+        return False
+    if v.lower() in ("true", "false", "null", "none", "required", "optional"):
+        return False
+    lower = any(c.islower() for c in v)
+    upper = any(c.isupper() for c in v)
+    digit = any(c.isdigit() for c in v)
+    symbol = any(not c.isalnum() and c not in "-_." for c in v)
+    letters = lower or upper
+    if letters and digit:
+        return True
+    if letters and symbol and (lower and upper):
+        return True
+    return lower and upper and len(v) >= 16
+
+
+def _has_digit_and_letter(s: str) -> bool:
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+# --------------------------------------------------------------------------------------------
+# Rule checks
+# --------------------------------------------------------------------------------------------
+
+
+def _random_token(prefix_len: int, *, need_digit: bool = True) -> Check:
+    """Provider token: bounded on both sides; the body is not a placeholder fill."""
+
+    def check(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+        s = view.text
+        if not left_ok(s, m.start()):
+            return
+        body = m.group()[prefix_len:]
+        if need_digit and not _has_digit_and_letter(body):
+            return
+        if len(set(body)) < 5 or PLACEHOLDER.search(body):
+            return  # a real random body never spells EXAMPLE or xxxx
+        yield kind, m.start(), m.end()
+
+    return check
+
+
+def _openai(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    # "sk-" is also the tail of task-, disk-, desk- …: the left boundary matters most here.
+    s = view.text
+    if not left_ok(s, m.start()):
+        return
+    body = m.group().split("-", 1)[1]
+    for scope in ("proj-", "svcacct-", "admin-"):
+        body = body.removeprefix(scope)
+    if _has_digit_and_letter(body) and len(set(body)) >= 8 and any(c.isupper() for c in body):
+        yield kind, m.start(), m.end()
+
+
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def _aws_key_id(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    s = view.text
+    body = m.group()[4:]
+    if not (left_ok(s, m.start()) and right_ok(s, m.end())) or len(set(body)) < 5 or PLACEHOLDER.search(body):
+        return  # AKIAIOSFODNN7EXAMPLE is AWS's documentation key
+    yield kind, m.start(), m.end()
+    # An access key id is usually pasted next to its secret: look a little further on.
+    window_end = min(len(s), m.end() + 200)
+    for sm in _AWS_SECRET.finditer(s, m.end(), window_end):
+        value = sm.group()
+        mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+        if _has_digit_and_letter(value) and mixed and not PLACEHOLDER.search(value):
+            yield "aws-secret-key", sm.start(), sm.end()
+
+
+_PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _pem(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    end = _PEM_END.search(view.text, m.end(), m.end() + 65536)
+    yield kind, m.start(), (end.end() if end else m.end())
+
+
+def _bounded_left(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    if left_ok(view.text, m.start()):
+        yield kind, m.start(), m.end()
+
+
+def _url_password(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    password = m.group(2)
+    if len(password) < 4 or PLACEHOLDER.search(password) or password[0] in "$%{<*":
+        return
+    if password.lower() in ("pass", "password", "passwd", "secret", "pwd", "token"):
+        return
+    if len(set(password)) < 3:
+        return
+    yield kind, m.start(1), m.end(2)
+
+
+def _curl_user(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    if left_ok(view.text, m.start()) and looks_secret(m.group(2), min_len=6):
+        yield kind, m.start(1), m.end(2)
+
+
+def _header_value(min_len: int) -> Check:
+    """Authorization-style value: read in the original case, must look random."""
+
+    def check(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+        if not left_ok(view.text, m.start()):
+            return
+        value = view.text[m.start(1) : m.end(1)]
+        if looks_secret(value, min_len=min_len):
+            yield kind, m.start(), m.end()
+
+    return check
+
+
+def _basic_auth(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    # "Basic" is an ordinary word; only flag it when what follows decodes to "user:password".
+    if not left_ok(view.text, m.start()):
+        return
+    value = view.text[m.start(1) : m.end(1)]
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return
+    user, sep, password = decoded.partition(b":")
+    if sep and user and len(password) >= 3 and decoded.isascii() and decoded.decode("ascii").isprintable():
+        yield kind, m.start(), m.end()
+
+
+_SECRET_NAME = re.compile(
+    r"password|passwd|passphrase|secret|token|credential"
+    r"|(?:api|access|private|signing|auth|master|encryption|license|client)[_.-]?key"
+    r"|(?:^|[_.-])(?:pass|pwd|pw)$"
+)
+#: Names that merely mention a secret (its length, file, type, id ...) rather than hold one.
+_NOT_SECRET_NAME = re.compile(
+    r"tokeniz|tokens|(?:^|[_.-])(?:count|limit|type|url|uri|endpoint|file|path|name|ttl|expiry|expires|header"
+    r"|field|param|prefix|length|size|budget|usage|format|policy|rotation|store|provider|manager|scope|kind"
+    r"|hash|ref|id|env|var)(?:$|[_.-])"
+)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
+
+
+def _assignment(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    low = view.lower
+    start = m.start()
+    # The keyword may be the tail of a longer name (db_password, GITHUB_TOKEN): walk back to its start.
+    while start > 0 and start > m.start() - 40 and (is_word_char(low[start - 1]) or low[start - 1] in ".-"):
+        start -= 1
+    # Split camelCase before lower-casing so "secretName" reads as secret_name, not secretname.
+    name = _CAMEL.sub("_", view.text[start : m.end("name")]).lower()
+    if not _SECRET_NAME.search(name) or _NOT_SECRET_NAME.search(name):
+        return
+    vstart, vend = next((m.span(g) for g in ("dq", "sq", "bare") if m.start(g) >= 0), (m.end(), m.end()))
+    value = view.text[vstart:vend]
+    if not looks_secret(value):
+        return
+    if "secret" in name and ("aws" in name or "access" in name) and _AWS_SECRET_VALUE.fullmatch(value):
+        kind = "aws-secret-key"
+    yield kind, start, vend
+
+
+_W = "A-Za-z0-9"
+
+
+def _start(prefix: str) -> str:
+    """A fixed-width literal prefix that may not continue a word.
+
+    The look-behind sits *after* the literal so ``re`` keeps its fast literal-prefix search,
+    and a prefix repeated inside one long word (``eyJeyJeyJ…``) is rejected at once instead of
+    each occurrence re-scanning the rest of the word (which would be quadratic).
+    """
+    return f"{prefix}(?<![A-Za-z0-9_]{prefix})"
+
+
+_VALUE = r"""(?:"(?P<dq>[^"\n]{1,512})"|'(?P<sq>[^'\n]{1,512})'|(?P<bare>[^\s"'`,;)\]}<>]{1,512}))"""
+
+#: The credential rules.  Kinds are stable identifiers: callers and tests match on them.
+RULES: tuple[Rule, ...] = (
+    Rule(GATE, "anthropic-key", re.compile(rf"{_start('sk-ant-')}[{_W}_-]{{20,300}}"), _random_token(7)),
+    Rule(
+        GATE,
+        "openai-key",
+        re.compile(rf"{_start('sk-')}(?!ant-)(?:proj-|svcacct-|admin-)?[{_W}_-]{{20,300}}"),
+        _openai,
+    ),
+    Rule(GATE, "aws-access-key-id", re.compile(rf"{_start('A(?:KIA|SIA|BIA|CCA)')}[A-Z0-9]{{16}}"), _aws_key_id),
+    Rule(GATE, "github-token", re.compile(rf"{_start('gh[pousr]_')}[{_W}]{{36,251}}"), _random_token(4)),
+    Rule(GATE, "github-token", re.compile(rf"{_start('github_pat_')}[{_W}_]{{22,255}}"), _random_token(11)),
+    *(
+        Rule(GATE, "gitlab-token", re.compile(rf"{_start(prefix)}[{_W}_-]{{20,64}}"), _random_token(len(prefix)))
+        for prefix in ("glpat-", "glptt-", "gldt-", "glrt-")
+    ),
+    Rule(GATE, "slack-token", re.compile(rf"{_start('xox[abposre]-')}[{_W}-]{{10,250}}"), _random_token(5)),
+    Rule(
+        GATE,
+        "slack-webhook",
+        re.compile(rf"hooks\.slack\.com/services/T[{_W}_]{{6,32}}/B[{_W}_]{{6,32}}/[{_W}_]{{16,64}}"),
+    ),
+    Rule(GATE, "stripe-key", re.compile(rf"{_start('sk_(?:live|test)_')}[{_W}]{{16,247}}"), _random_token(8)),
+    Rule(GATE, "stripe-key", re.compile(rf"{_start('rk_(?:live|test)_')}[{_W}]{{16,247}}"), _random_token(8)),
+    Rule(GATE, "google-api-key", re.compile(rf"{_start('AIza')}[{_W}_-]{{35}}"), _random_token(4, need_digit=False)),
+    Rule(GATE, "private-key", re.compile(r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"), _pem),
+    Rule(
+        GATE,
+        "jwt",
+        re.compile(rf"{_start('eyJ')}[{_W}_-]{{10,8192}}\.eyJ[{_W}_-]{{10,8192}}\.[{_W}_-]{{0,8192}}"),
+        _bounded_left,
+    ),
+    Rule(GATE, "npm-token", re.compile(rf"{_start('npm_')}[{_W}]{{36}}"), _random_token(4)),
+    Rule(GATE, "pypi-token", re.compile(rf"{_start('pypi-AgE')}[{_W}_-]{{50,4096}}"), _bounded_left),
+    Rule(GATE, "huggingface-token", re.compile(rf"{_start('hf_')}[{_W}]{{34,40}}"), _random_token(3, need_digit=False)),
+    Rule(GATE, "sendgrid-key", re.compile(_start(r"SG\.") + rf"[{_W}_-]{{22}}\.[{_W}_-]{{43}}"), _bounded_left),
+    Rule(
+        GATE,
+        "url-credentials",
+        re.compile(r"://([^\s/?#@:'\"<>\[\]]{0,128}):([^\s/?#@'\"<>]{1,256})@[A-Za-z0-9\[]"),
+        _url_password,
+    ),
+    Rule(GATE, "curl-credentials", re.compile(r"-u[ \t]+[\"']?([^\s:\"'@]{1,128}):([^\s\"'@]{1,256})"), _curl_user),
+    Rule(
+        GATE,
+        "authorization-header",
+        re.compile(
+            r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:bearer|token|digest|sso-key)[ \t]+([a-z0-9._~+/=:-]{8,4096})"
+        ),
+        _header_value(8),
+        lowered=True,
+    ),
+    Rule(GATE, "bearer-token", re.compile(r"bearer[ \t]+([a-z0-9._~+/-]{16,4096}=*)"), _header_value(16), lowered=True),
+    Rule(GATE, "basic-auth", re.compile(r"basic[ \t]+([a-z0-9+/]{8,4096}={0,2})"), _basic_auth, lowered=True),
+    *(
+        Rule(
+            GATE,
+            "secret-assignment",
+            re.compile(rf"(?P<name>{kw}[a-z0-9_.-]{{0,40}})[\"']?[ \t]*(?:=>|:=|==?|:)[ \t]*{_VALUE}"),
+            _assignment,
+            lowered=True,
+        )
+        for kw in ("pass", "pwd", "secret", "token", "key", "credential")
+    ),
+)
+
+
+def scan_view(view: NormalisedText) -> list[Finding]:
+    """Credential findings for an already normalised view (the content gates share one view)."""
+    return run_rules(view, RULES)
+
+
+def scan_credentials(text: str) -> list[Finding]:
+    """Find credentials and tokens in ``text``.
+
+    Returns findings with positions in ``text`` itself (not the folded view), sorted by
+    position.  Never raises for a ``str``; never returns the secret.
+    """
+    if not isinstance(text, str):
+        raise TypeError("scan_credentials takes str")
+    return scan_view(normalise(text))

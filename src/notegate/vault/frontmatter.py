@@ -1,0 +1,295 @@
+"""A strict, round-tripping subset of YAML front matter, with no YAML library.
+
+Theory of operation
+-------------------
+Obsidian notes open with a ``---`` block of YAML properties.  notegate needs
+only flat string properties and lists of strings, and it must never let a value
+change the structure of a note, so it reads and writes a deliberately small
+subset itself instead of depending on a YAML parser:
+
+* the block starts at offset 0 with a line that is exactly ``---`` and ends at
+  the next line that is exactly ``---`` (LF line endings only: a CR inside the
+  block is refused, never silently mis-read);
+* every entry is ``key: scalar``, ``key: [a, b]`` (a flow list of scalars) or
+  ``key:`` followed by block items ``- a`` (indented or not); a bare ``key:``
+  with no items reads as the empty string, as Obsidian writes empty properties;
+* scalars are plain, ``"double quoted"`` (escapes ``\\\\`` and ``\\"`` only) or
+  ``'single quoted'`` (``''`` for a quote);
+* anything else -- comments, nested maps, anchors, tags, block scalars,
+  duplicate keys, other escapes -- raises :class:`FrontMatterError`.
+
+Invariants (tested):
+
+* ``split_front_matter(render_front_matter(d) + body) == (d, body)`` for every
+  valid ``d`` and every ``body``;
+* a rendered value never contains a line boundary of any kind, so no value can
+  end the block or add a key.  Values holding a line boundary or a control
+  character are refused (not escaped): no property notegate writes needs one.
+* the writer quotes every value a YAML reader could take for something other
+  than a string (``true``, ``null``, ``12``, ``1e3``, ``.inf``...) or that holds
+  YAML syntax (``: ``, `` #``, a leading indicator or quote, flow brackets), so
+  Obsidian and other YAML readers see the same strings we do.  ISO timestamps
+  such as ``2025-01-02T10:00:00Z`` stay plain: they are dates to every reader.
+
+Pure: no I/O; imports only the standard library's ``re`` and ``unicodedata``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from notegate.errors import ContentRejected
+
+__all__ = [
+    "FormatError",
+    "FrontMatter",
+    "FrontMatterError",
+    "front_matter_end",
+    "render_front_matter",
+    "split_front_matter",
+]
+
+FrontMatter = dict[str, str | list[str]]
+
+_DELIMITER = "---"
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+# ``key:`` then either nothing or one space and a value.
+_ENTRY = re.compile(r"(?P<key>[^\s:][^:]*?):(?:[ \t]+(?P<value>.*?))?[ \t]*\Z")
+_ITEM = re.compile(r"[ \t]*-(?:[ \t]+(?P<value>.*?))?[ \t]*\Z")
+# Plain scalars a YAML 1.1/1.2 reader would type as bool/null/number: quote them.
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "=", "<<"})
+_NUMBERISH = re.compile(r"[-+]?(?:[0-9.][0-9a-fA-FxXoObB_.:eE+-]*|\.(?:inf|nan))\Z", re.IGNORECASE)
+_INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_PLAIN_FORBIDDEN = (": ", " #", "\t", ",", "[", "]", "{", "}")
+
+
+class FormatError(ContentRejected, ValueError):
+    """A note is not in the shape its format requires, or a value cannot be written safely.
+
+    Also a ``ValueError``, so plain Python callers can catch it without knowing
+    the notegate family.
+    """
+
+    rule = "format-invalid"
+
+
+class FrontMatterError(FormatError):
+    """The front matter uses YAML outside the supported subset, or a value is unsafe."""
+
+    rule = "front-matter-invalid"
+
+
+def _fail(message: str) -> FrontMatterError:
+    return FrontMatterError(
+        message,
+        remedy="Use only 'key: value', 'key: [a, b]' or 'key:' with '- item' lines, "
+        "with one-line values, between two '---' lines.",
+    )
+
+
+def _unsafe_char(text: str) -> str | None:
+    """The first character YAML cannot hold in a one-line value: line breaks, controls, surrogates, U+FFFE/F."""
+    for ch in text:
+        if ch != "\t" and (unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in "\ufffe\uffff"):
+            return ch
+    return None
+
+
+def _check_value(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise _fail(f"{where}: values must be strings or lists of strings, not {type(value).__name__}.")
+    bad = _unsafe_char(value)
+    if bad is not None:
+        raise _fail(f"{where}: value contains a line break or control character (U+{ord(bad):04X}).")
+    return value
+
+
+def _needs_quotes(value: str) -> bool:
+    return (
+        value == ""
+        or value != value.strip()
+        or value[0] in _INDICATORS
+        or value.endswith(":")
+        or any(token in value for token in _PLAIN_FORBIDDEN)
+        or value.lower() in _YAML_WORDS
+        or _NUMBERISH.match(value) is not None
+    )
+
+
+def _render_scalar(value: str) -> str:
+    if _needs_quotes(value):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def render_front_matter(data: FrontMatter) -> str:
+    """Render ``data`` as a front matter block, keys in insertion order.
+
+    Always emits the block, even for an empty mapping (``---\\n---\\n``), so that
+    a body which itself starts with ``---`` can never be mistaken for front
+    matter on the way back.
+    """
+    lines = [_DELIMITER]
+    for key, value in data.items():
+        if not isinstance(key, str) or not _KEY.match(key):
+            raise _fail(f"key {key!r} is not a simple name (letters, digits, '_' and '-').")
+        if isinstance(value, list | tuple):
+            items = [_render_scalar(_check_value(item, key)) for item in value]
+            if items:
+                lines.append(f"{key}:")
+                lines.extend(f"  - {item}" for item in items)
+            else:
+                lines.append(f"{key}: []")
+        else:
+            lines.append(f"{key}: {_render_scalar(_check_value(value, key))}")
+    lines.append(_DELIMITER)
+    return "\n".join(lines) + "\n"
+
+
+def front_matter_end(text: str) -> int:
+    """Offset where the body starts: just after the closing ``---`` line, or 0.
+
+    Finds the block by its delimiters only, without reading it, so callers that
+    edit the body of hand-written notes can skip front matter they cannot parse.
+    """
+    if not text.startswith(_DELIMITER + "\n"):
+        return 0
+    pos = len(_DELIMITER) + 1
+    while pos <= len(text):
+        nl = text.find("\n", pos)
+        line = text[pos:] if nl == -1 else text[pos:nl]
+        if line == _DELIMITER:
+            return len(text) if nl == -1 else nl + 1
+        if nl == -1:
+            break
+        pos = nl + 1
+    return 0
+
+
+def _parse_quoted(raw: str, where: str) -> tuple[str, str]:
+    """Read one quoted scalar at the start of ``raw``; return (value, rest)."""
+    quote = raw[0]
+    out: list[str] = []
+    i = 1
+    while i < len(raw):
+        ch = raw[i]
+        if quote == '"' and ch == "\\":
+            nxt = raw[i + 1 : i + 2]
+            if nxt not in ("\\", '"'):
+                raise _fail(f"{where}: unsupported escape \\{nxt} in a double-quoted value.")
+            out.append(nxt)
+            i += 2
+            continue
+        if ch == quote:
+            if quote == "'" and raw[i + 1 : i + 2] == "'":
+                out.append("'")
+                i += 2
+                continue
+            return "".join(out), raw[i + 1 :]
+        out.append(ch)
+        i += 1
+    raise _fail(f"{where}: unterminated quoted value.")
+
+
+def _parse_scalar(raw: str, where: str) -> str:
+    if raw[:1] in ('"', "'"):
+        value, rest = _parse_quoted(raw, where)
+        if rest.strip():
+            raise _fail(f"{where}: unexpected text after a quoted value.")
+        return value
+    if raw[:1] in _INDICATORS and not (raw[0] == "-" and raw[1:2] not in ("", " ")):
+        raise _fail(f"{where}: value starts with YAML syntax {raw[0]!r}; quote it.")
+    if " #" in raw or ": " in raw or raw.endswith(":"):
+        raise _fail(f"{where}: comments and nested mappings are not supported; quote the value.")
+    return raw
+
+
+def _parse_flow_list(raw: str, where: str) -> list[str]:
+    inner = raw[1:]
+    items: list[str] = []
+    while True:
+        inner = inner.lstrip(" ")
+        if not items and inner.startswith("]"):
+            rest = inner[1:]
+            break
+        if inner[:1] in ('"', "'"):
+            value, inner = _parse_quoted(inner, where)
+            inner = inner.lstrip(" ")
+        else:
+            match = re.match(r"[^,\[\]{}]*", inner)
+            value = match.group(0).rstrip(" ") if match else ""
+            inner = inner[len(match.group(0)) if match else 0 :]
+            if not value:
+                raise _fail(f"{where}: empty or nested item in a flow list.")
+            value = _parse_scalar(value, where)
+        items.append(value)
+        if inner.startswith(","):
+            inner = inner[1:]
+            continue
+        if inner.startswith("]"):
+            rest = inner[1:]
+            break
+        raise _fail(f"{where}: malformed flow list; write [a, b] with simple items.")
+    if rest.strip():
+        raise _fail(f"{where}: unexpected text after a flow list.")
+    return items
+
+
+def split_front_matter(text: str) -> tuple[FrontMatter, str]:
+    """Split a note into its front matter mapping and its body.
+
+    A note without a front matter block gives ``({}, text)``.  A block that
+    exists but is outside the subset raises :class:`FrontMatterError`, naming
+    the line; it is never skipped silently.
+    """
+    first_line = text.split("\n", 1)[0]
+    if first_line.rstrip("\r") == _DELIMITER and first_line != _DELIMITER:
+        raise _fail("front matter uses CR line endings; save the note with LF line endings.")
+    end = front_matter_end(text)
+    if end == 0:
+        if first_line == _DELIMITER:
+            raise _fail("front matter opened with '---' but never closed.")
+        return {}, text
+    block = text[len(_DELIMITER) + 1 : end].split("\n")
+    lines = block[: block.index(_DELIMITER)]  # the first '---' line is the closing one
+    data: FrontMatter = {}
+    current_list: list[str] | None = None
+    current_key = ""
+    for number, line in enumerate(lines, start=2):
+        where = f"front matter line {number}"
+        bad = _unsafe_char(line)
+        if bad is not None:
+            raise _fail(f"{where}: line break or control character U+{ord(bad):04X} (CRLF files are refused).")
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("#"):
+            raise _fail(f"{where}: comments are not supported.")
+        item = _ITEM.match(line)
+        if item and (line.startswith((" ", "\t")) or line.startswith("-")):
+            if current_list is None:
+                raise _fail(f"{where}: list item without a 'key:' line above it.")
+            value = item.group("value")
+            if value is None:
+                raise _fail(f'{where}: empty list item; write "" for an empty string.')
+            current_list.append(_parse_scalar(value, where))
+            data[current_key] = current_list
+            continue
+        if line[0] in " \t":
+            raise _fail(f"{where}: nested or multi-line values are not supported.")
+        entry = _ENTRY.match(line)
+        if not entry or not _KEY.match(entry.group("key")):
+            raise _fail(f"{where}: expected 'key: value' with a simple key.")
+        key = entry.group("key")
+        if key in data:
+            raise _fail(f"{where}: duplicate key {key!r}.")
+        raw = entry.group("value")
+        current_list = None
+        if raw is None or raw == "":
+            data[key] = ""
+            current_list, current_key = [], key
+        elif raw.startswith("["):
+            data[key] = _parse_flow_list(raw, where)
+        else:
+            data[key] = _parse_scalar(raw, where)
+    return data, text[end:]

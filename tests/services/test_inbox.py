@@ -1,0 +1,359 @@
+"""The quarantine inbox on a real vault: restricted writes, authorship, review, routes, holds, notices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import make_caller
+from notegate.config import load_config
+from notegate.errors import ConfigError, NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
+from notegate.policy import DEFAULT_INSTRUCTION_FILES, glob_match, policy_from_table
+from notegate.services.inbox import InboxService
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Runtime
+from notegate.vault.held import HeldRow, parse_held, render_held
+
+PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
+CLOUD = make_caller(tier="restricted", client_class="workstation", login="cloud", client="cloud-agent")
+REVIEWER = make_caller(tier="trusted", client_class="workstation", login="reviewer", client="review")
+OWNER = make_caller(tier="trusted", client_class="workstation", login="owner", client="laptop")
+
+
+@pytest.fixture
+def clock():
+    return [1_800_000_000.0]
+
+
+@pytest.fixture
+def rt(vault: Path, clock):
+    runtime = Runtime(load_config(vault), clock=lambda: clock[0])
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture
+def notes(rt: Runtime) -> NotesService:
+    return NotesService(rt)
+
+
+@pytest.fixture
+def inbox(notes: NotesService) -> InboxService:
+    return InboxService(notes)
+
+
+def item(inbox: InboxService, path: str):
+    return next(i for i in inbox.list_inbox(REVIEWER).items if i.path == path)
+
+
+# ----------------------------------------------------------- restricted writes
+def test_inbox_write_creates_then_appends(inbox: InboxService, notes: NotesService) -> None:
+    first = inbox.inbox_write(PHONE, "log", "Did the thing.", project="notegate")
+    assert first.status == "committed" and first.path == "inbox/log/notegate.md"
+    second = inbox.inbox_write(CLOUD, "log", "Did another thing.", project="notegate")
+    assert second.path == first.path
+    text = notes.read_note(PHONE, "inbox/log/notegate.md").text
+    assert "Did the thing." in text and "Did another thing." in text
+    assert item(inbox, first.path).authors == ["cloud", "phone"]
+
+
+def test_inbox_write_capture_named_after_title(inbox: InboxService) -> None:
+    done = inbox.inbox_write(PHONE, "capture", "A link worth keeping.", title="Café ideas: 2026!")
+    assert done.path == "inbox/captures/cafe-ideas-2026.md"
+    untitled = inbox.inbox_write(PHONE, "capture", "No title.")
+    assert untitled.path.startswith("inbox/captures/capture-")
+
+
+@pytest.mark.parametrize(
+    ("kind", "project", "rule"),
+    [
+        ("log", None, "bad-project"),
+        ("log", "Bad Name", "bad-project"),
+        ("log", "../rules", "bad-project"),
+        ("rules", "x", "bad-argument"),
+        ("handoff", "a/b", "bad-project"),
+    ],
+)
+def test_inbox_write_bad_arguments(inbox: InboxService, kind: str, project: str | None, rule: str) -> None:
+    with pytest.raises(NotegateError) as info:
+        inbox.inbox_write(PHONE, kind, "text", project=project)
+    assert info.value.rule == rule
+
+
+# Path classes for the restricted matrix: (path, may create, may append to an existing item)
+PATH_CLASSES = [
+    ("rules/digest.md", False),
+    ("rules/new.md", False),
+    ("handoffs/notegate.md", False),
+    ("log/notegate.md", False),
+    ("design/notegate.md", False),
+    ("projects/notegate.md", False),
+    ("private/x.md", False),
+    ("inbox/_held.md", False),
+    ("inbox/README.md", False),
+    ("inbox/other/x.md", False),  # inside the inbox but not a typed item
+    ("inbox/log/Notegate.md", False),  # case variant: the project slug is lowercase
+    ("INBOX/log/notegate.md", False),  # case variant of the inbox itself
+    ("іnbox/log/notegate.md", False),  # Cyrillic і look-alike
+    ("inbox/log/notegate.md", True),
+    ("inbox/handoffs/notegate.md", True),
+    ("inbox/decisions/notegate.md", True),
+    ("inbox/captures/idea.md", True),
+]
+
+
+@pytest.mark.parametrize(("path", "allowed"), PATH_CLASSES)
+def test_restricted_create_matrix(notes: NotesService, path: str, allowed: bool) -> None:
+    if allowed:
+        assert notes.write_note(PHONE, path, "x\n", "absent", confirmed=True).status == "committed"
+    else:
+        with pytest.raises((PolicyDenied, NoSuchNote, NotegateError)) as info:
+            notes.write_note(PHONE, path, "x\n", "absent", confirmed=True)
+        assert info.value.rule != "ok"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../inbox/log/x.md",
+        "inbox/../rules/x.md",
+        ".obsidian/x.md",
+        "inbox/.x/y.md",
+        "inbox\\log\\x.md",
+        "inbox/log/%2e%2e.md",
+    ],
+)
+def test_restricted_hidden_and_traversal_refused(notes: NotesService, path: str) -> None:
+    with pytest.raises(PathRejected):
+        notes.write_note(PHONE, path, "x", "absent", confirmed=True)
+
+
+def test_restricted_may_append_to_anothers_item_but_never_overwrite_move_delete(
+    inbox: InboxService, notes: NotesService
+) -> None:
+    rev = inbox.inbox_write(CLOUD, "decision", "Use SQLite.", project="notegate").new_revision
+    path = "inbox/decisions/notegate.md"
+    rev = notes.append_note(PHONE, path, "Agreed.", rev, confirmed=True).new_revision
+    for call, rule in (
+        (lambda: notes.write_note(PHONE, path, "replaced", rev, confirmed=True), "inbox-append-only"),
+        (lambda: notes.move_note(PHONE, path, "inbox/decisions/other.md", rev, confirmed=True), "inbox-append-only"),
+        (lambda: notes.delete_note(PHONE, path, rev, confirmed=True), "inbox-append-only"),
+        (lambda: notes.append_note(PHONE, "inbox/_held.md", "x", "absent", confirmed=True), "inbox-reserved"),
+        (lambda: notes.append_note(PHONE, "rules/digest.md", "x", rev, confirmed=True), "restricted-outside-inbox"),
+    ):
+        with pytest.raises(PolicyDenied) as info:
+            call()
+        assert info.value.rule == rule
+        assert "inbox_write" in info.value.explain()
+
+
+def test_restricted_cannot_review(inbox: InboxService) -> None:
+    rev = inbox.inbox_write(PHONE, "log", "x", project="p").new_revision
+    for call in (
+        lambda: inbox.list_inbox(CLOUD),
+        lambda: inbox.promote_inbox(CLOUD, "inbox/log/p.md", rev),
+        lambda: inbox.hold_inbox(CLOUD, "inbox/log/p.md", rev, "no"),
+    ):
+        with pytest.raises(PolicyDenied) as info:
+            call()
+        assert info.value.rule == "review-trusted-only"
+
+
+# ----------------------------------------------------------------- review
+def test_author_cannot_promote_even_after_another_appended(inbox: InboxService, notes: NotesService) -> None:
+    inbox.inbox_write(OWNER, "log", "The owner's own note.", project="p")
+    inbox.inbox_write(PHONE, "log", "Phone adds.", project="p")
+    version = item(inbox, "inbox/log/p.md").version
+    for author in (OWNER, make_caller(tier="trusted", login="phone", client="other-client")):
+        with pytest.raises(PolicyDenied) as info:
+            inbox.promote_inbox(author, "inbox/log/p.md", version)
+        assert info.value.rule == "author-cannot-promote"
+    assert inbox.promote_inbox(REVIEWER, "inbox/log/p.md", version).status == "promoted"
+
+
+def test_stale_version_refused(inbox: InboxService) -> None:
+    old = inbox.inbox_write(PHONE, "log", "one", project="p").new_revision
+    inbox.inbox_write(PHONE, "log", "two", project="p")
+    with pytest.raises(StaleRevision):
+        inbox.promote_inbox(REVIEWER, "inbox/log/p.md", old)
+    with pytest.raises(StaleRevision):
+        inbox.hold_inbox(REVIEWER, "inbox/log/p.md", old, "x")
+
+
+def test_floor_hold_cannot_be_promoted(inbox: InboxService) -> None:
+    rev = inbox.inbox_write(PHONE, "log", "looks fine\u202eevil", project="p").new_revision
+    listed = item(inbox, "inbox/log/p.md")
+    assert listed.floor == "hold" and any("U+202E" in r for r in listed.floor_reasons)
+    with pytest.raises(PolicyDenied) as info:
+        inbox.promote_inbox(REVIEWER, "inbox/log/p.md", rev)
+    assert info.value.rule == "floor-hold"
+
+
+def test_instruction_file_name_in_body_is_floor_held(inbox: InboxService) -> None:
+    rev = inbox.inbox_write(PHONE, "decision", "Add this to ＣＬＡＵＤＥ.md please", project="p").new_revision
+    with pytest.raises(PolicyDenied) as info:
+        inbox.promote_inbox(REVIEWER, "inbox/decisions/p.md", rev)
+    assert info.value.rule == "floor-hold"
+
+
+def test_route_handoff_replaces(inbox: InboxService, notes: NotesService) -> None:
+    rev = inbox.inbox_write(PHONE, "handoff", "## Where it stopped\n\nHalfway.\n", project="notegate-demo").new_revision
+    result = inbox.promote_inbox(REVIEWER, "inbox/handoffs/notegate-demo.md", rev)
+    assert result.target == "handoffs/notegate-demo.md"
+    assert notes.read_note(OWNER, "handoffs/notegate-demo.md").text == "## Where it stopped\n\nHalfway.\n"
+    with pytest.raises(NoSuchNote):
+        notes.read_note(OWNER, "inbox/handoffs/notegate-demo.md")
+
+
+def test_route_log_inserts_newest_on_top(inbox: InboxService, notes: NotesService) -> None:
+    before = notes.read_note(OWNER, "log/notegate-demo.md").text
+    rev = inbox.inbox_write(PHONE, "log", "Newest work.", project="notegate-demo").new_revision
+    inbox.promote_inbox(REVIEWER, "inbox/log/notegate-demo.md", rev)
+    after = notes.read_note(OWNER, "log/notegate-demo.md").text
+    assert after.index("Newest work.") < after.index("Created the demo vault.")
+    assert after.startswith("# notegate-demo log\n")
+    assert len(after) > len(before)
+
+
+def test_route_decision_under_proposed_created_if_missing(inbox: InboxService, notes: NotesService) -> None:
+    rev = inbox.inbox_write(PHONE, "decision", "Use FTS5 for search.", project="newproj").new_revision
+    result = inbox.promote_inbox(REVIEWER, "inbox/decisions/newproj.md", rev)
+    text = notes.read_note(OWNER, result.target).text
+    assert text.startswith("# newproj design\n\n## Proposed\n") and "Use FTS5 for search." in text
+    read = notes.read_note(OWNER, result.target)
+    assert read.last_change.reviewed_by == "reviewer" and read.last_change.authors == "phone"
+
+
+def test_capture_has_no_route(inbox: InboxService) -> None:
+    rev = inbox.inbox_write(PHONE, "capture", "x", title="idea").new_revision
+    with pytest.raises(PolicyDenied) as info:
+        inbox.promote_inbox(REVIEWER, "inbox/captures/idea.md", rev)
+    assert info.value.rule == "no-route" and "hold it" in info.value.message
+
+
+def test_hold_writes_held_note_and_change_reopens(inbox: InboxService, notes: NotesService) -> None:
+    rev = inbox.inbox_write(PHONE, "log", "meh", project="p").new_revision
+    inbox.hold_inbox(REVIEWER, "inbox/log/p.md", rev, "Too vague | needs detail\nsecond line")
+    listed = inbox.list_inbox(REVIEWER)
+    held = next(i for i in listed.items if i.path == "inbox/log/p.md")
+    assert held.held and held.held_reason == "Too vague | needs detail second line"
+    assert listed.waiting == 0
+    rows = parse_held(notes.read_note(OWNER, "inbox/_held.md").text)
+    assert [(r.item, r.version, r.reason, r.reviewer) for r in rows] == [
+        ("inbox/log/p.md", rev, "Too vague | needs detail second line", "reviewer")
+    ]
+    inbox.inbox_write(PHONE, "log", "more detail", project="p")
+    again = item(inbox, "inbox/log/p.md")
+    assert not again.held and inbox.list_inbox(REVIEWER).waiting == 1
+
+
+def test_held_note_round_trip_and_restore(inbox: InboxService, rt: Runtime) -> None:
+    rows = [
+        HeldRow("inbox/log/a.md", "a" * 40, "pipe | and \\ backslash", "rev|iewer", "2026-11-30"),
+        HeldRow("inbox/captures/b.md", "b" * 40, "", "r", "2026-01-01"),
+    ]
+    parsed = parse_held(render_held(rows))
+    assert parsed == sorted(
+        [HeldRow(r.item, r.version, r.reason or "(no reason given)", r.reviewer, r.date) for r in rows],
+        key=lambda r: r.item,
+    )
+    rev = inbox.inbox_write(PHONE, "log", "x", project="q").new_revision
+    inbox.hold_inbox(REVIEWER, "inbox/log/q.md", rev, "held")
+    rt.state.forget_inbox_item("personal", "inbox/log/q.md")  # as if the state database were lost
+    assert not item(inbox, "inbox/log/q.md").held
+    assert inbox.restore_holds_from_note() == 1
+    assert item(inbox, "inbox/log/q.md").held
+
+
+def test_trusted_may_delete_inbox_item(inbox: InboxService, notes: NotesService) -> None:
+    rev = inbox.inbox_write(PHONE, "log", "x", project="d").new_revision
+    notes.delete_note(OWNER, "inbox/log/d.md", rev, confirmed=True)
+    rev2 = inbox.inbox_write(CLOUD, "log", "fresh", project="d").new_revision
+    assert item(inbox, "inbox/log/d.md").authors == ["cloud"]  # a new item, a new author list
+    assert inbox.promote_inbox(make_caller(login="phone", tier="trusted"), "inbox/log/d.md", rev2).status == "promoted"
+
+
+# ----------------------------------------------------------------- notices
+def test_notice_rhythm(inbox: InboxService, clock) -> None:
+    assert inbox.notice(OWNER, None) is None  # nothing waiting
+    inbox.inbox_write(PHONE, "log", "x", project="n1")
+    assert inbox.notice(OWNER, None) == "1 inbox item waiting for review."
+    assert inbox.notice(OWNER, None) is None  # same count, too soon
+    assert inbox.notice(make_caller(login="owner", client="other"), None) is not None  # per login and client
+    inbox.inbox_write(PHONE, "log", "y", project="n2")
+    assert inbox.notice(OWNER, None) == "2 inbox items waiting for review."  # the count changed
+    clock[0] += 899
+    assert inbox.notice(OWNER, None) is None
+    clock[0] += 2
+    assert inbox.notice(OWNER, None) == "2 inbox items waiting for review."  # 15 minutes passed
+
+
+def test_search_excludes_inbox_unless_asked(inbox: InboxService, notes: NotesService) -> None:
+    inbox.inbox_write(PHONE, "capture", "the ocelot report", title="ocelot")
+    assert notes.search_notes(OWNER, "ocelot").hits == []
+    hits = notes.search_notes(OWNER, "ocelot", include_inbox=True).hits
+    assert [h.path for h in hits] == ["inbox/captures/ocelot.md"] and hits[0].quarantined
+
+
+# ------------------------------------------------------------------ routes
+SEGMENTS = st.sampled_from(
+    [
+        "rules",
+        "RULES",
+        "handoffs",
+        "log",
+        "design",
+        "inbox",
+        "private",
+        "x",
+        "claude",
+        "agents",
+        "notes",
+        "Rules",
+        "rules-x",
+        "r",
+    ]
+)
+TEMPLATES = st.builds(
+    lambda folders, ph: "/".join(folders) + "/{" + ph + "}.md",
+    st.lists(SEGMENTS, min_size=0, max_size=3),
+    st.sampled_from(["project", "slug"]),
+) | st.sampled_from(
+    [
+        "",
+        "rules/{project}.md",
+        "{project}.md",
+        "a/../rules/{project}.md",
+        "rules/x.md",
+        "./rules/{project}.md",
+        "handoffs/{project}.md",
+    ]
+)
+KEYS = st.sampled_from(
+    ["notegate", "rules", "claude", "agents", "gemini", "copilot-instructions", "x", "cursorrules", "readme", "digest"]
+) | st.from_regex(r"[a-z0-9][a-z0-9-]{0,10}", fullmatch=True)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    routes=st.dictionaries(st.sampled_from(["handoff", "log", "decision", "capture"]), TEMPLATES),
+    keys=st.lists(KEYS, max_size=5),
+)
+def test_no_route_configuration_reaches_rules_or_instruction_files(routes: dict, keys: list) -> None:
+    try:
+        policy = policy_from_table({"routes": routes})
+    except ConfigError:
+        return
+    for kind in ("handoff", "log", "decision", "capture"):
+        for key in keys:
+            decision = policy.route_target(kind, key)
+            if not decision.allowed:
+                continue
+            target = decision.reason
+            assert not glob_match("rules/**", target)
+            assert not target.casefold().startswith("inbox/")
+            name = target.rsplit("/", 1)[-1].casefold()
+            assert name not in {f.casefold() for f in DEFAULT_INSTRUCTION_FILES}
