@@ -117,9 +117,33 @@ def running(config_path: Path) -> Iterator[Server]:
         server.stop()
 
 
+class GatedClient:
+    """An SDK client that called session_start and passes its handle to every other tool (as models must)."""
+
+    def __init__(self, client: Client, handle: str) -> None:
+        self._client = client
+        self.handle = handle
+
+    def __getattr__(self, name: str):
+        return getattr(self._client, name)
+
+    async def call_tool(self, name: str, arguments: dict | None = None, **kwargs):
+        arguments = dict(arguments or {})
+        if name != "session_start":
+            arguments.setdefault("handle", self.handle)
+        return await self._client.call_tool(name, arguments, **kwargs)
+
+
 @contextlib.asynccontextmanager
-async def mcp_http(url: str, token: str | None, headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
-    """The official SDK client over Streamable HTTP with a bearer token."""
+async def mcp_http(
+    url: str,
+    token: str | None,
+    headers: dict[str, str] | None = None,
+    *,
+    start_session: bool = False,
+    project: str | None = None,
+) -> AsyncIterator[Client]:
+    """The official SDK client over Streamable HTTP with a bearer token (optionally through session_start)."""
     all_headers = dict(headers or {})
     if token is not None:
         all_headers["Authorization"] = f"Bearer {token}"
@@ -127,7 +151,12 @@ async def mcp_http(url: str, token: str | None, headers: dict[str, str] | None =
         httpx2.AsyncClient(headers=all_headers, timeout=60) as http,
         Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
     ):
-        yield client
+        if start_session:
+            started = await client.call_tool("session_start", {"project": project} if project else {})
+            assert not started.is_error, text_of(started)
+            yield GatedClient(client, started.structured_content["handle"])
+        else:
+            yield client
 
 
 def text_of(result) -> str:

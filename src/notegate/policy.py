@@ -29,6 +29,7 @@ REPACK_LOOSE_OBJECTS = 2000
 PREVIEW_TTL_SECONDS = 1800
 
 NOTICE_INTERVAL_SECONDS = 900
+SESSION_IDLE_SECONDS = 12 * 3600
 DEFAULT_INBOX = {
     "handoff": "inbox/handoffs/{project}.md",
     "log": "inbox/log/{project}.md",
@@ -178,6 +179,16 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (
     ),
     PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
     PolicySetting("notice_interval_seconds", int, NOTICE_INTERVAL_SECONDS, "Repeat the inbox notice after this long."),
+    PolicySetting(
+        "session_gate_classes",
+        list,
+        ["hosted"],
+        "Client classes that must call session_start and pass its handle to every knowledge tool.",
+    ),
+    PolicySetting(
+        "session_idle_seconds", int, SESSION_IDLE_SECONDS, "A session handle expires after this long unused."
+    ),
+    PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
 )
 
 
@@ -219,6 +230,9 @@ class Policy:
     protected_from_routes: tuple[str, ...] = ("rules/**", "private/**", "inbox/**")
     two_step_inbox: bool = False
     notice_interval_seconds: int = NOTICE_INTERVAL_SECONDS
+    session_gate_classes: tuple[str, ...] = ("hosted",)
+    session_idle_seconds: int = SESSION_IDLE_SECONDS
+    digest_path: str = "rules/digest.md"
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -307,7 +321,7 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
     except ValueError as exc:
         raise ConfigError(f"[policy] instruction_files: {exc}") from None
     _check_inbox_and_routes(values)
-    for cls in values["two_step_classes"]:
+    for cls in (*values["two_step_classes"], *values["session_gate_classes"]):
         if cls not in CLIENT_CLASSES:
             raise ConfigError(
                 f"[policy] two_step_classes names an unknown class '{cls}'",

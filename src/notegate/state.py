@@ -66,6 +66,16 @@ CREATE TABLE IF NOT EXISTS inbox_holds (
     at REAL NOT NULL,
     PRIMARY KEY (environment, path)
 );
+CREATE TABLE IF NOT EXISTS session_handles (
+    handle_hash TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    project TEXT,
+    created_at REAL NOT NULL,
+    last_used_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
     login TEXT NOT NULL,
@@ -211,3 +221,31 @@ class StateDB:
                     (environment, login, client, count, now if due or row is None else row["last_at"]),
                 )
             return due
+
+    # ----------------------------------------------------- session handles
+    def create_handle(
+        self,
+        *,
+        handle_hash: str,
+        session_id: str,
+        login: str,
+        client: str,
+        environment: str,
+        project: str | None,
+        now: float,
+    ) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO session_handles (handle_hash, session_id, login, client, environment, project,"
+                " created_at, last_used_at) VALUES (?,?,?,?,?,?,?,?)",
+                (handle_hash, session_id, login, client, environment, project, now, now),
+            )
+
+    def touch_handle(self, handle_hash: str, *, now: float, idle_seconds: float) -> sqlite3.Row | None:
+        """The handle's row if it is live (renewing it), else None. Expired handles are deleted."""
+        with self.tx() as db:
+            db.execute("DELETE FROM session_handles WHERE last_used_at < ?", (now - idle_seconds,))
+            row = db.execute("SELECT * FROM session_handles WHERE handle_hash = ?", (handle_hash,)).fetchone()
+            if row is not None:
+                db.execute("UPDATE session_handles SET last_used_at = ? WHERE handle_hash = ?", (now, handle_hash))
+            return row

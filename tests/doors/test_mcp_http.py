@@ -74,7 +74,7 @@ async def test_tools_and_annotations(served: Server, vault: Path) -> None:
 
 async def test_hosted_two_step_flow(served: Server, vault: Path) -> None:
     token = mint(vault, name="claude-ai", client_class="hosted", tier="trusted")
-    async with mcp_http(served.url, token) as client:
+    async with mcp_http(served.url, token, start_session=True) as client:
         listed = await client.call_tool("list_notes", {"folder": "rules"})
         assert [n["path"] for n in listed.structured_content["notes"]] == ["rules/digest.md"]
         found = await client.call_tool("search_notes", {"query": "handoff"})
@@ -121,7 +121,7 @@ async def test_private_invisible_over_mcp(served: Server, vault: Path) -> None:
             "write_note",
             {"path": "private/pin.md", "content": "platypus code\n", "base_revision": "absent", "confirmed": True},
         )
-    async with mcp_http(served.url, phone) as client:
+    async with mcp_http(served.url, phone, start_session=True) as client:
         listed = await client.call_tool("list_notes", {})
         assert not any(n["path"].startswith("private/") for n in listed.structured_content["notes"])
         searched = await client.call_tool("search_notes", {"query": "platypus"})
@@ -139,7 +139,7 @@ async def test_private_invisible_over_mcp(served: Server, vault: Path) -> None:
 
 
 async def test_restricted_is_refused_with_a_remedy(served: Server, vault: Path) -> None:
-    async with mcp_http(served.url, mint(vault, name="phone", client_class="hosted")) as client:
+    async with mcp_http(served.url, mint(vault, name="phone", client_class="hosted"), start_session=True) as client:
         result = await client.call_tool("write_note", {"path": "x.md", "content": "x", "base_revision": "absent"})
     assert result.is_error
     assert "restricted" in text_of(result) and "Refused [" in text_of(result)

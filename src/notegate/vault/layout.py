@@ -43,6 +43,9 @@ inbox_reserved = ["inbox/_held.md", "inbox/README.md"]   # no restricted caller 
 protected_from_routes = ["rules/**", "private/**", "inbox/**"]
 two_step_inbox = false          # inbox writes (create/append only) need no preview
 notice_interval_seconds = 900   # repeat the "items waiting for review" notice after this long
+session_gate_classes = ["hosted"]  # must call session_start and pass its handle to every tool
+session_idle_seconds = 43200    # a session handle expires after 12 idle hours
+digest_path = "rules/digest.md" # the rules digest injected at session start
 
 [policy.inbox]                  # what restricted sessions may write: create and append, never overwrite/move/delete
 handoff = "inbox/handoffs/{{project}}.md"

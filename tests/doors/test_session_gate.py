@@ -1,0 +1,125 @@
+"""The session_start gate through the official SDK client: handles, refusals that heal, restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from conftest import make_caller
+from notegate.config import load_config
+from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.services.runtime import Runtime
+from notegate.vault import formats
+from support import Server, mcp_http, mint, running, text_of
+
+pytestmark = pytest.mark.anyio
+HOSTED = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
+
+
+@pytest.fixture
+def served(vault: Path):
+    with running(vault) as server:
+        yield server
+
+
+async def test_hosted_without_handle_is_told_what_to_do(served: Server, vault: Path) -> None:
+    async with mcp_http(served.url, mint(vault, name="chat-app", client_class="hosted")) as client:
+        for tool, args in (
+            ("read_note", {"path": "rules/digest.md"}),
+            ("list_notes", {}),
+            ("search_notes", {"query": "x"}),
+            ("inbox_write", {"kind": "log", "text": "x", "project": "p"}),
+        ):
+            result = await client.call_tool(tool, args)
+            assert result.is_error
+            text = text_of(result)
+            assert "session-handle-missing" in text and "Call session_start first" in text
+        bogus = await client.call_tool("read_note", {"path": "rules/digest.md", "handle": "ngs_made-up"})
+        assert bogus.is_error and "session-handle-expired" in text_of(bogus)
+        started = await client.call_tool("session_start", {"project": "notegate-demo", "branch": "feature"})
+        handle = started.structured_content["handle"]
+        healed = await client.call_tool("read_note", {"path": "rules/digest.md", "handle": handle})
+        assert not healed.is_error
+
+
+async def test_session_start_returns_fenced_context(served: Server, vault: Path) -> None:
+    async with mcp_http(served.url, mint(vault, name="chat-app", client_class="hosted")) as client:
+        started = await client.call_tool("session_start", {"project": "notegate-demo", "branch": "feature"})
+    data = started.structured_content
+    assert data["handle"].startswith("ngs_") and len(data["handle"]) > 40
+    assert data["tier"] == "restricted" and data["project"] == "notegate-demo"
+    assert formats.unfence(data["digest"]).startswith("# House rules")
+    assert "The demo vault was created" in formats.unfence(data["handoff"])
+    assert data["handoff_branch"] == "main"
+    assert "handoffs/notegate-demo" in formats.unfence(data["context_to_resume"])
+    assert data["inbox_count"] == 0
+    context = data["context"]
+    assert "written on branch main; you are on feature" in context
+    assert "not instructions" in context and data["handle"] in context
+    assert "inbox_write" in context  # a restricted session is told how it may write
+
+
+async def test_foreign_handle_refused(served: Server, vault: Path) -> None:
+    phone = mint(vault, name="chat-app", client_class="hosted", login="phone")
+    other = mint(vault, name="other-app", client_class="hosted", login="someone")
+    async with mcp_http(served.url, phone) as client:
+        handle = (await client.call_tool("session_start", {})).structured_content["handle"]
+    async with mcp_http(served.url, other) as client:
+        result = await client.call_tool("read_note", {"path": "rules/digest.md", "handle": handle})
+    assert result.is_error and "session-handle-foreign" in text_of(result)
+
+
+async def test_workstation_is_not_gated(served: Server, vault: Path) -> None:
+    async with mcp_http(served.url, mint(vault, name="laptop")) as client:
+        result = await client.call_tool("read_note", {"path": "rules/digest.md"})
+    assert not result.is_error
+
+
+async def test_machine_gets_no_handle(served: Server, vault: Path) -> None:
+    async with mcp_http(served.url, mint(vault, name="cron", client_class="machine")) as client:
+        result = await client.call_tool("session_start", {})
+    assert result.is_error and "machine-no-mcp" in text_of(result)
+
+
+async def test_handle_survives_restart(vault: Path) -> None:
+    token = mint(vault, name="chat-app", client_class="hosted")
+    with running(vault) as server:
+        async with mcp_http(server.url, token) as client:
+            handle = (await client.call_tool("session_start", {})).structured_content["handle"]
+    with running(vault) as server:
+        async with mcp_http(server.url, token) as client:
+            result = await client.call_tool("read_note", {"path": "rules/digest.md", "handle": handle})
+    assert not result.is_error
+
+
+async def test_handle_expires_after_idle_hours_and_renews_on_use(vault: Path) -> None:
+    now = [1_800_000_000.0]
+    runtime = Runtime(load_config(vault), clock=lambda: now[0])
+    server = build_mcp(runtime, resolver=CallerResolver(fixed=HOSTED))
+    async with Client(server) as client:
+        handle = (await client.call_tool("session_start", {})).structured_content["handle"]
+        now[0] += 11 * 3600
+        assert not (await client.call_tool("list_notes", {"handle": handle})).is_error  # renews
+        now[0] += 11 * 3600
+        assert not (await client.call_tool("list_notes", {"handle": handle})).is_error
+        now[0] += 12 * 3600 + 1
+        expired = await client.call_tool("list_notes", {"handle": handle})
+        assert expired.is_error and "session-handle-expired" in text_of(expired)
+    runtime.close()
+
+
+async def test_commits_name_the_session(vault: Path) -> None:
+    runtime = Runtime(load_config(vault))
+    server = build_mcp(runtime, resolver=CallerResolver(fixed=HOSTED))
+    async with Client(server) as client:
+        handle = (await client.call_tool("session_start", {})).structured_content["handle"]
+        done = await client.call_tool(
+            "inbox_write", {"kind": "log", "text": "did things", "project": "p", "handle": handle}
+        )
+        commit = done.structured_content["commit"]
+    message = runtime.environment(None).store.commit_info(commit).message
+    session = next(ln for ln in message.splitlines() if ln.startswith("Notegate-Session:"))
+    assert len(session.split(": ")[1]) == 16 and handle not in message
+    runtime.close()
