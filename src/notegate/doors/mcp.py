@@ -60,6 +60,10 @@ BaseArg = Annotated[
     str,
     Field(description="The revision your change is based on, as returned by read_note; 'absent' for a new note."),
 ]
+SecretArg = Annotated[
+    bool,
+    Field(description="Trusted callers only: commit even though the text looks like it holds a credential."),
+]
 ConfirmArg = Annotated[
     bool,
     Field(description="false (default): preview only, nothing is written. true: commit and push the previewed change."),
@@ -225,13 +229,22 @@ def build_mcp(runtime: Runtime, *, resolver: CallerResolver, **server_kwargs) ->
         content: Annotated[str, Field(description="The complete new text of the note (Markdown).")],
         base_revision: BaseArg,
         confirmed: ConfirmArg = False,
+        allow_secret: SecretArg = False,
         environment: EnvArg = None,
         handle: HandleArg = None,
     ) -> WriteResult:
         """Create a note or replace its whole text. First call without confirmed to get the exact diff (nothing
         is written), then repeat with confirmed=true to commit and push."""
         return await call(
-            ctx, notes.write_note, path, content, base_revision, confirmed, environment=environment, handle=handle
+            ctx,
+            notes.write_note,
+            path,
+            content,
+            base_revision,
+            confirmed,
+            environment=environment,
+            handle=handle,
+            allow_secret=allow_secret,
         )
 
     @mcp.tool(annotations=APPEND)
@@ -241,12 +254,21 @@ def build_mcp(runtime: Runtime, *, resolver: CallerResolver, **server_kwargs) ->
         text: Annotated[str, Field(description="Text to add at the end of the note.")],
         base_revision: BaseArg,
         confirmed: ConfirmArg = False,
+        allow_secret: SecretArg = False,
         environment: EnvArg = None,
         handle: HandleArg = None,
     ) -> WriteResult:
         """Add text at the end of a note (creates it when base_revision is 'absent'). Two-step like write_note."""
         return await call(
-            ctx, notes.append_note, path, text, base_revision, confirmed, environment=environment, handle=handle
+            ctx,
+            notes.append_note,
+            path,
+            text,
+            base_revision,
+            confirmed,
+            environment=environment,
+            handle=handle,
+            allow_secret=allow_secret,
         )
 
     @mcp.tool(annotations=WRITE_IDEMPOTENT)
@@ -296,12 +318,21 @@ def build_mcp(runtime: Runtime, *, resolver: CallerResolver, **server_kwargs) ->
         commit: Annotated[str, Field(description="A commit id from note_history.")],
         base_revision: BaseArg,
         confirmed: ConfirmArg = False,
+        allow_secret: SecretArg = False,
         environment: EnvArg = None,
         handle: HandleArg = None,
     ) -> WriteResult:
         """Set a note back to its text at an earlier commit, as a new commit. Two-step like write_note."""
         return await call(
-            ctx, notes.restore_note, path, commit, base_revision, confirmed, environment=environment, handle=handle
+            ctx,
+            notes.restore_note,
+            path,
+            commit,
+            base_revision,
+            confirmed,
+            environment=environment,
+            handle=handle,
+            allow_secret=allow_secret,
         )
 
     @mcp.tool(annotations=APPEND)

@@ -20,12 +20,14 @@ from pydantic import BaseModel, Field
 
 from notegate.errors import (
     ContentRejected,
+    GateRejected,
     NoSuchNote,
     NotegateError,
     PolicyDenied,
     StaleRevision,
 )
 from notegate.policy import Action, Caller, can_see, decide, decide_reader, requires_two_step
+from notegate.safety.secrets import describe, scan_credentials
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.paths import FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, Conflict
@@ -225,6 +227,32 @@ class NotesService:
                 remedy="Split it into several notes.",
             )
         return data
+
+    def _check_secrets(self, caller: Caller, text: str, allow_secret: bool) -> None:
+        """No credential reaches git history from a restricted or hosted caller; trusted callers must insist.
+
+        A secret committed once stays in every clone forever, so this runs before anything is committed
+        (and before a preview). The refusal names the kind and position, never the value.
+        """
+        findings = scan_credentials(text)
+        if not findings:
+            return
+        where = "; ".join(describe(f) for f in findings[:5])
+        more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
+        if caller.tier != "trusted" or caller.client_class == "hosted":
+            raise GateRejected(
+                f"the text contains what looks like a credential: {where}{more}",
+                rule="credential-found",
+                remedy="Nothing was written. Remove it or replace it with a placeholder such as <API_KEY>: "
+                "a secret committed once stays in every clone's history forever.",
+            )
+        if not allow_secret:
+            raise GateRejected(
+                f"the text contains what looks like a credential: {where}{more}",
+                rule="credential-warning",
+                remedy="Nothing was written. A secret committed once stays in every clone's history forever. "
+                "If you really mean to commit it, repeat the call with allow_secret=true.",
+            )
 
     def _text_of(self, env: Environment, blob: str) -> str:
         if blob == ABSENT:
@@ -511,6 +539,7 @@ class NotesService:
         base_revision: str,
         confirmed: bool = False,
         environment: str | None = None,
+        allow_secret: bool = False,
     ) -> WriteResult:
         with self.audited(caller, "write_note", path) as record:
             env = self.env(caller, environment)
@@ -519,6 +548,7 @@ class NotesService:
             action = Action.CREATE if base == ABSENT else Action.OVERWRITE
             self._check(caller, action, note.value)
             data = self._content(content)
+            self._check_secrets(caller, content, allow_secret)
             return self._write(
                 caller,
                 env,
@@ -544,12 +574,14 @@ class NotesService:
         base_revision: str,
         confirmed: bool = False,
         environment: str | None = None,
+        allow_secret: bool = False,
     ) -> WriteResult:
         with self.audited(caller, "append_note", path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
             self._check(caller, Action.APPEND, note.value)
+            self._check_secrets(caller, text, allow_secret)
             old = self._text_of(env, base) if base == env.store.blob_id(note.value) else ""
             joined = old + ("" if not old or old.endswith("\n") else "\n") + text
             if not joined.endswith("\n"):
@@ -656,6 +688,7 @@ class NotesService:
         base_revision: str,
         confirmed: bool = False,
         environment: str | None = None,
+        allow_secret: bool = False,
     ) -> WriteResult:
         with self.audited(caller, "restore_note", path) as record:
             env = self.env(caller, environment)
@@ -682,6 +715,7 @@ class NotesService:
                 )
             content = old[0].decode("utf-8", errors="replace")
             self._content(content)
+            self._check_secrets(caller, content, allow_secret)
             return self._write(
                 caller,
                 env,
