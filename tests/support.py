@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -157,6 +158,28 @@ async def mcp_http(
             yield GatedClient(client, started.structured_content["handle"])
         else:
             yield client
+
+
+KEY = "sk-ant-test-key"
+
+
+def configure_models(
+    vault: Path,
+    *,
+    anthropic_url: str | None = None,
+    openai_url: str | None = None,
+    chain: tuple[str, ...] = ("anthropic", "none"),
+) -> None:
+    text = vault.read_text().split("\n[models]\n")[0]
+    text += "\n[models]\n" + f"chain = {json.dumps(list(chain))}\ntimeout_seconds = 2\n"
+    if anthropic_url:
+        text += (
+            f'[models.anthropic]\nmodel = "claude-test"\nbase_url = "{anthropic_url}"\n'
+            'api_key_env = "TEST_ANTHROPIC_KEY"\n'
+        )
+    if openai_url:
+        text += f'[models.openai]\nmodel = "local-model"\nbase_url = "{openai_url}"\napi_key_env = "TEST_OPENAI_KEY"\n'
+    vault.write_text(text)
 
 
 def text_of(result) -> str:

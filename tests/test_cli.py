@@ -147,3 +147,29 @@ def test_generated_config_is_valid_and_complete(vault: Path) -> None:
         marker = f"[policy.{setting.name}]" if setting.kind is dict else f"\n{setting.name} = "
         assert marker in text, setting.name
     assert load_config(vault).policy.max_note_bytes == 1 << 20
+
+
+def test_deploy_examples_are_well_formed() -> None:
+    import plistlib
+
+    deploy = Path(__file__).parents[1] / "deploy"
+    for plist in (deploy / "launchd").glob("*.plist"):
+        data = plistlib.loads(plist.read_bytes())
+        assert "notegate" in " ".join(data["ProgramArguments"])
+    units = {p.name: p.read_text() for p in (deploy / "systemd").iterdir()}
+    assert "ExecStart=%h/.local/bin/notegate review" in units["notegate-review.service"]
+    assert "OnCalendar=hourly" in units["notegate-review.timer"]
+    workflow = (deploy / "ci" / "notegate-review.yml").read_text()
+    assert "notegate review --config" in workflow and "secrets.ANTHROPIC_API_KEY" in workflow
+    for text in (*units.values(), workflow):
+        assert "sk-ant-" not in text and "ghp_" not in text  # no secrets in examples
+
+
+def test_readme_documents_model_settings() -> None:
+    from notegate.models.config import MODEL_SETTINGS
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for section, settings in MODEL_SETTINGS.items():
+        assert f"[{section}]" in readme, section
+        for setting in settings:
+            assert f"{setting.name} =" in readme or f"`{setting.name}`" in readme, (section, setting.name)

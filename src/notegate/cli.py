@@ -20,6 +20,8 @@ EXAMPLES = {
     "token": "notegate token create --config ./vault/notegate.toml --name laptop --class workstation",
     "import": "notegate import --config ./vault/notegate.toml ~/Obsidian/MyVault --message 'Import my vault'",
     "reindex": "notegate reindex --config ./vault/notegate.toml",
+    "review": "ANTHROPIC_API_KEY=... notegate review --config ./vault/notegate.toml --dry-run",
+    "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
 }
 
 
@@ -94,12 +96,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--environment", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    p = _sub(subs, "review", "review the inbox with the configured model: promote or hold each item")
+    _config_arg(p)
+    p.add_argument("--dry-run", action="store_true", help="decide, print, change nothing")
+    p.add_argument("--environment", default=None)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = _sub(subs, "reflect", "turn new conversation logs into session state and inbox captures")
+    _config_arg(p)
+    p.add_argument("--raw", required=True, help="folder of Claude Code / Codex JSONL transcripts")
+    p.add_argument("--environment", default=None)
+    p.add_argument("--force", action="store_true", help="ignore the minimum interval between runs")
+
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
     fc = fsubs.add_parser("check", help="print {verdict, reasons}; exit 0 pass, 1 hold")
     fc.add_argument("file", nargs="?", default="-")
     fc.add_argument("--path", default=None, help="the item's vault path, checked for instruction-file names")
     _config_arg(fc)
+
+    p = _sub(subs, "gate", "run the output gate on model output (strict JSON, schema, content gates, citations)")
+    gsubs = p.add_subparsers(dest="gate_command", required=True, metavar="ACTION")
+    gc = gsubs.add_parser(
+        "check-output",
+        help='print the normalised JSON (exit 0) or {"error": CODE} (exit 1)',
+        description="example:\n  notegate gate check-output --schema review --manifest sources.txt answer.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gc.add_argument("--schema", required=True, help="a schema shipped with notegate: review, reflect, session")
+    gc.add_argument("--manifest", required=True, help="file listing the sources the job gave the model (one a line)")
+    gc.add_argument("file", nargs="?", default="-", help="the model's raw output (default: stdin)")
     return parser
 
 
@@ -248,6 +274,47 @@ def _connect_hint(url: str, token_file: str | None) -> str:
     )
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    from notegate.models import build_chain
+    from notegate.services.review import ReviewJob
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    runtime = Runtime(config)
+    try:
+        job = ReviewJob(
+            runtime, build_chain(config.models, os.environ), dry_run=args.dry_run, environment=args.environment
+        )
+        summary = job.run()
+    finally:
+        runtime.close()
+    if args.json:
+        print(json.dumps(summary.__dict__, indent=2))
+    else:
+        for line in summary.planned:
+            print(f"would {line}")
+        for line in summary.notes:
+            print(line, file=sys.stderr)
+        print(summary.line() + (" (dry run)" if args.dry_run else ""))
+    return 0 if summary.ok else 1
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from notegate.models import build_chain
+    from notegate.services.reflect import ReflectJob
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    runtime = Runtime(config)
+    try:
+        job = ReflectJob(runtime, build_chain(config.models, os.environ), Path(args.raw), environment=args.environment)
+        outcome = job.run(force=args.force)
+    finally:
+        runtime.close()
+    print(outcome.line())
+    return 0 if outcome.ok else 1
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
@@ -314,6 +381,32 @@ def cmd_floor(args: argparse.Namespace) -> int:
     return 1 if verdict.held else 0
 
 
+def cmd_gate(args: argparse.Namespace) -> int:
+    from notegate.errors import NotegateError
+    from notegate.safety.outputgate import check_output, load_schema
+
+    try:
+        load_schema(args.schema)
+    except (LookupError, ValueError, OSError, NotegateError):
+        return _fail(f"notegate gate: unknown schema '{args.schema}' (shipped: review, reflect, session)", 2)
+    try:
+        manifest_text = Path(args.manifest).read_text(encoding="utf-8")
+    except OSError:
+        return _fail("notegate gate: cannot read the manifest file", 2)
+    stripped = manifest_text.strip()
+    if stripped.startswith("["):
+        manifest = [str(x) for x in json.loads(stripped)]
+    else:
+        manifest = [line.strip() for line in manifest_text.splitlines() if line.strip()]
+    raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    result = check_output(raw.decode("utf-8", errors="replace"), args.schema, manifest)
+    if result.ok:
+        print(json.dumps(result.value, ensure_ascii=False, sort_keys=True))
+        return 0
+    print(json.dumps({"error": result.error}))
+    return 1
+
+
 COMMANDS = {
     "init": cmd_init,
     "serve": cmd_serve,
@@ -322,6 +415,9 @@ COMMANDS = {
     "import": cmd_import,
     "reindex": cmd_reindex,
     "floor": cmd_floor,
+    "gate": cmd_gate,
+    "review": cmd_review,
+    "reflect": cmd_reflect,
 }
 
 

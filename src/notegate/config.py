@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from notegate.errors import ConfigError
+from notegate.models.config import ModelsConfig, models_from_table
 from notegate.policy import Policy, policy_from_table
 
 
@@ -72,6 +73,7 @@ class Config:
     allowed_hosts: tuple[str, ...]
     environments: dict[str, EnvironmentConfig]
     policy: Policy = field(repr=False)
+    models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
 
     def environment(self, name: str | None) -> EnvironmentConfig:
         from notegate.errors import UnknownEnvironment
@@ -127,10 +129,10 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy"):
+        if key not in ("server", "environments", "policy", "models"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has three parts: [server], [environments.NAME] and [policy].",
+                remedy="The file has four parts: [server], [environments.NAME], [policy] and [models].",
             )
     server = _check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     base = path.parent
@@ -155,6 +157,7 @@ def load_config(path: str | Path) -> Config:
             remedy=f"Configured: {', '.join(sorted(environments))}.",
         )
     policy = policy_from_table(raw.get("policy", {}))
+    models = models_from_table(raw.get("models", {}))
     return Config(
         path=path,
         host=server["host"],
@@ -165,4 +168,5 @@ def load_config(path: str | Path) -> Config:
         allowed_hosts=tuple(server["allowed_hosts"]),
         environments=environments,
         policy=policy,
+        models=models,
     )

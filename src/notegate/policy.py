@@ -189,6 +189,13 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (
         "session_idle_seconds", int, SESSION_IDLE_SECONDS, "A session handle expires after this long unused."
     ),
     PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
+    PolicySetting("review_batch_size", int, 20, "Inbox items per model call of the scheduled reviewer."),
+    PolicySetting(
+        "reflect_state_path", str, "sessions/reflector-state.md", "Where the reflector writes the session state."
+    ),
+    PolicySetting(
+        "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
+    ),
 )
 
 
@@ -233,6 +240,9 @@ class Policy:
     session_gate_classes: tuple[str, ...] = ("hosted",)
     session_idle_seconds: int = SESSION_IDLE_SECONDS
     digest_path: str = "rules/digest.md"
+    review_batch_size: int = 20
+    reflect_state_path: str = "sessions/reflector-state.md"
+    reflect_min_interval_seconds: int = 300
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -329,6 +339,16 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
             )
     if values["max_note_bytes"] <= 0 or values["max_note_bytes"] > 64 << 20:
         raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")
+    if not 1 <= values["review_batch_size"] <= 50:
+        raise ConfigError("[policy] review_batch_size must be between 1 and 50 (the review schema's cap)")
+    for key in ("digest_path", "reflect_state_path"):
+        value = values[key]
+        if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):
+            raise ConfigError(f"[policy] {key} must be a relative note path ending in .md")
+    if any_match(values["protected"], values["reflect_state_path"]) or values["reflect_state_path"].startswith(
+        "inbox/"
+    ):
+        raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
     return Policy(**values)

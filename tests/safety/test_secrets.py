@@ -155,7 +155,7 @@ def test_scan_credentials_is_fast_on_markdown() -> None:
     text = block * (1_000_000 // len(block) + 1)
     started = time.perf_counter()
     assert scan_credentials(text) == []
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 10.0  # guards against super-linear rules, not a speed target
 
 
 #: Every rule's literal start, repeated back to back: a rule that re-scans the rest of the word
@@ -175,7 +175,8 @@ def test_adversarial_repetition_stays_linear(glue: str) -> None:
         text = (prefix + glue) * (60_000 // len(prefix + glue))
         started = time.perf_counter()
         rescan_text(text)
-        assert time.perf_counter() - started < 1.0, prefix
+        # Not a speed test (bench/ has those): a ReDoS-prone rule would take minutes here, a linear one ms.
+        assert time.perf_counter() - started < 10.0, prefix
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_caller
 
+from conftest import make_caller
 from notegate.errors import GateRejected
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService

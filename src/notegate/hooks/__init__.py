@@ -1,0 +1,143 @@
+"""``notegate hook <event>``: the Claude Code (and Codex) hooks, one entry point.
+
+Events: ``session-start`` (print the fenced shared memory as SessionStart context),
+``session-end`` and ``pre-compact`` (write the session back), ``stop`` (write back at most every
+30 minutes), ``codex-notify`` (Codex's notify program; the payload is the last argument).
+
+Rules every event keeps, because a hook must never get in a session's way:
+
+* **Silent no-op** (exit 0, no output) when notegate is not configured, when the recursion guard
+  ``NOTEGATE_HOOK_ACTIVE`` is set (notegate's own model processes set it), or when the project is
+  archived in client.toml.
+* **Bounded**: session-start gives up after :data:`START_BUDGET` seconds in all (Claude Code's
+  limit for it is 10 s); write-backs detach and stop themselves after 300 s.
+* **Exit 0 whatever happens outside** (server down, model failure, gate refusal); the reason, a
+  rule name and never content, goes to stderr (shown by ``claude --debug``).
+* **Lean start**: this package imports only the standard library until a write-back needs the
+  model providers and the output gate; session-start never loads the server stack.
+
+Claude Code documents exit code 2 as "block" for some events (Stop would keep the session
+going), so this never returns 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, TextIO
+
+EVENTS = ("session-start", "session-end", "pre-compact", "stop", "codex-notify")
+#: session-start's whole budget (seconds), inside Claude Code's 10 s hook timeout.
+START_BUDGET = 8.0
+#: Largest hook payload read from stdin.
+MAX_PAYLOAD_BYTES = 1 << 20
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def _read_payload(stdin: TextIO) -> dict[str, Any]:
+    try:
+        if stdin is None or stdin.isatty():
+            return {}
+        raw = stdin.read(MAX_PAYLOAD_BYTES)
+    except (OSError, ValueError):
+        return {}
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def _sayer(event: str, stderr: TextIO):
+    def say(reason: str) -> None:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            stderr.write(f"{stamp} notegate hook {event}: {reason}\n")
+            stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    return say
+
+
+def _start(payload: dict[str, Any], settings: Any, place: Any, stdout: TextIO, say) -> None:
+    import signal
+
+    from notegate.hooks.mcpclient import HookError
+    from notegate.hooks.start import run_session_start
+
+    deadline = time.monotonic() + START_BUDGET
+    has_timer = hasattr(signal, "setitimer")
+
+    def out_of_time(_signum: int, _frame: object) -> None:
+        raise _OutOfTime
+
+    if has_timer:
+        previous = signal.signal(signal.SIGALRM, out_of_time)
+        signal.setitimer(signal.ITIMER_REAL, START_BUDGET)
+    try:
+        run_session_start(payload, settings, place, stdout, timeout=max(0.1, min(5.0, deadline - time.monotonic())))
+    except HookError as exc:
+        say(f"no context injected: {exc}")
+    except _OutOfTime:
+        say(f"no context injected: gave up after {START_BUDGET:g} s")
+    finally:
+        if has_timer:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+def main(
+    event: str,
+    stdin: TextIO,
+    stdout: TextIO,
+    environ: Mapping[str, str],
+    *,
+    args: Sequence[str] = (),
+    stderr: TextIO | None = None,
+) -> int:
+    """Run one hook event; returns the exit status (0, or 1 for an unknown event)."""
+    err = stderr if stderr is not None else sys.stderr
+    say = _sayer(event, err)
+    if event not in EVENTS:
+        say(f"unknown event; known: {', '.join(EVENTS)}")
+        return 1
+    from notegate.hooks.settings import HOOK_GUARD_ENV, SettingsError, load_settings
+
+    if environ.get(HOOK_GUARD_ENV):
+        return 0
+    if event == "codex-notify":
+        from notegate.hooks.codex import payload_from_notify
+
+        payload = payload_from_notify(args, environ)
+        if payload is None:
+            return 0
+    else:
+        payload = _read_payload(stdin)
+    try:
+        settings = load_settings(environ)
+    except SettingsError as exc:
+        say(f"not configured correctly: {exc}")
+        return 0
+    if settings is None:
+        return 0
+    if event == "stop" and payload.get("stop_hook_active") is True:
+        return 0  # Claude is continuing because of a Stop hook: not a turn of its own
+    from notegate.hooks.project import locate
+
+    place = locate(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None, settings.projects)
+    if place.project is not None and place.project in settings.archived:
+        return 0
+    if event == "session-start":
+        _start(payload, settings, place, stdout, say)
+        return 0
+    from notegate.hooks.writeback import now_from, run_writeback
+
+    run_writeback(payload, settings, place, event=event, environ=environ, say=say, now=now_from(environ))
+    return 0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
@@ -308,8 +309,15 @@ class InboxService:
         return Change(HELD_PATH, render_held(rows).encode("utf-8")), current
 
     def hold_inbox(
-        self, caller: Caller, item: str, version: str, reason: str, environment: str | None = None
+        self,
+        caller: Caller,
+        item: str,
+        version: str,
+        reason: str,
+        environment: str | None = None,
+        verify: Callable[[str], None] | None = None,
     ) -> ReviewResult:
+        """Hold an item. ``verify`` (for model-written reasons) sees the exact lines about to be committed."""
         with self.notes.audited(caller, "hold_inbox", item) as record:
             self._review_check(caller)
             env = self.notes.env(caller, environment)
@@ -328,6 +336,9 @@ class InboxService:
                 )
             )
             change, held_blob = self._held_change(env, rows)
+            if verify is not None:
+                old = self.notes._text_of(env, held_blob).splitlines()
+                verify("\n".join(line for line in change.data.decode("utf-8").splitlines() if line not in old))
             message = self.notes._commit_message(caller, f"hold {item}", {"Notegate-Reviewed-By": caller.login})
             try:
                 result = env.store.commit(

@@ -46,6 +46,9 @@ notice_interval_seconds = 900   # repeat the "items waiting for review" notice a
 session_gate_classes = ["hosted"]  # must call session_start and pass its handle to every tool
 session_idle_seconds = 43200    # a session handle expires after 12 idle hours
 digest_path = "rules/digest.md" # the rules digest injected at session start
+review_batch_size = 20          # inbox items per model call of `notegate review`
+reflect_state_path = "sessions/reflector-state.md"  # where `notegate reflect` writes the session state
+reflect_min_interval_seconds = 300  # the reflector skips a run started sooner than this after the last
 
 [policy.inbox]                  # what restricted sessions may write: create and append, never overwrite/move/delete
 handoff = "inbox/handoffs/{{project}}.md"

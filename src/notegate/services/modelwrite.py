@@ -1,0 +1,66 @@
+"""Writing model output: render, re-scan the rendered text, stage, re-scan the staged diff, then commit.
+
+Why three scans: the output gate scans each string the model returned; rendering joins those strings
+with text from elsewhere (file names, templates), and staging joins the rendered block with what the note
+already holds.  An injection can be split across any of those seams, so each stage is scanned as the
+bytes that will actually exist.  The staged scan reads every added line *with one line of context on
+each side*, so a phrase split across the boundary between old and new text is seen whole.
+
+Only the job's own path is written, through the notes service (so policy, the credential gate, the
+revision check and the commit rules all apply); nothing else is ever swept into the commit.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from notegate.errors import GateRejected
+from notegate.policy import Caller
+from notegate.safety.outputgate import rescan_text
+from notegate.services.notes import NotesService, WriteResult
+from notegate.vault.store import ABSENT
+
+
+def staged_lines(diff: str) -> str:
+    """Added lines of a unified diff plus one line of context each side (the seams)."""
+    lines = [ln for ln in diff.splitlines() if not ln.startswith(("---", "+++", "@@", "\\"))]
+    keep: set[int] = set()
+    for i, line in enumerate(lines):
+        if line.startswith("+"):
+            keep.update({i - 1, i, i + 1})
+    picked = [lines[i][1:] for i in sorted(keep) if 0 <= i < len(lines) and not lines[i].startswith("-")]
+    return "\n".join(picked)
+
+
+def _refuse(stage: str, text: str) -> None:
+    findings = rescan_text(text)
+    if findings:
+        first = findings[0]
+        raise GateRejected(
+            f"the {stage} holds unsafe content ({first.gate}: {first.kind})",
+            rule=f"{stage}-rescan:unsafe-content:{first.gate}",
+            remedy="Nothing was written; the job records the failure and keeps provenance only.",
+        )
+
+
+def guarded_write(
+    notes: NotesService,
+    caller: Caller,
+    path: str,
+    rendered: str,
+    *,
+    mode: Literal["replace", "append"],
+    environment: str | None = None,
+) -> WriteResult:
+    """Write ``rendered`` to ``path`` (replace it, or append to it) only if every re-scan is clean."""
+    _refuse("rendered", rendered)
+    env = notes.env(caller, environment)
+    base = env.store.blob_id(path)
+    if mode == "append" and base != ABSENT:
+        preview = notes.append_note(caller, path, rendered, base, confirmed=False, environment=env.name)
+    else:
+        preview = notes.write_note(caller, path, rendered, base, confirmed=False, environment=env.name)
+    _refuse("staged", staged_lines(preview.diff))
+    if mode == "append" and base != ABSENT:
+        return notes.append_note(caller, path, rendered, base, confirmed=True, environment=env.name)
+    return notes.write_note(caller, path, rendered, base, confirmed=True, environment=env.name)
