@@ -5,7 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := var/demo
 
-.PHONY: run test lint bench clean
+CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
+
+.PHONY: run test lint bench clean claude-cli
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -18,7 +20,7 @@ run: $(STAMP)
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
 	$(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token
 
-test: $(STAMP)
+test: $(STAMP) .tools/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -27,6 +29,16 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
+
+# Claude Code's CLI, pinned, in a repo-local prefix: the plugin and `claude mcp` tests drive it (offline).
+claude-cli:
+	npm install --prefix .tools --no-audit --no-fund --loglevel=error $(CLAUDE_CODE)
+	@touch .tools/.installed
+
+# Installed once when npm is there; without npm those few tests skip (CI requires them).
+.tools/.installed:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory claude-cli; \
+	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
 
 clean:
 	rm -rf $(VENV) var

@@ -70,7 +70,7 @@ class Server:
         self.proc: subprocess.Popen | None = None
         self.log = config_path.parent / f"serve-{self.port}.log"
 
-    def start(self, timeout: float = 20.0) -> Server:
+    def start(self, timeout: float = 60.0) -> Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         handle = open(self.log, "ab")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
@@ -98,7 +98,8 @@ class Server:
             except httpx2.HTTPError:
                 pass
             time.sleep(0.05)
-        raise RuntimeError("server did not start")
+        self.kill()
+        raise RuntimeError(f"server did not answer /healthz in {timeout} s: {self.log.read_text()[-2000:]}")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.proc and self.proc.poll() is None:

@@ -22,6 +22,7 @@ EXAMPLES = {
     "reindex": "notegate reindex --config ./vault/notegate.toml",
     "review": "ANTHROPIC_API_KEY=... notegate review --config ./vault/notegate.toml --dry-run",
     "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
+    "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
 }
 
 
@@ -107,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--raw", required=True, help="folder of Claude Code / Codex JSONL transcripts")
     p.add_argument("--environment", default=None)
     p.add_argument("--force", action="store_true", help="ignore the minimum interval between runs")
+
+    p = _sub(subs, "hook", "run a Claude Code or Codex hook: hook JSON on stdin, what the client expects on stdout")
+    # No `choices`: the hook itself answers 1 for an unknown event and never 2 (which Claude Code reads as "block").
+    p.add_argument("event", help="session-start, session-end, pre-compact, stop or codex-notify")
+    p.add_argument("hook_args", nargs="*", metavar="ARG", help="codex-notify: the JSON argument Codex passes")
 
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
@@ -315,6 +321,12 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     return 0 if outcome.ok else 1
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    from notegate.hooks import main as run_hook
+
+    return run_hook(args.event, sys.stdin, sys.stdout, os.environ, args=args.hook_args)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
@@ -418,6 +430,7 @@ COMMANDS = {
     "gate": cmd_gate,
     "review": cmd_review,
     "reflect": cmd_reflect,
+    "hook": cmd_hook,
 }
 
 

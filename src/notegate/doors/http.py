@@ -25,6 +25,7 @@ from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
+WORKER_THREADS = 8
 
 
 class StaticTokenVerifier:
@@ -83,7 +84,7 @@ async def sync_loop(runtime: Runtime) -> None:
         try:
             await anyio.to_thread.run_sync(runtime.sync_all)
             ticks += 1
-            if ticks % 60 == 0:
+            if ticks % 6 == 0:  # about every 30 s: counting loose objects and packs is cheap
                 await anyio.to_thread.run_sync(runtime.maintain)
         except Exception:  # keep serving; the next tick tries again
             log.exception("background sync failed")
@@ -118,6 +119,9 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        # A few worker threads are plenty (writes serialise on the environment's lock anyway), and each
+        # thread holds its own SQLite connections and page caches: bounding them bounds memory.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         await anyio.to_thread.run_sync(runtime.open_all)
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)

@@ -111,7 +111,7 @@ class Runtime:
     def maintain(self) -> None:
         """Repack loose objects once there are many (in-memory commits leave them behind)."""
         for env in self._envs.values():
-            if env.store.loose_object_count() > self.policy.repack_loose_objects:
+            if env.store.needs_repack(self.policy.repack_loose_objects):
                 env.store.repack()
 
     def close(self) -> None:

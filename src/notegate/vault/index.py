@@ -247,6 +247,11 @@ class SearchIndex:
         return []
 
     def _run(self, expr: str, folder: str, limit: int, include_private: bool, include_inbox: bool) -> list[Hit]:
+        """Rank and limit first, then build snippets for the few rows returned.
+
+        FTS5 computes ``snippet()`` for every matching row before ``ORDER BY … LIMIT``; for a word that is in
+        every note that costs seconds. Ranking alone is cheap, so snippets are made for the top rows only.
+        """
         where = ["fts MATCH ?"]
         params: list[object] = [expr]
         if folder:
@@ -259,8 +264,20 @@ class SearchIndex:
             where.append("n.inbox = 0")
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # Only fixed fragments are interpolated; every value is a bound parameter.
-        select = f"SELECT n.path, snippet(fts, 2, '**', '**', '…', 16), bm25(fts, {weights}) AS score, n.inbox "
-        sql = select + f"FROM fts JOIN notes n ON n.id = fts.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
-        params.append(limit)
-        rows = self._conn().execute(sql, params).fetchall()
-        return [Hit(path=r[0], snippet=r[1], score=-float(r[2]), inbox=bool(r[3])) for r in rows]
+        rank_sql = (
+            f"SELECT fts.rowid, n.path, bm25(fts, {weights}) AS score, n.inbox FROM fts JOIN notes n "  # noqa: S608
+            f"ON n.id = fts.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
+        )
+        conn = self._conn()
+        ranked = conn.execute(rank_sql, [*params, limit]).fetchall()
+        if not ranked:
+            return []
+        marks = ",".join("?" for _ in ranked)
+        snippets = dict(
+            conn.execute(
+                "SELECT rowid, snippet(fts, 2, '**', '**', '…', 16) FROM fts "  # noqa: S608 - placeholders only
+                f"WHERE fts MATCH ? AND rowid IN ({marks})",
+                [expr, *(r[0] for r in ranked)],
+            ).fetchall()
+        )
+        return [Hit(path=r[1], snippet=snippets.get(r[0], ""), score=-float(r[2]), inbox=bool(r[3])) for r in ranked]

@@ -39,7 +39,8 @@ MAIN_REF = "refs/heads/main"
 PENDING_REF = "refs/notegate/pending"
 TRACKING_REF = "refs/remotes/origin/main"
 MAX_REPLAYS = 5
-COMMITTER = pygit2.Signature("notegate", "notegate@localhost")
+MAX_PACKS = 50
+COMMITTER_NAME = ("notegate", "notegate@localhost")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
 
@@ -283,11 +284,15 @@ class VaultStore:
                     if current != expected:
                         raise Conflict(path, expected, current)
                 self._check_case(tip, new_paths)
-                tree_id = build_tree(self.repo, tip_tree, changes)
+                created: list[pygit2.Oid] = []
+                tree_id = build_tree(self.repo, tip_tree, changes, created)
+                # Signatures are made now, not at import: a frozen timestamp slows every history walk.
                 sig = pygit2.Signature(author.name, f"{author.login}@notegate")
+                committer = pygit2.Signature(*COMMITTER_NAME)
                 parents = [tip] if tip else []
-                commit_id = self.repo.create_commit(None, sig, COMMITTER, message, tree_id, parents)
-                if self._push(commit_id):
+                commit_id = self.repo.create_commit(None, sig, committer, message, tree_id, parents)
+                created.append(commit_id)
+                if self._push(commit_id, tip, created):
                     self.repo.references.create(MAIN_REF, commit_id, force=True)
                     self.repo.references.create(TRACKING_REF, commit_id, force=True)
                     if on_advance is not None:
@@ -310,8 +315,69 @@ class VaultStore:
             if existing is not None and existing != path:
                 raise CaseCollision(path, existing)
 
-    def _push(self, commit_id: pygit2.Oid) -> bool:
+    def _local_origin(self) -> pygit2.Repository | None:
+        """The origin as a repository when it is a bare repository on this machine, else None."""
+        if "://" in self.origin_url or ":" in self.origin_url.split("/")[0]:
+            return None
+        origin = getattr(self, "_origin_repo", None)
+        if origin is None:
+            path = Path(self.origin_url)
+            if not (path / "HEAD").exists() or not (path / "objects").is_dir():
+                return None
+            origin = pygit2.Repository(str(path))
+            self._origin_repo = origin
+        return origin
+
+    def _push(self, commit_id: pygit2.Oid, parent: str | None, created: Sequence[pygit2.Oid]) -> bool:
         """Push ``commit_id`` to origin's main. True when accepted, False when the origin moved."""
+        origin = self._local_origin()
+        if origin is not None and Path(self.origin_url, "HEAD").exists():
+            return self._push_local(origin, commit_id, parent, created)
+        return self._push_remote(commit_id)
+
+    def _push_local(
+        self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None, created: Sequence[pygit2.Oid]
+    ) -> bool:
+        """A local bare origin: copy the new objects, then compare-and-swap its main (no transport round trip).
+
+        The objects go first, so the ref never points at something missing; the ref update fails if main is
+        no longer ``parent`` (another writer got there first), which is the ordinary "origin moved" case.
+        """
+        try:
+            odb = origin.odb
+            for oid in created:
+                if oid not in odb:
+                    kind, data = self.repo.odb.read(oid)
+                    odb.write(kind, data)
+            try:
+                ref = origin.references[MAIN_REF]
+            except KeyError:
+                if parent is not None:
+                    return False
+                origin.references.create(MAIN_REF, commit_id, force=False)
+                return True
+            if parent is None or str(ref.target) != parent:
+                return False
+            ref.set_target(commit_id, "notegate: push")
+            return True
+        except pygit2.AlreadyExistsError:
+            return False
+        except pygit2.GitError as exc:
+            if "old reference value does not match" in str(exc) or _origin_moved(str(exc)):
+                return False
+            self._origin_repo = None
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
+                remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
+            ) from exc
+        except OSError as exc:
+            self._origin_repo = None
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
+                remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
+            ) from exc
+
+    def _push_remote(self, commit_id: pygit2.Oid) -> bool:
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
 
@@ -370,19 +436,34 @@ class VaultStore:
         return old, new
 
     # ---------------------------------------------------------- maintenance
-    def loose_object_count(self) -> int:
-        objects = self.repo_dir / "objects"
+    def loose_object_count(self, repo_dir: Path | None = None) -> int:
+        objects = (repo_dir or self.repo_dir) / "objects"
         return sum(1 for d in objects.iterdir() if len(d.name) == 2 for _ in d.iterdir())
 
+    def pack_count(self, repo_dir: Path | None = None) -> int:
+        return sum(1 for _ in ((repo_dir or self.repo_dir) / "objects" / "pack").glob("*.pack"))
+
+    def needs_repack(self, threshold: int) -> bool:
+        dirs = [self.repo_dir]
+        if self._local_origin() is not None:
+            dirs.append(Path(self.origin_url))
+        return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in dirs)
+
     def repack(self) -> None:
-        """Pack loose objects left by in-memory commits (pygit2 has no gc)."""
+        """Pack loose objects (in-memory commits and local pushes leave them) into one pack, here and in a
+        local origin; many small packs or loose objects make every push and walk slower."""
         with self.write_lock():
-            subprocess.run(
-                ["git", "-C", str(self.repo_dir), "repack", "-d", "-q"],
-                check=False,
-                capture_output=True,
-                timeout=600,
-            )
+            dirs = [self.repo_dir]
+            if self._local_origin() is not None:
+                dirs.append(Path(self.origin_url))
+            for repo_dir in dirs:
+                subprocess.run(
+                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q"],
+                    check=False,
+                    capture_output=True,
+                    timeout=600,
+                )
+            self._origin_repo = None  # reopen: the pack list changed
 
 
 # ------------------------------------------------------------------ helpers
@@ -427,20 +508,63 @@ def _walk_tree(repo: pygit2.Repository, tree: pygit2.Tree, prefix: str) -> Itera
             yield path, str(entry.id)
 
 
-def changed_paths(repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree) -> Iterator[tuple[str, str]]:
-    """(path, new blob id or ABSENT) for every blob path that differs between two trees."""
-    diff = repo.diff(old, new) if old is not None else new.diff_to_tree(swap=True)
-    for delta in diff.deltas:
-        if delta.status_char() == "D":
-            yield delta.old_file.path, ABSENT
-        elif delta.new_file.mode in _BLOB_MODES:
-            yield delta.new_file.path, str(delta.new_file.id)
-        else:  # became a symlink or submodule: no longer servable
-            yield delta.new_file.path, ABSENT
+def changed_paths(
+    repo: pygit2.Repository, old: pygit2.Tree | None, new: pygit2.Tree, prefix: str = ""
+) -> Iterator[tuple[str, str]]:
+    """(path, new blob id or ABSENT) for every blob path that differs between two trees.
+
+    Subtrees with equal ids are skipped without being read (libgit2's diff visits every entry), so the
+    cost follows the size of the change, not of the vault. Hidden folders are never descended into.
+    """
+    if old is None:
+        yield from _walk_tree(repo, new, prefix)
+        return
+    if old.id == new.id:
+        return
+    old_entries = {e.name: e for e in old}
+    for entry in new:
+        before = old_entries.pop(entry.name, None)
+        if before is not None and before.id == entry.id and before.filemode == entry.filemode:
+            continue
+        yield from _entry_change(repo, before, entry, f"{prefix}{entry.name}")
+    for before in old_entries.values():
+        yield from _entry_change(repo, before, None, f"{prefix}{before.name}")
 
 
-def build_tree(repo: pygit2.Repository, base: pygit2.Tree | None, changes: Sequence[Change]) -> pygit2.Oid:
-    """A new tree: ``base`` with ``changes`` applied, rebuilding only the trees on the changed paths."""
+def _entry_change(
+    repo: pygit2.Repository, before: pygit2.Object | None, after: pygit2.Object | None, path: str
+) -> Iterator[tuple[str, str]]:
+    is_tree = FileMode.TREE
+    touches_tree = (before is not None and before.filemode == is_tree) or (
+        after is not None and after.filemode == is_tree
+    )
+    if touches_tree and path.rsplit("/", 1)[-1].startswith("."):
+        return  # hidden folders are never served
+    old_tree = repo[before.id].peel(pygit2.Tree) if before is not None and before.filemode == is_tree else None
+    new_tree = repo[after.id].peel(pygit2.Tree) if after is not None and after.filemode == is_tree else None
+    if before is not None and before.filemode != is_tree and (after is None or after.filemode == is_tree):
+        yield path, ABSENT  # a file that went away (or became a folder)
+    if old_tree is not None and new_tree is not None:
+        yield from changed_paths(repo, old_tree, new_tree, f"{path}/")
+    elif old_tree is not None:
+        for sub, _blob in _walk_tree(repo, old_tree, f"{path}/"):
+            yield sub, ABSENT
+    if new_tree is not None and old_tree is None:
+        yield from _walk_tree(repo, new_tree, f"{path}/")
+    elif after is not None and after.filemode != is_tree:
+        yield path, str(after.id) if after.filemode in _BLOB_MODES else ABSENT
+
+
+def build_tree(
+    repo: pygit2.Repository,
+    base: pygit2.Tree | None,
+    changes: Sequence[Change],
+    created: list[pygit2.Oid] | None = None,
+) -> pygit2.Oid:
+    """A new tree: ``base`` with ``changes`` applied, rebuilding only the trees on the changed paths.
+
+    ``created`` collects every object written (blobs and trees), which is what a local push must copy.
+    """
     nested: dict = {}
     for change in changes:
         parts = change.path.split("/")
@@ -450,10 +574,10 @@ def build_tree(repo: pygit2.Repository, base: pygit2.Tree | None, changes: Seque
             if not isinstance(node, dict):
                 raise ValueError(f"{change.path}: a parent is a file")
         node[parts[-1]] = change
-    return _build(repo, base, nested)
+    return _build(repo, base, nested, created if created is not None else [])
 
 
-def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict) -> pygit2.Oid:
+def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict, created: list[pygit2.Oid]) -> pygit2.Oid:
     builder = repo.TreeBuilder(base) if base is not None else repo.TreeBuilder()
     for name, item in nested.items():
         existing = base[name] if base is not None and name in base else None
@@ -463,6 +587,7 @@ def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict) -> p
                     builder.remove(name)
             else:
                 blob = repo.create_blob(item.data)
+                created.append(blob)
                 builder.insert(name, blob, FileMode.BLOB)
         else:
             sub_base = None
@@ -470,10 +595,12 @@ def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict) -> p
                 sub_base = repo[existing.id].peel(pygit2.Tree)
             elif existing is not None:
                 raise ValueError(f"{name} is a file, not a folder")
-            sub_id = _build(repo, sub_base, item)
+            sub_id = _build(repo, sub_base, item, created)
             if len(repo[sub_id].peel(pygit2.Tree)) == 0:
                 if existing is not None:
                     builder.remove(name)
             else:
                 builder.insert(name, sub_id, FileMode.TREE)
-    return builder.write()
+    tree_id = builder.write()
+    created.append(tree_id)
+    return tree_id
