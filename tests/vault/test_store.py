@@ -196,3 +196,14 @@ def test_repack_packs_loose_objects(store: VaultStore) -> None:
     store.repack()
     assert store.loose_object_count() == 0
     assert store.read("r4.md")[0] == b"r"
+
+
+def test_folder_case_collision_refused(store: VaultStore) -> None:
+    """`Dir/x.md` next to `dir/b.md` would merge two folders on a case-insensitive clone."""
+    with pytest.raises(CaseCollision) as info:
+        store.commit([Change("Dir/x.md", b"x")], {"Dir/x.md": ABSENT}, AUTHOR, "case", new_paths=["Dir/x.md"])
+    assert info.value.existing == "dir/"
+    store.commit([Change("dir/x.md", b"x")], {"dir/x.md": ABSENT}, AUTHOR, "same folder", new_paths=["dir/x.md"])
+    base = store.blob_id("dir/b.md")
+    store.commit([Change("dir/b.md", None), Change("dir/x.md", None)], {"dir/b.md": base}, AUTHOR, "empty dir")
+    store.commit([Change("Dir/x.md", b"x")], {"Dir/x.md": ABSENT}, AUTHOR, "now fine", new_paths=["Dir/x.md"])

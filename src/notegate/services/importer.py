@@ -107,8 +107,8 @@ def import_folder(
             report.refused.append((rel, f"path-case-collision with {seen_case[key]} in the source"))
             continue
         seen_case[key] = note.value
-        existing = snapshot.case_index.get(key)
-        if existing is not None and existing != note.value:
+        existing = snapshot.collision(note.value)
+        if existing is not None:
             report.refused.append((rel, f"path-case-collision with {existing} in the vault"))
             continue
         current = listing.get(note.value, ABSENT)

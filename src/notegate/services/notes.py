@@ -447,7 +447,7 @@ class NotesService:
         current = env.store.blob_id(path.value)
         if current != base:
             raise self._stale(env, path.value, base, current)
-        case_index = env.store.listing().case_index
+        listing = env.store.listing()
         for p in new_paths:
             if p != path.value and env.store.blob_id(p) != ABSENT:
                 raise NotegateError(
@@ -455,8 +455,8 @@ class NotesService:
                     rule="target-exists",
                     remedy="Choose another path, or delete that note first.",
                 )
-            existing = case_index.get(NotePath.parse(p).case_key())
-            if existing is not None and existing != p:
+            existing = listing.collision(p)
+            if existing is not None:
                 raise self._case_collision(p, existing)
         diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
         diff = unified_diff(preview_old, preview_new, diff_path, f"revision {base[:12]}", "proposed")

@@ -516,6 +516,11 @@ class FolderPath:
         return self.value
 
 
+def caseless_key(text: str) -> str:
+    """The case-collision key of an already-normalised path or folder (no re-parsing)."""
+    return _caseless_key(text)
+
+
 def is_hidden_tree_path(path: str) -> bool:
     """True if any segment of a tree path starts with '.', e.g. ``.obsidian/app.json``, ``.git/config``.
 

@@ -32,7 +32,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import OriginUnavailable
-from notegate.vault.paths import NotePath, PathRejected, is_hidden_tree_path
+from notegate.vault.paths import NotePath, PathRejected, caseless_key, is_hidden_tree_path
 
 ABSENT = "absent"
 MAIN_REF = "refs/heads/main"
@@ -91,23 +91,58 @@ class Listing:
     commit: str | None
     notes: dict[str, str] = field(default_factory=dict)
     case_index: dict[str, str] = field(default_factory=dict)
+    folders: dict[str, int] = field(default_factory=dict)  # folder -> how many notes under it
+    folder_case: dict[str, str] = field(default_factory=dict)  # caseless key -> the folder's spelling
 
     def add(self, path: str, blob: str) -> None:
+        if path not in self.notes:
+            for folder in _folders_of(path):
+                count = self.folders.get(folder, 0)
+                self.folders[folder] = count + 1
+                if count == 0:
+                    self.folder_case.setdefault(caseless_key(folder), folder)
         self.notes[path] = blob
-        self.case_index[_case_key(path)] = path
+        self.case_index[caseless_key(path)] = path
 
     def remove(self, path: str) -> None:
-        self.notes.pop(path, None)
-        key = _case_key(path)
+        if self.notes.pop(path, None) is None:
+            return
+        key = caseless_key(path)
         if self.case_index.get(key) == path:
             del self.case_index[key]
+        for folder in _folders_of(path):
+            count = self.folders.get(folder, 0) - 1
+            if count > 0:
+                self.folders[folder] = count
+                continue
+            self.folders.pop(folder, None)
+            if self.folder_case.get(caseless_key(folder)) == folder:
+                del self.folder_case[caseless_key(folder)]
+
+    def copy(self, commit: str) -> Listing:
+        return Listing(
+            commit=commit,
+            notes=dict(self.notes),
+            case_index=dict(self.case_index),
+            folders=dict(self.folders),
+            folder_case=dict(self.folder_case),
+        )
+
+    def collision(self, path: str) -> str | None:
+        """An existing note or folder that differs from ``path`` (or one of its folders) only by case."""
+        existing = self.case_index.get(caseless_key(path))
+        if existing is not None and existing != path:
+            return existing
+        for folder in _folders_of(path):
+            spelled = self.folder_case.get(caseless_key(folder))
+            if spelled is not None and spelled != folder:
+                return spelled + "/"
+        return None
 
 
-def _case_key(path: str) -> str:
-    try:
-        return NotePath.parse(path).case_key()
-    except PathRejected:
-        return path.casefold()
+def _folders_of(path: str) -> list[str]:
+    parts = path.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def servable(path: str) -> bool:
@@ -191,7 +226,7 @@ class VaultStore:
     def _advance_listing(self, current: Listing, head: str) -> Listing:
         old_tree = self.repo[current.commit].peel(pygit2.Tree)
         new_tree = self.repo[head].peel(pygit2.Tree)
-        listing = Listing(commit=head, notes=dict(current.notes), case_index=dict(current.case_index))
+        listing = current.copy(head)
         for path, blob in changed_paths(self.repo, old_tree, new_tree):
             listing.remove(path)
             if blob != ABSENT and servable(path):
@@ -311,8 +346,8 @@ class VaultStore:
             return
         listing = self.listing()
         for path in new_paths:
-            existing = listing.case_index.get(_case_key(path))
-            if existing is not None and existing != path:
+            existing = listing.collision(path)
+            if existing is not None:
                 raise CaseCollision(path, existing)
 
     def _local_origin(self) -> pygit2.Repository | None:
