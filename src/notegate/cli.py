@@ -235,6 +235,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=bar.update,
             on_advance=env.on_advance,
         )
+    if report.commit:
+        env.store.repack()  # an import writes thousands of loose objects; pack them (here and in a local origin)
     runtime.close()
     if args.json:
         print(json.dumps(report.__dict__, indent=2))

@@ -122,7 +122,7 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         # A few worker threads are plenty (writes serialise on the environment's lock anyway), and each
         # thread holds its own SQLite connections and page caches: bounding them bounds memory.
         anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
-        await anyio.to_thread.run_sync(runtime.open_all)
+        await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
             try:

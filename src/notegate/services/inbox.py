@@ -74,6 +74,7 @@ class InboxService:
         self.notes = notes
         self.rt = notes.rt
         self.policy = notes.policy
+        self._items_cache: dict[str, tuple[str | None, list[tuple[str, str]]]] = {}
 
     # ------------------------------------------------------------- helpers
     def _review_check(self, caller: Caller) -> None:
@@ -91,12 +92,17 @@ class InboxService:
         return sorted(set(logins))
 
     def _items(self, env: Environment) -> list[tuple[str, str]]:
+        """(path, version) of every inbox item at the tip; cached per commit (every tool call counts them)."""
+        listing = env.store.listing()
+        cached = self._items_cache.get(env.name)
+        if cached is not None and cached[0] == listing.commit:
+            return cached[1]
         prefix = self.policy.inbox_root + "/"
-        return sorted(
-            (p, b)
-            for p, b in env.store.listing().notes.items()
-            if p.startswith(prefix) and not self.policy.is_reserved(p)
+        items = sorted(
+            (p, b) for p, b in listing.notes.items() if p.startswith(prefix) and not self.policy.is_reserved(p)
         )
+        self._items_cache[env.name] = (listing.commit, items)
+        return items
 
     def waiting_count(self, env: Environment) -> int:
         holds = self.rt.state.holds(env.name)

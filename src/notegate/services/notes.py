@@ -378,7 +378,10 @@ class NotesService:
         if commit_id is not None:
             return change_info(env.store.commit_info(commit_id))
         history = env.store.history(path, 1)
-        return change_info(history[0][0]) if history else None
+        if not history:
+            return None
+        env.index.remember_last_commit(path, str(history[0][0].id))
+        return change_info(history[0][0])
 
     def search_notes(
         self,

@@ -58,7 +58,7 @@ class Runtime:
     def env_dir(self, name: str) -> Path:
         return self.config.state_dir / "envs" / name
 
-    def environment(self, name: str | None) -> Environment:
+    def environment(self, name: str | None, *, index_now: bool = True) -> Environment:
         cfg = self.config.environment(name)
         env = self._envs.get(cfg.name)
         if env is not None:
@@ -66,11 +66,11 @@ class Runtime:
         with self._lock:
             env = self._envs.get(cfg.name)
             if env is None:
-                env = self._open(cfg.name, cfg.origin_url)
+                env = self._open(cfg.name, cfg.origin_url, index_now=index_now)
                 self._envs[cfg.name] = env
         return env
 
-    def _open(self, name: str, origin_url: str) -> Environment:
+    def _open(self, name: str, origin_url: str, *, index_now: bool = True) -> Environment:
         directory = self.env_dir(name)
         repo_dir = directory / "vault.git"
         if (repo_dir / "HEAD").exists():
@@ -83,16 +83,24 @@ class Runtime:
             store.fetch()
         except OriginUnavailable as exc:
             log.warning("environment %s: serving the last fetched state: %s", name, exc.message)
-        index.catch_up(store)
+        store.listing()  # warm: the first read should not pay for it
+        if index_now:
+            index.catch_up(store)
         return env
 
     def classify(self, path: str) -> tuple[bool, bool]:
         """(private, inbox) for the index; the policy decides both."""
         return self.policy.is_private(path), self.policy.is_inbox(path)
 
-    def open_all(self) -> None:
+    def open_all(self, *, background_index: bool = False) -> None:
+        """Open every environment. With ``background_index``, reads are served at once while the search
+        index catches up in a thread (a search waits for it, so it never answers from a stale index)."""
         for name in self.config.environments:
-            self.environment(name)
+            env = self.environment(name, index_now=not background_index)
+            if background_index:
+                threading.Thread(
+                    target=env.index.catch_up, args=(env.store,), name=f"index-{name}", daemon=True
+                ).start()
 
     def sync(self, name: str) -> tuple[str | None, str | None]:
         """Fetch the origin and index whatever arrived. Called on the policy's interval."""

@@ -68,6 +68,33 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
     return (" OR " if any_term else " ").join(terms)
 
 
+SNIPPET_RADIUS = 90
+
+
+def query_terms(expr: str) -> list[str]:
+    """The words of an FTS expression built by :func:`fts_query` (prefix terms keep their flag)."""
+    return [m.group(1) + ("*" if m.group(2) else "") for m in re.finditer(r'"([^"]+)"(\*?)', expr)]
+
+
+def make_snippet(body: str, terms: list[str]) -> str:
+    """A short window around the first hit, hits in **bold**.
+
+    Why not FTS5's ``snippet()``: it is super-linear in the number of hits, and a word present in every note
+    makes the top-ranked (longest) notes cost hundreds of milliseconds each. This is one regex pass.
+    """
+    if not terms:
+        return body[: 2 * SNIPPET_RADIUS]
+    alternatives = "|".join(re.escape(t.rstrip("*")) + (r"\w*" if t.endswith("*") else r"\b") for t in terms)
+    pattern = re.compile(rf"\b(?:{alternatives})", re.IGNORECASE)
+    first = pattern.search(body)
+    if first is None:
+        return body[: 2 * SNIPPET_RADIUS].strip()
+    start = max(0, first.start() - SNIPPET_RADIUS)
+    end = min(len(body), first.end() + SNIPPET_RADIUS)
+    window = pattern.sub(lambda m: f"**{m.group(0)}**", body[start:end])
+    return ("…" if start else "") + window.strip() + ("…" if end < len(body) else "")
+
+
 def title_of(path: str, text: str) -> str:
     stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     match = _H1.search(text[:4000])
@@ -167,37 +194,53 @@ class SearchIndex:
                 old_tree = None
         new_tree = repo[new].peel(pygit2.Tree)
         changes = list(changed_paths(repo, old_tree, new_tree))
-        last = self._last_commits(store, old, new, {p for p, _ in changes})
+        listing = store.listing()
+        known = listing.notes if listing.commit == new else None  # paths already parsed by the listing
+        empty = old is None and self.count() == 0
+        # A full build from nothing skips the history walk: each note's last commit is found on first read.
+        last = {} if empty else self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
         with self._tx() as db:
+            rows = []
             for path, blob in changes:
-                row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
-                if row is not None:
-                    db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-                    db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
-                if blob == ABSENT or not servable(path):
+                if not empty:
+                    row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+                    if row is not None:
+                        db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                        db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+                if blob == ABSENT or not (path in known if known is not None else servable(path)):
                     continue
-                text = repo[blob].peel(pygit2.Blob).data.decode("utf-8", errors="replace")
+                text = repo.odb.read(pygit2.Oid(hex=blob))[1].decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
-                cur = db.execute(
-                    "INSERT INTO notes (path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?)",
-                    (path, folder, blob, last.get(path), int(private), int(inbox)),
-                )
-                db.execute(
-                    "INSERT INTO fts (rowid, path, title, body) VALUES (?,?,?,?)",
-                    (
-                        cur.lastrowid,
-                        path.replace("/", " ").replace("-", " ").replace("_", " "),
-                        title_of(path, text),
-                        text,
-                    ),
-                )
+                rows.append((path, folder, blob, last.get(path), int(private), int(inbox), text))
                 count += 1
                 if progress is not None:
                     progress(1)
+            start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
+            db.executemany(
+                "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
+                [(start + i, *row[:6]) for i, row in enumerate(rows)],
+            )
+            db.executemany(
+                "INSERT INTO fts (rowid, path, title, body) VALUES (?,?,?,?)",
+                [
+                    (
+                        start + i,
+                        row[0].replace("/", " ").replace("-", " ").replace("_", " "),
+                        title_of(row[0], row[6]),
+                        row[6],
+                    )
+                    for i, row in enumerate(rows)
+                ],
+            )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
         return count
+
+    def remember_last_commit(self, path: str, commit: str) -> None:
+        """Cache a note's last commit found by a history walk (full builds leave it to the first read)."""
+        with self._tx() as db:
+            db.execute("UPDATE notes SET last_commit = ? WHERE path = ? AND last_commit IS NULL", (commit, path))
 
     def _last_commits(self, store: VaultStore, old: str | None, new: str, paths: set[str]) -> dict[str, str]:
         """For each changed path, the newest commit in (old, new] that changed it (first-parent walk)."""
@@ -273,11 +316,12 @@ class SearchIndex:
         if not ranked:
             return []
         marks = ",".join("?" for _ in ranked)
-        snippets = dict(
+        bodies = dict(
             conn.execute(
-                "SELECT rowid, snippet(fts, 2, '**', '**', '…', 16) FROM fts "  # noqa: S608 - placeholders only
-                f"WHERE fts MATCH ? AND rowid IN ({marks})",
-                [expr, *(r[0] for r in ranked)],
+                f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})",  # noqa: S608 - placeholders only
+                [r[0] for r in ranked],
             ).fetchall()
         )
+        terms = query_terms(expr)
+        snippets = {rowid: make_snippet(body, terms) for rowid, body in bodies.items()}
         return [Hit(path=r[1], snippet=snippets.get(r[0], ""), score=-float(r[2]), inbox=bool(r[3])) for r in ranked]
