@@ -197,8 +197,7 @@ class SearchIndex:
         listing = store.listing()
         known = listing.notes if listing.commit == new else None  # paths already parsed by the listing
         empty = old is None and self.count() == 0
-        # A full build from nothing skips the history walk: each note's last commit is found on first read.
-        last = {} if empty else self._last_commits(store, old, new, {p for p, _ in changes})
+        last = self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
         with self._tx() as db:
             rows = []
