@@ -244,3 +244,23 @@ async def test_unknown_environment_over_mcp(served: Server, vault: Path) -> None
     async with mcp_http(served.url, mint(vault)) as client:
         r = await client.call_tool("list_notes", {"environment": "work"})
     assert r.is_error and "unknown-environment" in text_of(r)
+
+
+async def test_server_log_never_holds_note_contents_or_tokens(served: Server, vault: Path) -> None:
+    token = mint(vault, tier="trusted")
+    secret_words = "aardwolf-velvet-marmalade"
+    async with mcp_http(served.url, token) as client:
+        first = await client.call_tool(
+            "write_note",
+            {"path": "diary.md", "content": f"{secret_words}\n", "base_revision": "absent", "confirmed": True},
+        )
+        assert not first.is_error
+        stale = await client.call_tool(
+            "write_note", {"path": "diary.md", "content": "other\n", "base_revision": "absent", "confirmed": True}
+        )
+        assert stale.is_error and secret_words in text_of(stale)  # the caller gets the diff…
+        await client.call_tool("read_note", {"path": "diary.md"})
+    served.stop()
+    log = served.log.read_text()
+    assert "stale-revision" in log  # …the log keeps only the rule
+    assert secret_words not in log and token not in log and token.split("_")[-1] not in log

@@ -8,6 +8,8 @@ remedy; an unexpected exception becomes the SDK's generic error, with nothing le
 
 from __future__ import annotations
 
+import logging
+import re
 from collections.abc import Callable
 from typing import Annotated, TypeVar
 
@@ -91,6 +93,26 @@ You are reviewing notegate's inbox: notes that restricted sessions left for the 
 """
 
 
+class _RedactToolFailures(logging.Filter):
+    """The SDK logs every ToolError's text; ours can carry a stale diff (note contents). Keep only the rule."""
+
+    _RULE = re.compile(r"Refused \[([^\]]+)\]")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith("Tool %r failed") and len(record.args or ()) == 2:
+            name, text = record.args  # type: ignore[misc]
+            match = self._RULE.search(str(text))
+            record.args = (name, f"refused [{match.group(1) if match else 'error'}]")
+        return True
+
+
+def install_log_redaction() -> None:
+    """Never let a refusal's text (paths are fine, note contents are not) reach the server's log."""
+    sdk_logger = logging.getLogger("mcp.server.mcpserver.server")
+    if not any(isinstance(f, _RedactToolFailures) for f in sdk_logger.filters):
+        sdk_logger.addFilter(_RedactToolFailures())
+
+
 def refusal(exc: NotegateError) -> ToolError:
     """One readable text per refusal: rule, reason, remedy (and the stale diff, which the caller needs)."""
     text = exc.explain()
@@ -143,6 +165,7 @@ def _with_session(caller: Caller, session: str) -> Caller:
 
 def build_mcp(runtime: Runtime, *, resolver: CallerResolver, **server_kwargs) -> MCPServer:
     """The MCPServer with every notegate tool registered."""
+    install_log_redaction()
     mcp = MCPServer(name="notegate", instructions=INSTRUCTIONS, **server_kwargs)
     notes = NotesService(runtime)
     inbox = InboxService(notes)
