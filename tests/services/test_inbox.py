@@ -357,3 +357,56 @@ def test_no_route_configuration_reaches_rules_or_instruction_files(routes: dict,
             assert not target.casefold().startswith("inbox/")
             name = target.rsplit("/", 1)[-1].casefold()
             assert name not in {f.casefold() for f in DEFAULT_INSTRUCTION_FILES}
+
+
+# Every write tool against every path class, as a restricted session. Only `create` and `append` on a typed
+# inbox item may succeed; everything else is refused with a rule (nothing reaches the repository).
+MATRIX_PATHS = [
+    "rules/digest.md",
+    "handoffs/notegate.md",
+    "log/notegate.md",
+    "design/notegate.md",
+    "private/secret.md",
+    "projects/notegate.md",
+    "inbox/_held.md",
+    "inbox/README.md",
+    "inbox/other/x.md",
+    "INBOX/log/notegate.md",
+    "inbox/log/notegate.md",
+    "inbox/captures/idea.md",
+]
+TOOLS = ["create", "overwrite", "append", "move-from", "move-to", "delete", "restore"]
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("path", MATRIX_PATHS)
+def test_restricted_tool_by_path_matrix(notes: NotesService, rt: Runtime, tool: str, path: str) -> None:
+    store = rt.environment(None).store
+    existing = {}
+    if tool != "create":  # the note exists (written by the trusted owner); a create targets a fresh path
+        for p in (path, "scratch.md"):
+            if store.blob_id(p) == "absent":
+                try:
+                    notes.write_note(OWNER, p, f"seed {p}\n", "absent", confirmed=True, allow_secret=True)
+                except NotegateError as refused:  # INBOX/… cannot even exist beside inbox/
+                    assert refused.rule == "path-case-collision"
+            existing[p] = store.blob_id(p)
+    head = store.head()
+    typed_item = path in ("inbox/log/notegate.md", "inbox/captures/idea.md")
+    calls = {
+        "create": lambda: notes.write_note(PHONE, path, "x\n", "absent", confirmed=True),
+        "overwrite": lambda: notes.write_note(PHONE, path, "x\n", existing[path], confirmed=True),
+        "append": lambda: notes.append_note(PHONE, path, "x", existing[path], confirmed=True),
+        "move-from": lambda: notes.move_note(PHONE, path, "inbox/captures/moved.md", existing[path], confirmed=True),
+        "move-to": lambda: notes.move_note(PHONE, "scratch.md", path + ".md", existing["scratch.md"], confirmed=True),
+        "delete": lambda: notes.delete_note(PHONE, path, existing[path], confirmed=True),
+        "restore": lambda: notes.restore_note(PHONE, path, head, existing[path], confirmed=True),
+    }
+    allowed = typed_item and tool in ("create", "append")
+    if allowed:
+        assert calls[tool]().status == "committed"
+        return
+    with pytest.raises((PolicyDenied, NoSuchNote, PathRejected, NotegateError)) as info:
+        calls[tool]()
+    assert info.value.rule and info.value.explain()
+    assert store.head() == head  # nothing reached the repository
