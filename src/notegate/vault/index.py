@@ -12,15 +12,15 @@ exclude what a caller may not see inside SQL instead of after ranking.
 from __future__ import annotations
 
 import re
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
+from notegate.sqlite import LocalSQLite
 from notegate.vault.store import ABSENT, VaultStore, changed_paths, servable
 
 SCHEMA = """
@@ -108,45 +108,21 @@ class SearchIndex:
         self.path = path
         self._classify = classify
         self._fingerprint = fingerprint
-        self._local = threading.local()
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = LocalSQLite(path)
+        self._conn = self._db.conn
+        self._tx = self._db.tx
         self._conn().executescript(SCHEMA)
         if self._meta("policy") != fingerprint:
             self._reclassify()
 
     # ------------------------------------------------------------ plumbing
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=True)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            self._local.conn = conn
-        return conn
-
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
-
     def _meta(self, key: str) -> str | None:
         row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._db.close()
 
     def _reclassify(self) -> None:
         with self._tx() as db:
