@@ -24,6 +24,7 @@ PURE_ALLOWED = {
     "collections.abc",
     "notegate.errors",
     "notegate.safety.floor",
+    "notegate.settings",
 }
 
 

@@ -9,7 +9,6 @@ source.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,15 +16,7 @@ from typing import Any
 from notegate.errors import ConfigError
 from notegate.models.config import ModelsConfig, models_from_table
 from notegate.policy import Policy, policy_from_table
-
-
-@dataclass(frozen=True)
-class Setting:
-    name: str
-    kind: type | tuple[type, ...]
-    default: Any
-    help: str
-    check: Callable[[Any], str | None] | None = None
+from notegate.settings import Setting, check_table
 
 
 def _port(value: int) -> str | None:
@@ -90,31 +81,7 @@ class Config:
 
 
 def _check_table(section: str, table: dict[str, Any], settings: tuple[Setting, ...]) -> dict[str, Any]:
-    known = {s.name: s for s in settings}
-    for key in table:
-        if key not in known:
-            raise ConfigError(
-                f"unknown key '{key}' in [{section}]",
-                remedy=f"Known keys: {', '.join(sorted(known))}. Remove or correct it.",
-            )
-    out: dict[str, Any] = {}
-    for setting in settings:
-        value = table.get(setting.name, setting.default)
-        if (isinstance(value, bool) and setting.kind is int) or not isinstance(value, setting.kind):
-            raise ConfigError(
-                f"[{section}] {setting.name} has the wrong type ({type(value).__name__})",
-                remedy=f"Expected {_kind_name(setting.kind)}: {setting.help}",
-            )
-        if setting.check is not None and (problem := setting.check(value)):
-            raise ConfigError(f"[{section}] {setting.name} {problem}", remedy=setting.help)
-        out[setting.name] = value
-    return out
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    if isinstance(kind, tuple):
-        return " or ".join(k.__name__ for k in kind)
-    return kind.__name__
+    return check_table(section, table, settings)
 
 
 def load_config(path: str | Path) -> Config:

@@ -22,6 +22,8 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.settings import Setting as PolicySetting
+from notegate.settings import check_table
 
 MAX_NOTE_BYTES = 1 << 20
 FETCH_INTERVAL_SECONDS = 5.0
@@ -134,15 +136,7 @@ def folder_could_hold(globs: Iterable[str], folder: str) -> bool:
 
 
 # ----------------------------------------------------------------- policy
-@dataclass(frozen=True)
-class PolicySetting:
-    name: str
-    kind: type | tuple[type, ...]
-    default: Any
-    help: str
-
-
-POLICY_SETTINGS: tuple[PolicySetting, ...] = (
+POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
     PolicySetting("private", list, ["private/**"], "Globs of notes invisible to restricted callers."),
     PolicySetting(
         "protected", list, ["rules/**"], "Globs only trusted callers may change, always through a two-step write."
@@ -304,19 +298,9 @@ class Policy:
 
 def policy_from_table(table: dict[str, Any]) -> Policy:
     """Validate the ``[policy]`` table: unknown keys and wrong types stop start-up."""
-    known = {s.name: s for s in POLICY_SETTINGS}
-    for key in table:
-        if key not in known:
-            raise ConfigError(
-                f"unknown key '{key}' in [policy]",
-                remedy=f"Known keys: {', '.join(sorted(known))}. Remove or correct it.",
-            )
-    values: dict[str, Any] = {}
+    values = check_table("policy", table, POLICY_SETTINGS)
     for setting in POLICY_SETTINGS:
-        value = table.get(setting.name, setting.default)
-        kind = setting.kind
-        if (isinstance(value, bool) and kind is not bool) or not isinstance(value, kind):
-            raise ConfigError(f"[policy] {setting.name} has the wrong type", remedy=setting.help)
+        value = values[setting.name]
         if isinstance(value, list):
             if not all(isinstance(v, str) and v for v in value):
                 raise ConfigError(f"[policy] {setting.name} must be a list of non-empty strings", remedy=setting.help)

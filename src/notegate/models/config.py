@@ -28,12 +28,12 @@ because ``notegate.config`` imports this module (a cycle otherwise).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from notegate.errors import ConfigError
+from notegate.settings import Setting, check_table
 
 PROVIDER_NAMES: tuple[str, ...] = ("anthropic", "openai", "claude-cli", "none")
 #: Bounds of ``timeout_seconds`` (per provider attempt).
@@ -42,17 +42,6 @@ MAX_TIMEOUT_SECONDS = 3600
 MAX_OUTPUT_TOKENS = 200_000
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One key of a ``[models…]`` table: its type, default and the help line the README shows."""
-
-    name: str
-    kind: type | tuple[type, ...]
-    default: Any
-    help: str
-    check: Callable[[Any], str | None] | None = None
 
 
 def _chain(value: list[Any]) -> str | None:
@@ -192,40 +181,8 @@ class ModelsConfig:
     claude_cli: ClaudeCliSettings = field(default_factory=ClaudeCliSettings)
 
 
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    if isinstance(kind, tuple):
-        return " or ".join(k.__name__ for k in kind)
-    return kind.__name__
-
-
-def _is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds:  # TOML true is not a number
-        return False
-    return isinstance(value, kinds)
-
-
 def _check(section: str, table: dict[str, Any], extra_keys: tuple[str, ...] = ()) -> dict[str, Any]:
-    settings = MODEL_SETTINGS[section]
-    known = {s.name for s in settings} | set(extra_keys)
-    for key in table:
-        if key not in known:
-            raise ConfigError(
-                f"unknown key '{key}' in [{section}]",
-                remedy=f"Known keys: {', '.join(sorted(known))}. Remove or correct it.",
-            )
-    out: dict[str, Any] = {}
-    for setting in settings:
-        value = table.get(setting.name, setting.default)
-        if not _is_kind(value, setting.kind):
-            raise ConfigError(
-                f"[{section}] {setting.name} has the wrong type ({type(value).__name__})",
-                remedy=f"Expected {_kind_name(setting.kind)}: {setting.help}",
-            )
-        if setting.check is not None and (problem := setting.check(value)):
-            raise ConfigError(f"[{section}] {setting.name} {problem}", remedy=setting.help)
-        out[setting.name] = value
-    return out
+    return check_table(section, table, MODEL_SETTINGS[section], extra_keys)
 
 
 def _subtable(raw: dict[str, Any], name: str) -> dict[str, Any]:

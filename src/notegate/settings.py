@@ -1,0 +1,63 @@
+"""Settings as a table, checked at start: every key known, its type, default and help line.
+
+Why one module: the deployment config, the policy and the model settings are three tables of the same
+kind, and an unknown key or a wrong type must stop start-up with a hint naming the key in all of them
+(a misspelt ``privte = [...]`` silently exposing private notes is the failure this prevents). Pure: it
+only reads the already-parsed TOML values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from notegate.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    kind: type | tuple[type, ...]
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None
+
+
+def kind_name(kind: type | tuple[type, ...]) -> str:
+    if isinstance(kind, tuple):
+        return " or ".join(k.__name__ for k in kind)
+    return kind.__name__
+
+
+def is_kind(value: Any, kind: type | tuple[type, ...]) -> bool:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds:  # TOML true is not a number
+        return False
+    return isinstance(value, kinds)
+
+
+def check_table(
+    section: str, table: Mapping[str, Any], settings: Iterable[Setting], extra_keys: Iterable[str] = ()
+) -> dict[str, Any]:
+    """Every setting's value (or default), or ConfigError naming the unknown key or the wrong value."""
+    settings = tuple(settings)
+    known = {s.name for s in settings} | set(extra_keys)
+    for key in table:
+        if key not in known:
+            raise ConfigError(
+                f"unknown key '{key}' in [{section}]",
+                remedy=f"Known keys: {', '.join(sorted(known))}. Remove or correct it.",
+            )
+    out: dict[str, Any] = {}
+    for setting in settings:
+        value = table.get(setting.name, setting.default)
+        if not is_kind(value, setting.kind):
+            raise ConfigError(
+                f"[{section}] {setting.name} has the wrong type ({type(value).__name__})",
+                remedy=f"Expected {kind_name(setting.kind)}: {setting.help}",
+            )
+        if setting.check is not None and (problem := setting.check(value)):
+            raise ConfigError(f"[{section}] {setting.name} {problem}", remedy=setting.help)
+        out[setting.name] = value
+    return out
