@@ -166,14 +166,21 @@ def cmd_token(args: argparse.Namespace) -> int:
     db = StateDB(config.state_dir / "state.sqlite")
     if args.token_command == "create":  # noqa: S105 - a sub-command name
         env = config.environment(args.environment)
+        login = args.login or env.owner
+        if args.client_class != "machine" and not config.may_use(login, env.name):
+            return _fail(
+                f"notegate token: '{login}' is neither the owner nor a member of environment '{env.name}'. "
+                f"Add it to members in [environments.{env.name}] first.",
+                2,
+            )
         token, record = create_token(
             db,
             name=args.name,
             client_class=args.client_class,
             tier=args.tier,
-            login=args.login or env.owner,
+            login=login,
             display_name=args.display_name,
-            environment=args.environment,
+            environment=env.name,  # a token works in exactly one environment
             now=time.time(),
         )
         if args.output:

@@ -66,16 +66,20 @@ class Config:
     policy: Policy = field(repr=False)
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
 
+    def may_use(self, login: str, name: str) -> bool:
+        """Is ``login`` the owner or a member of environment ``name``?"""
+        env = self.environment(name)
+        return login == env.owner or login in env.members
+
     def environment(self, name: str | None) -> EnvironmentConfig:
         from notegate.errors import UnknownEnvironment
 
         key = name or self.default_environment
         env = self.environments.get(key)
         if env is None:
-            known = ", ".join(sorted(self.environments)) or "none"
             raise UnknownEnvironment(
                 f"there is no environment named '{key}'",
-                remedy=f"Known environments: {known}. Omit the environment to use the default.",
+                remedy="Omit the environment to use the default (see [environments.*] in notegate.toml).",
             )
         return env
 

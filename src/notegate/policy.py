@@ -387,6 +387,15 @@ def can_see(policy: Policy, caller: Caller, path: str) -> bool:
     return not policy.is_private(path)
 
 
+def decide_environment(caller: Caller, requested: str, *, default: str) -> Decision:
+    """A credential is bound to one environment (its own, or the deployment's default): any other one is
+    not there for it. The answer never confirms that another environment exists."""
+    bound = caller.environment or default
+    if requested == bound:
+        return allow("environment")
+    return deny("unknown-environment", f"no such environment; this credential is for '{bound}'.")
+
+
 def decide_reader(caller: Caller) -> Decision:
     """May ``caller`` use the knowledge tools at all (list, search: results are then filtered)?"""
     if caller.tier == "machine" or caller.client_class == "machine":

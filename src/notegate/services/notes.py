@@ -25,8 +25,17 @@ from notegate.errors import (
     NotegateError,
     PolicyDenied,
     StaleRevision,
+    UnknownEnvironment,
 )
-from notegate.policy import Action, Caller, can_see, decide, decide_reader, requires_two_step
+from notegate.policy import (
+    Action,
+    Caller,
+    can_see,
+    decide,
+    decide_environment,
+    decide_reader,
+    requires_two_step,
+)
 from notegate.safety.secrets import describe, scan_credentials
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.paths import FolderPath, NotePath
@@ -190,7 +199,13 @@ class NotesService:
             )
 
     def env(self, caller: Caller, environment: str | None) -> Environment:
-        return self.rt.environment(environment or caller.environment)
+        """The environment a call works in: only the one the caller's credential is bound to."""
+        default = self.rt.config.default_environment
+        requested = environment or caller.environment or default
+        decision = decide_environment(caller, requested, default=default)
+        if not decision.allowed:
+            raise UnknownEnvironment(decision.reason, remedy="Omit the environment argument to use your own.")
+        return self.rt.environment(requested)
 
     def _check(self, caller: Caller, action: Action, path: str) -> None:
         decision = decide(self.policy, caller, action, path)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -87,6 +87,7 @@ class ReflectJob:
         self.notes = NotesService(runtime)
         self.inbox = InboxService(self.notes)
         self.policy = runtime.policy
+        self.reflector = replace(REFLECTOR, environment=runtime.config.environment(environment).name)
         self._ensure_tables()
 
     def _ensure_tables(self) -> None:
@@ -176,7 +177,7 @@ class ReflectJob:
         with contextlib.suppress(NotegateError):
             guarded_write(
                 self.notes,
-                REFLECTOR,
+                self.reflector,
                 self.policy.reflect_state_path,
                 self._render_fallback(code, sources, now),
                 mode="replace",
@@ -238,7 +239,7 @@ class ReflectJob:
         try:
             guarded_write(
                 self.notes,
-                REFLECTOR,
+                self.reflector,
                 self.policy.reflect_state_path,
                 self._render_state(value, manifest, now),
                 mode="replace",
@@ -255,7 +256,7 @@ class ReflectJob:
             path = self.policy.inbox_path("capture", slug)
             body = f"# {proposal['title'].strip()}\n\n{self._render_capture(proposal)}"
             try:
-                guarded_write(self.notes, REFLECTOR, path, body, mode="append", environment=self.environment)
+                guarded_write(self.notes, self.reflector, path, body, mode="append", environment=self.environment)
             except NotegateError as exc:
                 outcome.error = f"a capture was dropped [{exc.rule}]"
                 continue

@@ -16,7 +16,7 @@ Theory of operation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from notegate.errors import GateRejected, NotegateError
 from notegate.models import DataPart, ModelError, ModelSkipped
@@ -78,6 +78,7 @@ class ReviewJob:
         self.notes = NotesService(runtime)
         self.inbox = InboxService(self.notes)
         self.policy = runtime.policy
+        self.reviewer = replace(REVIEWER, environment=runtime.config.environment(environment).name)
 
     # ----------------------------------------------------------- helpers
     def _hold(self, summary: ReviewSummary, item: InboxItem, reason: str, *, from_model: bool) -> None:
@@ -93,7 +94,7 @@ class ReviewJob:
 
         try:
             self.inbox.hold_inbox(
-                REVIEWER,
+                self.reviewer,
                 item.path,
                 item.version,
                 reason,
@@ -102,7 +103,7 @@ class ReviewJob:
             )
         except GateRejected as exc:
             withheld = f"held by the model; its reason was withheld ({exc.message})"
-            self.inbox.hold_inbox(REVIEWER, item.path, item.version, withheld, environment=self.environment)
+            self.inbox.hold_inbox(self.reviewer, item.path, item.version, withheld, environment=self.environment)
         except NotegateError as exc:
             summary.failed.append(item.path)
             summary.notes.append(f"{item.path}: hold refused [{exc.rule}]")
@@ -115,7 +116,7 @@ class ReviewJob:
             summary.promoted.append(item.path)
             return
         try:
-            self.inbox.promote_inbox(REVIEWER, item.path, item.version, environment=self.environment)
+            self.inbox.promote_inbox(self.reviewer, item.path, item.version, environment=self.environment)
         except NotegateError as exc:
             summary.skipped.append(item.path)
             summary.notes.append(f"{item.path}: promotion refused [{exc.rule}]")
@@ -128,7 +129,7 @@ class ReviewJob:
         env = self.rt.environment(self.environment)
         if not self.rt.state.holds(env.name):
             self.inbox.restore_holds_from_note(env.name)  # a fresh clone: the note is the record
-        listing = self.inbox.list_inbox(REVIEWER, environment=self.environment)
+        listing = self.inbox.list_inbox(self.reviewer, environment=self.environment)
         candidates: list[InboxItem] = []
         for item in listing.items:
             if item.held:
@@ -136,7 +137,7 @@ class ReviewJob:
             elif item.floor == "hold":
                 reason = "floor: " + "; ".join(item.floor_reasons[:3])
                 self._hold(summary, item, reason, from_model=False)
-            elif REVIEWER.login in item.authors:
+            elif self.reviewer.login in item.authors:
                 summary.skipped.append(item.path)
                 summary.notes.append(f"{item.path}: written by the reviewer itself")
             else:
