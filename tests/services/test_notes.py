@@ -275,3 +275,21 @@ def test_search_ranks_title_over_body_and_filters_folder(notes: NotesService, tr
     # Query syntax is never trusted: FTS5 operators and quotes are plain words, punctuation alone finds nothing.
     assert notes.search_notes(trusted, '"; DROP TABLE x; -- NEAR(').hits == []
     assert notes.search_notes(trusted, '*** """ ---').hits == []
+
+
+def test_search_ranking_reveals_nothing_about_private_notes(notes: NotesService, trusted, restricted) -> None:
+    """bm25 statistics must not include private notes: a word that is also in a private note scores exactly
+    like a word that is nowhere else (the review found this leaking a private code letter by letter)."""
+    from notegate.services.inbox import InboxService
+
+    create(notes, trusted, "private/vault-code.md", "the vault code is zebracrossing42\n")
+    InboxService(notes).inbox_write(restricted, "capture", "zebracrossing42 giraffecrossing42", title="probe")
+    scores = {
+        word: notes.search_notes(restricted, word, include_inbox=True).hits[0].score
+        for word in ("zebracrossing42", "giraffecrossing42")
+    }
+    assert scores["zebracrossing42"] == scores["giraffecrossing42"]
+    assert [h.path for h in notes.search_notes(restricted, "zebra*", include_inbox=True).hits] == [
+        "inbox/captures/probe.md"
+    ]
+    assert [h.path for h in notes.search_notes(trusted, "zebracrossing42").hits] == ["private/vault-code.md"]

@@ -32,7 +32,7 @@ Clock = Callable[[], float]
 
 def policy_fingerprint(policy: Policy) -> str:
     """Changes when the policy would classify paths differently (then the index re-classifies its rows)."""
-    return hashlib.sha256(repr((policy.private, policy.inbox_root)).encode()).hexdigest()[:16]
+    return hashlib.sha256(repr(("index-v2", policy.private, policy.inbox_root)).encode()).hexdigest()[:16]
 
 
 @dataclass

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS notes (
     inbox INTEGER NOT NULL DEFAULT 0
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 """
 # BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
 BM25_WEIGHTS = (4.0, 8.0, 1.0)
@@ -125,11 +126,12 @@ class SearchIndex:
         self._db.close()
 
     def _reclassify(self) -> None:
+        """The policy classifies paths differently now: start over (rows may move between the public and the
+        private table); the next catch-up rebuilds the index from git."""
         with self._tx() as db:
-            rows = db.execute("SELECT id, path FROM notes").fetchall()
-            for row_id, path in rows:
-                private, inbox = self._classify(path)
-                db.execute("UPDATE notes SET private = ?, inbox = ? WHERE id = ?", (int(private), int(inbox), row_id))
+            for table in ("notes", "fts", "fts_private"):
+                db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+            db.execute("DELETE FROM meta WHERE key = 'commit'")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('policy', ?)", (self._fingerprint,))
 
     # ------------------------------------------------------------ updating
@@ -153,6 +155,7 @@ class SearchIndex:
             with self._tx() as db:
                 db.execute("DELETE FROM notes")
                 db.execute("DELETE FROM fts")
+                db.execute("DELETE FROM fts_private")
                 db.execute("DELETE FROM meta WHERE key = 'commit'")
             return self._apply(store, None, store.head(), progress)
 
@@ -182,6 +185,7 @@ class SearchIndex:
                     row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
                     if row is not None:
                         db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
+                        db.execute("DELETE FROM fts_private WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
                 if blob == ABSENT or not (path in known if known is not None else servable(path)):
                     continue
@@ -197,18 +201,20 @@ class SearchIndex:
                 "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
                 [(start + i, *row[:6]) for i, row in enumerate(rows)],
             )
-            db.executemany(
-                "INSERT INTO fts (rowid, path, title, body) VALUES (?,?,?,?)",
-                [
-                    (
-                        start + i,
-                        row[0].replace("/", " ").replace("-", " ").replace("_", " "),
-                        title_of(row[0], row[6]),
-                        row[6],
-                    )
-                    for i, row in enumerate(rows)
-                ],
-            )
+            for table, private in (("fts", 0), ("fts_private", 1)):
+                db.executemany(
+                    f"INSERT INTO {table} (rowid, path, title, body) VALUES (?,?,?,?)",  # noqa: S608 - fixed names
+                    [
+                        (
+                            start + i,
+                            row[0].replace("/", " ").replace("-", " ").replace("_", " "),
+                            title_of(row[0], row[6]),
+                            row[6],
+                        )
+                        for i, row in enumerate(rows)
+                        if row[4] == private
+                    ],
+                )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
         return count
 
@@ -270,33 +276,44 @@ class SearchIndex:
         FTS5 computes ``snippet()`` for every matching row before ``ORDER BY … LIMIT``; for a word that is in
         every note that costs seconds. Ranking alone is cheap, so snippets are made for the top rows only.
         """
-        where = ["fts MATCH ?"]
+        tables = ("fts", "fts_private") if include_private else ("fts",)
+        ranked: list[tuple] = []
+        for table in tables:
+            ranked += self._rank(table, expr, folder, limit, include_inbox)
+        ranked = sorted(ranked, key=lambda r: r[2])[:limit]
+        if not ranked:
+            return []
+        conn = self._conn()
+        bodies: dict[int, str] = {}
+        for table in tables:
+            ids = [r[0] for r in ranked if r[4] == table]
+            if ids:
+                marks = ",".join("?" for _ in ids)
+                bodies.update(
+                    conn.execute(
+                        f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks})",  # noqa: S608 - placeholders
+                        ids,
+                    ).fetchall()
+                )
+        terms = query_terms(expr)
+        snippets = {rowid: make_snippet(body, terms) for rowid, body in bodies.items()}
+        return [Hit(path=r[1], snippet=snippets.get(r[0], ""), score=-float(r[2]), inbox=bool(r[3])) for r in ranked]
+
+    def _rank(self, table: str, expr: str, folder: str, limit: int, include_inbox: bool) -> list[tuple]:
+        """The top rows of one FTS table. Private notes live in their own table, so the ranking statistics a
+        restricted caller's search sees (document counts, word frequencies) never include them."""
+        where = [f"{table} MATCH ?"]
         params: list[object] = [expr]
         if folder:
             where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
             escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params += [folder, f"{escaped}/%"]
-        if not include_private:
-            where.append("n.private = 0")
         if not include_inbox:
             where.append("n.inbox = 0")
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         # Only fixed fragments are interpolated; every value is a bound parameter.
         rank_sql = (
-            f"SELECT fts.rowid, n.path, bm25(fts, {weights}) AS score, n.inbox FROM fts JOIN notes n "  # noqa: S608
-            f"ON n.id = fts.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
+            f"SELECT {table}.rowid, n.path, bm25({table}, {weights}) AS score, n.inbox, '{table}' "  # noqa: S608
+            f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
         )
-        conn = self._conn()
-        ranked = conn.execute(rank_sql, [*params, limit]).fetchall()
-        if not ranked:
-            return []
-        marks = ",".join("?" for _ in ranked)
-        bodies = dict(
-            conn.execute(
-                f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})",  # noqa: S608 - placeholders only
-                [r[0] for r in ranked],
-            ).fetchall()
-        )
-        terms = query_terms(expr)
-        snippets = {rowid: make_snippet(body, terms) for rowid, body in bodies.items()}
-        return [Hit(path=r[1], snippet=snippets.get(r[0], ""), score=-float(r[2]), inbox=bool(r[3])) for r in ranked]
+        return self._conn().execute(rank_sql, [*params, limit]).fetchall()
