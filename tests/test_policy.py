@@ -25,6 +25,7 @@ PURE_ALLOWED = {
     "notegate.errors",
     "notegate.safety.floor",
     "notegate.settings",
+    "unicodedata",
 }
 
 
@@ -124,3 +125,8 @@ def test_two_step_for_hosted_and_protected() -> None:
 def test_policy_table_rejects_bad_values(table: dict) -> None:
     with pytest.raises(ConfigError):
         policy_from_table(table)
+
+
+def test_globs_match_any_normal_form() -> None:
+    assert glob_match("tagebücher/**", "tagebu\u0308cher/x.md")
+    assert glob_match("tagebu\u0308cher/**", "TAGEBÜCHER/x.md")

@@ -14,6 +14,7 @@ Theory of operation
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -122,7 +123,10 @@ def _glob_regex(glob: str) -> re.Pattern[str]:
 
 
 def glob_match(glob: str, path: str) -> bool:
-    return _glob_regex(glob).match(path.casefold()) is not None
+    """NFC and case-folded first: a decomposed or upper-case spelling of a private path is just as private."""
+    return (
+        _glob_regex(unicodedata.normalize("NFC", glob)).match(unicodedata.normalize("NFC", path).casefold()) is not None
+    )
 
 
 def any_match(globs: Iterable[str], path: str) -> bool:

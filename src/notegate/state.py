@@ -156,6 +156,15 @@ class StateDB:
             "SELECT * FROM inbox_parts WHERE environment = ? AND path = ? ORDER BY id", (environment, path)
         )
 
+    def copy_inbox_parts(self, environment: str, source: str, target: str) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO inbox_parts (environment, path, login, client, at, commit_id, op) "
+                "SELECT environment, ?, login, client, at, commit_id, op FROM inbox_parts "
+                "WHERE environment = ? AND path = ?",
+                (target, environment, source),
+            )
+
     def forget_inbox_item(self, environment: str, path: str) -> None:
         """The item left the inbox (promoted or deleted): a new item at that path starts a new author list."""
         with self.tx() as db:

@@ -410,3 +410,20 @@ def test_restricted_tool_by_path_matrix(notes: NotesService, rt: Runtime, tool: 
         calls[tool]()
     assert info.value.rule and info.value.explain()
     assert store.head() == head  # nothing reached the repository
+
+
+def test_moving_an_item_keeps_its_authors(inbox: InboxService, notes: NotesService) -> None:
+    """The review found that a trusted move erased the author list, letting the author promote it."""
+    rev = inbox.inbox_write(
+        make_caller(tier="restricted", client_class="hosted", login="owner", client="phone"),
+        "handoff",
+        "My own handoff.",
+        project="alpha",
+    ).new_revision
+    bob = make_caller(tier="trusted", login="bob", client="bob-laptop")
+    notes.move_note(bob, "inbox/handoffs/alpha.md", "inbox/handoffs/beta.md", rev, confirmed=True)
+    moved = item(inbox, "inbox/handoffs/beta.md")
+    assert moved.authors == ["bob", "owner"]
+    with pytest.raises(PolicyDenied) as info:
+        inbox.promote_inbox(OWNER, "inbox/handoffs/beta.md", moved.version)
+    assert info.value.rule == "author-cannot-promote"

@@ -293,3 +293,25 @@ def test_search_ranking_reveals_nothing_about_private_notes(notes: NotesService,
         "inbox/captures/probe.md"
     ]
     assert [h.path for h in notes.search_notes(trusted, "zebracrossing42").hits] == ["private/vault-code.md"]
+
+
+def test_history_never_names_a_private_note(notes: NotesService, trusted, restricted) -> None:
+    rev = create(notes, trusted, "projects/plan.md", "plan\n")
+    create(notes, trusted, "projects/plan.md.bak.md", "x\n")
+    notes.move_note(trusted, "projects/plan.md", "private/acquisition-of-acme.md", rev, confirmed=True)
+    rev2 = create(notes, trusted, "projects/plan.md", "new plan\n")
+    summaries = [c.summary for c in notes.note_history(restricted, "projects/plan.md").changes]
+    assert not any("acquisition" in s for s in summaries)
+    assert any("withheld" in s for s in summaries)
+    assert any("acquisition" in c.summary for c in notes.note_history(trusted, "projects/plan.md").changes)
+    assert rev2
+
+
+def test_stale_diff_never_reads_an_unrelated_blob(notes: NotesService, trusted, restricted) -> None:
+    from notegate.services.inbox import InboxService
+
+    private_rev = create(notes, trusted, "private/pin.md", "pin 4242\n")
+    InboxService(notes).inbox_write(restricted, "capture", "mine", title="mine")
+    with pytest.raises(StaleRevision) as info:
+        notes.append_note(restricted, "inbox/captures/mine.md", "x", private_rev, confirmed=True)
+    assert "4242" not in info.value.diff and "4242" not in info.value.explain()

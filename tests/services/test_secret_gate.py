@@ -56,3 +56,16 @@ def test_append_scans_the_new_text(notes: NotesService) -> None:
 def test_ordinary_technical_text_passes(notes: NotesService) -> None:
     text = "Release 1.2.3 on 2026-11-30 at 09:30; commit 3f2a9c1d; see https://example.com/docs?page=2\n"
     assert InboxService(notes).inbox_write(PHONE, "log", text, project="p").status == "committed"
+
+
+def test_notegate_tokens_and_handles_are_credentials(notes: NotesService, vault) -> None:
+    """A restricted session must not be able to publish a live bearer token (every reader could use it)."""
+    from support import mint
+
+    token = mint(vault, name="owner-phone", tier="trusted")
+    import secrets
+
+    for text in (f"Server token for the owner's phone: {token}", f"handle ngs_{secrets.token_urlsafe(32)}"):
+        with pytest.raises(GateRejected) as info:
+            InboxService(notes).inbox_write(PHONE, "capture", text, title="setup")
+        assert "notegate" in info.value.message and token not in info.value.explain()

@@ -207,3 +207,11 @@ def test_folder_case_collision_refused(store: VaultStore) -> None:
     base = store.blob_id("dir/b.md")
     store.commit([Change("dir/b.md", None), Change("dir/x.md", None)], {"dir/b.md": base}, AUTHOR, "empty dir")
     store.commit([Change("Dir/x.md", b"x")], {"Dir/x.md": ABSENT}, AUTHOR, "now fine", new_paths=["Dir/x.md"])
+
+
+def test_non_nfc_tree_paths_are_not_served(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    """A clone that commits a decomposed (NFD) name must not slip past NFC-based checks such as privacy globs."""
+    clone_and_push(origin, tmp_path / "wc", "tagebu\u0308cher/2025.md", "secret\n")
+    store.fetch()
+    notes = store.listing().notes
+    assert "tagebu\u0308cher/2025.md" not in notes and "tageb\u00fccher/2025.md" not in notes

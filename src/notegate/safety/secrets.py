@@ -479,6 +479,14 @@ RULES: tuple[Rule, ...] = (
         _openai,
     ),
     Rule(GATE, "aws-access-key-id", re.compile(rf"{_start('A(?:KIA|SIA|BIA|CCA)')}[A-Z0-9]{{16}}"), _aws_key_id),
+    # notegate's own credentials: bearer tokens (ngt_<16 hex>_<43>) and session handles (ngs_<43>).
+    Rule(GATE, "notegate-token", re.compile(rf"{_start('ngt_')}[0-9a-f]{{16}}_[{_W}_-]{{43}}"), _random_token(4)),
+    Rule(
+        GATE,
+        "notegate-session-handle",
+        re.compile(rf"{_start('ngs_')}[{_W}_-]{{43}}"),
+        _random_token(4, need_digit=False),
+    ),
     Rule(GATE, "github-token", re.compile(rf"{_start('gh[pousr]_')}[{_W}]{{36,251}}"), _random_token(4)),
     Rule(GATE, "github-token", re.compile(rf"{_start('github_pat_')}[{_W}_]{{22,255}}"), _random_token(11)),
     *(

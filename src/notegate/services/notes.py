@@ -45,6 +45,7 @@ MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
 MAX_HISTORY_LIMIT = 200
 MAX_DIFF_CHARS = 60_000
+_NOTE_IN_TEXT = re.compile(r"\S+\.md\b")
 _TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
 
 
@@ -269,6 +270,15 @@ class NotesService:
                 "If you really mean to commit it, repeat the call with allow_secret=true.",
             )
 
+    def _visible(self, caller: Caller, info: ChangeInfo | None) -> ChangeInfo | None:
+        """A commit summary may name other notes (a move's target): withhold it if any is invisible to the caller."""
+        if info is None:
+            return None
+        for named in _NOTE_IN_TEXT.findall(info.summary):
+            if not can_see(self.policy, caller, named):
+                return info.model_copy(update={"summary": "(summary withheld: it names a note you cannot see)"})
+        return info
+
     def _text_of(self, env: Environment, blob: str) -> str:
         if blob == ABSENT:
             return ""
@@ -278,7 +288,10 @@ class NotesService:
             return ""
 
     def _stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
-        base_text = self._text_of(env, base)
+        # The diff starts from the caller's base only if that was once a version of *this* note; any other blob
+        # id (say, of a private note) is never read back to the caller.
+        known = base in (ABSENT, current) or any(b == base for _, b in env.store.history(path, 500))
+        base_text = self._text_of(env, base) if known else ""
         current_text = self._text_of(env, current)
         diff = unified_diff(base_text, current_text, path, f"your base {base[:12]}", f"now {current[:12]}")
         return StaleRevision(
@@ -384,7 +397,7 @@ class NotesService:
                 path=note.value,
                 text=data.decode("utf-8", errors="replace"),
                 revision=blob,
-                last_change=self._last_change(env, note.value, blob),
+                last_change=self._visible(caller, self._last_change(env, note.value, blob)),
             )
 
     def _last_change(self, env: Environment, path: str, blob: str) -> ChangeInfo | None:
@@ -438,7 +451,7 @@ class NotesService:
             entries = env.store.history(note.value, limit)
             if not entries and env.store.blob_id(note.value) == ABSENT:
                 raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
-            return HistoryResult(path=note.value, changes=[change_info(c) for c, _ in entries])
+            return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
 
     # -------------------------------------------------------------- writes
     def _write(
@@ -532,7 +545,12 @@ class NotesService:
         )
 
     def _after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
-        """Keep inbox authorship in the state: who wrote each part of each item."""
+        """Keep inbox authorship in the state: who wrote each part of each item.
+
+        A move carries the authors along, so moving an item can never make its author eligible to promote it.
+        """
+        if op == "move_note" and len(changes) == 2 and self.policy.inbox_item(changes[0].path) is not None:
+            self.rt.state.copy_inbox_parts(env.name, changes[0].path, changes[1].path)
         for change in changes:
             if self.policy.inbox_item(change.path) is None:
                 continue

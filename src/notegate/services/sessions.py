@@ -15,6 +15,7 @@ Theory of operation
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import UTC, datetime
 
@@ -134,8 +135,8 @@ class SessionsService:
                 raw, handoff = self._fenced_note(caller, env.name, f"handoffs/{project}.md", "last handoff")
                 if raw is not None:
                     meta, _ = _front_matter(raw)
-                    handoff_branch = _scalar(meta.get("branch"))
-                    handoff_written = _scalar(meta.get("written"))
+                    handoff_branch = _scalar(meta.get("branch"), _BRANCH)
+                    handoff_written = _scalar(meta.get("written"), _WRITTEN)
                 summary, _ = self._fenced_note(caller, env.name, f"projects/{project}.md", "project summary")
                 if summary is not None:
                     resume = formats.section(summary, "Context to resume")
@@ -182,8 +183,16 @@ def _front_matter(text: str) -> tuple[dict, str]:
         return {}, text
 
 
-def _scalar(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,99}\Z")
+_WRITTEN = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\Z")
+
+
+def _scalar(value: object, shape: re.Pattern[str]) -> str | None:
+    """A front-matter value printed *outside* the fence, so only a strict shape is accepted: a handoff
+    is restricted-writable text, and a free-form 'branch' could otherwise close the quote and speak."""
+    if not isinstance(value, str) or not shape.match(value) or ".." in value:
+        return None
+    return value
 
 
 def _combine(
@@ -214,7 +223,7 @@ def _combine(
             where += f" on branch {handoff_branch})" if handoff_branch else ")"
             parts.append(f"Last handoff for {project}{where if where != ' ()' else ''}:")
             parts.append(handoff)
-            if branch and handoff_branch and branch != handoff_branch:
+            if branch and _BRANCH.match(branch) and handoff_branch and branch != handoff_branch:
                 parts.append(f"Note: this handoff was written on branch {handoff_branch}; you are on {branch}.")
         else:
             parts.append(f"No handoff exists yet for {project}.")

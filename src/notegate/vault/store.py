@@ -150,10 +150,12 @@ def servable(path: str) -> bool:
     if is_hidden_tree_path(path) or not path.endswith(".md"):
         return False
     try:
-        NotePath.parse(path)
+        parsed = NotePath.parse(path)
     except PathRejected:
         return False
-    return True
+    # A path git holds in another normal form (NFD from some clones) is not served: every check (privacy
+    # globs, reads, case collisions) works on the NFC spelling, so serving the raw one could slip past them.
+    return parsed.value == path
 
 
 class VaultStore:
