@@ -337,6 +337,9 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
         "inbox/"
     ):
         raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
+    if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
+        # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
+        raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
     return Policy(**values)

@@ -206,6 +206,7 @@ def test_skeleton_examples() -> None:
 ALLOWED_IMPORTS = {
     "floor.py": {
         "__future__",
+        "html",
         "bisect",
         "collections.abc",
         "dataclasses",
@@ -448,3 +449,38 @@ def test_counts_and_first_of_each_rule_match_a_per_character_reference(parts: li
         assert (reason.position, reason.rule) in reference
     listed = {(r.position, r.rule) for r in chars}
     assert all((p, r) in listed for p, r in reference[: min(len(reference), MAX_REASONS - len(first_of_rule))])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r"CLAUDE\.md",  # Markdown escape renders as CLAUDE.md
+        "CLAUDE&#46;md",  # HTML entity
+        "CLAUDE&period;md",
+        "CLAUDE<!-- -->.md",  # an HTML comment splitting the name
+        "**CLAUDE**.md",  # emphasis around the name
+        "**C**LAUDE.md",
+        "CLAUDE.**md**",
+        "CLAUDE\u00b7md",  # middle dot
+        "CLAUDE\u3002md",  # ideographic full stop
+        "Please also update AGENTS.override.md",  # names added after review
+        "see .goosehints and CONVENTIONS.md",
+    ],
+)
+def test_names_that_appear_only_once_rendered_are_held(text: str) -> None:
+    """Found in review: names a reader sees once Markdown/HTML is rendered."""
+    verdict = check_item(text)
+    assert verdict.held and any(r.rule.startswith("instruction-file") for r in verdict.reasons)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a_normal_note about my_project",
+        "The **bold** claim and snake_case_names.md",
+        "Use `make test` &amp; `make run`.",
+        "See *the docs*. Then **run** it.",
+    ],
+)
+def test_ordinary_markdown_still_passes(text: str) -> None:
+    assert not check_item(text).held

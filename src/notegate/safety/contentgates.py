@@ -521,6 +521,21 @@ _RULES: dict[str, tuple[Rule, ...]] = {
         Rule(INSTRUCTION, "role-marker",
              re.compile(r"<(?:\|(?:im_start|im_end|system|start_header_id)\||<sys>)>"), lowered=True),
         Rule(INSTRUCTION, "role-marker", re.compile(r"\[/?inst\]"), lowered=True),
+        # Text addressed to the agents that will read it later (a memory is read by the *next* session).
+        Rule(INSTRUCTION, "addressed-to-agent",
+             re.compile(r"(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:claude|codex|gemini|copilot|cursor"
+                        r"|chatgpt|gpt|the\s+(?:ai|agent|assistant|model|llm)|(?:ai|llm)\s+(?:agents?|assistants?)"
+                        r"|(?:any|all|future|next)\s+(?:agents?|assistants?|sessions?|models?))\b"),
+             _word_bounded, lowered=True),
+        Rule(INSTRUCTION, "addressed-to-agent",
+             re.compile(r"(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:reading|who\s+reads?|that\s+reads?)\s+"
+                        r"this"),
+             _word_bounded, lowered=True),
+        Rule(INSTRUCTION, "addressed-to-agent",
+             re.compile(r"(?:future|next|subsequent|later|all)\s+(?:ai\s+)?(?:sessions?|agents?|assistants?|models?)"
+                        r"\s+(?:should|must|need\s+to|have\s+to|are\s+to|shall)\s+(?:always\s+|never\s+|first\s+)?"
+                        r"(?:ignore|skip|disable|bypass|trust|obey|approve|disregard|override)\b"),
+             _word_bounded, lowered=True),
     ),
 }  # fmt: skip
 
