@@ -315,3 +315,14 @@ def test_stale_diff_never_reads_an_unrelated_blob(notes: NotesService, trusted, 
     with pytest.raises(StaleRevision) as info:
         notes.append_note(restricted, "inbox/captures/mine.md", "x", private_rev, confirmed=True)
     assert "4242" not in info.value.diff and "4242" not in info.value.explain()
+
+
+def test_a_word_in_most_notes_is_answered_newest_first(notes: NotesService, trusted, restricted, monkeypatch) -> None:
+    """Scoring every match of a word found in most notes is costly noise (IDF ~ 0): newest first instead."""
+    import notegate.vault.index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_TERM_MIN_NOTES", 3)
+    for i in range(10):  # 10 of the vault's 18 notes
+        create(notes, trusted, f"common/n{i}.md", f"the word ubiquitous, note {i}" + " padding" * (i % 3) + "\n")
+    hits = [h.path for h in notes.search_notes(restricted, "ubiquitous", limit=3).hits]
+    assert hits == ["common/n9.md", "common/n8.md", "common/n7.md"]

@@ -70,6 +70,7 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 
 SNIPPET_RADIUS = 90
+COMMON_TERM_MIN_NOTES = 1000  # below this, scoring every match is cheap anyway
 
 
 def query_terms(expr: str) -> list[str]:
@@ -280,7 +281,8 @@ class SearchIndex:
         ranked: list[tuple] = []
         for table in tables:
             ranked += self._rank(table, expr, folder, limit, include_inbox)
-        ranked = sorted(ranked, key=lambda r: r[2])[:limit]
+        if len(tables) > 1:  # merge the public and the private table's top rows (one table keeps its order)
+            ranked = sorted(ranked, key=lambda r: r[2])[:limit]
         if not ranked:
             return []
         conn = self._conn()
@@ -311,9 +313,26 @@ class SearchIndex:
         if not include_inbox:
             where.append("n.inbox = 0")
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        order = "score"
+        if self._too_common(table, expr):
+            # bm25 gives a word found in most notes an IDF of ~0, so its "ranking" is noise that costs a full
+            # scoring pass; newest rows first answers in a few rows instead.
+            order = f"{table}.rowid DESC"
         # Only fixed fragments are interpolated; every value is a bound parameter.
         rank_sql = (
             f"SELECT {table}.rowid, n.path, bm25({table}, {weights}) AS score, n.inbox, '{table}' "  # noqa: S608
-            f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} ORDER BY score LIMIT ?"
+            f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
         )
         return self._conn().execute(rank_sql, [*params, limit]).fetchall()
+
+    def _too_common(self, table: str, expr: str) -> bool:
+        """Is this a single term found in more than half of a large table's notes?"""
+        if " " in expr:
+            return False
+        conn = self._conn()
+        private = 1 if table == "fts_private" else 0
+        total = conn.execute("SELECT count(*) FROM notes WHERE private = ?", (private,)).fetchone()[0]
+        if total < COMMON_TERM_MIN_NOTES:
+            return False
+        matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)).fetchone()[0]  # noqa: S608
+        return matches * 2 > total
