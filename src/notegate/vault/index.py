@@ -12,6 +12,7 @@ exclude what a caller may not see inside SQL instead of after ranking.
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -70,6 +71,7 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 
 SNIPPET_RADIUS = 90
+INSERT_BATCH = 500
 COMMON_TERM_MIN_NOTES = 1000  # below this, scoring every match is cheap anyway
 
 
@@ -180,7 +182,7 @@ class SearchIndex:
         last = self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
         with self._tx() as db:
-            rows = []
+            rows: list[tuple] = []
             for path, blob in changes:
                 if not empty:
                     row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
@@ -197,27 +199,36 @@ class SearchIndex:
                 count += 1
                 if progress is not None:
                     progress(1)
-            start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
-            db.executemany(
-                "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
-                [(start + i, *row[:6]) for i, row in enumerate(rows)],
-            )
-            for table, private in (("fts", 0), ("fts_private", 1)):
-                db.executemany(
-                    f"INSERT INTO {table} (rowid, path, title, body) VALUES (?,?,?,?)",  # noqa: S608 - fixed names
-                    [
-                        (
-                            start + i,
-                            row[0].replace("/", " ").replace("-", " ").replace("_", " "),
-                            title_of(row[0], row[6]),
-                            row[6],
-                        )
-                        for i, row in enumerate(rows)
-                        if row[4] == private
-                    ],
-                )
+                if len(rows) >= INSERT_BATCH:  # bounded memory: a 10k-note build never holds every text at once
+                    self._insert(db, rows)
+                    rows = []
+            self._insert(db, rows)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
         return count
+
+    @staticmethod
+    def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
+        if not rows:
+            return
+        start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
+        db.executemany(
+            "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
+            [(start + i, *row[:6]) for i, row in enumerate(rows)],
+        )
+        for table, private in (("fts", 0), ("fts_private", 1)):
+            db.executemany(
+                f"INSERT INTO {table} (rowid, path, title, body) VALUES (?,?,?,?)",  # noqa: S608 - fixed names
+                [
+                    (
+                        start + i,
+                        row[0].replace("/", " ").replace("-", " ").replace("_", " "),
+                        title_of(row[0], row[6]),
+                        row[6],
+                    )
+                    for i, row in enumerate(rows)
+                    if row[4] == private
+                ],
+            )
 
     def remember_last_commit(self, path: str, commit: str) -> None:
         """Cache a note's last commit found by a history walk (full builds leave it to the first read)."""
