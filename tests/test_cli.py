@@ -173,3 +173,12 @@ def test_readme_documents_model_settings() -> None:
         assert f"[{section}]" in readme, section
         for setting in settings:
             assert f"{setting.name} =" in readme or f"`{setting.name}`" in readme, (section, setting.name)
+
+
+def test_connect_hint_never_prints_the_token(tmp_path: Path) -> None:
+    from notegate.cli import _connect_hint
+
+    token_file = tmp_path / "demo.token"
+    token_file.write_text("ngt_0123456789abcdef_secret-part-of-the-token\n")
+    hint = _connect_hint("http://127.0.0.1:8765", str(token_file))
+    assert "secret-part" not in hint and f"$(cat {token_file})" in hint and "/mcp" in hint

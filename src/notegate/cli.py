@@ -277,9 +277,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def _connect_hint(url: str, token_file: str | None) -> str:
-    token = "<token>"  # noqa: S105 - a placeholder in help text
-    if token_file and Path(token_file).exists():
-        token = Path(token_file).read_text(encoding="utf-8").strip()
+    """How to connect, without ever printing a token (stderr often ends up in a log)."""
+    token = f"$(cat {token_file})" if token_file else "<token>"
     return (
         f"notegate is serving MCP at {url}/mcp\n"
         "Connect Claude Code:\n"
