@@ -60,6 +60,10 @@ def set_policy(config_path: Path, **values: object) -> None:
     config_path.write_text(text)
 
 
+class PortTaken(RuntimeError):
+    pass
+
+
 class Server:
     """`notegate serve` as a real subprocess on a free loopback port."""
 
@@ -71,6 +75,17 @@ class Server:
         self.log = config_path.parent / f"serve-{self.port}.log"
 
     def start(self, timeout: float = 60.0) -> Server:
+        """Start, retrying on another port if the chosen one was taken meanwhile (tests run in parallel)."""
+        for _attempt in range(3):
+            try:
+                return self._start(timeout)
+            except PortTaken:
+                self.port = free_port()
+                self.url = f"http://127.0.0.1:{self.port}"
+                self.log = self.config_path.parent / f"serve-{self.port}.log"
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> Server:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         handle = open(self.log, "ab")  # noqa: SIM115 - closed with the process
         self.proc = subprocess.Popen(
@@ -91,7 +106,10 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log.read_text()[-2000:]}")
+                tail = self.log.read_text()[-2000:]
+                if "address already in use" in tail.lower():
+                    raise PortTaken(tail)
+                raise RuntimeError(f"server exited: {tail}")
             try:
                 if httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200:
                     return self
