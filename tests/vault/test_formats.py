@@ -136,10 +136,12 @@ ALLOWED_IMPORTS = {
     "unicodedata",
     "notegate.errors",
     "notegate.vault.frontmatter",
+    "notegate.vault.fence",
+    "notegate.vault.lines",
 }
 
 
-@pytest.mark.parametrize("module", ["formats.py", "frontmatter.py"])
+@pytest.mark.parametrize("module", ["formats.py", "frontmatter.py", "fence.py", "lines.py"])
 def test_module_is_pure(module: str) -> None:
     """Only the allow-list is imported; no clock, file, eval or dynamic-import calls."""
     tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
