@@ -1,6 +1,6 @@
 """Throughput of the floor on ~10 MB of realistic vault text.
 
-Run: ``cd /work/main && PYTHONPATH=src .venv/bin/python bench/bench_floor.py``
+Run from the repository root: ``.venv/bin/python bench/bench_floor.py``
 
 The text is generated here (nothing is downloaded): Markdown notes in English with headings, lists, tables,
 code fences, wikilinks and ``.md`` links (which exercise the instruction-file anchor), ISO dates, and a share
