@@ -22,8 +22,6 @@ What this module guarantees
 
 from __future__ import annotations
 
-import logging
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,35 +30,14 @@ from notegate.models.base import (
     DataPart,
     ModelError,
     ModelRefused,
-    ModelTimeout,
     fenced_parts,
     require_key,
     wire_schema,
 )
 from notegate.models.config import AnthropicSettings
+from notegate.models.sdk import SDK_MAX_RETRIES, quiet_sdk_loggers, sdk_errors
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
-#: Retries inside the SDK.  Zero: the fallback chain decides what happens next.
-SDK_MAX_RETRIES = 0
-_ERROR_TYPE = re.compile(r"[a-z_]{1,64}\Z")
-
-
-def quiet_sdk_loggers(*names: str) -> None:
-    """Hold SDK loggers at WARNING: their DEBUG records include request bodies (prompts, data)."""
-    for name in names:
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
-def status_message(status: int, body: Any) -> str:
-    """``HTTP 529 (overloaded_error)``: the status and, if well-formed, the error type; never the body text."""
-    kind = None
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            kind = err.get("type") or err.get("code")
-    if isinstance(kind, str) and _ERROR_TYPE.match(kind):
-        return f"the server answered HTTP {status} ({kind})"
-    return f"the server answered HTTP {status}"
 
 
 class AnthropicProvider:
@@ -84,29 +61,23 @@ class AnthropicProvider:
 
         quiet_sdk_loggers("anthropic")
         output_schema = anthropic.transform_schema(wire_schema(schema))
-        try:
-            with anthropic.Anthropic(
+        with (
+            sdk_errors(anthropic, anthropic.AnthropicError, provider=self.name, timeout=timeout),
+            anthropic.Anthropic(
                 api_key=key,
                 base_url=self.settings.base_url or DEFAULT_BASE_URL,
                 timeout=timeout,
                 max_retries=SDK_MAX_RETRIES,
                 open_telemetry=False,
-            ) as client:
-                message = client.messages.create(
-                    model=self.settings.model,
-                    max_tokens=self.settings.max_tokens,
-                    system=system,
-                    messages=[{"role": "user", "content": blocks}],
-                    output_config={"format": {"type": "json_schema", "schema": output_schema}},
-                )
-        except anthropic.APITimeoutError:
-            raise ModelTimeout(f"no answer within {timeout:g} s", provider=self.name) from None
-        except anthropic.APIStatusError as exc:
-            raise ModelError(status_message(exc.status_code, exc.body), provider=self.name) from None
-        except anthropic.APIConnectionError:
-            raise ModelError("could not connect to the API", provider=self.name) from None
-        except anthropic.AnthropicError as exc:  # response validation and other SDK-level failures
-            raise ModelError(f"the SDK failed ({type(exc).__name__})", provider=self.name) from None
+            ) as client,
+        ):
+            message = client.messages.create(
+                model=self.settings.model,
+                max_tokens=self.settings.max_tokens,
+                system=system,
+                messages=[{"role": "user", "content": blocks}],
+                output_config={"format": {"type": "json_schema", "schema": output_schema}},
+            )
         return self._text_of(message)
 
     def _text_of(self, message: Any) -> str:

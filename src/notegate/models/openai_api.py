@@ -12,7 +12,7 @@ local server the key is optional; without one we send a fixed placeholder (the S
 bearer value, and local servers ignore it) -- never a key from ``os.environ``, which the SDK
 would otherwise read on its own.  ``base_url`` is always explicit (the SDK would read
 ``OPENAI_BASE_URL``).  No SDK retries; the SDK loggers are held at WARNING; errors carry the
-status and error type only (see :mod:`notegate.models.anthropic_api`).
+status and error type only (see :mod:`notegate.models.sdk`).
 """
 
 from __future__ import annotations
@@ -20,17 +20,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from notegate.models.anthropic_api import SDK_MAX_RETRIES, quiet_sdk_loggers, status_message
 from notegate.models.base import (
     DataPart,
     ModelError,
     ModelRefused,
-    ModelTimeout,
     require_key,
     user_turn_text,
     wire_schema,
 )
 from notegate.models.config import OpenAISettings
+from notegate.models.sdk import SDK_MAX_RETRIES, quiet_sdk_loggers, sdk_errors
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Bearer value sent to a local server when no key is configured (never a real credential).
@@ -61,29 +60,23 @@ class OpenAIProvider:
         import openai  # imported late: a job configured for other providers never loads the SDK
 
         quiet_sdk_loggers("openai")
-        try:
-            with openai.OpenAI(
+        with (
+            sdk_errors(openai, openai.OpenAIError, provider=self.name, timeout=timeout),
+            openai.OpenAI(
                 api_key=key,
                 base_url=self.settings.base_url or DEFAULT_BASE_URL,
                 timeout=timeout,
                 max_retries=SDK_MAX_RETRIES,
-            ) as client:
-                completion = client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                    response_format={
-                        "type": "json_schema",
-                        "json_schema": {"name": schema_name, "schema": wire_schema(schema), "strict": True},
-                    },
-                )
-        except openai.APITimeoutError:
-            raise ModelTimeout(f"no answer within {timeout:g} s", provider=self.name) from None
-        except openai.APIStatusError as exc:
-            raise ModelError(status_message(exc.status_code, exc.body), provider=self.name) from None
-        except openai.APIConnectionError:
-            raise ModelError("could not connect to the server", provider=self.name) from None
-        except openai.OpenAIError as exc:  # response validation and other SDK-level failures
-            raise ModelError(f"the SDK failed ({type(exc).__name__})", provider=self.name) from None
+            ) as client,
+        ):
+            completion = client.chat.completions.create(
+                model=self.settings.model,
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                response_format={
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name, "schema": wire_schema(schema), "strict": True},
+                },
+            )
         return self._text_of(completion)
 
     def _text_of(self, completion: Any) -> str:

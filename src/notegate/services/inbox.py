@@ -29,7 +29,7 @@ from notegate.services.notes import NotesService, ToolResult, WriteResult
 from notegate.services.runtime import Environment
 from notegate.vault import formats
 from notegate.vault.held import HeldRow, clean_reason, parse_held, render_held
-from notegate.vault.store import ABSENT, Author, Change, Conflict
+from notegate.vault.store import ABSENT, Change
 
 PREVIEW_CHARS = 280
 APPEND_RETRIES = 3
@@ -85,7 +85,7 @@ class InboxService:
     def authors(self, env: Environment, path: str) -> list[str]:
         """Every login that created or appended to the item: the state's records and git's history agree."""
         logins = [row["login"] for row in self.rt.state.inbox_parts(env.name, path)]
-        for commit, blob in env.store.history(path, 200):
+        for commit, blob in env.store.history(path, 200, until_created=True):
             if blob == ABSENT:
                 break
             logins.append(commit.author.email.removesuffix("@notegate"))
@@ -217,7 +217,7 @@ class InboxService:
         if current == ABSENT or self.policy.is_reserved(item) or not self.policy.is_inbox(item):
             raise NoSuchNote(f"no such inbox item: {item}", remedy="List the items with list_inbox.")
         if current != version:
-            raise self.notes._stale(env, item, version, current)
+            raise self.notes.stale(env, item, version, current)
         return current
 
     def promote_inbox(self, caller: Caller, item: str, version: str, environment: str | None = None) -> ReviewResult:
@@ -252,7 +252,7 @@ class InboxService:
                 raise PolicyDenied(route.reason, rule=route.rule)
             target = route.reason
             target_blob = env.store.blob_id(target)
-            existing = self.notes._text_of(env, target_blob) if target_blob != ABSENT else None
+            existing = self.notes.text_of(env, target_blob) if target_blob != ABSENT else None
             new_text = self._apply_route(ref.kind, ref.key, existing, text, authors)
             changes = [Change(target, new_text.encode("utf-8")), Change(item, None)]
             expect = {item: version, target: target_blob}
@@ -262,17 +262,14 @@ class InboxService:
                 held_change, held_blob = self._held_change(env, remaining)
                 changes.append(held_change)
                 expect[HELD_PATH] = held_blob
-            message = self.notes._commit_message(
+            result = self.notes.commit_as(
                 caller,
+                env,
+                changes,
+                expect,
                 f"promote {item} to {target}",
                 {"Notegate-Reviewed-By": caller.login, "Notegate-Authors": ", ".join(authors) or "-"},
             )
-            try:
-                result = env.store.commit(
-                    changes, expect, Author(caller.display_name, caller.login), message, on_advance=env.on_advance
-                )
-            except Conflict as conflict:
-                raise self.notes._stale(env, conflict.path, conflict.expected, conflict.current) from None
             record["commit"] = result.commit
             self.rt.state.forget_inbox_item(env.name, item)
             return ReviewResult(
@@ -343,19 +340,16 @@ class InboxService:
             )
             change, held_blob = self._held_change(env, rows)
             if verify is not None:
-                old = self.notes._text_of(env, held_blob).splitlines()
+                old = self.notes.text_of(env, held_blob).splitlines()
                 verify("\n".join(line for line in change.data.decode("utf-8").splitlines() if line not in old))
-            message = self.notes._commit_message(caller, f"hold {item}", {"Notegate-Reviewed-By": caller.login})
-            try:
-                result = env.store.commit(
-                    [change],
-                    {HELD_PATH: held_blob, item: version},
-                    Author(caller.display_name, caller.login),
-                    message,
-                    on_advance=env.on_advance,
-                )
-            except Conflict as conflict:
-                raise self.notes._stale(env, conflict.path, conflict.expected, conflict.current) from None
+            result = self.notes.commit_as(
+                caller,
+                env,
+                [change],
+                {HELD_PATH: held_blob, item: version},
+                f"hold {item}",
+                {"Notegate-Reviewed-By": caller.login},
+            )
             self.rt.state.set_hold(
                 environment=env.name, path=item, version=version, reason=reason, reviewer=caller.login, at=now
             )

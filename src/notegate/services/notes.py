@@ -39,7 +39,7 @@ from notegate.policy import (
 from notegate.safety.secrets import describe, scan_credentials
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.paths import FolderPath, NotePath
-from notegate.vault.store import ABSENT, Author, CaseCollision, Change, Conflict
+from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
 MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
@@ -279,7 +279,7 @@ class NotesService:
                 return info.model_copy(update={"summary": "(summary withheld: it names a note you cannot see)"})
         return info
 
-    def _text_of(self, env: Environment, blob: str) -> str:
+    def text_of(self, env: Environment, blob: str) -> str:
         if blob == ABSENT:
             return ""
         try:
@@ -287,12 +287,12 @@ class NotesService:
         except (KeyError, ValueError):
             return ""
 
-    def _stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
+    def stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
         # The diff starts from the caller's base only if that was once a version of *this* note; any other blob
         # id (say, of a private note) is never read back to the caller.
         known = base in (ABSENT, current) or any(b == base for _, b in env.store.history(path, 500))
-        base_text = self._text_of(env, base) if known else ""
-        current_text = self._text_of(env, current)
+        base_text = self.text_of(env, base) if known else ""
+        current_text = self.text_of(env, current)
         diff = unified_diff(base_text, current_text, path, f"your base {base[:12]}", f"now {current[:12]}")
         return StaleRevision(
             f"{path} changed since revision {base[:12]}: it is now at {current[:12] if current != ABSENT else 'absent'}"
@@ -477,7 +477,7 @@ class NotesService:
         """The shared tail of every write: stale check, two-step, commit, push, index."""
         current = env.store.blob_id(path.value)
         if current != base:
-            raise self._stale(env, path.value, base, current)
+            raise self.stale(env, path.value, base, current)
         listing = env.store.listing()
         for p in new_paths:
             if p != path.value and env.store.blob_id(p) != ABSENT:
@@ -517,19 +517,7 @@ class NotesService:
                 rule="two-step-required",
                 remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
             )
-        try:
-            result = env.store.commit(
-                changes,
-                expect,
-                Author(caller.display_name, caller.login),
-                self._commit_message(caller, summary, extra_trailers),
-                new_paths=new_paths,
-                on_advance=env.on_advance,
-            )
-        except Conflict as conflict:
-            raise self._stale(env, conflict.path, conflict.expected, conflict.current) from None
-        except CaseCollision as collision:
-            raise self._case_collision(collision.path, collision.existing) from None
+        result = self.commit_as(caller, env, changes, expect, summary, extra_trailers, new_paths=new_paths)
         record["commit"] = result.commit
         self._after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
@@ -543,6 +531,32 @@ class NotesService:
             new_revision=result.blobs.get(target, ABSENT),
             commit=result.commit,
         )
+
+    def commit_as(
+        self,
+        caller: Caller,
+        env: Environment,
+        changes: list[Change],
+        expect: dict[str, str],
+        summary: str,
+        extra_trailers: dict[str, str] | None = None,
+        *,
+        new_paths: tuple[str, ...] = (),
+    ) -> CommitResult:
+        """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals."""
+        try:
+            return env.store.commit(
+                changes,
+                expect,
+                Author(caller.display_name, caller.login),
+                self._commit_message(caller, summary, extra_trailers),
+                new_paths=new_paths,
+                on_advance=env.on_advance,
+            )
+        except Conflict as conflict:
+            raise self.stale(env, conflict.path, conflict.expected, conflict.current) from None
+        except CaseCollision as collision:
+            raise self._case_collision(collision.path, collision.existing) from None
 
     def _after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
         """Keep inbox authorship in the state: who wrote each part of each item.
@@ -594,7 +608,7 @@ class NotesService:
                 base=base,
                 changes=[Change(note.value, data)],
                 expect={note.value: base},
-                preview_old=self._text_of(env, base),
+                preview_old=self.text_of(env, base),
                 preview_new=content,
                 confirmed=confirmed,
                 summary=f"{'create' if base == ABSENT else 'update'} {note.value}",
@@ -618,7 +632,7 @@ class NotesService:
             base = self._normalise_base(base_revision)
             self._check(caller, Action.APPEND, note.value)
             self._check_secrets(caller, text, allow_secret)
-            old = self._text_of(env, base) if base == env.store.blob_id(note.value) else ""
+            old = self.text_of(env, base) if base == env.store.blob_id(note.value) else ""
             joined = old + ("" if not old or old.endswith("\n") else "\n") + text
             if not joined.endswith("\n"):
                 joined += "\n"
@@ -699,7 +713,7 @@ class NotesService:
             if env.store.blob_id(note.value) == ABSENT and base == ABSENT:
                 raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
             if base == ABSENT:
-                raise self._stale(env, note.value, base, env.store.blob_id(note.value))
+                raise self.stale(env, note.value, base, env.store.blob_id(note.value))
             return self._write(
                 caller,
                 env,
@@ -709,7 +723,7 @@ class NotesService:
                 base=base,
                 changes=[Change(note.value, None)],
                 expect={note.value: base},
-                preview_old=self._text_of(env, base),
+                preview_old=self.text_of(env, base),
                 preview_new="",
                 confirmed=confirmed,
                 summary=f"delete {note.value}",
@@ -761,7 +775,7 @@ class NotesService:
                 base=base,
                 changes=[Change(note.value, old[0])],
                 expect={note.value: base},
-                preview_old=self._text_of(env, base),
+                preview_old=self.text_of(env, base),
                 preview_new=content,
                 confirmed=confirmed,
                 summary=f"restore {note.value} to {full[:12]}",

@@ -269,21 +269,33 @@ class VaultStore:
             return None
         return commit
 
-    def history(self, path: str, limit: int, scan_limit: int = 5000) -> list[tuple[pygit2.Commit, str]]:
-        """Commits (newest first) that changed ``path``, with the blob the path had after each."""
+    def history(
+        self, path: str, limit: int, scan_limit: int = 5000, *, until_created: bool = False
+    ) -> list[tuple[pygit2.Commit, str]]:
+        """Commits (newest first) that changed ``path``, with the blob the path had after each.
+
+        With ``until_created`` the walk ends at the commit that last created the path (the current item's whole
+        life), instead of scanning on. Each commit's tree is looked up once: on a first-parent walk a
+        commit's parent is the next commit visited.
+        """
         head = self.head()
         if head is None:
             return []
         out: list[tuple[pygit2.Commit, str]] = []
         walker = self.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         walker.simplify_first_parent()
+        newer: tuple[pygit2.Commit, str] | None = None  # the previous (newer) commit, its parent not yet seen
         for scanned, commit in enumerate(walker):
-            if scanned >= scan_limit or len(out) >= limit:
-                break
+            if scanned >= scan_limit:
+                return out
             blob = _entry_blob(commit.tree, path)
-            parent_blob = _entry_blob(commit.parents[0].tree, path) if commit.parents else ABSENT
-            if blob != parent_blob:
-                out.append((commit, blob))
+            if newer is not None and newer[1] != blob:
+                out.append(newer)
+                if len(out) >= limit or (until_created and blob == ABSENT):
+                    return out
+            newer = (commit, blob)
+        if newer is not None and newer[1] != ABSENT and len(out) < limit:
+            out.append(newer)  # the root commit created the path
         return out
 
     # ---------------------------------------------------------------- writes
