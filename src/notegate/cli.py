@@ -211,14 +211,14 @@ def cmd_token(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(total: int, desc: str, quiet: bool):
+def _progress(total: int | None, desc: str, quiet: bool):
     from tqdm import tqdm
 
     return tqdm(total=total, desc=desc, unit="note", disable=quiet, file=sys.stderr, leave=False)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from notegate.services.importer import import_folder, scan_source
+    from notegate.services.importer import import_folder
     from notegate.services.runtime import Runtime
     from notegate.vault.store import Author
 
@@ -230,8 +230,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     env_cfg = config.environment(args.environment)
     env = runtime.environment(env_cfg.name)
     login = args.login or env_cfg.owner
-    total = len(scan_source(src)[0])
-    with _progress(total, "importing", args.quiet) as bar:
+    with _progress(None, "importing", args.quiet) as bar:
+
+        def scanned(total: int) -> None:
+            bar.total = total
+            bar.refresh()
+
         report = import_folder(
             env.store,
             config.policy,
@@ -240,6 +244,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             message=args.message.splitlines()[0][:100] if args.message else "Import notes",
             trailers={"Notegate-Client": "notegate-import", "Notegate-Session": "-", "Notegate-Tier": "trusted"},
             progress=bar.update,
+            on_scanned=scanned,
             on_advance=env.on_advance,
         )
     if report.commit:

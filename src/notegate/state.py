@@ -75,6 +75,8 @@ CREATE TABLE IF NOT EXISTS session_handles (
     created_at REAL NOT NULL,
     last_used_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS reflect_files (path TEXT PRIMARY KEY, size INTEGER, mtime REAL);
+CREATE TABLE IF NOT EXISTS reflect_runs (id INTEGER PRIMARY KEY, started_at REAL, status TEXT);
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
     login TEXT NOT NULL,

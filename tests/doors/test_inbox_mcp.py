@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from support import Server, mcp_http, mint, running, text_of
+from support import Server, mcp_http, mint, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -25,12 +25,6 @@ TOOLS = [
     "promote_inbox",
     "hold_inbox",
 ]
-
-
-@pytest.fixture
-def served(vault: Path):
-    with running(vault) as server:
-        yield server
 
 
 async def test_restricted_session_writes_inbox_and_reviewer_promotes(served: Server, vault: Path) -> None:

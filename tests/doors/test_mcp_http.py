@@ -17,12 +17,6 @@ from support import Server, mcp_http, mint, running, set_policy, text_of
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def served(vault: Path):
-    with running(vault) as server:
-        yield server
-
-
 def origin_path(vault: Path) -> Path:
     return vault.parent / "origin.git"
 

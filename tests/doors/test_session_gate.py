@@ -18,12 +18,6 @@ pytestmark = pytest.mark.anyio
 HOSTED = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
 
 
-@pytest.fixture
-def served(vault: Path):
-    with running(vault) as server:
-        yield server
-
-
 async def test_hosted_without_handle_is_told_what_to_do(served: Server, vault: Path) -> None:
     async with mcp_http(served.url, mint(vault, name="chat-app", client_class="hosted")) as client:
         for tool, args in (

@@ -76,10 +76,14 @@ def import_folder(
     message: str,
     trailers: dict[str, str],
     progress: Callable[[int], None] | None = None,
+    on_scanned: Callable[[int], None] | None = None,
     on_advance: Callable[[str | None, str], None] | None = None,
 ) -> ImportReport:
+    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total)."""
     report = ImportReport()
     candidates, report.skipped, report.refused = scan_source(src)
+    if on_scanned is not None:
+        on_scanned(len(candidates))
     snapshot = store.listing()
     listing = snapshot.notes
     changes: list[Change] = []

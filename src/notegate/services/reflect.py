@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,9 +29,9 @@ from notegate.models import DataPart, ModelError, ModelSkipped
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
 from notegate.safety.outputgate import check_output, load_schema
-from notegate.services.inbox import InboxService, slugify
+from notegate.services.inbox import slugify
+from notegate.services.jobs import Job
 from notegate.services.modelwrite import guarded_write
-from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 
 REFLECTOR = Caller(
@@ -76,25 +76,12 @@ class ReflectOutcome:
         return text + (f" ({self.error})" if self.error else "")
 
 
-class ReflectJob:
+class ReflectJob(Job):
     def __init__(
         self, runtime: Runtime, chain: FallbackChain, raw_dir: Path, *, environment: str | None = None
     ) -> None:
-        self.rt = runtime
-        self.chain = chain
+        super().__init__(runtime, chain, REFLECTOR, environment)
         self.raw_dir = raw_dir
-        self.environment = environment
-        self.notes = NotesService(runtime)
-        self.inbox = InboxService(self.notes)
-        self.policy = runtime.policy
-        self.reflector = replace(REFLECTOR, environment=runtime.config.environment(environment).name)
-        self._ensure_tables()
-
-    def _ensure_tables(self) -> None:
-        self.rt.state._conn().executescript(
-            "CREATE TABLE IF NOT EXISTS reflect_files (path TEXT PRIMARY KEY, size INTEGER, mtime REAL);"
-            "CREATE TABLE IF NOT EXISTS reflect_runs (id INTEGER PRIMARY KEY, started_at REAL, status TEXT);"
-        )
 
     # ------------------------------------------------------------ reading
     def _changed_files(self) -> list[tuple[str, Path, int, float]]:
@@ -177,7 +164,7 @@ class ReflectJob:
         with contextlib.suppress(NotegateError):
             guarded_write(
                 self.notes,
-                self.reflector,
+                self.caller,
                 self.policy.reflect_state_path,
                 self._render_fallback(code, sources, now),
                 mode="replace",
@@ -239,7 +226,7 @@ class ReflectJob:
         try:
             guarded_write(
                 self.notes,
-                self.reflector,
+                self.caller,
                 self.policy.reflect_state_path,
                 self._render_state(value, manifest, now),
                 mode="replace",
@@ -256,7 +243,7 @@ class ReflectJob:
             path = self.policy.inbox_path("capture", slug)
             body = f"# {proposal['title'].strip()}\n\n{self._render_capture(proposal)}"
             try:
-                guarded_write(self.notes, self.reflector, path, body, mode="append", environment=self.environment)
+                guarded_write(self.notes, self.caller, path, body, mode="append", environment=self.environment)
             except NotegateError as exc:
                 outcome.error = f"a capture was dropped [{exc.rule}]"
                 continue

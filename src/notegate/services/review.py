@@ -16,15 +16,15 @@ Theory of operation
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from notegate.errors import GateRejected, NotegateError
 from notegate.models import DataPart, ModelError, ModelSkipped
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
 from notegate.safety.outputgate import check_output, load_schema, rescan_text
-from notegate.services.inbox import InboxItem, InboxService
-from notegate.services.notes import NotesService
+from notegate.services.inbox import InboxItem
+from notegate.services.jobs import Job
 from notegate.services.runtime import Runtime
 
 REVIEWER = Caller(
@@ -67,18 +67,12 @@ class ReviewSummary:
         return not self.failed
 
 
-class ReviewJob:
+class ReviewJob(Job):
     def __init__(
         self, runtime: Runtime, chain: FallbackChain, *, dry_run: bool = False, environment: str | None = None
     ) -> None:
-        self.rt = runtime
-        self.chain = chain
+        super().__init__(runtime, chain, REVIEWER, environment)
         self.dry_run = dry_run
-        self.environment = environment
-        self.notes = NotesService(runtime)
-        self.inbox = InboxService(self.notes)
-        self.policy = runtime.policy
-        self.reviewer = replace(REVIEWER, environment=runtime.config.environment(environment).name)
 
     # ----------------------------------------------------------- helpers
     def _hold(self, summary: ReviewSummary, item: InboxItem, reason: str, *, from_model: bool) -> None:
@@ -94,7 +88,7 @@ class ReviewJob:
 
         try:
             self.inbox.hold_inbox(
-                self.reviewer,
+                self.caller,
                 item.path,
                 item.version,
                 reason,
@@ -103,7 +97,7 @@ class ReviewJob:
             )
         except GateRejected as exc:
             withheld = f"held by the model; its reason was withheld ({exc.message})"
-            self.inbox.hold_inbox(self.reviewer, item.path, item.version, withheld, environment=self.environment)
+            self.inbox.hold_inbox(self.caller, item.path, item.version, withheld, environment=self.environment)
         except NotegateError as exc:
             summary.failed.append(item.path)
             summary.notes.append(f"{item.path}: hold refused [{exc.rule}]")
@@ -116,7 +110,7 @@ class ReviewJob:
             summary.promoted.append(item.path)
             return
         try:
-            self.inbox.promote_inbox(self.reviewer, item.path, item.version, environment=self.environment)
+            self.inbox.promote_inbox(self.caller, item.path, item.version, environment=self.environment)
         except NotegateError as exc:
             summary.skipped.append(item.path)
             summary.notes.append(f"{item.path}: promotion refused [{exc.rule}]")
@@ -129,7 +123,7 @@ class ReviewJob:
         env = self.rt.environment(self.environment)
         if not self.rt.state.holds(env.name):
             self.inbox.restore_holds_from_note(env.name)  # a fresh clone: the note is the record
-        listing = self.inbox.list_inbox(self.reviewer, environment=self.environment)
+        listing = self.inbox.list_inbox(self.caller, environment=self.environment)
         candidates: list[InboxItem] = []
         for item in listing.items:
             if item.held:
@@ -137,7 +131,7 @@ class ReviewJob:
             elif item.floor == "hold":
                 reason = "floor: " + "; ".join(item.floor_reasons[:3])
                 self._hold(summary, item, reason, from_model=False)
-            elif self.reviewer.login in item.authors:
+            elif self.caller.login in item.authors:
                 summary.skipped.append(item.path)
                 summary.notes.append(f"{item.path}: written by the reviewer itself")
             else:

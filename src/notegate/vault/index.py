@@ -113,6 +113,7 @@ class SearchIndex:
         self._classify = classify
         self._fingerprint = fingerprint
         self._lock = threading.Lock()
+        self._sizes: dict[str, tuple[str | None, int]] = {}
         self._db = LocalSQLite(path)
         self._conn = self._db.conn
         self._tx = self._db.tx
@@ -336,13 +337,23 @@ class SearchIndex:
         )
         return self._conn().execute(rank_sql, [*params, limit]).fetchall()
 
+    def _table_size(self, table: str) -> int:
+        """Notes in one FTS table, counted once per indexed commit (every single-word search asks)."""
+        commit = self.indexed_commit
+        cached = self._sizes.get(table)
+        if cached is not None and cached[0] == commit:
+            return cached[1]
+        private = 1 if table == "fts_private" else 0
+        total = self._conn().execute("SELECT count(*) FROM notes WHERE private = ?", (private,)).fetchone()[0]
+        self._sizes[table] = (commit, total)
+        return total
+
     def _too_common(self, table: str, expr: str) -> bool:
         """Is this a single term found in more than half of a large table's notes?"""
         if " " in expr:
             return False
         conn = self._conn()
-        private = 1 if table == "fts_private" else 0
-        total = conn.execute("SELECT count(*) FROM notes WHERE private = ?", (private,)).fetchone()[0]
+        total = self._table_size(table)
         if total < COMMON_TERM_MIN_NOTES:
             return False
         matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)).fetchone()[0]  # noqa: S608
