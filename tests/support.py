@@ -179,6 +179,23 @@ async def mcp_http(
             yield client
 
 
+#: Every tool the MCP door serves (session_start apart).
+TOOLS = [
+    "list_notes",
+    "read_note",
+    "search_notes",
+    "write_note",
+    "append_note",
+    "move_note",
+    "delete_note",
+    "note_history",
+    "restore_note",
+    "inbox_write",
+    "list_inbox",
+    "promote_inbox",
+    "hold_inbox",
+]
+
 KEY = "sk-ant-test-key"
 
 

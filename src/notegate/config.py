@@ -11,7 +11,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.models.config import ModelsConfig, models_from_table
@@ -84,10 +83,6 @@ class Config:
         return env
 
 
-def _check_table(section: str, table: dict[str, Any], settings: tuple[Setting, ...]) -> dict[str, Any]:
-    return check_table(section, table, settings)
-
-
 def load_config(path: str | Path) -> Config:
     """Read and validate the whole file; any problem raises ConfigError naming the key."""
     path = Path(path).resolve()
@@ -105,7 +100,7 @@ def load_config(path: str | Path) -> Config:
                 f"unknown section or key '{key}' at the top level",
                 remedy="The file has four parts: [server], [environments.NAME], [policy] and [models].",
             )
-    server = _check_table("server", raw.get("server", {}), SERVER_SETTINGS)
+    server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     base = path.parent
     environments: dict[str, EnvironmentConfig] = {}
     for name, table in raw.get("environments", {}).items():
@@ -113,7 +108,7 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"[environments.{name}] must be a table")
         if not name.replace("-", "").replace("_", "").isalnum() or not name.isascii():
             raise ConfigError(f"environment name '{name}' must be ASCII letters, digits, - or _")
-        values = _check_table(f"environments.{name}", table, ENVIRONMENT_SETTINGS)
+        values = check_table(f"environments.{name}", table, ENVIRONMENT_SETTINGS)
         origin = values["origin"]
         if "://" not in origin and not origin.startswith("git@"):
             origin = str((base / origin).resolve())

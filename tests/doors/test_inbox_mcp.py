@@ -6,25 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from support import Server, mcp_http, mint, text_of
+from support import TOOLS, Server, mcp_http, mint, text_of
 
 pytestmark = pytest.mark.anyio
-
-TOOLS = [
-    "list_notes",
-    "read_note",
-    "search_notes",
-    "write_note",
-    "append_note",
-    "move_note",
-    "delete_note",
-    "note_history",
-    "restore_note",
-    "inbox_write",
-    "list_inbox",
-    "promote_inbox",
-    "hold_inbox",
-]
 
 
 async def test_restricted_session_writes_inbox_and_reviewer_promotes(served: Server, vault: Path) -> None:

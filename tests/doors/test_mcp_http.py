@@ -12,7 +12,7 @@ import httpx2
 import pygit2
 import pytest
 
-from support import Server, mcp_http, mint, running, set_policy, text_of
+from support import TOOLS, Server, mcp_http, mint, running, set_policy, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -49,17 +49,7 @@ async def test_revoked_token_is_refused(served: Server, vault: Path) -> None:
 async def test_tools_and_annotations(served: Server, vault: Path) -> None:
     async with mcp_http(served.url, mint(vault)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) >= {
-        "list_notes",
-        "read_note",
-        "search_notes",
-        "write_note",
-        "append_note",
-        "move_note",
-        "delete_note",
-        "note_history",
-        "restore_note",
-    }
+    assert set(tools) >= set(TOOLS)
     assert tools["read_note"].annotations.read_only_hint is True
     assert tools["delete_note"].annotations.destructive_hint is True
     assert tools["append_note"].annotations.idempotent_hint is False

@@ -6,10 +6,13 @@ exactly as to a person; its caller is bound to the one environment it works in.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
+from notegate.models import DataPart, ModelError, ModelSkipped
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
+from notegate.safety.outputgate import check_output, load_schema
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
@@ -24,3 +27,30 @@ class Job:
         self.inbox = InboxService(self.notes)
         self.policy = runtime.policy
         self.caller = replace(caller, environment=runtime.config.environment(environment).name)
+
+    def ask(self, system: str, parts: list[DataPart], schema_name: str, manifest: list[str]) -> Answer:
+        """One structured question to the model chain; the answer is only ever the output gate's value."""
+        try:
+            done = self.chain.complete(
+                system,
+                parts,
+                load_schema(schema_name),
+                schema_name=schema_name,
+                timeout=self.rt.config.models.timeout_seconds,
+            )
+        except ModelSkipped:
+            return Answer(skipped=True)
+        except ModelError as exc:
+            return Answer(error=exc.rule, stage="model")
+        result = check_output(done.text, schema_name, manifest)
+        if not result.ok:
+            return Answer(error=result.error or "gate", stage="gate")
+        return Answer(value=result.value)
+
+
+@dataclass(frozen=True)
+class Answer:
+    value: Any | None = None  # the gated answer
+    skipped: bool = False  # no model configured (the `none` provider): decisions left undone
+    error: str | None = None  # a model failure's rule, or the output gate's code
+    stage: str | None = None  # "model" or "gate"

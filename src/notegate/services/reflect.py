@@ -25,10 +25,9 @@ from pathlib import Path
 
 from notegate.errors import NotegateError
 from notegate.hooks.transcript import parse_transcript, window
-from notegate.models import DataPart, ModelError, ModelSkipped
+from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
-from notegate.safety.outputgate import check_output, load_schema
 from notegate.services.inbox import slugify
 from notegate.services.jobs import Job
 from notegate.services.modelwrite import guarded_write
@@ -205,24 +204,13 @@ class ReflectJob(Job):
     def _reflect(self, parts: list[DataPart], manifest: list[str], now: datetime) -> ReflectOutcome:
         if not parts:
             return ReflectOutcome(status="nothing-new")
-        try:
-            done = self.chain.complete(
-                SYSTEM,
-                parts,
-                load_schema("reflect"),
-                schema_name="reflect",
-                timeout=self.rt.config.models.timeout_seconds,
-            )
-        except ModelSkipped:
+        answer = self.ask(SYSTEM, parts, "reflect", manifest)
+        if answer.skipped:
             return ReflectOutcome(status="skipped", sources=len(manifest), error="no model configured")
-        except ModelError as exc:
-            self._write_fallback(exc.rule, len(manifest), now)
-            return ReflectOutcome(status="fallback", sources=len(manifest), error=exc.rule)
-        result = check_output(done.text, "reflect", manifest)
-        if not result.ok:
-            self._write_fallback(result.error or "gate", len(manifest), now)
-            return ReflectOutcome(status="fallback", sources=len(manifest), error=result.error)
-        value = result.value
+        if answer.error is not None:
+            self._write_fallback(answer.error, len(manifest), now)
+            return ReflectOutcome(status="fallback", sources=len(manifest), error=answer.error)
+        value = answer.value
         try:
             guarded_write(
                 self.notes,

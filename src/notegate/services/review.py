@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from notegate.errors import GateRejected, NotegateError
-from notegate.models import DataPart, ModelError, ModelSkipped
+from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
-from notegate.safety.outputgate import check_output, load_schema, rescan_text
+from notegate.safety.outputgate import rescan_text
 from notegate.services.inbox import InboxItem
 from notegate.services.jobs import Job
 from notegate.services.runtime import Runtime
@@ -156,32 +156,21 @@ class ReviewJob(Job):
         for item in batch:
             text = env.store.read_blob(item.version).decode("utf-8", errors="replace")
             parts.append(DataPart(label=f"inbox item ({item.kind})", source=f"{item.path}@{item.version}", text=text))
-        try:
-            done = self.chain.complete(
-                SYSTEM,
-                parts,
-                load_schema("review"),
-                schema_name="review",
-                timeout=self.rt.config.models.timeout_seconds,
-            )
-        except ModelSkipped:
+        # A verdict naming a real inbox item outside this batch (e.g. a floor-held one) is ignored below;
+        # one naming anything that is not in the inbox at all is an invented source and voids the answer.
+        answer = self.ask(SYSTEM, parts, "review", inbox_paths)
+        if answer.skipped:
             summary.skipped.extend(i.path for i in batch)
             summary.notes.append("no model configured: model decisions left undone")
             return
-        except ModelError as exc:
+        if answer.error is not None:
             summary.failed.extend(i.path for i in batch)
-            summary.notes.append(f"model unavailable [{exc.rule}]")
-            return
-        # A verdict naming a real inbox item outside this batch (e.g. a floor-held one) is ignored below;
-        # one naming anything that is not in the inbox at all is an invented source and voids the answer.
-        result = check_output(done.text, "review", inbox_paths)
-        if not result.ok:
-            summary.failed.extend(i.path for i in batch)
-            summary.notes.append(f"model answer refused by the output gate [{result.error}]")
+            what = "model unavailable" if answer.stage == "model" else "model answer refused by the output gate"
+            summary.notes.append(f"{what} [{answer.error}]")
             return
         by_path = {i.path: i for i in batch}
         decided: set[str] = set()
-        for verdict in result.value["verdicts"]:
+        for verdict in answer.value["verdicts"]:
             item = by_path.get(verdict["item"])
             if item is None or verdict["version"] != item.version or item.path in decided:
                 continue  # unknown item or version, or a second verdict: ignored
