@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(p)
     p.add_argument("--token-file", required=True, help="file holding the bearer token that decides the caller")
 
-    p = _sub(subs, "token", "create, list or revoke bearer tokens")
+    p = _sub(subs, "token", "create, list, revoke bearer tokens or change their tier")
     tsubs = p.add_subparsers(dest="token_command", required=True, metavar="ACTION")
     c = tsubs.add_parser("create", help="mint a token; it is printed once, only its hash is kept")
     _config_arg(c)
@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     rv = tsubs.add_parser("revoke", help="revoke a token by id or name")
     _config_arg(rv)
     rv.add_argument("token")
+    tr = tsubs.add_parser(
+        "tier", help="change a token's tier; it stays the same connector login (what it wrote stays its own)"
+    )
+    _config_arg(tr)
+    tr.add_argument("token", help="id or name")
+    tr.add_argument("tier", choices=("restricted", "trusted"))
 
     p = _sub(subs, "import", "import a Markdown/Obsidian folder as one commit")
     _config_arg(p)
@@ -90,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--environment", default=None)
     p.add_argument("--login", default=None, help="author login (default: the environment's owner)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--allow-secrets", action="store_true", help="import notes that hold what looks like a credential too"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = _sub(subs, "reindex", "rebuild the search index from git")
@@ -159,7 +168,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from notegate.auth.tokens import create_token, list_tokens, revoke_token
+    from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier
     from notegate.state import StateDB
 
     config = _load(args)
@@ -204,6 +213,12 @@ def cmd_token(args: argparse.Namespace) -> int:
                 state = "revoked" if r.revoked_at else "active"
                 print(f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {state}")
         return 0
+    if args.token_command == "tier":  # noqa: S105 - a sub-command name
+        count = set_token_tier(db, args.token, args.tier)
+        if not count:
+            return _fail(f"no active conversation token with id or name '{args.token}'")
+        print(f"{count} token(s) now {args.tier}")
+        return 0
     count = revoke_token(db, args.token, now=time.time())
     if not count:
         return _fail(f"no active token with id or name '{args.token}'")
@@ -242,10 +257,16 @@ def cmd_import(args: argparse.Namespace) -> int:
             src,
             author=Author(login, login),
             message=args.message.splitlines()[0][:100] if args.message else "Import notes",
-            trailers={"Notegate-Client": "notegate-import", "Notegate-Session": "-", "Notegate-Tier": "trusted"},
+            trailers={
+                "Notegate-Client": "notegate-import",
+                "Notegate-Connector": "cli:import",
+                "Notegate-Session": "-",
+                "Notegate-Tier": "trusted",
+            },
             progress=bar.update,
             on_scanned=scanned,
             on_advance=env.on_advance,
+            allow_secrets=args.allow_secrets,
         )
     if report.commit:
         env.store.repack()  # an import writes thousands of loose objects; pack them (here and in a local origin)

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from notegate.errors import ConfigError
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, skeleton, validate_instruction_files
 from notegate.settings import Setting as PolicySetting
 from notegate.settings import check_table
 
@@ -31,6 +31,8 @@ FETCH_INTERVAL_SECONDS = 5.0
 REPACK_LOOSE_OBJECTS = 2000
 PREVIEW_TTL_SECONDS = 1800
 
+RESTRICTED_WRITES_PER_HOUR = 120
+RESTRICTED_BYTES_PER_HOUR = 2 << 20
 NOTICE_INTERVAL_SECONDS = 900
 SESSION_IDLE_SECONDS = 12 * 3600
 DEFAULT_INBOX = {
@@ -71,7 +73,12 @@ READ_ACTIONS = frozenset({Action.READ, Action.LIST, Action.SEARCH, Action.HISTOR
 
 @dataclass(frozen=True)
 class Caller:
-    """Who makes a request. Decided from credentials by the door, never from what a caller writes."""
+    """Who makes a request. Decided from credentials by the door, never from what a caller writes.
+
+    ``login`` is the person (owner or member); ``connector`` names the connector login: the one credential
+    (a static token today, an OAuth grant family later) this client holds for that person.  Authorship is
+    per connector login, so the owner's phone and the owner's workstation are different authors.
+    """
 
     login: str
     display_name: str
@@ -80,6 +87,34 @@ class Caller:
     tier: str
     session: str = "-"
     environment: str | None = None
+    connector: str = ""
+
+    @property
+    def connector_id(self) -> str:
+        """The connector login's stable id (``token:<id>``); callers built without one are named by client."""
+        return self.connector or f"client:{self.client}@{self.login}"
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who wrote part of an inbox item: a connector login, its client name and its person.
+
+    ``connector`` is empty for parts recorded before connector logins existed; such a part counts as
+    written by *every* connector login of that person (the safe direction).
+    """
+
+    connector: str
+    client: str
+    person: str
+
+    @classmethod
+    def of(cls, caller: Caller) -> Author:
+        return cls(caller.connector_id, caller.client, caller.login)
+
+    @property
+    def label(self) -> str:
+        """How trailers and listings name it: the connector (client name) and the person."""
+        return f"{self.client} ({self.person})"
 
 
 @dataclass(frozen=True)
@@ -194,6 +229,18 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
     PolicySetting(
         "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
     ),
+    PolicySetting(
+        "restricted_writes_per_hour",
+        int,
+        RESTRICTED_WRITES_PER_HOUR,
+        "Commits one restricted connector login may make per hour (0 = no limit).",
+    ),
+    PolicySetting(
+        "restricted_bytes_per_hour",
+        int,
+        RESTRICTED_BYTES_PER_HOUR,
+        "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
+    ),
 )
 
 
@@ -241,6 +288,8 @@ class Policy:
     review_batch_size: int = 20
     reflect_state_path: str = "sessions/reflector-state.md"
     reflect_min_interval_seconds: int = 300
+    restricted_writes_per_hour: int = RESTRICTED_WRITES_PER_HOUR
+    restricted_bytes_per_hour: int = RESTRICTED_BYTES_PER_HOUR
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -278,9 +327,8 @@ class Policy:
         return dict(self.routes).get(kind, "")
 
     def names_instruction_file(self, path: str) -> bool:
-        """Is the path's file name an instruction file's name (case-insensitively)? The floor adds look-alikes."""
-        name = path.casefold().rsplit("/", 1)[-1]
-        return any(name == f.casefold() for f in self.instruction_files)
+        """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
+        return instruction_file_named(self.instruction_files, path) is not None
 
     def route_target(self, kind: str, key: str) -> Decision:
         """Where an item of ``kind`` for ``key`` is promoted to. Re-checked every time, whatever the config."""
@@ -298,6 +346,69 @@ class Policy:
         if self.is_inbox(target) or self.names_instruction_file(target):
             return deny("route-protected", f"the route for {kind} would reach {target}, which no route may reach.")
         return allow("route", target)
+
+
+_SHORT_NAME = re.compile(r"([a-z0-9]{1,6})~[0-9]{1,6}(?:\.([a-z0-9]{1,3}))?\Z")
+
+
+def _plain_fold(name: str) -> str:
+    """NFKC and case folding, then the NTFS aliases: a stream suffix (``::$DATA``) and trailing dots and
+    spaces name the same file."""
+    return unicodedata.normalize("NFKC", name).casefold().split(":", 1)[0].rstrip(". ")
+
+
+def _name_key(name: str) -> str:
+    """A file name as a case-insensitive, look-alike-blind file system resolves it (the floor's skeleton)."""
+    return skeleton(_plain_fold(name)).rstrip(". ")
+
+
+@lru_cache(maxsize=64)
+def _instruction_keys(instruction_files: tuple[str, ...]) -> tuple[dict[tuple[str, ...], str], tuple[str, ...]]:
+    """Instruction files as tuples of segment keys, and their plain folded last names (for 8.3 names)."""
+    keys: dict[tuple[str, ...], str] = {}
+    for entry in instruction_files:
+        keys.setdefault(tuple(_name_key(seg) for seg in entry.split("/") if seg), entry)
+    return keys, tuple(_plain_fold(entry.rsplit("/", 1)[-1]) for entry in instruction_files)
+
+
+def _short_name_of(segment: str, instruction_files: tuple[str, ...]) -> str | None:
+    """An 8.3 short name (``CLAUDE~1.MD``) that Windows could resolve to an instruction file's long name."""
+    match = _SHORT_NAME.match(_plain_fold(segment))
+    if not match:
+        return None
+    stem, ext = match.group(1), match.group(2) or ""
+    _, long_names = _instruction_keys(instruction_files)
+    for entry, long_name in zip(instruction_files, long_names, strict=True):
+        long_stem, _, long_ext = (
+            long_name.lstrip(".").rpartition(".") if "." in long_name.lstrip(".") else (long_name.lstrip("."), "", "")
+        )
+        compact = re.sub(r"[^a-z0-9]", "", long_stem)
+        if compact.startswith(stem) and long_ext.startswith(ext):
+            return entry
+    return None
+
+
+def instruction_file_named(instruction_files: tuple[str, ...], path: str) -> str | None:
+    """The instruction file ``path`` (or one of its folders) would be taken for, or None.
+
+    On a case-insensitive clone (macOS, Windows) ``inbox/handoffs/claude.md`` *is* ``CLAUDE.md`` to an agent
+    working there, so segments are compared after case folding, the floor's skeleton (``ＣＬＡＵＤＥ``,
+    Cyrillic look-alikes) and the NTFS alias rules (trailing dots or spaces, streams, 8.3 short names).
+    A one-segment entry (``CLAUDE.md``) matches any segment; a longer one (``.junie/guidelines.md``) matches
+    the same run of segments anywhere in the path.
+    """
+    files = tuple(instruction_files)
+    keys, _ = _instruction_keys(files)
+    segments = [seg for seg in path.split("/") if seg]
+    folded = [_name_key(seg) for seg in segments]
+    for i in range(len(folded)):
+        for entry_keys, entry in keys.items():
+            if tuple(folded[i : i + len(entry_keys)]) == entry_keys:
+                return entry
+        short = _short_name_of(segments[i], files)
+        if short is not None:
+            return short
+    return None
 
 
 def policy_from_table(table: dict[str, Any]) -> Policy:
@@ -340,6 +451,8 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
     if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
         # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
         raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
+    if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
+        raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
     return Policy(**values)
@@ -424,17 +537,32 @@ def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decisio
         if can_see(policy, caller, path):
             return allow("visible")
         return deny("no-such-note", "no such note.")
+    if not can_see(policy, caller, path):
+        return deny("no-such-note", "no such note.")
+    if action is not Action.DELETE:  # deleting a pushed CLAUDE.md is how a trusted session cleans it up
+        named = decide_name(policy, path)
+        if not named.allowed:
+            return named
     if caller.tier == "trusted":
-        if not can_see(policy, caller, path):  # pragma: no cover - trusted sees everything
-            return deny("no-such-note", "no such note.")
         if policy.is_protected(path):
             return allow("protected-trusted", "protected path: trusted callers only, always two-step.")
         return allow("trusted-write")
     if caller.tier == "restricted":
-        if not can_see(policy, caller, path):
-            return deny("no-such-note", "no such note.")
         return _decide_restricted_write(policy, action, path)
     return deny("unknown-tier", f"tier '{caller.tier}' may not {action.value} notes.")
+
+
+def decide_name(policy: Policy, path: str) -> Decision:
+    """No write, by any tier through any door, creates a file an agent would load as its instructions."""
+    entry = instruction_file_named(policy.instruction_files, path)
+    if entry is None:
+        return allow("name")
+    return deny(
+        "instruction-file-name",
+        f"{path} would be taken for the instruction file '{entry}' by an agent working in a clone (names are "
+        "compared ignoring case, look-alike letters and Windows aliases). Choose another name: for an inbox "
+        "item, another project name or title.",
+    )
 
 
 RESTRICTED_REMEDY = (
@@ -458,6 +586,53 @@ def _decide_restricted_write(policy: Policy, action: Action, path: str) -> Decis
         f"a restricted session may not {action.value} inbox items, only create them or append to them. "
         + RESTRICTED_REMEDY,
     )
+
+
+def decide_author(caller: Caller, authors: Iterable[Author]) -> Decision:
+    """May ``caller`` promote an item these connector logins wrote? Never its own: the same credential, also
+    after a later elevation, may not review what it wrote; another connector login of the same person may."""
+    for author in authors:
+        same = author.connector == caller.connector_id if author.connector else author.person == caller.login
+        if same:
+            return deny(
+                "author-cannot-promote",
+                f"this connector login ({author.label}) wrote part of the item; a connector may not promote what "
+                "it wrote.",
+            )
+    return allow("not-an-author")
+
+
+@dataclass(frozen=True)
+class WriteLimits:
+    writes: int  # 0 = unlimited
+    bytes: int  # 0 = unlimited
+    window_seconds: float = 3600.0
+
+
+def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
+    """Which write quota applies to ``caller``: restricted connector logins have one, trusted ones none."""
+    if caller.tier == "trusted":
+        return None
+    if not policy.restricted_writes_per_hour and not policy.restricted_bytes_per_hour:
+        return None
+    return WriteLimits(policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour)
+
+
+def decide_quota(limits: WriteLimits, writes: int, used_bytes: int, size: int) -> Decision:
+    """May one more write of ``size`` bytes go in, after ``writes`` writes of ``used_bytes`` in the window?"""
+    if limits.writes and writes + 1 > limits.writes:
+        return deny(
+            "write-quota",
+            f"this connector login made {writes} writes in the last hour, the limit for restricted sessions "
+            f"(restricted_writes_per_hour = {limits.writes}).",
+        )
+    if limits.bytes and used_bytes + size > limits.bytes:
+        return deny(
+            "write-quota",
+            f"this write ({size} bytes) would take this connector login past {limits.bytes} bytes in an hour "
+            f"(restricted_bytes_per_hour; {used_bytes} used).",
+        )
+    return allow("within-quota")
 
 
 def decide_review(policy: Policy, caller: Caller) -> Decision:

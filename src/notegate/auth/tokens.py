@@ -41,7 +41,24 @@ class TokenRecord:
             tier=self.tier,
             session=session,
             environment=self.environment,
+            connector=self.connector,
         )
+
+    @property
+    def connector(self) -> str:
+        """The connector login this token is: its id (not secret: the secret half never leaves the hash)."""
+        return f"token:{self.id}"
+
+    def claims(self) -> dict[str, str | None]:
+        """What the HTTP door needs to rebuild the caller from a verified token."""
+        return {
+            "login": self.login,
+            "display_name": self.display_name,
+            "client_class": self.client_class,
+            "tier": self.tier,
+            "environment": self.environment,
+            "connector": self.connector,
+        }
 
 
 def _hash(secret: str) -> str:
@@ -138,6 +155,20 @@ def verify_token(db: StateDB, token: str, *, now: float | None = None) -> TokenR
 
 def list_tokens(db: StateDB) -> list[TokenRecord]:
     return [_record(r) for r in db.query("SELECT * FROM tokens ORDER BY created_at")]
+
+
+def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
+    """The owner changes a token's tier (say, a restricted token made trusted). Its connector login stays the
+    same, so what it wrote while restricted is still its own: it can never promote those items."""
+    if tier not in ("restricted", "trusted"):
+        raise NotegateError(f"unknown tier '{tier}'", rule="bad-argument", remedy="Use restricted or trusted.")
+    with db.tx() as conn:
+        cur = conn.execute(
+            "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
+            " AND client_class != 'machine'",
+            (tier, token_id_or_name, token_id_or_name),
+        )
+        return cur.rowcount
 
 
 def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:

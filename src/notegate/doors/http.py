@@ -50,6 +50,7 @@ class StaticTokenVerifier:
                 "tier": record.tier,
                 "environment": record.environment,
                 "token_id": record.id,
+                "connector": record.connector,
             },
         )
 

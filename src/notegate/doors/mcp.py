@@ -155,6 +155,7 @@ class CallerResolver:
             tier=str(claims["tier"]),
             session=session,
             environment=claims.get("environment"),
+            connector=str(claims.get("connector") or ""),
         )
 
 

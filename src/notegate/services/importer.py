@@ -17,7 +17,8 @@ from pathlib import Path
 import pygit2
 
 from notegate.errors import PathRejected
-from notegate.policy import Policy
+from notegate.policy import Policy, decide_name
+from notegate.safety.secrets import describe, scan_credentials
 from notegate.vault.paths import NotePath
 from notegate.vault.store import ABSENT, Author, Change, CommitResult, VaultStore
 
@@ -78,8 +79,13 @@ def import_folder(
     progress: Callable[[int], None] | None = None,
     on_scanned: Callable[[int], None] | None = None,
     on_advance: Callable[[str | None, str], None] | None = None,
+    allow_secrets: bool = False,
 ) -> ImportReport:
-    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total)."""
+    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total).
+
+    The same write rules as every other door: no note named like an instruction file, and no note that
+    holds what looks like a credential unless the owner insists (``allow_secrets``): history keeps it forever.
+    """
     report = ImportReport()
     candidates, report.skipped, report.refused = scan_source(src)
     if on_scanned is not None:
@@ -102,10 +108,20 @@ def import_folder(
             report.refused.append((rel, f"note-too-large: {len(data)} bytes"))
             continue
         try:
-            data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             report.refused.append((rel, "content-not-utf8"))
             continue
+        named = decide_name(policy, note.value)
+        if not named.allowed:
+            report.refused.append((rel, f"{named.rule}: an agent working in a clone would load it as instructions"))
+            continue
+        if not allow_secrets:
+            findings = scan_credentials(text)
+            if findings:
+                where = "; ".join(describe(f) for f in findings[:3])
+                report.refused.append((rel, f"credential-found: {where} (rerun with --allow-secrets to insist)"))
+                continue
         key = note.case_key()
         if key in seen_case:
             report.refused.append((rel, f"path-case-collision with {seen_case[key]} in the source"))

@@ -40,6 +40,7 @@ REFLECTOR = Caller(
     client_class="workstation",
     tier="trusted",
     session="reflect",
+    connector="job:reflect",
 )
 MAX_FILES = 40
 MAX_TOTAL_BYTES = 120_000

@@ -49,6 +49,8 @@ digest_path = "rules/digest.md" # the rules digest injected at session start
 review_batch_size = 20          # inbox items per model call of `notegate review`
 reflect_state_path = "sessions/reflector-state.md"  # where `notegate reflect` writes the session state
 reflect_min_interval_seconds = 300  # the reflector skips a run started sooner than this after the last
+restricted_writes_per_hour = 120  # commits one restricted connector login may make per hour (0 = no limit)
+restricted_bytes_per_hour = 2097152  # bytes one restricted connector login may commit per hour (0 = no limit)
 
 [policy.inbox]                  # what restricted sessions may write: create and append, never overwrite/move/delete
 handoff = "inbox/handoffs/{{project}}.md"
