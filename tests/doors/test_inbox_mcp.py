@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from support import TOOLS, Server, mcp_http, mint, text_of
+from support import TOOLS, Server, mcp_http, mint, running, set_policy, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +121,28 @@ async def test_inbox_search_marked_quarantined(served: Server, vault: Path) -> N
         assert plain.structured_content["hits"] == []
         marked = await client.call_tool("search_notes", {"query": "gecko", "include_inbox": True})
         assert marked.structured_content["hits"][0]["quarantined"] is True
+
+
+async def test_instruction_file_names_and_the_write_quota_over_the_real_server(vault: Path) -> None:
+    """The review's attacks through the real server: `project="claude"` committed inbox/handoffs/claude.md
+    (CLAUDE.md to an agent on macOS or Windows); 40 x 1 MB captures grew the origin by 30 MB in 9 s."""
+    set_policy(vault, restricted_writes_per_hour=3)
+    phone = mint(vault, name="phone", client_class="hosted", login="owner")
+    with running(vault) as server:
+        async with mcp_http(server.url, phone, start_session=True) as client:
+            for kind, project in (("handoff", "claude"), ("log", "agents")):
+                refused = await client.call_tool("inbox_write", {"kind": kind, "text": "x", "project": project})
+                assert refused.is_error and "Refused [instruction-file-name]" in text_of(refused)
+            titled = await client.call_tool("inbox_write", {"kind": "capture", "text": "x", "title": "Claude"})
+            assert titled.is_error and "Refused [instruction-file-name]" in text_of(titled)
+            for n in range(3):
+                done = await client.call_tool("inbox_write", {"kind": "capture", "text": "idea", "title": f"i{n}"})
+                assert not done.is_error, text_of(done)
+            flood = await client.call_tool("inbox_write", {"kind": "capture", "text": "idea", "title": "i3"})
+            assert flood.is_error and "Refused [write-quota]" in text_of(flood)
+            assert "Try again after" in text_of(flood)
+            listed = await client.call_tool("list_notes", {"folder": "inbox/captures"})
+            assert [n["path"] for n in listed.structured_content["notes"]] == [
+                f"inbox/captures/i{n}.md" for n in range(3)
+            ]
+            assert all(n["quarantined"] for n in listed.structured_content["notes"])

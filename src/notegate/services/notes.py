@@ -264,6 +264,14 @@ class NotesService:
         whole; only findings reaching into the new text count (the old text was judged when it was written).
         """
         findings = [f for f in scan_credentials(seam + text) if f.end > len(seam)]
+        if seam and not findings:
+            # The append's own line break joins the two parts in the note: judge them joined without it too.
+            # A finding that starts where one already stood in the old text is that old secret, not a new one.
+            joined = seam.rstrip("\r\n")
+            old_starts = {f.start for f in scan_credentials(joined)}
+            findings = [
+                f for f in scan_credentials(joined + text) if f.end > len(joined) and f.start not in old_starts
+            ]
         if not findings:
             return
         where = "; ".join(describe(f) for f in findings[:5])
