@@ -7,8 +7,8 @@ Theory of operation
 * Promotion follows fixed routes from the policy (checked at start and again here); no route reaches
   ``rules/``, a protected glob or an instruction file.  One commit applies the route and removes the item.
 * A reviewer approves exactly what it read: the item's version must be current.  An author of an item
-  (any connector login that created or appended to it: a token, not a person) may not promote it.  The floor holds an item whatever anyone says;
-  nothing over MCP overrides it.
+  (any connector login that created or appended to it: a token, not a person) may not promote it.
+  The floor holds an item whatever anyone says; nothing over MCP overrides it.
 * Holds live in the state database and are mirrored, readable, in ``inbox/_held.md``.  An unchanged held
   item stays held; an item changed after its hold is offered for review again.
 """

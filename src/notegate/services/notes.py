@@ -269,9 +269,7 @@ class NotesService:
             # A finding that starts where one already stood in the old text is that old secret, not a new one.
             joined = seam.rstrip("\r\n")
             old_starts = {f.start for f in scan_credentials(joined)}
-            findings = [
-                f for f in scan_credentials(joined + text) if f.end > len(joined) and f.start not in old_starts
-            ]
+            findings = [f for f in scan_credentials(joined + text) if f.end > len(joined) and f.start not in old_starts]
         if not findings:
             return
         where = "; ".join(describe(f) for f in findings[:5])
