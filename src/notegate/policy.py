@@ -21,38 +21,31 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from notegate.errors import ConfigError
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, skeleton, validate_instruction_files
-from notegate.settings import Setting as PolicySetting
-from notegate.settings import check_table
+from notegate.globs import any_match, folder_could_hold, glob_match
+from notegate.policyfile import (
+    CLIENT_CLASSES,
+    POLICY_SETTINGS,
+    SLUG,
+    TIERS,
+    default,
+    fill_template,
+    is_slug,
+    policy_values,
+    template_regex,
+)
+from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, skeleton
 
-MAX_NOTE_BYTES = 1 << 20
-FETCH_INTERVAL_SECONDS = 5.0
-REPACK_LOOSE_OBJECTS = 2000
-PREVIEW_TTL_SECONDS = 1800
-
-RESTRICTED_WRITES_PER_HOUR = 120
-RESTRICTED_BYTES_PER_HOUR = 2 << 20
-NOTICE_INTERVAL_SECONDS = 900
-SESSION_IDLE_SECONDS = 12 * 3600
-DEFAULT_INBOX = {
-    "handoff": "inbox/handoffs/{project}.md",
-    "log": "inbox/log/{project}.md",
-    "decision": "inbox/decisions/{project}.md",
-    "capture": "inbox/captures/{slug}.md",
-}
-DEFAULT_ROUTES = {
-    "handoff": "handoffs/{project}.md",
-    "log": "log/{project}.md",
-    "decision": "design/{project}.md",
-    "capture": "",
-}
-SLUG = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
-_SLUG_RE = re.compile(rf"{SLUG}\Z")
-_TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
-
-TIERS = ("restricted", "trusted", "machine")
-CLIENT_CLASSES = ("hosted", "workstation", "machine")
+__all__ = [  # what other modules take from here besides the decisions
+    "CLIENT_CLASSES",
+    "DEFAULT_INSTRUCTION_FILES",
+    "POLICY_SETTINGS",
+    "SLUG",
+    "TIERS",
+    "any_match",
+    "folder_could_hold",
+    "glob_match",
+    "is_slug",
+]
 
 
 class Action(StrEnum):
@@ -132,118 +125,6 @@ def deny(rule: str, reason: str) -> Decision:
     return Decision(False, rule, reason)
 
 
-# ------------------------------------------------------------------ globs
-@lru_cache(maxsize=512)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    """``**`` spans segments, ``*`` and ``?`` stay inside one segment; matched case-insensitively."""
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append(r"(?:[^/]+/)*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(r".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append(r"[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append(r"[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i].casefold()))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
-
-
-def glob_match(glob: str, path: str) -> bool:
-    """NFC and case-folded first: a decomposed or upper-case spelling of a private path is just as private."""
-    return (
-        _glob_regex(unicodedata.normalize("NFC", glob)).match(unicodedata.normalize("NFC", path).casefold()) is not None
-    )
-
-
-def any_match(globs: Iterable[str], path: str) -> bool:
-    return any(glob_match(g, path) for g in globs)
-
-
-def folder_could_hold(globs: Iterable[str], folder: str) -> bool:
-    """True when some note inside ``folder`` could match one of ``globs`` (used to hide whole folders)."""
-    probe = f"{folder}/x.md" if folder else "x.md"
-    return any_match(globs, probe)
-
-
-# ----------------------------------------------------------------- policy
-POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
-    PolicySetting("private", list, ["private/**"], "Globs of notes invisible to restricted callers."),
-    PolicySetting(
-        "protected", list, ["rules/**"], "Globs only trusted callers may change, always through a two-step write."
-    ),
-    PolicySetting("max_note_bytes", int, MAX_NOTE_BYTES, "Largest note accepted, in bytes of UTF-8."),
-    PolicySetting(
-        "two_step_classes", list, ["hosted"], "Client classes whose writes must be previewed before confirming."
-    ),
-    PolicySetting(
-        "fetch_interval_seconds", (int, float), FETCH_INTERVAL_SECONDS, "How often the server fetches the origin."
-    ),
-    PolicySetting(
-        "repack_loose_objects", int, REPACK_LOOSE_OBJECTS, "Repack the server's clone past this many loose objects."
-    ),
-    PolicySetting("preview_ttl_seconds", int, PREVIEW_TTL_SECONDS, "How long a two-step preview may be confirmed."),
-    PolicySetting(
-        "instruction_files",
-        list,
-        list(DEFAULT_INSTRUCTION_FILES),
-        "Names of files agents load as instructions; the floor holds any inbox item naming one.",
-    ),
-    PolicySetting(
-        "inbox", dict, dict(DEFAULT_INBOX), "Inbox kinds and the item path each writes (restricted callers)."
-    ),
-    PolicySetting(
-        "inbox_reserved", list, ["inbox/_held.md", "inbox/README.md"], "Inbox files no restricted caller may touch."
-    ),
-    PolicySetting("routes", dict, dict(DEFAULT_ROUTES), "Where a promoted item of each kind goes ('' = no route)."),
-    PolicySetting(
-        "protected_from_routes",
-        list,
-        ["rules/**", "private/**", "inbox/**"],
-        "Globs no route may ever reach (checked at start and again at every promotion).",
-    ),
-    PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
-    PolicySetting("notice_interval_seconds", int, NOTICE_INTERVAL_SECONDS, "Repeat the inbox notice after this long."),
-    PolicySetting(
-        "session_gate_classes",
-        list,
-        ["hosted"],
-        "Client classes that must call session_start and pass its handle to every knowledge tool.",
-    ),
-    PolicySetting(
-        "session_idle_seconds", int, SESSION_IDLE_SECONDS, "A session handle expires after this long unused."
-    ),
-    PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
-    PolicySetting("review_batch_size", int, 20, "Inbox items per model call of the scheduled reviewer."),
-    PolicySetting(
-        "reflect_state_path", str, "sessions/reflector-state.md", "Where the reflector writes the session state."
-    ),
-    PolicySetting(
-        "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
-    ),
-    PolicySetting(
-        "restricted_writes_per_hour",
-        int,
-        RESTRICTED_WRITES_PER_HOUR,
-        "Commits one restricted connector login may make per hour (0 = no limit).",
-    ),
-    PolicySetting(
-        "restricted_bytes_per_hour",
-        int,
-        RESTRICTED_BYTES_PER_HOUR,
-        "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
-    ),
-)
-
-
 @dataclass(frozen=True)
 class InboxItemRef:
     kind: str
@@ -251,45 +132,32 @@ class InboxItemRef:
     path: str
 
 
-@lru_cache(maxsize=64)
-def _template_regex(template: str) -> re.Pattern[str]:
-    prefix, _, suffix = template.partition("{")
-    _, _, rest = suffix.partition("}")
-    return re.compile(re.escape(prefix) + f"({SLUG})" + re.escape(rest) + r"\Z")
-
-
-def _fill(template: str, key: str) -> str:
-    return re.sub(r"\{(?:project|slug)\}", key, template)
-
-
-def is_slug(value: str) -> bool:
-    return bool(_SLUG_RE.match(value))
-
-
 @dataclass(frozen=True)
 class Policy:
-    private: tuple[str, ...] = ("private/**",)
-    protected: tuple[str, ...] = ("rules/**",)
-    max_note_bytes: int = MAX_NOTE_BYTES
-    two_step_classes: tuple[str, ...] = ("hosted",)
-    fetch_interval_seconds: float = FETCH_INTERVAL_SECONDS
-    repack_loose_objects: int = REPACK_LOOSE_OBJECTS
-    preview_ttl_seconds: int = PREVIEW_TTL_SECONDS
-    instruction_files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
-    inbox: tuple[tuple[str, str], ...] = tuple(DEFAULT_INBOX.items())
-    inbox_reserved: tuple[str, ...] = ("inbox/_held.md", "inbox/README.md")
-    routes: tuple[tuple[str, str], ...] = tuple(DEFAULT_ROUTES.items())
-    protected_from_routes: tuple[str, ...] = ("rules/**", "private/**", "inbox/**")
-    two_step_inbox: bool = False
-    notice_interval_seconds: int = NOTICE_INTERVAL_SECONDS
-    session_gate_classes: tuple[str, ...] = ("hosted",)
-    session_idle_seconds: int = SESSION_IDLE_SECONDS
-    digest_path: str = "rules/digest.md"
-    review_batch_size: int = 20
-    reflect_state_path: str = "sessions/reflector-state.md"
-    reflect_min_interval_seconds: int = 300
-    restricted_writes_per_hour: int = RESTRICTED_WRITES_PER_HOUR
-    restricted_bytes_per_hour: int = RESTRICTED_BYTES_PER_HOUR
+    """The policy file's values. Every default comes from its row in :mod:`notegate.policyfile`."""
+
+    private: tuple[str, ...] = default("private")
+    protected: tuple[str, ...] = default("protected")
+    max_note_bytes: int = default("max_note_bytes")
+    two_step_classes: tuple[str, ...] = default("two_step_classes")
+    fetch_interval_seconds: float = default("fetch_interval_seconds")
+    repack_loose_objects: int = default("repack_loose_objects")
+    preview_ttl_seconds: int = default("preview_ttl_seconds")
+    instruction_files: tuple[str, ...] = default("instruction_files")
+    inbox: tuple[tuple[str, str], ...] = default("inbox")
+    inbox_reserved: tuple[str, ...] = default("inbox_reserved")
+    routes: tuple[tuple[str, str], ...] = default("routes")
+    protected_from_routes: tuple[str, ...] = default("protected_from_routes")
+    two_step_inbox: bool = default("two_step_inbox")
+    notice_interval_seconds: int = default("notice_interval_seconds")
+    session_gate_classes: tuple[str, ...] = default("session_gate_classes")
+    session_idle_seconds: int = default("session_idle_seconds")
+    digest_path: str = default("digest_path")
+    review_batch_size: int = default("review_batch_size")
+    reflect_state_path: str = default("reflect_state_path")
+    reflect_min_interval_seconds: int = default("reflect_min_interval_seconds")
+    restricted_writes_per_hour: int = default("restricted_writes_per_hour")
+    restricted_bytes_per_hour: int = default("restricted_bytes_per_hour")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -312,7 +180,7 @@ class Policy:
     def inbox_item(self, path: str) -> InboxItemRef | None:
         """Which inbox kind ``path`` is an item of (exact template match, lowercase slug), else None."""
         for kind, template in self.inbox:
-            match = _template_regex(template).match(path)
+            match = template_regex(template).match(path)
             if match:
                 return InboxItemRef(kind=kind, key=match.group(1), path=path)
         return None
@@ -321,7 +189,7 @@ class Policy:
         template = dict(self.inbox).get(kind)
         if template is None:
             raise ValueError(kind)
-        return _fill(template, key)
+        return fill_template(template, key)
 
     def route_template(self, kind: str) -> str:
         return dict(self.routes).get(kind, "")
@@ -338,9 +206,9 @@ class Policy:
                 "no-route",
                 f"{kind} items have no route; hold it, or move it by hand as a trusted session.",
             )
-        if not _SLUG_RE.match(key):
+        if not is_slug(key):
             return deny("bad-route-key", f"'{key}' is not a valid project or slug name.")
-        target = _fill(template, key)
+        target = fill_template(template, key)
         if any_match(self.protected_from_routes, target) or any_match(self.protected, target):
             return deny("route-protected", f"the route for {kind} would reach a protected path; refused.")
         if self.is_inbox(target) or self.names_instruction_file(target):
@@ -412,91 +280,8 @@ def instruction_file_named(instruction_files: tuple[str, ...], path: str) -> str
 
 
 def policy_from_table(table: dict[str, Any]) -> Policy:
-    """Validate the ``[policy]`` table: unknown keys and wrong types stop start-up."""
-    values = check_table("policy", table, POLICY_SETTINGS)
-    for setting in POLICY_SETTINGS:
-        value = values[setting.name]
-        if isinstance(value, list):
-            if not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(f"[policy] {setting.name} must be a list of non-empty strings", remedy=setting.help)
-            value = tuple(value)
-        if isinstance(value, dict):
-            if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-                raise ConfigError(f"[policy] {setting.name} must map names to strings", remedy=setting.help)
-            value = tuple(value.items())
-        values[setting.name] = value
-    try:
-        validate_instruction_files(values["instruction_files"])
-    except ValueError as exc:
-        raise ConfigError(f"[policy] instruction_files: {exc}") from None
-    _check_inbox_and_routes(values)
-    for cls in (*values["two_step_classes"], *values["session_gate_classes"]):
-        if cls not in CLIENT_CLASSES:
-            raise ConfigError(
-                f"[policy] two_step_classes names an unknown class '{cls}'",
-                remedy=f"Classes: {', '.join(CLIENT_CLASSES)}.",
-            )
-    if values["max_note_bytes"] <= 0 or values["max_note_bytes"] > 64 << 20:
-        raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")
-    if not 1 <= values["review_batch_size"] <= 50:
-        raise ConfigError("[policy] review_batch_size must be between 1 and 50 (the review schema's cap)")
-    for key in ("digest_path", "reflect_state_path"):
-        value = values[key]
-        if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):
-            raise ConfigError(f"[policy] {key} must be a relative note path ending in .md")
-    if any_match(values["protected"], values["reflect_state_path"]) or values["reflect_state_path"].startswith(
-        "inbox/"
-    ):
-        raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
-    if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
-        # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
-        raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
-    if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
-        raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
-    if values["fetch_interval_seconds"] <= 0:
-        raise ConfigError("[policy] fetch_interval_seconds must be positive")
-    return Policy(**values)
-
-
-def _check_inbox_and_routes(values: dict[str, Any]) -> None:
-    """Refuse, at start, any inbox or route template that could reach a path no route may reach.
-
-    A template is literal folders then ``{project}``/``{slug}`` + ``.md``, and the key is a lowercase slug
-    (no ``/``), so the only part that varies is the file's stem.  The literal folders are checked against
-    the protected globs with probe stems, including every segment named in those globs and every
-    instruction file's stem.  :meth:`Policy.route_target` checks the concrete target again at promotion.
-    """
-    inbox = dict(values["inbox"])
-    for kind, template in inbox.items():
-        if not is_slug(kind):
-            raise ConfigError(f"[policy] inbox kind '{kind}' must be a lowercase name")
-        if not _TEMPLATE.match(template) or not template.startswith("inbox/"):
-            raise ConfigError(
-                f"[policy] inbox.{kind} = '{template}' must look like 'inbox/<folder>/{{project}}.md'",
-                remedy="Inbox items live under inbox/: literal folders, then {project} or {slug}, then .md.",
-            )
-    guarded = (*values["protected_from_routes"], *values["protected"])
-    probes = {"x", "rules", "private", "inbox", "readme", "digest"}
-    probes |= {f.casefold().rsplit("/", 1)[-1].removesuffix(".md").strip(".") for f in values["instruction_files"]}
-    for glob in guarded:
-        probes |= {seg.casefold() for seg in glob.split("/")}
-    for kind, template in values["routes"]:
-        if kind not in inbox:
-            raise ConfigError(f"[policy] routes.{kind}: there is no inbox kind '{kind}'")
-        if not template:
-            continue
-        if not _TEMPLATE.match(template):
-            raise ConfigError(
-                f"[policy] routes.{kind} = '{template}' must look like '<folder>/{{project}}.md'",
-                remedy="A route is literal folders then {project} (or {slug}) .md; nothing else can vary.",
-            )
-        for probe in sorted(p for p in probes if is_slug(p)):
-            target = _fill(template, probe)
-            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith("inbox/"):
-                raise ConfigError(
-                    f"[policy] routes.{kind} = '{template}' could reach '{target}', a path no route may reach",
-                    remedy="Point routes at ordinary folders such as handoffs/, log/ or design/.",
-                )
+    """The policy of a ``[policy]`` table, validated (see :mod:`notegate.policyfile`)."""
+    return Policy(**policy_values(table))
 
 
 # -------------------------------------------------------------- decisions
