@@ -285,11 +285,44 @@ def policy_from_table(table: dict[str, Any]) -> Policy:
 
 
 # -------------------------------------------------------------- decisions
+def sees_private(caller: Caller) -> bool:
+    """Private notes exist only for trusted callers (listing, reading and search statistics alike)."""
+    return caller.tier == "trusted"
+
+
 def can_see(policy: Policy, caller: Caller, path: str) -> bool:
     """Visibility: what a caller may not see is not there (it is never 'denied')."""
-    if caller.tier == "trusted":
+    if sees_private(caller):
         return True
     return not policy.is_private(path)
+
+
+def default_tier(client_class: str) -> str:
+    """Restricted by default; machines are their own tier. Trust is never the default."""
+    return "machine" if client_class == "machine" else "restricted"
+
+
+def decide_credential(caller: Caller, allow_secret: bool) -> Decision:
+    """A text that looks like it holds a credential: may this caller commit it?
+
+    A secret committed once stays in every clone forever. Restricted and hosted callers never may (a
+    hosted chat cannot be told apart from its prompt); a trusted workstation may only when it insists.
+    """
+    if caller.tier != "trusted" or caller.client_class == "hosted":
+        return deny("credential-found", "the text contains what looks like a credential")
+    if not allow_secret:
+        return deny("credential-warning", "the text contains what looks like a credential")
+    return allow("credential-insisted")
+
+
+def needs_session_handle(policy: Policy, caller: Caller) -> bool:
+    """Must this caller pass a session_start handle to every knowledge tool? (Clients with no hooks.)"""
+    return caller.client_class in policy.session_gate_classes
+
+
+def inbox_write_needs_preview(policy: Policy, caller: Caller) -> bool:
+    """Does the policy make this caller preview inbox writes too (two_step_inbox for its class)?"""
+    return policy.two_step_inbox and caller.client_class in policy.two_step_classes
 
 
 def decide_environment(caller: Caller, requested: str, *, default: str) -> Decision:

@@ -229,6 +229,59 @@ class StateDB:
         with self.tx() as db:
             db.execute("DELETE FROM inbox_holds WHERE environment = ? AND path = ?", (environment, path))
 
+    # -------------------------------------------------------------- tokens
+    def insert_token(self, row: dict[str, object]) -> None:
+        """A new token row (its secret only as a hash)."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
+                " created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier, :environment,"
+                " :secret_hash, :created_at)",
+                row,
+            )
+
+    def token(self, token_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
+        return rows[0] if rows else None
+
+    def tokens(self) -> list[sqlite3.Row]:
+        return self.query("SELECT * FROM tokens ORDER BY created_at")
+
+    def set_token_tier(self, token_id_or_name: str, tier: str) -> int:
+        """A live conversation token's new tier; machine tokens keep theirs."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
+                " AND client_class != 'machine'",
+                (tier, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    def revoke_tokens(self, token_id_or_name: str, now: float) -> int:
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
+                (now, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    # ----------------------------------------------------------- reflector
+    def reflect_seen(self) -> dict[str, tuple[int, float]]:
+        """Transcript files the reflector already read: path -> (size, mtime)."""
+        return {r["path"]: (r["size"], r["mtime"]) for r in self.query("SELECT * FROM reflect_files")}
+
+    def reflect_remember(self, files: list[tuple[str, int, float]]) -> None:
+        with self.tx() as db:
+            db.executemany("INSERT OR REPLACE INTO reflect_files (path, size, mtime) VALUES (?,?,?)", files)
+
+    def reflect_last_start(self) -> float | None:
+        rows = self.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")
+        return rows[0]["started_at"] if rows else None
+
+    def reflect_started(self, now: float) -> None:
+        with self.tx() as db:
+            db.execute("INSERT INTO reflect_runs (started_at, status) VALUES (?, 'running')", (now,))
+
     # --------------------------------------------------------- write quota
     def reserve_write(
         self, *, connector: str, now: float, window: float, size: int, fits: Callable[[int, int], bool]

@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import ConfigError, NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
-from notegate.policy import DEFAULT_INSTRUCTION_FILES, glob_match, policy_from_table
+from notegate.policy import DEFAULT_INSTRUCTION_FILES, Action, glob_match, policy_from_table
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.held import HeldRow, parse_held, render_held
+from policy_cases import expected
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="cloud", client="cloud-agent")
@@ -107,12 +108,14 @@ PATH_CLASSES = [
 
 @pytest.mark.parametrize(("path", "allowed"), PATH_CLASSES)
 def test_restricted_create_matrix(notes: NotesService, path: str, allowed: bool) -> None:
+    rule = expected("R", Action.CREATE, path)  # the case table names the exact rule
+    assert allowed is (rule == "inbox-write")
     if allowed:
         assert notes.write_note(PHONE, path, "x\n", "absent", confirmed=True).status == "committed"
     else:
-        with pytest.raises((PolicyDenied, NoSuchNote, NotegateError)) as info:
+        with pytest.raises(NotegateError) as info:
             notes.write_note(PHONE, path, "x\n", "absent", confirmed=True)
-        assert info.value.rule != "ok"
+        assert info.value.rule == rule
 
 
 @pytest.mark.parametrize(
@@ -406,12 +409,23 @@ def test_restricted_tool_by_path_matrix(notes: NotesService, rt: Runtime, tool: 
         "restore": lambda: notes.restore_note(PHONE, path, head, existing[path], confirmed=True),
     }
     allowed = typed_item and tool in ("create", "append")
+    action, checked = {
+        "create": (Action.CREATE, path),
+        "overwrite": (Action.OVERWRITE, path),
+        "append": (Action.APPEND, path),
+        "move-from": (Action.MOVE, path),
+        "move-to": (Action.MOVE, "scratch.md"),  # the source is checked first
+        "delete": (Action.DELETE, path),
+        "restore": (Action.RESTORE, path),
+    }[tool]
+    rule = expected("R", action, checked)  # the case table names the exact rule
+    assert allowed is (rule == "inbox-write")
     if allowed:
         assert calls[tool]().status == "committed"
         return
-    with pytest.raises((PolicyDenied, NoSuchNote, PathRejected, NotegateError)) as info:
+    with pytest.raises(NotegateError) as info:
         calls[tool]()
-    assert info.value.rule and info.value.explain()
+    assert info.value.rule == rule and info.value.explain().startswith(f"Refused [{rule}]")
     assert store.head() == head  # nothing reached the repository
 
 

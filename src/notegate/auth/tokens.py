@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES, TIERS, Caller
+from notegate.policy import CLIENT_CLASSES, TIERS, Caller, default_tier
 from notegate.state import StateDB
 
 PREFIX = "ngt_"
@@ -65,11 +65,6 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def default_tier(client_class: str) -> str:
-    """Restricted by default; machines are their own tier."""
-    return "machine" if client_class == "machine" else "restricted"
-
-
 def create_token(
     db: StateDB,
     *,
@@ -114,12 +109,7 @@ def create_token(
         revoked_at=None,
         last_used_at=None,
     )
-    with db.tx() as conn:
-        conn.execute(
-            "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
-            " created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (token_id, name, login, record.display_name, client_class, tier, environment, _hash(secret), now),
-        )
+    db.insert_token({**record.__dict__, "secret_hash": _hash(secret)})
     return f"{PREFIX}{token_id}_{secret}", record
 
 
@@ -145,16 +135,16 @@ def verify_token(db: StateDB, token: str, *, now: float | None = None) -> TokenR
     token_id, sep, secret = token[len(PREFIX) :].partition("_")
     if not sep or not token_id or not secret:
         return None
-    rows = db.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
-    expected = rows[0]["secret_hash"] if rows else _hash("no-such-token")
+    row = db.token(token_id)
+    expected = row["secret_hash"] if row is not None else _hash("no-such-token")
     ok = hmac.compare_digest(expected, _hash(secret))
-    if not rows or not ok or rows[0]["revoked_at"] is not None:
+    if row is None or not ok or row["revoked_at"] is not None:
         return None
-    return _record(rows[0])
+    return _record(row)
 
 
 def list_tokens(db: StateDB) -> list[TokenRecord]:
-    return [_record(r) for r in db.query("SELECT * FROM tokens ORDER BY created_at")]
+    return [_record(r) for r in db.tokens()]
 
 
 def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
@@ -162,19 +152,8 @@ def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
     same, so what it wrote while restricted is still its own: it can never promote those items."""
     if tier not in ("restricted", "trusted"):
         raise NotegateError(f"unknown tier '{tier}'", rule="bad-argument", remedy="Use restricted or trusted.")
-    with db.tx() as conn:
-        cur = conn.execute(
-            "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
-            " AND client_class != 'machine'",
-            (tier, token_id_or_name, token_id_or_name),
-        )
-        return cur.rowcount
+    return db.set_token_tier(token_id_or_name, tier)
 
 
 def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:
-    with db.tx() as conn:
-        cur = conn.execute(
-            "UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
-            (now, token_id_or_name, token_id_or_name),
-        )
-        return cur.rowcount
+    return db.revoke_tokens(token_id_or_name, now)

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from notegate.errors import NoSuchNote, NotegateError, PolicyDenied, StaleRevision
-from notegate.policy import Author, Caller, decide_author, decide_review, is_slug
+from notegate.policy import Author, Caller, decide_author, decide_review, inbox_write_needs_preview, is_slug
 from notegate.safety.floor import FloorVerdict, check_item
 from notegate.services.notes import NotesService, ToolResult, WriteResult, parse_trailers
 from notegate.services.runtime import Environment
@@ -197,7 +197,7 @@ class InboxService:
         else:
             key = slugify(title or "") or f"capture-{datetime.fromtimestamp(self.rt.clock(), UTC):%Y%m%d-%H%M%S}"
         path = self.policy.inbox_path(kind, key)
-        if self.policy.two_step_inbox and caller.client_class in self.policy.two_step_classes:
+        if inbox_write_needs_preview(self.policy, caller):
             raise PolicyDenied(
                 "inbox writes of your client class must be previewed",
                 rule="two-step-required",

@@ -33,10 +33,12 @@ from notegate.policy import (
     Caller,
     can_see,
     decide,
+    decide_credential,
     decide_environment,
     decide_quota,
     decide_reader,
     requires_two_step,
+    sees_private,
     write_limits,
 )
 from notegate.safety.secrets import describe, scan_credentials
@@ -274,20 +276,20 @@ class NotesService:
             return
         where = "; ".join(describe(f) for f in findings[:5])
         more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
-        if caller.tier != "trusted" or caller.client_class == "hosted":
-            raise GateRejected(
-                f"the text contains what looks like a credential: {where}{more}",
-                rule="credential-found",
-                remedy="Nothing was written. Remove it or replace it with a placeholder such as <API_KEY>: "
-                "a secret committed once stays in every clone's history forever.",
+        decision = decide_credential(caller, allow_secret)
+        if decision.allowed:
+            return
+        if decision.rule == "credential-found":
+            remedy = (
+                "Nothing was written. Remove it or replace it with a placeholder such as <API_KEY>: "
+                "a secret committed once stays in every clone's history forever."
             )
-        if not allow_secret:
-            raise GateRejected(
-                f"the text contains what looks like a credential: {where}{more}",
-                rule="credential-warning",
-                remedy="Nothing was written. A secret committed once stays in every clone's history forever. "
-                "If you really mean to commit it, repeat the call with allow_secret=true.",
+        else:
+            remedy = (
+                "Nothing was written. A secret committed once stays in every clone's history forever. "
+                "If you really mean to commit it, repeat the call with allow_secret=true."
             )
+        raise GateRejected(f"{decision.reason}: {where}{more}", rule=decision.rule, remedy=remedy)
 
     def _visible(self, caller: Caller, info: ChangeInfo | None) -> ChangeInfo | None:
         """A commit summary may name other notes (a move's target): withhold it if any is invisible to the caller."""
@@ -451,7 +453,7 @@ class NotesService:
                 query[:500],
                 folder=fpath.value,
                 limit=limit,
-                include_private=caller.tier == "trusted",
+                include_private=sees_private(caller),
                 include_inbox=include_inbox,
             )
             return SearchResult(
