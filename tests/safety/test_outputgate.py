@@ -121,6 +121,7 @@ ALLOWED_IMPORTS = {
     "collections.abc",
     "dataclasses",
     "functools",
+    "html",  # html.unescape: a pure table lookup, for the rendered view of a note
     "importlib.resources",  # package data (the shipped schemas), nothing else
     "json",
     "math",
