@@ -280,7 +280,7 @@ def rendered(view: NormalisedText) -> NormalisedText:
 
 
 #: A line break with what a renderer puts around it: indentation, quote markers, a list marker.
-_BREAK = re.compile(r"\r?\n[ \t]*(?:>[ \t]*)*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
+_BREAK = re.compile(r"(?:\r?\n[ \t]*(?:>[ \t]*)*)+(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
 
 
 def joined(view: NormalisedText) -> NormalisedText:
@@ -640,7 +640,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         GATE,
         "jwt",
-        re.compile(rf"{_start('eyJ')}[{_W}_-]{{10,8192}}\.eyJ[{_W}_-]{{10,8192}}\.[{_W}_-]{{0,8192}}"),
+        re.compile(rf"eyJ(?<![{_W}_-]eyJ)[{_W}_-]{{10,8192}}\.eyJ[{_W}_-]{{10,8192}}\.[{_W}_-]{{0,8192}}"),
         _bounded_left,
     ),
     Rule(GATE, "npm-token", re.compile(rf"{_start('npm_')}[{_W}]{{36}}"), _random_token(4)),
