@@ -280,6 +280,11 @@ def rendered(view: NormalisedText) -> NormalisedText:
 
 
 #: A line break with what a renderer puts around it: indentation, quote markers, a list marker.
+#: How provider tokens begin (the literal starts of the :data:`JOINABLE_KINDS` rules).
+_TOKEN_HEAD = re.compile(
+    r"sk-|gh[pousr]_|github_pat_|gl(?:pat|ptt|dt|rt)-|xox[abposre]-|[sr]k_(?:live|test)_|AIza|eyJ|npm_|pypi-|hf_"
+    r"|SG\.|ng[ts]_|A(?:KIA|SIA|BIA|CCA)|hooks\.slack\.com"
+)
 _BREAK = re.compile(r"(?:\r?\n[ \t]*(?:>[ \t]*)*)+(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
 
 
@@ -299,7 +304,8 @@ def joined(view: NormalisedText) -> NormalisedText:
         stop = max(floor, start - 64)
         while start > stop and text[start - 1] in " \t":
             start -= 1
-        edits.append((start, m.end(), ""))
+        # A line that starts a token keeps a boundary before it, or "Next step\nghp_…" would glue.
+        edits.append((start, m.end(), " " if _TOKEN_HEAD.match(text, m.end()) else ""))
         floor = m.end()
     return derive(view, edits)
 
