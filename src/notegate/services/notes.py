@@ -265,13 +265,10 @@ class NotesService:
         scanned joined to the end of the note (``seam``), so a token split across two appends is seen
         whole; only findings reaching into the new text count (the old text was judged when it was written).
         """
-        findings = [f for f in scan_credentials(seam + text) if f.end > len(seam)]
+        findings = self._new_findings(seam, text)
         if seam and not findings:
             # The append's own line break joins the two parts in the note: judge them joined without it too.
-            # A finding that starts where one already stood in the old text is that old secret, not a new one.
-            joined = seam.rstrip("\r\n")
-            old_starts = {f.start for f in scan_credentials(joined)}
-            findings = [f for f in scan_credentials(joined + text) if f.end > len(joined) and f.start not in old_starts]
+            findings = self._new_findings(seam.rstrip("\r\n"), text)
         if not findings:
             return
         where = "; ".join(describe(f) for f in findings[:5])
@@ -290,6 +287,14 @@ class NotesService:
                 "If you really mean to commit it, repeat the call with allow_secret=true."
             )
         raise GateRejected(f"{decision.reason}: {where}{more}", rule=decision.rule, remedy=remedy)
+
+    @staticmethod
+    def _new_findings(old: str, text: str) -> list:
+        """Findings in ``old + text`` that reach into ``text`` and are not a secret already in ``old``."""
+        if not old:
+            return scan_credentials(text)
+        old_starts = {f.start for f in scan_credentials(old)}
+        return [f for f in scan_credentials(old + text) if f.end > len(old) and f.start not in old_starts]
 
     def _visible(self, caller: Caller, info: ChangeInfo | None) -> ChangeInfo | None:
         """A commit summary may name other notes (a move's target): withhold it if any is invisible to the caller."""
