@@ -36,7 +36,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.models": "models",
     "notegate.auth": "auth",
     "notegate.services": "services",
-    "notegate.vault.layout": "services",  # `notegate init`: lays out a vault through the store
+    "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
     "notegate.doors": "doors",
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
@@ -164,3 +164,19 @@ def test_the_checker_catches_a_forbidden_edge(tmp_path: Path) -> None:
     assert "storage" not in MAY_IMPORT["doors"]
     assert "os" not in PURE_STDLIB and "subprocess" not in PURE_STDLIB and "sqlite3" not in PURE_STDLIB
     assert sys.version_info >= (3, 11)
+
+
+def test_every_commit_goes_through_the_one_recipe() -> None:
+    """Only NotesService.commit_as asks the store for a commit; only the store makes one (DESIGN.md §4).
+    Import and init commit through the recipe too, so they meet the same rules and trailers."""
+    makers: dict[str, list[int]] = {}
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            if node.func.attr == "create_commit" or (
+                node.func.attr == "commit" and len(node.args) + len(node.keywords) >= 3
+            ):
+                makers.setdefault(_module_name(path), []).append(node.lineno)
+    assert set(makers) == {"notegate.services.notes", "notegate.vault.store"}, makers
+    assert len(makers["notegate.services.notes"]) == 1

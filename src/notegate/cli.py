@@ -156,7 +156,8 @@ def _load(args: argparse.Namespace):
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from notegate.vault.layout import InitError, init_directory
+    from notegate.services.vaultinit import init_directory
+    from notegate.vault.layout import InitError
 
     try:
         path = init_directory(Path(args.directory), owner=args.owner)
@@ -233,9 +234,9 @@ def _progress(total: int | None, desc: str, quiet: bool):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from notegate.services.importer import import_folder
+    from notegate.services.importer import import_folder, importing_caller
+    from notegate.services.notes import NotesService
     from notegate.services.runtime import Runtime
-    from notegate.vault.store import Author
 
     config = _load(args)
     src = Path(args.source)
@@ -252,20 +253,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             bar.refresh()
 
         report = import_folder(
-            env.store,
-            config.policy,
+            NotesService(runtime),
+            env,
+            importing_caller(login),
             src,
-            author=Author(login, login),
             message=args.message.splitlines()[0][:100] if args.message else "Import notes",
-            trailers={
-                "Notegate-Client": "notegate-import",
-                "Notegate-Connector": "cli:import",
-                "Notegate-Session": "-",
-                "Notegate-Tier": "trusted",
-            },
             progress=bar.update,
             on_scanned=scanned,
-            on_advance=env.on_advance,
             allow_secrets=args.allow_secrets,
         )
     if report.commit:

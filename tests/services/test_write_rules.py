@@ -15,7 +15,7 @@ from notegate.config import load_config
 from notegate.errors import GateRejected, NotegateError, PolicyDenied
 from notegate.policy import DEFAULT_INSTRUCTION_FILES, Policy, instruction_file_named
 from notegate.services import inbox as inbox_module
-from notegate.services.importer import import_folder
+from notegate.services.importer import import_folder, importing_caller
 from notegate.services.inbox import InboxService
 from notegate.services.modelwrite import guarded_write
 from notegate.services.notes import NotesService
@@ -166,13 +166,13 @@ def test_import_refuses_instruction_files_and_credentials(rt: Runtime, tmp_path:
     (src / "keys.md").write_text(f"token {GITHUB_HEAD}{GITHUB_TAIL}\n")
     (src / "fine.md").write_text("# Fine\n")
     env = rt.environment(None)
-    args = {"author": Author("o", "owner"), "message": "import", "trailers": {}}
-    report = import_folder(env.store, rt.policy, src, **args)
+    notes = NotesService(rt)
+    report = import_folder(notes, env, importing_caller("owner"), src, message="import")
     refused = dict(report.refused)
     assert refused["sub/CLAUDE.md"].startswith("instruction-file-name")
-    assert refused["keys.md"].startswith("credential-found") and GITHUB_TAIL not in refused["keys.md"]
+    assert refused["keys.md"].startswith("credential-warning") and GITHUB_TAIL not in refused["keys.md"]
     assert report.added == ["fine.md"]
-    insisted = import_folder(env.store, rt.policy, src, allow_secrets=True, **args)
+    insisted = import_folder(notes, env, importing_caller("owner"), src, message="import", allow_secrets=True)
     assert insisted.added == ["keys.md"] and dict(insisted.refused)["sub/CLAUDE.md"].startswith("instruction")
 
 

@@ -1,14 +1,10 @@
-"""The default vault layout (shared/DESIGN.md §3) and the notegate directory that `notegate init` creates."""
+"""The default vault layout (shared/DESIGN.md §3) and the config `notegate init` writes (services/vaultinit.py
+lays them out through the one write recipe)."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-from pathlib import Path
-
-import pygit2
-
-from notegate.vault.store import Author, Change, VaultStore
+from datetime import datetime
 
 CONFIG_NAME = "notegate.toml"
 
@@ -107,28 +103,3 @@ def default_notes(now: datetime) -> dict[str, str]:
 
 class InitError(Exception):
     pass
-
-
-def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None) -> Path:
-    """Create config, bare origin, server clone and state with the default layout. Returns the config path."""
-    now = now or datetime.now(UTC)
-    config_path = directory / CONFIG_NAME
-    if directory.exists() and any(directory.iterdir()):
-        if config_path.exists():
-            raise InitError(f"{directory.name} is already a notegate directory (it has {CONFIG_NAME})")
-        raise InitError(f"{directory.name} is not empty and is not a notegate directory; choose an empty directory")
-    directory.mkdir(parents=True, exist_ok=True)
-    origin = directory / "origin.git"
-    pygit2.init_repository(str(origin), bare=True, initial_head="main")
-    config_path.write_text(render_config(owner), encoding="utf-8")
-    state = directory / "state"
-    store = VaultStore.create("personal", state / "envs" / "personal" / "vault.git", str(origin.resolve()))
-    changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]
-    store.commit(
-        changes,
-        {},
-        Author("notegate init", owner),
-        "Create the default vault layout\n\nNotegate-Client: notegate-init\nNotegate-Session: -\n"
-        "Notegate-Tier: trusted\n",
-    )
-    return config_path
