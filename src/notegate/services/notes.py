@@ -309,7 +309,7 @@ class NotesService:
         if blob == ABSENT:
             return ""
         try:
-            return env.store.read_blob(blob).decode("utf-8", errors="replace")
+            return env.store.read_unverified_blob(blob).decode("utf-8", errors="replace")
         except (KeyError, ValueError):
             return ""
 
@@ -743,7 +743,7 @@ class NotesService:
             current = env.store.blob_id(src.value)
             if current == ABSENT:
                 raise NoSuchNote(f"no such note: {src.value}", remedy="Check the path with list_notes.")
-            data = env.store.read_blob(current) if current == base else b""
+            data = env.store.read_unverified_blob(current) if current == base else b""
             text = data.decode("utf-8", errors="replace")
             return self._write(
                 caller,

@@ -159,7 +159,7 @@ class ReviewJob(Job):
         env = self.rt.environment(env_name)
         parts = []
         for item in batch:
-            text = env.store.read_blob(item.version).decode("utf-8", errors="replace")
+            text = env.store.read_unverified_blob(item.version).decode("utf-8", errors="replace")
             parts.append(DataPart(label=f"inbox item ({item.kind})", source=f"{item.path}@{item.version}", text=text))
         # A verdict naming a real inbox item outside this batch (e.g. a floor-held one) is ignored below;
         # one naming anything that is not in the inbox at all is an invented source and voids the answer.
