@@ -10,10 +10,10 @@ diff.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -42,6 +42,7 @@ from notegate.policy import (
     write_limits,
 )
 from notegate.safety.secrets import describe, scan_credentials
+from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.paths import FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
@@ -178,10 +179,34 @@ def change_info(commit) -> ChangeInfo:
     )
 
 
+@dataclass(frozen=True)
+class WriteIntent:
+    """One write, stated whole before it is applied: what changes, what it expects, what it previews.
+
+    ``path`` is the note the caller named (a move's source), ``base`` the revision it read, ``expect`` the
+    revision each changed path must still have, ``new_paths`` paths that must not exist yet (created, or a
+    move's target), ``before``/``after`` the texts the preview's diff shows.
+    """
+
+    op: str
+    action: Action
+    path: NotePath
+    base: str
+    changes: tuple[Change, ...]
+    expect: Mapping[str, str]
+    before: str
+    after: str
+    summary: str
+    new_paths: tuple[str, ...] = ()
+    new_path: str | None = None
+    extra_trailers: Mapping[str, str] = field(default_factory=dict)
+
+
 class NotesService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
         self.policy = runtime.policy
+        self.previews = Previews(runtime.state, runtime.policy.preview_ttl_seconds)
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
@@ -363,13 +388,6 @@ class NotesService:
         body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())
         return f"{_trailer_value(summary)[:100]}\n\n{body}\n"
 
-    def _preview_key(self, caller: Caller, env: str, op: str, path: str, base: str, data: bytes, extra: str) -> str:
-        digest = hashlib.sha256()
-        for part in (env, caller.login, caller.client, op, path, base, extra):
-            digest.update(part.encode("utf-8") + b"\x00")
-        digest.update(hashlib.sha256(data).digest())
-        return digest.hexdigest()
-
     # --------------------------------------------------------------- reads
     def list_notes(
         self,
@@ -482,32 +500,16 @@ class NotesService:
             return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
 
     # -------------------------------------------------------------- writes
-    def _write(
-        self,
-        caller: Caller,
-        env: Environment,
-        *,
-        op: str,
-        action: Action,
-        path: NotePath,
-        base: str,
-        changes: list[Change],
-        expect: dict[str, str],
-        preview_old: str,
-        preview_new: str,
-        confirmed: bool,
-        summary: str,
-        new_paths: tuple[str, ...] = (),
-        record: dict,
-        extra_trailers: dict[str, str] | None = None,
-        new_path: str | None = None,
+    def _apply(
+        self, caller: Caller, env: Environment, intent: WriteIntent, confirmed: bool, record: dict
     ) -> WriteResult:
-        """The shared tail of every write: stale check, two-step, commit, push, index."""
+        """Apply one write intent: stale check, new-path checks, preview or two-step, quota, commit, push."""
+        path, base, new_path, op = intent.path, intent.base, intent.new_path, intent.op
         current = env.store.blob_id(path.value)
         if current != base:
             raise self.stale(env, path.value, base, current)
         listing = env.store.listing()
-        for p in new_paths:
+        for p in intent.new_paths:
             if p != path.value and env.store.blob_id(p) != ABSENT:
                 raise NotegateError(
                     f"{p} already exists",
@@ -518,16 +520,15 @@ class NotesService:
             if existing is not None:
                 raise self._case_collision(p, existing)
         diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
-        diff = unified_diff(preview_old, preview_new, diff_path, f"revision {base[:12]}", "proposed")
-        fingerprint = "\x00".join(f"{c.path}={hashlib.sha256(c.data).hexdigest() if c.data else '-'}" for c in changes)
-        key = self._preview_key(caller, env.name, op, path.value, base, fingerprint.encode(), new_path or "")
+        diff = unified_diff(intent.before, intent.after, diff_path, f"revision {base[:12]}", "proposed")
+        key = preview_key(caller, env.name, op, path.value, base, intent.changes, new_path or "")
         two_step = requires_two_step(self.policy, caller, path.value) or (
             new_path is not None and requires_two_step(self.policy, caller, new_path)
         )
         now = self.rt.clock()
         if not confirmed:
             if two_step:
-                self.rt.state.remember_preview(key, now + self.policy.preview_ttl_seconds, now)
+                self.previews.issue(key, now)
             return WriteResult(
                 status="preview",
                 message=(
@@ -539,15 +540,24 @@ class NotesService:
                 diff=diff,
                 new_path=new_path,
             )
-        if two_step and not self.rt.state.take_preview(key, now):
+        if two_step and not self.previews.redeem(key, now):
             raise PolicyDenied(
                 "this write must be previewed first: your client class or this path requires two-step writes",
                 rule="two-step-required",
                 remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
             )
+        changes = list(intent.changes)
         size = sum(len(c.data or b"") for c in changes)
         with self._write_quota(caller, size, now):
-            result = self.commit_as(caller, env, changes, expect, summary, extra_trailers, new_paths=new_paths)
+            result = self.commit_as(
+                caller,
+                env,
+                changes,
+                dict(intent.expect),
+                intent.summary,
+                dict(intent.extra_trailers),
+                new_paths=intent.new_paths,
+            )
         record["commit"] = result.commit
         self._after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
@@ -664,22 +674,19 @@ class NotesService:
             self._check(caller, action, note.value)
             data = self._content(content)
             self._check_secrets(caller, content, allow_secret)
-            return self._write(
-                caller,
-                env,
+            intent = WriteIntent(
                 op="write_note",
                 action=action,
                 path=note,
                 base=base,
-                changes=[Change(note.value, data)],
+                changes=(Change(note.value, data),),
                 expect={note.value: base},
-                preview_old=self.text_of(env, base),
-                preview_new=content,
-                confirmed=confirmed,
+                before=self.text_of(env, base),
+                after=content,
                 summary=f"{'create' if base == ABSENT else 'update'} {note.value}",
                 new_paths=(note.value,) if base == ABSENT else (),
-                record=record,
             )
+            return self._apply(caller, env, intent, confirmed, record)
 
     def append_note(
         self,
@@ -703,22 +710,19 @@ class NotesService:
             if not joined.endswith("\n"):
                 joined += "\n"
             data = self._content(joined)
-            return self._write(
-                caller,
-                env,
+            intent = WriteIntent(
                 op="append_note",
                 action=Action.APPEND,
                 path=note,
                 base=base,
-                changes=[Change(note.value, data)],
+                changes=(Change(note.value, data),),
                 expect={note.value: base},
-                preview_old=old,
-                preview_new=joined,
-                confirmed=confirmed,
+                before=old,
+                after=joined,
                 summary=f"append to {note.value}",
                 new_paths=(note.value,) if base == ABSENT else (),
-                record=record,
             )
+            return self._apply(caller, env, intent, confirmed, record)
 
     def move_note(
         self,
@@ -745,23 +749,23 @@ class NotesService:
                 raise NoSuchNote(f"no such note: {src.value}", remedy="Check the path with list_notes.")
             data = env.store.read_unverified_blob(current) if current == base else b""
             text = data.decode("utf-8", errors="replace")
-            return self._write(
-                caller,
-                env,
+            intent = WriteIntent(
                 op="move_note",
                 action=Action.MOVE,
                 path=src,
                 base=base,
-                changes=[Change(src.value, None), Change(dst.value, data)],
+                changes=(
+                    Change(src.value, None),
+                    Change(dst.value, data),
+                ),
                 expect={src.value: base, dst.value: ABSENT},
-                preview_old=text,
-                preview_new=text,
-                confirmed=confirmed,
+                before=text,
+                after=text,
                 summary=f"move {src.value} to {dst.value}",
                 new_paths=(dst.value,),
-                record=record,
                 new_path=dst.value,
             )
+            return self._apply(caller, env, intent, confirmed, record)
 
     def delete_note(
         self,
@@ -780,21 +784,18 @@ class NotesService:
                 raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
             if base == ABSENT:
                 raise self.stale(env, note.value, base, env.store.blob_id(note.value))
-            return self._write(
-                caller,
-                env,
+            intent = WriteIntent(
                 op="delete_note",
                 action=Action.DELETE,
                 path=note,
                 base=base,
-                changes=[Change(note.value, None)],
+                changes=(Change(note.value, None),),
                 expect={note.value: base},
-                preview_old=self.text_of(env, base),
-                preview_new="",
-                confirmed=confirmed,
+                before=self.text_of(env, base),
+                after="",
                 summary=f"delete {note.value}",
-                record=record,
             )
+            return self._apply(caller, env, intent, confirmed, record)
 
     def restore_note(
         self,
@@ -832,19 +833,16 @@ class NotesService:
             content = old[0].decode("utf-8", errors="replace")
             self._content(content)
             self._check_secrets(caller, content, allow_secret)
-            return self._write(
-                caller,
-                env,
+            intent = WriteIntent(
                 op="restore_note",
                 action=Action.RESTORE,
                 path=note,
                 base=base,
-                changes=[Change(note.value, old[0])],
+                changes=(Change(note.value, old[0]),),
                 expect={note.value: base},
-                preview_old=self.text_of(env, base),
-                preview_new=content,
-                confirmed=confirmed,
+                before=self.text_of(env, base),
+                after=content,
                 summary=f"restore {note.value} to {full[:12]}",
                 new_paths=(note.value,) if base == ABSENT else (),
-                record=record,
             )
+            return self._apply(caller, env, intent, confirmed, record)
