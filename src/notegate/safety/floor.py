@@ -77,8 +77,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from notegate.safety.rendered import render_windows as _render_windows
-from notegate.safety.rendered import rendered_view
+from notegate.safety.rendered import rendered_views
 from notegate.safety.unicode_tables import (
     ASCII_CONFUSABLES,
     CHARACTER_CLASSES,
@@ -876,6 +875,15 @@ def validate_instruction_files(instruction_files: Iterable[str]) -> tuple[str, .
     return names
 
 
+_RENDERED_NAME = HoldReason(
+    rule="instruction-file",
+    detail="names an instruction file once rendered or resolved (tags, comments, entities, escapes, emphasis, "
+    "links, quotes, backslashes or a line break split the name)",
+    codepoint=None,
+    position=None,
+)
+
+
 def check_item(
     text: str, path: str | None = None, instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES
 ) -> FloorVerdict:
@@ -889,17 +897,12 @@ def check_item(
         scans += [_scan_chars(path, 2, MAX_REASONS), _scan_names(path, names, 3, MAX_REASONS)]
     selected, total = _select(scans, MAX_REASONS)
     reasons = _reasons(selected, text, path)
-    if not any(r.rule.startswith("instruction-file") for r in reasons):
-        windows = _render_windows(text)
-        if windows and mentions_instruction_file("\n\n".join(rendered_view(w) for w in windows), names):
-            reasons = (
-                *reasons,
-                HoldReason(
-                    rule="instruction-file",
-                    detail="names an instruction file once its Markdown/HTML is rendered (escapes, entities, "
-                    "comments or emphasis split the name)",
-                    codepoint=None,
-                    position=None,
-                ),
-            )
-    return FloorVerdict(reasons, total - len(selected))
+    omitted = total - len(selected)
+    if names and not any(r.rule.startswith("instruction-file") for r in reasons):
+        reader, shell = rendered_views(text)
+        views = reader if reader == shell else f"{reader}\n\n{shell}"
+        if views != text and _name_hits(views, names):
+            if len(reasons) >= MAX_REASONS:  # keep the cap: the rendered finding replaces the last listed one
+                reasons, omitted = reasons[: MAX_REASONS - 1], omitted + len(reasons) - MAX_REASONS + 1
+            reasons = (*reasons, _RENDERED_NAME)
+    return FloorVerdict(reasons, omitted)
