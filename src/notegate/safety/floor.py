@@ -83,6 +83,7 @@ from notegate.safety.unicode_tables import (
     CHARACTER_CLASSES,
     CONFUSABLE_PROTOTYPES,
     CONTROL_NAMES,
+    MAX_STACKED_MARKS,
     RGI_SUBDIVISION_FLAGS,
 )
 
@@ -134,10 +135,12 @@ RULES: tuple[str, ...] = (
     "tag-char",
     "variation-selector",
     "private-use",
+    "blank-char",
     "invisible-char",
     "unassigned",
     "instruction-file",
     "instruction-file-path",
+    "combining-flood",
 )
 """Every rule name a reason can carry."""
 
@@ -283,6 +286,7 @@ def _held_ranges() -> Ranges:
 _HELD = _held_ranges()
 
 _ZWNJ, _ZWJ, _VS15, _VS16, _KEYCAP = "\\u200c", "\\u200d", "\\ufe0e", "\\ufe0f", "\\u20e3"
+_IVS = "\\U000e0100-\\U000e01ef"  # VS17-VS256
 _BLACK_FLAG = "\U0001f3f4"
 _CANCEL_TAG = "\U000e007f"
 
@@ -316,6 +320,10 @@ def _allowed_context() -> str:
             f"(?<={vs_base}{vs})",
             # Keycap: [#*0-9] VS15/VS16 U+20E3; on these ASCII bases only inside a keycap.
             f"(?<={keycap}{vs})(?={_KEYCAP})",
+            # CR directly before LF (CRLF line ends); a bare CR returns the cursor and rewrites the line.
+            "(?<=\\r)(?=\\n)",
+            # Standardized variation sequences (StandardizedVariants.txt): VS1-VS3 on their listed bases.
+            *(f"(?<=[{_class_body(_CLASS[f'vs{k}-base'])}]\\ufe0{k - 1})" for k in (1, 2, 3)),
         )
     )
 
@@ -349,10 +357,20 @@ def _astral_allowed_class() -> str:
 
 # One held character: a BMP one outside its allowed contexts, or a supplementary one outside the allowed
 # ranges. Matched as runs, so a flood of held characters costs C time, not one Python step each.
-_CONTEXTUAL_BMP = frozenset("\u200c\u200d\ufe0e\ufe0f")  # held unless _allowed_context() says otherwise
+_CONTEXTUAL_BMP = frozenset("\r\u200c\u200d\ufe00\ufe01\ufe02\ufe0e\ufe0f")  # held unless _allowed_context() says so
 _ALWAYS_HELD_BMP = f"(?<![{_chars_class_body(_CONTEXTUAL_BMP)}])"  # the character just matched
 _HELD_BMP = f"[{_class_body(_clip(_HELD, 0, 0xFFFF))}](?:{_ALWAYS_HELD_BMP}|(?!{_allowed_context()}))"
-_HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}])"
+# An ideographic variation sequence (UTS #37): one of VS17-VS256 directly after a unified ideograph. One
+# selector per base, so at most one hidden byte per visible ideograph.
+_IVS_ALLOWED = f"(?<![{_class_body(_CLASS['unified-ideograph'])}][{_IVS}])"
+_HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}]){_IVS_ALLOWED}"
+_IVS_FIRST, _IVS_LAST = 0xE0100, 0xE01EF
+# A flood: more than MAX_STACKED_MARKS combining marks in a row. Marks another row already holds (variation
+# selectors, Khmer inherent vowels) are left out, so a held character is reported once, under its own rule.
+_STACKABLE = _chars_class_body(
+    chr(cp) for lo, hi in _CLASS["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None
+)
+_FLOOD_RE = re.compile(f"[{_STACKABLE}]{{{MAX_STACKED_MARKS + 1},}}")
 # Spelled X(?:X)* rather than (?:X)+ so that the pattern starts with a character class, which lets ``re``
 # skip ahead in C to the next candidate character instead of attempting a match at every position.
 _BMP_RUN_RE = re.compile(f"{_HELD_BMP}(?:{_HELD_BMP})*")
@@ -448,11 +466,30 @@ def _scan_chars(text: str, order: int, limit: int) -> _Scan:
     return _Scan(first, first_of_rule, total)
 
 
+def _scan_floods(text: str, order: int, limit: int) -> _Scan:
+    """Runs of more than ``MAX_STACKED_MARKS`` combining marks; each run is one finding, at its first extra mark.
+
+    ``[marks]{9,}`` is linear: a shorter run fails within nine steps of each start, and a long run is
+    consumed by one match.
+    """
+    first: list[_Finding] = []
+    total = 0
+    for m in _FLOOD_RE.finditer(text):
+        total += 1
+        if len(first) < limit:
+            at = m.start() + MAX_STACKED_MARKS
+            limit_text = f"(at most {MAX_STACKED_MARKS})"
+            note = f"is mark {MAX_STACKED_MARKS + 1} of {len(m.group())} stacked on one base {limit_text}"
+            first.append(_Finding(order, at, "combining-flood", ord(text[at]), note))
+    return _Scan(first, {"combining-flood": first[0]} if first else {}, total)
+
+
 def _first_held(text: str, ch: str, start: int) -> int | None:
     """Where ``ch`` first occurs as a held character at or after ``start`` (None if only in allowed contexts)."""
     cp = ord(ch)
-    if ch in _CONTEXTUAL_BMP:
-        m = re.compile(f"(?={re.escape(ch)}){_HELD_BMP}").search(text, start)
+    if ch in _CONTEXTUAL_BMP or _IVS_FIRST <= cp <= _IVS_LAST:
+        held = _HELD_BMP if ch in _CONTEXTUAL_BMP else _HELD_ASTRAL
+        m = re.compile(f"(?={re.escape(ch)}){held}").search(text, start)
         return m.start() if m else None
     if not _TAG_FIRST <= cp <= _TAG_LAST:
         return text.find(ch, start)  # everywhere else the character itself is held, whatever surrounds it
@@ -495,6 +532,10 @@ _CONTEXT_NOTES = {
     0x200C: "outside a virama or joining-letter context",
     0xFE0E: "not directly after an emoji-variation base",
     0xFE0F: "not directly after an emoji-variation base",
+    0x0D: "not followed by LINE FEED (returns the cursor: what follows overwrites the line)",
+    0xFE00: "not directly after a base listed in StandardizedVariants.txt",
+    0xFE01: "not directly after a base listed in StandardizedVariants.txt",
+    0xFE02: "not directly after a base listed in StandardizedVariants.txt",
 }
 
 
@@ -508,8 +549,12 @@ def _detail(finding: _Finding, source: str) -> str:
         if following.startswith("]8;"):
             return f"{name} (starts an OSC 8 hyperlink)"
         return f"{name} ({_ESCAPE_KINDS.get(following[:1], 'starts an escape sequence')})"
+    if finding.rule == "combining-flood":
+        return f"{name} {finding.note}"
     if cp in _CONTEXT_NOTES:
         return f"{name} {_CONTEXT_NOTES[cp]}"
+    if _IVS_FIRST <= cp <= _IVS_LAST:
+        return f"{name} not directly after a CJK unified ideograph (one selector per base)"
     if finding.rule == "tag-char":
         return f"{name} outside an RGI subdivision flag"
     return name
@@ -850,7 +895,7 @@ def _require_str(value: object, what: str) -> str:
 def check_text(text: str) -> tuple[HoldReason, ...]:
     """Held characters of ``text`` only (no name check), at most ``MAX_REASONS`` of them."""
     _require_str(text, "text")
-    selected, _ = _select([_scan_chars(text, 0, MAX_REASONS)], MAX_REASONS)
+    selected, _ = _select([_scan_chars(text, 0, MAX_REASONS), _scan_floods(text, 0, MAX_REASONS)], MAX_REASONS)
     return _reasons(selected, text, None)
 
 
@@ -892,9 +937,11 @@ def check_item(
     if path is not None:
         _require_str(path, "path")
     names = _normalise_names(instruction_files)
-    scans = [_scan_chars(text, 0, MAX_REASONS), _scan_names(text, names, 1, MAX_REASONS)]
+    scans = [_scan_chars(text, 0, MAX_REASONS), _scan_floods(text, 0, MAX_REASONS)]
+    scans.append(_scan_names(text, names, 1, MAX_REASONS))
     if path is not None:
-        scans += [_scan_chars(path, 2, MAX_REASONS), _scan_names(path, names, 3, MAX_REASONS)]
+        scans += [_scan_chars(path, 2, MAX_REASONS), _scan_floods(path, 2, MAX_REASONS)]
+        scans.append(_scan_names(path, names, 3, MAX_REASONS))
     selected, total = _select(scans, MAX_REASONS)
     reasons = _reasons(selected, text, path)
     omitted = total - len(selected)
