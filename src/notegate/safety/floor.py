@@ -576,7 +576,7 @@ def _canonical(prototype: str) -> str:
 def _fold_table() -> dict[int, str | None]:
     """``str.translate`` table: confusable -> canonical prototype; invisible, control, diacritic -> deleted."""
     table: dict[int, str | None] = {}
-    for key in ("control", "format", "default-ignorable", "combining-diacritic"):
+    for key in ("control", "format", "default-ignorable", "combining-diacritic", "combining-mark"):
         for lo, hi in _CLASS[key]:
             table.update(dict.fromkeys(range(lo, hi + 1)))
     for proto, chars in CONFUSABLE_PROTOTYPES:
