@@ -367,10 +367,16 @@ _HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}]){_IVS_
 _IVS_FIRST, _IVS_LAST = 0xE0100, 0xE01EF
 # A flood: more than MAX_STACKED_MARKS combining marks in a row. Marks another row already holds (variation
 # selectors, Khmer inherent vowels) are left out, so a held character is reported once, under its own rule.
-_STACKABLE = _chars_class_body(
-    chr(cp) for lo, hi in _CLASS["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None
+_STACKABLE = [cp for lo, hi in _CLASS["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None]
+_STACKABLE_BMP = f"[{_chars_class_body(chr(cp) for cp in _STACKABLE if cp <= 0xFFFF)}]"
+_STACKABLE_ASTRAL = f"[{_chars_class_body(chr(cp) for cp in _STACKABLE if cp > 0xFFFF)}]"
+# A BMP-only class compiles to a bitmap (one lookup per character) and lets ``re`` skip ahead to candidates;
+# a class with supplementary ranges is a list of ranges tried in turn, so it is used only on text that has
+# supplementary characters at all, and only after a cheap "is this supplementary" test.
+_FLOOD_RE = re.compile(f"{_STACKABLE_BMP}{{{MAX_STACKED_MARKS + 1},}}")
+_FLOOD_ANY_RE = re.compile(
+    f"(?:{_STACKABLE_BMP}|(?=[\\U00010000-\\U0010ffff]){_STACKABLE_ASTRAL}){{{MAX_STACKED_MARKS + 1},}}"
 )
-_FLOOD_RE = re.compile(f"[{_STACKABLE}]{{{MAX_STACKED_MARKS + 1},}}")
 # Spelled X(?:X)* rather than (?:X)+ so that the pattern starts with a character class, which lets ``re``
 # skip ahead in C to the next candidate character instead of attempting a match at every position.
 _BMP_RUN_RE = re.compile(f"{_HELD_BMP}(?:{_HELD_BMP})*")
@@ -474,7 +480,10 @@ def _scan_floods(text: str, order: int, limit: int) -> _Scan:
     """
     first: list[_Finding] = []
     total = 0
-    for m in _FLOOD_RE.finditer(text):
+    if text.isascii():
+        return _Scan(first, {}, 0)
+    pattern = _FLOOD_ANY_RE if max(text) > "\uffff" else _FLOOD_RE
+    for m in pattern.finditer(text):
         total += 1
         if len(first) < limit:
             at = m.start() + MAX_STACKED_MARKS
