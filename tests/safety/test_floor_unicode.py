@@ -29,6 +29,8 @@ MARKS = sorted(cp for cp in _cps(unicode_tables._GC_MN_ME) if floor._rule_of(cp)
 IDEOGRAPHS = sorted(cp for a, b in floor._CLASS["unified-ideograph"] for cp in range(a, b + 1))
 IVS = list(range(0xE0100, 0xE01F0))
 VS_BASES = {k: sorted(cp for a, b in floor._CLASS[f"vs{k}-base"] for cp in range(a, b + 1)) for k in (1, 2, 3)}
+
+
 def _boundary(text: str, where: float) -> int:
     """An insertion point that splits no emoji, joiner or mark sequence: the start, the end, or after a space."""
     points = [0, len(text), *(i + 1 for i, ch in enumerate(text) if ch == " ")]

@@ -4,10 +4,12 @@ Theory of operation
 -------------------
 An inbox item is held when its text or its path contains a character that can hide or reorder what a reader
 sees (invisible, control, bidi, tag, stray variation selector, private-use, unassigned, line/paragraph
-separator, ANSI escape), or when either names a file that coding agents load as instructions (CLAUDE.md,
-AGENTS.md, ...). The floor only ever says "hold"; it never edits text and never says "promote".
+separator, ANSI escape, bare CR, blank-rendering space, a flood of stacked marks), or when either names a
+file that coding agents load as instructions (CLAUDE.md, AGENTS.md, ...). The floor only ever says
+"hold"; it never edits text and never says "promote".
 
-Two scans, both over the original text, so every position is an exact index into what the caller sent:
+Three scans over the original text, so every position is an exact index into what the caller sent, then
+one over the rendered views:
 
 1. **Characters.** One regular expression, built at import from ``unicode_tables.CHARACTER_CLASSES``,
    finds runs of held BMP characters in C; its lookahead already lets the few legitimate contexts
@@ -28,6 +30,10 @@ Two scans, both over the original text, so every position is an exact index into
    stays in C: each name is anchored on its rarest skeleton character (the ``.`` of ``.md``), the anchor
    expression checks in a lookahead what follows and names the group that matched, and an anchored match
    over the reversed text checks what precedes; Python runs only at real candidates such as ``.md`` links.
+3. **Floods.** One bounded regex finds runs of more than ``MAX_STACKED_MARKS`` combining marks.
+4. **Rendered views.** When the original names no file, the name search runs again on what a Markdown/HTML
+   reader and a shell make of the text (:mod:`notegate.safety.rendered`: tags, comments, entities, escapes,
+   emphasis, links, quotes, backslashes, one line break). That reason has no position.
 
 Decisions
 ---------
@@ -38,14 +44,24 @@ Decisions
   I/l-confusable at once), m folds to rn, dotless i to i. Accented Latin letters fold to their base letter.
 * All Bidi_Control characters hold, LRM and RLM included: Markdown notes do not need them, the bidi algorithm
   already lays out Arabic and Hebrew text, and they are the Trojan Source toolkit.
-* VS1-VS14 and VS17-VS256 always hold, so standardized and ideographic variation sequences (rare in notes,
-  ideal for smuggling bytes) are not accepted; VS15/VS16 only directly after an emoji-variation base.
+* Variation selectors hold except in the sequences real text uses: VS15/VS16 directly after an
+  emoji-variation base; one VS17-VS256 directly after a unified ideograph (UTS #37 ideographic variation
+  sequences, as CJK personal and place names need); VS1-VS3 directly after a base of
+  StandardizedVariants.txt (CJK compatibility section, derived; mathematical section). At most one hidden
+  selector per visible base. Mongolian, Myanmar, Phags-pa and Manichaean sequences still hold.
+* Terminal rewriting: ESC and C1 introducers hold (ansi-escape), other C0/C1 controls and DEL hold, and CR
+  holds unless LF follows (a bare CR returns the cursor, so the rest of the line overwrites what came before).
+* Blank-rendering characters that are not Default_Ignorable hold (blank-char): General_Category Zs except
+  SPACE, NO-BREAK SPACE, NARROW NO-BREAK SPACE and IDEOGRAPHIC SPACE, plus BRAILLE PATTERN BLANK and two
+  other blank glyphs (see ``unicode_tables._BLANK``).
+* More than ``MAX_STACKED_MARKS`` (8) combining marks in a row hold (combining-flood); the justification from
+  the data is at that constant.
 * Characters unassigned in the interpreter's Unicode (14.0.0 for Python 3.11) hold, so emoji newer than
   that (Unicode 15+) hold until the runtime is upgraded: fail closed.
 * Text that conventionally uses invisible characters still holds when it does: ZWSP as a Thai/Khmer word
   break, Mongolian free variation selectors, Arabic/Hebrew LRM/RLM. The owner can keep such notes outside
   the inbox; the floor does not guess.
-* TAB, LF and CR pass (CRLF files are ordinary); a bare CR is therefore not held. A byte-order mark holds
+* TAB, LF and CRLF pass (CRLF files are ordinary). A byte-order mark holds
   even at the very start: the floor judges text, not encodings, and a writer that wants to accept BOM-led
   files strips the BOM before it asks.
 * ZWNJ between letters of joining scripts is allowed by script block, a superset of the exact
