@@ -54,11 +54,12 @@ GATES: dict[str, Callable[[str], object]] = {
 }
 
 
-def _best_of_three(fn: Callable[[str], object], text: str) -> float:
+def _best_of_three(fn: Callable[[str], object], text: str, repeat: int = 1) -> float:
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        fn(text)
+        for _ in range(repeat):
+            fn(text)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -66,14 +67,17 @@ def _best_of_three(fn: Callable[[str], object], text: str) -> float:
 def _ratio(fn: Callable[[str], object], unit: str) -> float:
     """Best-of-three time at 4n over best-of-three at n; on a busy machine, the lowest of up to three tries.
 
-    Noise only ever inflates one try; a quadratic gate gives about 16 on every try.
+    A fast gate is called ``repeat`` times per sample so the small input takes at least 20 ms (a timer
+    tick or a context switch cannot dominate). Noise only ever inflates one try; a quadratic gate gives
+    about 16 on every try.
     """
     small = (unit * (SMALL // len(unit) + 1))[:SMALL]
     large = (unit * (LARGE // len(unit) + 1))[:LARGE]
-    fn(small)  # warm-up: compiled patterns, caches
+    once = _best_of_three(fn, small)  # also the warm-up: compiled patterns, caches
+    repeat = max(1, min(50, int(0.02 / max(once, 1e-6)) + 1))
     ratios = []
     for _ in range(3):
-        ratios.append(_best_of_three(fn, large) / max(_best_of_three(fn, small), 1e-3))
+        ratios.append(_best_of_three(fn, large, repeat) / _best_of_three(fn, small, repeat))
         if ratios[-1] < MAX_RATIO:
             break
     return min(ratios)
