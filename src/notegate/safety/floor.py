@@ -390,6 +390,7 @@ _STACKABLE_ASTRAL = f"[{_chars_class_body(chr(cp) for cp in _STACKABLE if cp > 0
 # a class with supplementary ranges is a list of ranges tried in turn, so it is used only on text that has
 # supplementary characters at all, and only after a cheap "is this supplementary" test.
 _FLOOD_RE = re.compile(f"{_STACKABLE_BMP}{{{MAX_STACKED_MARKS + 1},}}")
+_FLOOD_CANDIDATE_RE = re.compile(f"[{_STACKABLE_BMP[1:-1]}\\U00010000-\\U0010ffff]{{{MAX_STACKED_MARKS + 1},}}")
 _FLOOD_ANY_RE = re.compile(
     f"(?:{_STACKABLE_BMP}|(?=[\\U00010000-\\U0010ffff]){_STACKABLE_ASTRAL}){{{MAX_STACKED_MARKS + 1},}}"
 )
@@ -498,8 +499,11 @@ def _scan_floods(text: str, order: int, limit: int) -> _Scan:
     total = 0
     if text.isascii():
         return _Scan(first, {}, 0)
-    pattern = _FLOOD_ANY_RE if max(text) > "\uffff" else _FLOOD_RE
-    for m in pattern.finditer(text):
+    if max(text) <= "\uffff":
+        matches: Iterable[re.Match[str]] = _FLOOD_RE.finditer(text)
+    else:  # candidates in C with one bitmap class, then the exact pattern only inside them
+        matches = (m for c in _FLOOD_CANDIDATE_RE.finditer(text) for m in _FLOOD_ANY_RE.finditer(text, *c.span()))
+    for m in matches:
         total += 1
         if len(first) < limit:
             at = m.start() + MAX_STACKED_MARKS
