@@ -56,6 +56,10 @@ BODY_HEADROOM_BYTES = 64 << 10
 #: The most of an oversized body read (and thrown away) so the client sees the 413 instead of a reset.
 DRAIN_LIMIT_BYTES = 32 << 20
 # TODO(lead): move to [policy]
+#: How long the body of a request refused for too many open requests is read (and thrown away) before the
+#: answer, so a client that sent it whole reads the answer instead of a reset; then the connection closes.
+DRAIN_SECONDS = 2.0
+# TODO(lead): move to [policy]
 #: A request body must arrive within this many seconds, or the request is answered 408 and its slot freed.
 BODY_TIMEOUT_SECONDS = 30.0
 # TODO(lead): move to [policy]
@@ -199,18 +203,19 @@ def bearer(scope_or_header: Scope | str | None) -> str | None:
 
 
 class BodyTooLarge(Exception):
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, more: bool) -> None:
         self.size = size
+        self.more = more
 
 
-async def read_body(scope: Scope, receive: Receive, limit: int, drain: int) -> bytes | None:
-    """The whole body, or None if the client went away; raises :class:`BodyTooLarge` over ``limit``.
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None if the client went away; raises :class:`BodyTooLarge` over ``limit``
+    (``more``: whether the client still has body to send, to be drained before the answer).
 
     Linear in the body: chunks are kept in a list and joined once."""
     declared = _header(scope, b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        await discard(receive, drain)
-        raise BodyTooLarge(int(declared))
+        raise BodyTooLarge(int(declared), more=True)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -221,9 +226,7 @@ async def read_body(scope: Scope, receive: Receive, limit: int, drain: int) -> b
         size += len(chunk)
         more = message.get("more_body", False)
         if size > limit:
-            if more:
-                await discard(receive, drain)
-            raise BodyTooLarge(size)
+            raise BodyTooLarge(size, more=more)
         chunks.append(chunk)
         if not more:
             return b"".join(chunks)
@@ -244,6 +247,7 @@ class DoorGuard:
         total: int = MAX_OPEN_REQUESTS,
         body_timeout: float = BODY_TIMEOUT_SECONDS,
         drain: int = DRAIN_LIMIT_BYTES,
+        drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
         self.app = app
         self.verify = verify
@@ -253,6 +257,7 @@ class DoorGuard:
         self.total = total
         self.body_timeout = body_timeout
         self.drain = drain
+        self.drain_seconds = drain_seconds
         self.open: dict[str, int] = {}
         self.open_total = 0
 
@@ -270,7 +275,7 @@ class DoorGuard:
             return
         refusal = self._take(record.id)
         if refusal is not None:
-            await discard(receive, self.drain)
+            await self._drain(receive, self.drain_seconds)
             await answer(send, refusal, ((b"retry-after", b"1"),))
             return
         try:
@@ -282,8 +287,10 @@ class DoorGuard:
         body = None
         try:
             with anyio.fail_after(self.body_timeout):
-                body = await read_body(scope, receive, self.limit, self.drain)
+                body = await read_body(scope, receive, self.limit)
         except BodyTooLarge as exc:
+            if exc.more:  # an upload the client means to finish: give it the time a body may take
+                await self._drain(receive, self.body_timeout)
             await answer(send, self._too_large(exc.size))
             return
         except TimeoutError:
@@ -301,6 +308,11 @@ class DoorGuard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _drain(self, receive: Receive, seconds: float) -> None:
+        """Bounded in bytes and in time: a refused client cannot keep the server reading."""
+        with anyio.move_on_after(seconds):
+            await discard(receive, self.drain)
 
     def _take(self, credential: str) -> Refusal | None:
         mine = self.open.get(credential, 0)
