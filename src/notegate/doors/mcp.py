@@ -141,8 +141,10 @@ def session_label(raw: str | None) -> str:
         return "-"
     if len(raw) <= SESSION_LABEL_MAX and SESSION_LABEL.fullmatch(raw) and not scan_credentials(raw):
         return raw
-    digest = hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()
-    return "h-" + digest[:16]
+    digest = hashlib.sha256()
+    for start in range(0, len(raw), 4096):  # in pieces: no second copy of a huge header, steady cost per byte
+        digest.update(raw[start : start + 4096].encode("utf-8", errors="surrogatepass"))
+    return "h-" + digest.hexdigest()[:16]
 
 
 def _session_label(headers) -> str:
