@@ -345,7 +345,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from notegate.doors.http import MAX_CONNECTIONS, base_url, create_app
+    from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_CONNECTIONS, base_url, create_app
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -357,7 +357,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
     # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
     # bounds open requests per credential below that.
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False, limit_concurrency=MAX_CONNECTIONS)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=IDLE_CONNECTION_SECONDS,
+    )
     return 0
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from notegate.doors.http import MAX_OPEN_REQUESTS, MAX_OPEN_REQUESTS_PER_CREDENTIAL
+from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_OPEN_REQUESTS, MAX_OPEN_REQUESTS_PER_CREDENTIAL
 from support import RawResponse, Server, mint, open_fds, raw_open, raw_read, running
 
 LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
@@ -184,3 +184,21 @@ def test_subscription_streams_are_not_served(server: Server, vault: Path) -> Non
         sock.close()
     assert answer.headers["content-type"] == "application/json"
     assert answer.json()["error"]["code"] == -32601  # method not found: no stream opened
+
+
+def test_idle_connections_are_closed(server: Server, vault: Path) -> None:
+    """A keep-alive connection with nothing in flight is closed by the server on its own timer."""
+    token = mint(vault, name="idler")
+    socks = [raw_open(server.url, "POST", post_headers(token, len(LIST)), LIST) for _ in range(20)]
+    try:
+        for sock in socks:
+            answer = raw_read(sock)
+            assert answer.status == 200 and not answer.closed  # kept alive, then left idle
+        started = time.monotonic()
+        for sock in socks:
+            sock.settimeout(IDLE_CONNECTION_SECONDS + DEADLINE)
+            assert sock.recv(1) == b""  # the server closed it (blocks on the server's timer, not a sleep)
+        assert time.monotonic() - started < IDLE_CONNECTION_SECONDS + DEADLINE
+    finally:
+        for sock in socks:
+            sock.close()

@@ -69,6 +69,9 @@ MAX_OPEN_REQUESTS_PER_CREDENTIAL = 32
 #: Requests the whole door holds open at once.
 MAX_OPEN_REQUESTS = 64
 # TODO(lead): move to [policy]
+#: An idle keep-alive connection (no request in flight) is closed after this many seconds (uvicorn's own timer).
+IDLE_CONNECTION_SECONDS = 5
+# TODO(lead): move to [policy]
 #: uvicorn's own connection bound (``limit_concurrency``): connections refused before HTTP parsing get 503.
 MAX_CONNECTIONS = 256
 
