@@ -360,7 +360,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from notegate.doors.http import base_url, create_app
+    from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_CONNECTIONS, base_url, create_app
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -370,7 +370,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(runtime, host=host, port=port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
+    # bounds open requests per credential below that.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=IDLE_CONNECTION_SECONDS,
+    )
     return 0
 
 
@@ -398,7 +408,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             runtime.sync_all()
 
     threading.Thread(target=loop, daemon=True, name="notegate-sync").start()
-    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller()))
+
+    def still_valid() -> bool:  # one indexed row per call: a revoked token stops this process at its next call
+        return verify_token(runtime.state, token) is not None
+
+    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller(), still_valid=still_valid))
     server.run()
     return 0
 
