@@ -30,11 +30,12 @@ from notegate.doors.http import (
     discard,
     read_body,
 )
-from notegate.policy import MAX_NOTE_BYTES
+from notegate.policy import Policy
 from support import Server, mcp_http, mint, running, text_of
 
 pytestmark = pytest.mark.anyio
 
+MAX_NOTE_BYTES = Policy().max_note_bytes
 LIMIT = body_limit(MAX_NOTE_BYTES)
 HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
