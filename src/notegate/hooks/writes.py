@@ -27,6 +27,7 @@ from notegate.hooks.vaultclient import ABSENT, VaultClient
 from notegate.safety.outputgate import rescan_text
 from notegate.vault import formats
 
+# Matched against the file name only (anchored): searching the whole path retried at every offset.
 _SESSION_FILE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-[^/]*\.md\Z")
 
 
@@ -174,7 +175,7 @@ def newest_sessions(vault: VaultClient, project: str, fresh: tuple[str, date, st
     folder = f"sessions/{project}"
     dated: list[tuple[date, str]] = []
     for path in vault.list_paths(folder):
-        match = _SESSION_FILE.search(path)
+        match = _SESSION_FILE.match(path.rpartition("/")[2])
         if path.startswith(folder + "/") and match:
             try:
                 dated.append((date.fromisoformat(match.group(1)), path))

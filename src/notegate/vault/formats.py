@@ -118,6 +118,8 @@ _BOUNDARY_KEEP_RE = re.compile(f"({_BOUNDARY})")
 _MARKER_RE = re.compile(r"^<!-- SESSIONS:(START|END) -->[ \t\r]*$", re.MULTILINE)
 _BLANKS = " \t"
 _BOUNDARY_CHARS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+#: Every character a block-starting line (or an escaped one) can begin with, after its indentation.
+_BLOCK_FIRST = frozenset("#=-*_`~<[+\\")
 _HTML_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
 
 
@@ -204,6 +206,8 @@ def _map_line_starts(text: str, *, insert: bool, list_marks: bool) -> str:
     parts = _BOUNDARY_KEEP_RE.split(text)
     for i in range(0, len(parts), 2):
         line = parts[i]
+        if not line or line.lstrip(" ")[:1] not in _BLOCK_FIRST:
+            continue  # the common case, decided without a call
         cut = _escape_at(line, list_marks=list_marks, escaped=not insert)
         if cut is not None:
             parts[i] = line[:cut] + "\\" + line[cut:] if insert else line[:cut] + line[cut + 1 :]

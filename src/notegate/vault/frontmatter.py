@@ -31,13 +31,12 @@ Invariants (tested):
   Obsidian and other YAML readers see the same strings we do.  ISO timestamps
   such as ``2025-01-02T10:00:00Z`` stay plain: they are dates to every reader.
 
-Pure: no I/O; imports only the standard library's ``re`` and ``unicodedata``.
+Pure: no I/O; imports only the standard library's ``re``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from notegate.errors import ContentRejected
 
@@ -88,12 +87,14 @@ def _fail(message: str) -> FrontMatterError:
     )
 
 
+# Exactly the categories Cc (minus TAB), Cs, Zl and Zp, plus U+FFFE/U+FFFF: one C-speed search per line.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
 def _unsafe_char(text: str) -> str | None:
     """The first character YAML cannot hold in a one-line value: line breaks, controls, surrogates, U+FFFE/F."""
-    for ch in text:
-        if ch != "\t" and (unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in "\ufffe\uffff"):
-            return ch
-    return None
+    found = _UNSAFE.search(text)
+    return found.group() if found else None
 
 
 def _check_value(value: object, where: str) -> str:
