@@ -108,23 +108,32 @@ def shorten_fenced(fenced: str, max_chars: int) -> str:
     header = fenced.split("\n", 1)[0]
     footer = fenced[:-1].rsplit("\n", 1)[1]
     label = footer[len(_FOOTER_PREFIX) :].split("). ", 1)[0]
+    prior = _already_omitted(footer, label)
     # The frame around the text costs: header, two fence lines, the footer with its cut note, and
     # "> " per line; cut by what is over, then once more if the new line count still overflows.
     keep = len(text)
     for _ in range(3):
-        keep = max(0, keep - (len(_build(text, header, label, keep)) - max_chars))
-        out = _build(text, header, label, keep)
+        keep = max(0, keep - (len(_build(text, header, label, keep, prior)) - max_chars))
+        out = _build(text, header, label, keep, prior)
         if len(out) <= max_chars:
             return out
-    return _build(text, header, label, 0)
+    return _build(text, header, label, 0, prior)
 
 
-def _build(text: str, header: str, label: str, keep: int) -> str:
+def _already_omitted(footer: str, label: str) -> int:
+    """How many characters an earlier cut already left out (its footer says so), else 0."""
+    head = f"{_FOOTER_PREFIX}{label}). "
+    middle = footer[len(head) : len(footer) - len(_REMINDER)] if _footer_is_for(footer, label) else ""
+    return int(middle.split(" ", 1)[0]) if middle else 0
+
+
+def _build(text: str, header: str, label: str, keep: int, prior: int = 0) -> str:
     kept = text[:keep]
     longest = max((len(run) for run in re.findall(r"`+|~+", kept)), default=0)
     fence = "`" * max(3, longest + 1)
     body = [_FENCE_LINE_PREFIX + piece for piece in kept.split("\n")]
-    return "\n".join([header, fence + _FENCE_INFO, *body, fence, _fence_footer(label, len(text) - keep)]) + "\n"
+    footer = _fence_footer(label, len(text) - keep + prior)
+    return "\n".join([header, fence + _FENCE_INFO, *body, fence, footer]) + "\n"
 
 
 def unfence(fenced: str, *, label: str | None = None, source: str | None = None) -> str:
