@@ -16,7 +16,8 @@ Theory of operation
    turn holds only fenced data: the transcript window, ``projects/<project>.md``,
    ``handoffs/<project>.md`` and the project's own ``MEMORY.md`` (labelled authoritative).
 4. **Gate**: :func:`check_output` (strict JSON, schema, content gates), render with the pure
-   formats, :func:`rescan_text` the rendered Markdown.
+   formats, :func:`rescan_text` the rendered Markdown, and run the floor on it for every tier
+   (the trusted route skips the inbox review that would otherwise run it).
 5. **Write as the caller's tier** (from ``session_start``): see :mod:`notegate.hooks.writes`.
 
 A model failure, a gate refusal or the ``none`` provider writes nothing from the model; the
@@ -337,6 +338,10 @@ def _execute(
     findings = writes.rescan(rendered)
     if findings:
         say(f"not written: the rendered notes failed the re-scan [{', '.join(findings)}]")
+        return
+    held = writes.floor_findings(rendered, project=project)
+    if held:
+        say(f"not written: the floor held the rendered notes [{', '.join(held)}]")
         return
     try:
         if tier == "trusted":
