@@ -7,7 +7,7 @@ import json
 import pytest
 
 from notegate.hooks.transcript import parse_transcript
-from vault.test_formats_linear import MAX_RATIO, ratio
+from vault.test_formats_linear import assert_linear
 
 LINE = json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "x" * 40}]}})
 
@@ -27,7 +27,7 @@ SHAPES = {
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_transcript_parse_is_linear(shape: str) -> None:
-    assert ratio(lambda text: parse_transcript(text.splitlines()), SHAPES[shape]) < MAX_RATIO
+    assert_linear(lambda text: parse_transcript(text.splitlines()), SHAPES[shape])
 
 
 def test_a_reply_over_many_lines_is_one_turn() -> None:

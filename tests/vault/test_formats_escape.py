@@ -67,7 +67,7 @@ def _blocks(log: str) -> list[str]:
     env: dict = {}
     tokens = MD.parse(log, env)
     assert not env.get("references"), "a link reference definition would render as nothing"
-    assert not [t for t in tokens if t.type == "fence"], "a code fence would swallow the entries after it"
+    assert not [t for t in tokens if t.type == "fence" and t.level == 0], "a fence would swallow the entries after it"
     return [t.type for t in tokens if t.level == 0 and t.type in ("heading_open", "hr", "html_block")]
 
 

@@ -1,9 +1,9 @@
-"""Every parser that sees caller or model text runs in time linear in it, up to the 1 MiB note limit.
+"""Every parser that sees caller or model text runs in time linear in it (checked to 512 KiB here).
 
 Each case builds a hostile shape at two sizes (64 KiB and 512 KiB, 8x apart), times the parser
-best-of-3 after a warm-up, and asserts the ratio stays well under quadratic: linear is 8x, quadratic
+best-of-5 after a warm-up, and asserts the ratio stays well under quadratic: linear is 8x, quadratic
 64x, the bound is 24x (room for cache effects and busy cores).  A ratio, not an absolute time: the
-test machines are busy.  ``bench/bench_formats.py`` prints the same figures up to 1 MiB.
+test machines are busy.
 The shapes are the ones the review found or that the old patterns would retry on: runs of blanks
 after a key or inside a title, ``---`` runs, ``#``/backtick/``:`` runs, many ``key:`` lines, CR runs.
 """
@@ -36,11 +36,14 @@ def _once(fn: Callable[[str], object], text: str, loops: int) -> float:
     return time.perf_counter() - started
 
 
-def ratio(fn: Callable[[str], object], build: Callable[[int], str], small: int = SMALL, large: int = LARGE) -> float:
-    """Time at ``large`` over time at ``small`` (best of 3 each, interleaved, after a warm-up).
+def ratio(
+    fn: Callable[[str], object], build: Callable[[int], str], small: int = SMALL, large: int = LARGE
+) -> tuple[float, float]:
+    """(time at ``large`` over time at ``small``, seconds per call at ``large``); best of 5 each,
+    interleaved, after a warm-up.
 
     A fast parser is called in a loop, the same number of times at both sizes, so that the small
-    size takes at least ~20 ms: sub-millisecond timings are mostly noise.
+    size takes at least ~30 ms: sub-millisecond timings are mostly noise.
     """
     a, b = build(small), build(large)
     assert len(b) >= 6 * len(a)
@@ -48,12 +51,28 @@ def ratio(fn: Callable[[str], object], build: Callable[[int], str], small: int =
     started = time.perf_counter()
     _quiet(fn, a)
     once = time.perf_counter() - started
-    loops = max(1, min(200, int(0.02 / max(once, 1e-6))))
+    loops = max(1, min(5000, int(0.03 / max(once, 1e-6))))
     small_best = large_best = float("inf")
-    for _ in range(3):  # interleaved, so a burst of load on the machine hits both sizes alike
+    for _ in range(5):  # interleaved, so a burst of load on the machine hits both sizes alike
         small_best = min(small_best, _once(fn, a, loops))
         large_best = min(large_best, _once(fn, b, loops))
-    return large_best / small_best
+    return large_best / small_best, large_best / loops
+
+
+#: Below this time per call at 512 KiB (>100 MB/s) a parser cannot be quadratic: n^2 steps on 512 KiB
+#: are ~10^11, minutes even in C.  Such fast parsers are pure C copies whose ratio is dominated by
+#: the input falling out of the CPU cache (64 KiB fits, 512 KiB does not), not by the algorithm.
+FAST_ENOUGH = 0.005
+
+
+def assert_linear(fn: Callable[[str], object], build: Callable[[int], str], attempts: int = 3) -> None:
+    """Linear if any of ``attempts`` measurements says so: load from other processes only ever inflates
+    a ratio, and a quadratic parser never measures under the bound (64x expected against 24x)."""
+    for _ in range(attempts):
+        r, per_call = ratio(fn, build)
+        if r < MAX_RATIO or per_call < FAST_ENOUGH:
+            return
+    raise AssertionError(f"ratio {r:.1f} for 8x the input, {per_call * 1e3:.1f} ms/call at 512 KiB")
 
 
 def _fm(body: str) -> str:
@@ -86,7 +105,7 @@ FRONT_MATTER_SHAPES: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("shape", sorted(FRONT_MATTER_SHAPES))
 def test_front_matter_is_linear(shape: str) -> None:
-    assert ratio(frontmatter.split_front_matter, FRONT_MATTER_SHAPES[shape]) < MAX_RATIO
+    assert_linear(frontmatter.split_front_matter, FRONT_MATTER_SHAPES[shape])
 
 
 HEADING_SHAPES: dict[str, Callable[[int], str]] = {
@@ -102,7 +121,7 @@ HEADING_SHAPES: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("shape", sorted(HEADING_SHAPES))
 def test_section_lookup_is_linear(shape: str) -> None:
-    assert ratio(lambda t: formats.section(t, "a"), HEADING_SHAPES[shape]) < MAX_RATIO
+    assert_linear(lambda t: formats.section(t, "a"), HEADING_SHAPES[shape])
 
 
 LOG_SHAPES: dict[str, Callable[[int], str]] = {
@@ -116,13 +135,13 @@ LOG_SHAPES: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("shape", sorted(LOG_SHAPES))
 def test_log_parse_is_linear(shape: str) -> None:
-    assert ratio(formats.parse_log, LOG_SHAPES[shape]) < MAX_RATIO
+    assert_linear(formats.parse_log, LOG_SHAPES[shape])
 
 
 @pytest.mark.parametrize("shape", ["blanks-in-client", "many-entries"])
 def test_log_insert_is_linear(shape: str) -> None:
     entry = formats.LogEntry(when=datetime(2026, 1, 1, tzinfo=UTC), branch="main", client="cli", text="t")
-    assert ratio(lambda t: formats.insert_log_entry(t, "p", entry), LOG_SHAPES[shape]) < MAX_RATIO
+    assert_linear(lambda t: formats.insert_log_entry(t, "p", entry), LOG_SHAPES[shape])
 
 
 ESCAPE_SHAPES: dict[str, Callable[[int], str]] = {
@@ -141,7 +160,7 @@ ESCAPE_SHAPES: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("shape", sorted(ESCAPE_SHAPES))
 def test_escape_round_trip_is_linear(shape: str) -> None:
-    assert ratio(lambda t: formats.unescape_lines(formats.escape_lines(t)), ESCAPE_SHAPES[shape]) < MAX_RATIO
+    assert_linear(lambda t: formats.unescape_lines(formats.escape_lines(t)), ESCAPE_SHAPES[shape])
 
 
 BLOCK_SHAPES: dict[str, Callable[[int], str]] = {
@@ -159,7 +178,7 @@ def test_append_under_heading_is_linear(shape: str) -> None:
     def append(block: str) -> None:
         formats.append_under_heading(note, "Proposed", block, title="t")
 
-    assert ratio(append, BLOCK_SHAPES[shape]) < MAX_RATIO
+    assert_linear(append, BLOCK_SHAPES[shape])
 
 
 FENCE_SHAPES: dict[str, Callable[[int], str]] = {
@@ -176,7 +195,7 @@ def test_fence_and_unfence_are_linear(shape: str) -> None:
     def both(text: str) -> None:
         fence.unfence(fence.fence_untrusted(text, label="x", source="s.md"))
 
-    assert ratio(both, FENCE_SHAPES[shape]) < MAX_RATIO
+    assert_linear(both, FENCE_SHAPES[shape])
 
 
 def _handoff(n: int) -> str:
@@ -206,7 +225,7 @@ NOTE_PARSERS: dict[str, tuple[Callable[[str], object], Callable[[int], str]]] = 
 @pytest.mark.parametrize("name", sorted(NOTE_PARSERS))
 def test_note_parsers_are_linear(name: str) -> None:
     fn, build = NOTE_PARSERS[name]
-    assert ratio(fn, build) < MAX_RATIO
+    assert_linear(fn, build)
 
 
 def test_the_ratio_catches_a_quadratic_parser() -> None:
@@ -216,4 +235,5 @@ def test_the_ratio_catches_a_quadratic_parser() -> None:
         for i in range(0, len(text), 64):
             text.count("x", i)
 
-    assert ratio(quadratic, lambda n: "y" * n, small=16 * KIB, large=128 * KIB) > MAX_RATIO
+    r, per_call = ratio(quadratic, lambda n: "y" * n, small=16 * KIB, large=128 * KIB)
+    assert r > MAX_RATIO and per_call > FAST_ENOUGH

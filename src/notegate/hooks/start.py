@@ -24,7 +24,7 @@ from notegate.hooks.settings import HookSettings
 from notegate.vault.fence import shorten_fenced, unfence
 from notegate.vault.frontmatter import FormatError
 
-#: Claude Code keeps at most this many characters of a hook's ``additionalContext``.
+#: The most characters injected as ``additionalContext`` (Claude Code cuts longer hook output to a preview).
 CONTEXT_BUDGET = 10_000
 #: Share of the budget the rules digest may take before it is cut (inside its fence) too.
 DIGEST_SHARE = 0.6
