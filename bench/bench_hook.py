@@ -122,8 +122,9 @@ def main() -> int:
     from notegate.auth.tokens import create_token
     from notegate.config import load_config
     from notegate.hooks.mcpclient import call_tool
+    from notegate.services.vaultinit import init_directory
     from notegate.state import StateDB
-    from notegate.vault.layout import DEMO_PROJECT, init_directory
+    from notegate.vault.layout import DEMO_PROJECT
 
     with tempfile.TemporaryDirectory(prefix="notegate-bench-hook-") as tmp:
         root = Path(tmp)

@@ -10,7 +10,7 @@ from notegate.config import load_config
 from notegate.policy import Caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.vault.layout import init_directory
+from notegate.services.vaultinit import init_directory
 
 
 @pytest.fixture

@@ -220,3 +220,55 @@ def configure_models(
 
 def text_of(result) -> str:
     return "\n".join(getattr(c, "text", "") for c in result.content)
+
+
+class RawResponse:
+    """An HTTP/1.1 response read off a raw socket: status, lower-cased headers, body, and whether the server
+    closed the connection after it."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes, closed: bool) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.closed = closed
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def raw_open(url: str, method: str, headers: dict[str, str], body: bytes = b"", *, path: str = "/mcp") -> socket.socket:
+    """Send a request's head and ``body`` on a fresh socket and leave it open (a slow or idle client)."""
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=30)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host}:{port}"] + [f"{k}: {v}" for k, v in headers.items()]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+    return sock
+
+
+def raw_read(sock: socket.socket) -> RawResponse:
+    """Read one response (by Content-Length), then check whether the server closed its side."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ConnectionError(f"closed before a response: {data!r}")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in header_lines)}
+    length = int(headers.get("content-length", "0"))
+    while len(rest) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    closed = False
+    if headers.get("connection", "").lower() == "close":
+        sock.settimeout(10)
+        closed = sock.recv(1) == b""
+    return RawResponse(int(status_line.split()[1]), headers, rest[:length], closed)
+
+
+def open_fds(pid: int) -> int:
+    """How many file descriptors a process holds (Linux)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))

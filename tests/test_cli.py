@@ -130,13 +130,37 @@ def test_config_errors_name_the_key(tmp_path: Path, snippet: str, needle: str) -
     assert result.returncode == 2 and needle in result.stderr
 
 
-def test_readme_documents_every_config_key() -> None:
+def test_readme_documents_every_config_key_with_its_default() -> None:
+    """The README's reference names every key and, where the default is short, states it exactly as the row
+    has it (rows are the only source of defaults: changing one without the docs fails here)."""
     from notegate.config import ENVIRONMENT_SETTINGS, SERVER_SETTINGS
     from notegate.policy import POLICY_SETTINGS
+    from notegate.vault.layout import _toml
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     for setting in (*SERVER_SETTINGS, *ENVIRONMENT_SETTINGS, *POLICY_SETTINGS):
         assert f"`{setting.name}`" in readme, setting.name
+        if isinstance(setting.default, dict):
+            assert f"- `{setting.name}` (table)" in readme, setting.name
+        elif isinstance(setting.default, list) and len(setting.default) > 4:
+            assert f"- `{setting.name}` (default: " in readme, setting.name
+        else:
+            assert f"- `{setting.name}` (default `{_toml(setting.default)}`)" in readme, setting.name
+
+
+def test_a_fresh_config_is_exactly_the_defaults(vault: Path) -> None:
+    """`notegate init` writes its config from the rows: loading it gives the default policy, nothing else."""
+    from notegate.config import SERVER_SETTINGS
+    from notegate.policy import Policy
+
+    config = load_config(vault)
+    assert config.policy == Policy()
+    for setting in SERVER_SETTINGS:
+        value = getattr(config, setting.name)
+        if setting.name == "state_dir":
+            assert value == (vault.parent / setting.default).resolve()
+        else:
+            assert value == (tuple(setting.default) if isinstance(setting.default, list) else setting.default)
 
 
 def test_generated_config_is_valid_and_complete(vault: Path) -> None:

@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(p)
     p.add_argument("--token-file", required=True, help="file holding the bearer token that decides the caller")
 
-    p = _sub(subs, "token", "create, list or revoke bearer tokens")
+    p = _sub(subs, "token", "create, list, revoke bearer tokens or change their tier")
     tsubs = p.add_subparsers(dest="token_command", required=True, metavar="ACTION")
     c = tsubs.add_parser("create", help="mint a token; it is printed once, only its hash is kept")
     _config_arg(c)
@@ -82,6 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     rv = tsubs.add_parser("revoke", help="revoke a token by id or name")
     _config_arg(rv)
     rv.add_argument("token")
+    tr = tsubs.add_parser(
+        "tier", help="change a token's tier; it stays the same connector login (what it wrote stays its own)"
+    )
+    _config_arg(tr)
+    tr.add_argument("token", help="id or name")
+    tr.add_argument("tier", choices=("restricted", "trusted"))
 
     p = _sub(subs, "import", "import a Markdown/Obsidian folder as one commit")
     _config_arg(p)
@@ -90,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--environment", default=None)
     p.add_argument("--login", default=None, help="author login (default: the environment's owner)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--allow-secrets", action="store_true", help="import notes that hold what looks like a credential too"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = _sub(subs, "reindex", "rebuild the search index from git")
@@ -147,7 +156,8 @@ def _load(args: argparse.Namespace):
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from notegate.vault.layout import InitError, init_directory
+    from notegate.services.vaultinit import init_directory
+    from notegate.vault.layout import InitError
 
     try:
         path = init_directory(Path(args.directory), owner=args.owner)
@@ -159,7 +169,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from notegate.auth.tokens import create_token, list_tokens, revoke_token
+    from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier
     from notegate.state import StateDB
 
     config = _load(args)
@@ -204,6 +214,12 @@ def cmd_token(args: argparse.Namespace) -> int:
                 state = "revoked" if r.revoked_at else "active"
                 print(f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {state}")
         return 0
+    if args.token_command == "tier":  # noqa: S105 - a sub-command name
+        count = set_token_tier(db, args.token, args.tier)
+        if not count:
+            return _fail(f"no active conversation token with id or name '{args.token}'")
+        print(f"{count} token(s) now {args.tier}")
+        return 0
     count = revoke_token(db, args.token, now=time.time())
     if not count:
         return _fail(f"no active token with id or name '{args.token}'")
@@ -218,9 +234,9 @@ def _progress(total: int | None, desc: str, quiet: bool):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from notegate.services.importer import import_folder
+    from notegate.services.importer import import_folder, importing_caller
+    from notegate.services.notes import NotesService
     from notegate.services.runtime import Runtime
-    from notegate.vault.store import Author
 
     config = _load(args)
     src = Path(args.source)
@@ -237,15 +253,14 @@ def cmd_import(args: argparse.Namespace) -> int:
             bar.refresh()
 
         report = import_folder(
-            env.store,
-            config.policy,
+            NotesService(runtime),
+            env,
+            importing_caller(login),
             src,
-            author=Author(login, login),
             message=args.message.splitlines()[0][:100] if args.message else "Import notes",
-            trailers={"Notegate-Client": "notegate-import", "Notegate-Session": "-", "Notegate-Tier": "trusted"},
             progress=bar.update,
             on_scanned=scanned,
-            on_advance=env.on_advance,
+            allow_secrets=args.allow_secrets,
         )
     if report.commit:
         env.store.repack()  # an import writes thousands of loose objects; pack them (here and in a local origin)
@@ -345,7 +360,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from notegate.doors.http import base_url, create_app
+    from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_CONNECTIONS, base_url, create_app
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -355,7 +370,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(runtime, host=host, port=port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
+    # bounds open requests per credential below that.
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        limit_concurrency=MAX_CONNECTIONS,
+        timeout_keep_alive=IDLE_CONNECTION_SECONDS,
+    )
     return 0
 
 
@@ -383,7 +408,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             runtime.sync_all()
 
     threading.Thread(target=loop, daemon=True, name="notegate-sync").start()
-    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller()))
+
+    def still_valid() -> bool:  # one indexed row per call: a revoked token stops this process at its next call
+        return verify_token(runtime.state, token) is not None
+
+    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller(), still_valid=still_valid))
     server.run()
     return 0
 

@@ -21,36 +21,31 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
-from notegate.errors import ConfigError
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
-from notegate.settings import Setting as PolicySetting
-from notegate.settings import check_table
+from notegate.globs import any_match, folder_could_hold, glob_match
+from notegate.policyfile import (
+    CLIENT_CLASSES,
+    POLICY_SETTINGS,
+    SLUG,
+    TIERS,
+    default,
+    fill_template,
+    is_slug,
+    policy_values,
+    template_regex,
+)
+from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, skeleton
 
-MAX_NOTE_BYTES = 1 << 20
-FETCH_INTERVAL_SECONDS = 5.0
-REPACK_LOOSE_OBJECTS = 2000
-PREVIEW_TTL_SECONDS = 1800
-
-NOTICE_INTERVAL_SECONDS = 900
-SESSION_IDLE_SECONDS = 12 * 3600
-DEFAULT_INBOX = {
-    "handoff": "inbox/handoffs/{project}.md",
-    "log": "inbox/log/{project}.md",
-    "decision": "inbox/decisions/{project}.md",
-    "capture": "inbox/captures/{slug}.md",
-}
-DEFAULT_ROUTES = {
-    "handoff": "handoffs/{project}.md",
-    "log": "log/{project}.md",
-    "decision": "design/{project}.md",
-    "capture": "",
-}
-SLUG = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
-_SLUG_RE = re.compile(rf"{SLUG}\Z")
-_TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
-
-TIERS = ("restricted", "trusted", "machine")
-CLIENT_CLASSES = ("hosted", "workstation", "machine")
+__all__ = [  # what other modules take from here besides the decisions
+    "CLIENT_CLASSES",
+    "DEFAULT_INSTRUCTION_FILES",
+    "POLICY_SETTINGS",
+    "SLUG",
+    "TIERS",
+    "any_match",
+    "folder_could_hold",
+    "glob_match",
+    "is_slug",
+]
 
 
 class Action(StrEnum):
@@ -71,7 +66,12 @@ READ_ACTIONS = frozenset({Action.READ, Action.LIST, Action.SEARCH, Action.HISTOR
 
 @dataclass(frozen=True)
 class Caller:
-    """Who makes a request. Decided from credentials by the door, never from what a caller writes."""
+    """Who makes a request. Decided from credentials by the door, never from what a caller writes.
+
+    ``login`` is the person (owner or member); ``connector`` names the connector login: the one credential
+    (a static token today, an OAuth grant family later) this client holds for that person.  Authorship is
+    per connector login, so the owner's phone and the owner's workstation are different authors.
+    """
 
     login: str
     display_name: str
@@ -80,6 +80,34 @@ class Caller:
     tier: str
     session: str = "-"
     environment: str | None = None
+    connector: str = ""
+
+    @property
+    def connector_id(self) -> str:
+        """The connector login's stable id (``token:<id>``); callers built without one are named by client."""
+        return self.connector or f"client:{self.client}@{self.login}"
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who wrote part of an inbox item: a connector login, its client name and its person.
+
+    ``connector`` is empty for parts recorded before connector logins existed; such a part counts as
+    written by *every* connector login of that person (the safe direction).
+    """
+
+    connector: str
+    client: str
+    person: str
+
+    @classmethod
+    def of(cls, caller: Caller) -> Author:
+        return cls(caller.connector_id, caller.client, caller.login)
+
+    @property
+    def label(self) -> str:
+        """How trailers and listings name it: the connector (client name) and the person."""
+        return f"{self.client} ({self.person})"
 
 
 @dataclass(frozen=True)
@@ -97,106 +125,6 @@ def deny(rule: str, reason: str) -> Decision:
     return Decision(False, rule, reason)
 
 
-# ------------------------------------------------------------------ globs
-@lru_cache(maxsize=512)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    """``**`` spans segments, ``*`` and ``?`` stay inside one segment; matched case-insensitively."""
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append(r"(?:[^/]+/)*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(r".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append(r"[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append(r"[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i].casefold()))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
-
-
-def glob_match(glob: str, path: str) -> bool:
-    """NFC and case-folded first: a decomposed or upper-case spelling of a private path is just as private."""
-    return (
-        _glob_regex(unicodedata.normalize("NFC", glob)).match(unicodedata.normalize("NFC", path).casefold()) is not None
-    )
-
-
-def any_match(globs: Iterable[str], path: str) -> bool:
-    return any(glob_match(g, path) for g in globs)
-
-
-def folder_could_hold(globs: Iterable[str], folder: str) -> bool:
-    """True when some note inside ``folder`` could match one of ``globs`` (used to hide whole folders)."""
-    probe = f"{folder}/x.md" if folder else "x.md"
-    return any_match(globs, probe)
-
-
-# ----------------------------------------------------------------- policy
-POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
-    PolicySetting("private", list, ["private/**"], "Globs of notes invisible to restricted callers."),
-    PolicySetting(
-        "protected", list, ["rules/**"], "Globs only trusted callers may change, always through a two-step write."
-    ),
-    PolicySetting("max_note_bytes", int, MAX_NOTE_BYTES, "Largest note accepted, in bytes of UTF-8."),
-    PolicySetting(
-        "two_step_classes", list, ["hosted"], "Client classes whose writes must be previewed before confirming."
-    ),
-    PolicySetting(
-        "fetch_interval_seconds", (int, float), FETCH_INTERVAL_SECONDS, "How often the server fetches the origin."
-    ),
-    PolicySetting(
-        "repack_loose_objects", int, REPACK_LOOSE_OBJECTS, "Repack the server's clone past this many loose objects."
-    ),
-    PolicySetting("preview_ttl_seconds", int, PREVIEW_TTL_SECONDS, "How long a two-step preview may be confirmed."),
-    PolicySetting(
-        "instruction_files",
-        list,
-        list(DEFAULT_INSTRUCTION_FILES),
-        "Names of files agents load as instructions; the floor holds any inbox item naming one.",
-    ),
-    PolicySetting(
-        "inbox", dict, dict(DEFAULT_INBOX), "Inbox kinds and the item path each writes (restricted callers)."
-    ),
-    PolicySetting(
-        "inbox_reserved", list, ["inbox/_held.md", "inbox/README.md"], "Inbox files no restricted caller may touch."
-    ),
-    PolicySetting("routes", dict, dict(DEFAULT_ROUTES), "Where a promoted item of each kind goes ('' = no route)."),
-    PolicySetting(
-        "protected_from_routes",
-        list,
-        ["rules/**", "private/**", "inbox/**"],
-        "Globs no route may ever reach (checked at start and again at every promotion).",
-    ),
-    PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
-    PolicySetting("notice_interval_seconds", int, NOTICE_INTERVAL_SECONDS, "Repeat the inbox notice after this long."),
-    PolicySetting(
-        "session_gate_classes",
-        list,
-        ["hosted"],
-        "Client classes that must call session_start and pass its handle to every knowledge tool.",
-    ),
-    PolicySetting(
-        "session_idle_seconds", int, SESSION_IDLE_SECONDS, "A session handle expires after this long unused."
-    ),
-    PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
-    PolicySetting("review_batch_size", int, 20, "Inbox items per model call of the scheduled reviewer."),
-    PolicySetting(
-        "reflect_state_path", str, "sessions/reflector-state.md", "Where the reflector writes the session state."
-    ),
-    PolicySetting(
-        "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
-    ),
-)
-
-
 @dataclass(frozen=True)
 class InboxItemRef:
     kind: str
@@ -204,43 +132,32 @@ class InboxItemRef:
     path: str
 
 
-@lru_cache(maxsize=64)
-def _template_regex(template: str) -> re.Pattern[str]:
-    prefix, _, suffix = template.partition("{")
-    _, _, rest = suffix.partition("}")
-    return re.compile(re.escape(prefix) + f"({SLUG})" + re.escape(rest) + r"\Z")
-
-
-def _fill(template: str, key: str) -> str:
-    return re.sub(r"\{(?:project|slug)\}", key, template)
-
-
-def is_slug(value: str) -> bool:
-    return bool(_SLUG_RE.match(value))
-
-
 @dataclass(frozen=True)
 class Policy:
-    private: tuple[str, ...] = ("private/**",)
-    protected: tuple[str, ...] = ("rules/**",)
-    max_note_bytes: int = MAX_NOTE_BYTES
-    two_step_classes: tuple[str, ...] = ("hosted",)
-    fetch_interval_seconds: float = FETCH_INTERVAL_SECONDS
-    repack_loose_objects: int = REPACK_LOOSE_OBJECTS
-    preview_ttl_seconds: int = PREVIEW_TTL_SECONDS
-    instruction_files: tuple[str, ...] = DEFAULT_INSTRUCTION_FILES
-    inbox: tuple[tuple[str, str], ...] = tuple(DEFAULT_INBOX.items())
-    inbox_reserved: tuple[str, ...] = ("inbox/_held.md", "inbox/README.md")
-    routes: tuple[tuple[str, str], ...] = tuple(DEFAULT_ROUTES.items())
-    protected_from_routes: tuple[str, ...] = ("rules/**", "private/**", "inbox/**")
-    two_step_inbox: bool = False
-    notice_interval_seconds: int = NOTICE_INTERVAL_SECONDS
-    session_gate_classes: tuple[str, ...] = ("hosted",)
-    session_idle_seconds: int = SESSION_IDLE_SECONDS
-    digest_path: str = "rules/digest.md"
-    review_batch_size: int = 20
-    reflect_state_path: str = "sessions/reflector-state.md"
-    reflect_min_interval_seconds: int = 300
+    """The policy file's values. Every default comes from its row in :mod:`notegate.policyfile`."""
+
+    private: tuple[str, ...] = default("private")
+    protected: tuple[str, ...] = default("protected")
+    max_note_bytes: int = default("max_note_bytes")
+    two_step_classes: tuple[str, ...] = default("two_step_classes")
+    fetch_interval_seconds: float = default("fetch_interval_seconds")
+    repack_loose_objects: int = default("repack_loose_objects")
+    preview_ttl_seconds: int = default("preview_ttl_seconds")
+    instruction_files: tuple[str, ...] = default("instruction_files")
+    inbox: tuple[tuple[str, str], ...] = default("inbox")
+    inbox_reserved: tuple[str, ...] = default("inbox_reserved")
+    routes: tuple[tuple[str, str], ...] = default("routes")
+    protected_from_routes: tuple[str, ...] = default("protected_from_routes")
+    two_step_inbox: bool = default("two_step_inbox")
+    notice_interval_seconds: int = default("notice_interval_seconds")
+    session_gate_classes: tuple[str, ...] = default("session_gate_classes")
+    session_idle_seconds: int = default("session_idle_seconds")
+    digest_path: str = default("digest_path")
+    review_batch_size: int = default("review_batch_size")
+    reflect_state_path: str = default("reflect_state_path")
+    reflect_min_interval_seconds: int = default("reflect_min_interval_seconds")
+    restricted_writes_per_hour: int = default("restricted_writes_per_hour")
+    restricted_bytes_per_hour: int = default("restricted_bytes_per_hour")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -263,7 +180,7 @@ class Policy:
     def inbox_item(self, path: str) -> InboxItemRef | None:
         """Which inbox kind ``path`` is an item of (exact template match, lowercase slug), else None."""
         for kind, template in self.inbox:
-            match = _template_regex(template).match(path)
+            match = template_regex(template).match(path)
             if match:
                 return InboxItemRef(kind=kind, key=match.group(1), path=path)
         return None
@@ -272,15 +189,14 @@ class Policy:
         template = dict(self.inbox).get(kind)
         if template is None:
             raise ValueError(kind)
-        return _fill(template, key)
+        return fill_template(template, key)
 
     def route_template(self, kind: str) -> str:
         return dict(self.routes).get(kind, "")
 
     def names_instruction_file(self, path: str) -> bool:
-        """Is the path's file name an instruction file's name (case-insensitively)? The floor adds look-alikes."""
-        name = path.casefold().rsplit("/", 1)[-1]
-        return any(name == f.casefold() for f in self.instruction_files)
+        """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
+        return instruction_file_named(self.instruction_files, path) is not None
 
     def route_target(self, kind: str, key: str) -> Decision:
         """Where an item of ``kind`` for ``key`` is promoted to. Re-checked every time, whatever the config."""
@@ -290,9 +206,9 @@ class Policy:
                 "no-route",
                 f"{kind} items have no route; hold it, or move it by hand as a trusted session.",
             )
-        if not _SLUG_RE.match(key):
+        if not is_slug(key):
             return deny("bad-route-key", f"'{key}' is not a valid project or slug name.")
-        target = _fill(template, key)
+        target = fill_template(template, key)
         if any_match(self.protected_from_routes, target) or any_match(self.protected, target):
             return deny("route-protected", f"the route for {kind} would reach a protected path; refused.")
         if self.is_inbox(target) or self.names_instruction_file(target):
@@ -300,98 +216,113 @@ class Policy:
         return allow("route", target)
 
 
-def policy_from_table(table: dict[str, Any]) -> Policy:
-    """Validate the ``[policy]`` table: unknown keys and wrong types stop start-up."""
-    values = check_table("policy", table, POLICY_SETTINGS)
-    for setting in POLICY_SETTINGS:
-        value = values[setting.name]
-        if isinstance(value, list):
-            if not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(f"[policy] {setting.name} must be a list of non-empty strings", remedy=setting.help)
-            value = tuple(value)
-        if isinstance(value, dict):
-            if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-                raise ConfigError(f"[policy] {setting.name} must map names to strings", remedy=setting.help)
-            value = tuple(value.items())
-        values[setting.name] = value
-    try:
-        validate_instruction_files(values["instruction_files"])
-    except ValueError as exc:
-        raise ConfigError(f"[policy] instruction_files: {exc}") from None
-    _check_inbox_and_routes(values)
-    for cls in (*values["two_step_classes"], *values["session_gate_classes"]):
-        if cls not in CLIENT_CLASSES:
-            raise ConfigError(
-                f"[policy] two_step_classes names an unknown class '{cls}'",
-                remedy=f"Classes: {', '.join(CLIENT_CLASSES)}.",
-            )
-    if values["max_note_bytes"] <= 0 or values["max_note_bytes"] > 64 << 20:
-        raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")
-    if not 1 <= values["review_batch_size"] <= 50:
-        raise ConfigError("[policy] review_batch_size must be between 1 and 50 (the review schema's cap)")
-    for key in ("digest_path", "reflect_state_path"):
-        value = values[key]
-        if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):
-            raise ConfigError(f"[policy] {key} must be a relative note path ending in .md")
-    if any_match(values["protected"], values["reflect_state_path"]) or values["reflect_state_path"].startswith(
-        "inbox/"
-    ):
-        raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
-    if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
-        # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
-        raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
-    if values["fetch_interval_seconds"] <= 0:
-        raise ConfigError("[policy] fetch_interval_seconds must be positive")
-    return Policy(**values)
+_SHORT_NAME = re.compile(r"([a-z0-9]{1,6})~[0-9]{1,6}(?:\.([a-z0-9]{1,3}))?\Z")
 
 
-def _check_inbox_and_routes(values: dict[str, Any]) -> None:
-    """Refuse, at start, any inbox or route template that could reach a path no route may reach.
+def _plain_fold(name: str) -> str:
+    """NFKC and case folding, then the NTFS aliases: a stream suffix (``::$DATA``) and trailing dots and
+    spaces name the same file."""
+    return unicodedata.normalize("NFKC", name).casefold().split(":", 1)[0].rstrip(". ")
 
-    A template is literal folders then ``{project}``/``{slug}`` + ``.md``, and the key is a lowercase slug
-    (no ``/``), so the only part that varies is the file's stem.  The literal folders are checked against
-    the protected globs with probe stems, including every segment named in those globs and every
-    instruction file's stem.  :meth:`Policy.route_target` checks the concrete target again at promotion.
+
+def _name_key(name: str) -> str:
+    """A file name as a case-insensitive, look-alike-blind file system resolves it (the floor's skeleton)."""
+    return skeleton(_plain_fold(name)).rstrip(". ")
+
+
+@lru_cache(maxsize=64)
+def _instruction_keys(instruction_files: tuple[str, ...]) -> tuple[dict[tuple[str, ...], str], tuple[str, ...]]:
+    """Instruction files as tuples of segment keys, and their plain folded last names (for 8.3 names)."""
+    keys: dict[tuple[str, ...], str] = {}
+    for entry in instruction_files:
+        keys.setdefault(tuple(_name_key(seg) for seg in entry.split("/") if seg), entry)
+    return keys, tuple(_plain_fold(entry.rsplit("/", 1)[-1]) for entry in instruction_files)
+
+
+def _short_name_of(segment: str, instruction_files: tuple[str, ...]) -> str | None:
+    """An 8.3 short name (``CLAUDE~1.MD``) that Windows could resolve to an instruction file's long name."""
+    match = _SHORT_NAME.match(_plain_fold(segment))
+    if not match:
+        return None
+    stem, ext = match.group(1), match.group(2) or ""
+    _, long_names = _instruction_keys(instruction_files)
+    for entry, long_name in zip(instruction_files, long_names, strict=True):
+        long_stem, _, long_ext = (
+            long_name.lstrip(".").rpartition(".") if "." in long_name.lstrip(".") else (long_name.lstrip("."), "", "")
+        )
+        compact = re.sub(r"[^a-z0-9]", "", long_stem)
+        if compact.startswith(stem) and long_ext.startswith(ext):
+            return entry
+    return None
+
+
+def instruction_file_named(instruction_files: tuple[str, ...], path: str) -> str | None:
+    """The instruction file ``path`` (or one of its folders) would be taken for, or None.
+
+    On a case-insensitive clone (macOS, Windows) ``inbox/handoffs/claude.md`` *is* ``CLAUDE.md`` to an agent
+    working there, so segments are compared after case folding, the floor's skeleton (``ＣＬＡＵＤＥ``,
+    Cyrillic look-alikes) and the NTFS alias rules (trailing dots or spaces, streams, 8.3 short names).
+    A one-segment entry (``CLAUDE.md``) matches any segment; a longer one (``.junie/guidelines.md``) matches
+    the same run of segments anywhere in the path.
     """
-    inbox = dict(values["inbox"])
-    for kind, template in inbox.items():
-        if not is_slug(kind):
-            raise ConfigError(f"[policy] inbox kind '{kind}' must be a lowercase name")
-        if not _TEMPLATE.match(template) or not template.startswith("inbox/"):
-            raise ConfigError(
-                f"[policy] inbox.{kind} = '{template}' must look like 'inbox/<folder>/{{project}}.md'",
-                remedy="Inbox items live under inbox/: literal folders, then {project} or {slug}, then .md.",
-            )
-    guarded = (*values["protected_from_routes"], *values["protected"])
-    probes = {"x", "rules", "private", "inbox", "readme", "digest"}
-    probes |= {f.casefold().rsplit("/", 1)[-1].removesuffix(".md").strip(".") for f in values["instruction_files"]}
-    for glob in guarded:
-        probes |= {seg.casefold() for seg in glob.split("/")}
-    for kind, template in values["routes"]:
-        if kind not in inbox:
-            raise ConfigError(f"[policy] routes.{kind}: there is no inbox kind '{kind}'")
-        if not template:
-            continue
-        if not _TEMPLATE.match(template):
-            raise ConfigError(
-                f"[policy] routes.{kind} = '{template}' must look like '<folder>/{{project}}.md'",
-                remedy="A route is literal folders then {project} (or {slug}) .md; nothing else can vary.",
-            )
-        for probe in sorted(p for p in probes if is_slug(p)):
-            target = _fill(template, probe)
-            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith("inbox/"):
-                raise ConfigError(
-                    f"[policy] routes.{kind} = '{template}' could reach '{target}', a path no route may reach",
-                    remedy="Point routes at ordinary folders such as handoffs/, log/ or design/.",
-                )
+    files = tuple(instruction_files)
+    keys, _ = _instruction_keys(files)
+    segments = [seg for seg in path.split("/") if seg]
+    folded = [_name_key(seg) for seg in segments]
+    for i in range(len(folded)):
+        for entry_keys, entry in keys.items():
+            if tuple(folded[i : i + len(entry_keys)]) == entry_keys:
+                return entry
+        short = _short_name_of(segments[i], files)
+        if short is not None:
+            return short
+    return None
+
+
+def policy_from_table(table: dict[str, Any]) -> Policy:
+    """The policy of a ``[policy]`` table, validated (see :mod:`notegate.policyfile`)."""
+    return Policy(**policy_values(table))
 
 
 # -------------------------------------------------------------- decisions
+def sees_private(caller: Caller) -> bool:
+    """Private notes exist only for trusted callers (listing, reading and search statistics alike)."""
+    return caller.tier == "trusted"
+
+
 def can_see(policy: Policy, caller: Caller, path: str) -> bool:
     """Visibility: what a caller may not see is not there (it is never 'denied')."""
-    if caller.tier == "trusted":
+    if sees_private(caller):
         return True
     return not policy.is_private(path)
+
+
+def default_tier(client_class: str) -> str:
+    """Restricted by default; machines are their own tier. Trust is never the default."""
+    return "machine" if client_class == "machine" else "restricted"
+
+
+def decide_credential(caller: Caller, allow_secret: bool) -> Decision:
+    """A text that looks like it holds a credential: may this caller commit it?
+
+    A secret committed once stays in every clone forever. Restricted and hosted callers never may (a
+    hosted chat cannot be told apart from its prompt); a trusted workstation may only when it insists.
+    """
+    if caller.tier != "trusted" or caller.client_class == "hosted":
+        return deny("credential-found", "the text contains what looks like a credential")
+    if not allow_secret:
+        return deny("credential-warning", "the text contains what looks like a credential")
+    return allow("credential-insisted")
+
+
+def needs_session_handle(policy: Policy, caller: Caller) -> bool:
+    """Must this caller pass a session_start handle to every knowledge tool? (Clients with no hooks.)"""
+    return caller.client_class in policy.session_gate_classes
+
+
+def inbox_write_needs_preview(policy: Policy, caller: Caller) -> bool:
+    """Does the policy make this caller preview inbox writes too (two_step_inbox for its class)?"""
+    return policy.two_step_inbox and caller.client_class in policy.two_step_classes
 
 
 def decide_environment(caller: Caller, requested: str, *, default: str) -> Decision:
@@ -424,17 +355,32 @@ def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decisio
         if can_see(policy, caller, path):
             return allow("visible")
         return deny("no-such-note", "no such note.")
+    if not can_see(policy, caller, path):
+        return deny("no-such-note", "no such note.")
+    if action is not Action.DELETE:  # deleting a pushed CLAUDE.md is how a trusted session cleans it up
+        named = decide_name(policy, path)
+        if not named.allowed:
+            return named
     if caller.tier == "trusted":
-        if not can_see(policy, caller, path):  # pragma: no cover - trusted sees everything
-            return deny("no-such-note", "no such note.")
         if policy.is_protected(path):
             return allow("protected-trusted", "protected path: trusted callers only, always two-step.")
         return allow("trusted-write")
     if caller.tier == "restricted":
-        if not can_see(policy, caller, path):
-            return deny("no-such-note", "no such note.")
         return _decide_restricted_write(policy, action, path)
     return deny("unknown-tier", f"tier '{caller.tier}' may not {action.value} notes.")
+
+
+def decide_name(policy: Policy, path: str) -> Decision:
+    """No write, by any tier through any door, creates a file an agent would load as its instructions."""
+    entry = instruction_file_named(policy.instruction_files, path)
+    if entry is None:
+        return allow("name")
+    return deny(
+        "instruction-file-name",
+        f"{path} would be taken for the instruction file '{entry}' by an agent working in a clone (names are "
+        "compared ignoring case, look-alike letters and Windows aliases). Choose another name: for an inbox "
+        "item, another project name or title.",
+    )
 
 
 RESTRICTED_REMEDY = (
@@ -458,6 +404,53 @@ def _decide_restricted_write(policy: Policy, action: Action, path: str) -> Decis
         f"a restricted session may not {action.value} inbox items, only create them or append to them. "
         + RESTRICTED_REMEDY,
     )
+
+
+def decide_author(caller: Caller, authors: Iterable[Author]) -> Decision:
+    """May ``caller`` promote an item these connector logins wrote? Never its own: the same credential, also
+    after a later elevation, may not review what it wrote; another connector login of the same person may."""
+    for author in authors:
+        same = author.connector == caller.connector_id if author.connector else author.person == caller.login
+        if same:
+            return deny(
+                "author-cannot-promote",
+                f"this connector login ({author.label}) wrote part of the item; a connector may not promote what "
+                "it wrote.",
+            )
+    return allow("not-an-author")
+
+
+@dataclass(frozen=True)
+class WriteLimits:
+    writes: int  # 0 = unlimited
+    bytes: int  # 0 = unlimited
+    window_seconds: float = 3600.0
+
+
+def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
+    """Which write quota applies to ``caller``: restricted connector logins have one, trusted ones none."""
+    if caller.tier == "trusted":
+        return None
+    if not policy.restricted_writes_per_hour and not policy.restricted_bytes_per_hour:
+        return None
+    return WriteLimits(policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour)
+
+
+def decide_quota(limits: WriteLimits, writes: int, used_bytes: int, size: int) -> Decision:
+    """May one more write of ``size`` bytes go in, after ``writes`` writes of ``used_bytes`` in the window?"""
+    if limits.writes and writes + 1 > limits.writes:
+        return deny(
+            "write-quota",
+            f"this connector login made {writes} writes in the last hour, the limit for restricted sessions "
+            f"(restricted_writes_per_hour = {limits.writes}).",
+        )
+    if limits.bytes and used_bytes + size > limits.bytes:
+        return deny(
+            "write-quota",
+            f"this write ({size} bytes) would take this connector login past {limits.bytes} bytes in an hour "
+            f"(restricted_bytes_per_hour; {used_bytes} used).",
+        )
+    return allow("within-quota")
 
 
 def decide_review(policy: Policy, caller: Caller) -> Decision:

@@ -8,6 +8,8 @@ inject time instead of sleeping.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
@@ -53,7 +55,8 @@ CREATE TABLE IF NOT EXISTS inbox_parts (
     client TEXT NOT NULL,
     at REAL NOT NULL,
     commit_id TEXT NOT NULL,
-    op TEXT NOT NULL
+    op TEXT NOT NULL,
+    connector TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS inbox_parts_path ON inbox_parts(environment, path);
 CREATE TABLE IF NOT EXISTS inbox_holds (
@@ -77,6 +80,13 @@ CREATE TABLE IF NOT EXISTS session_handles (
 );
 CREATE TABLE IF NOT EXISTS reflect_files (path TEXT PRIMARY KEY, size INTEGER, mtime REAL);
 CREATE TABLE IF NOT EXISTS reflect_runs (id INTEGER PRIMARY KEY, started_at REAL, status TEXT);
+CREATE TABLE IF NOT EXISTS write_usage (
+    id INTEGER PRIMARY KEY,
+    connector TEXT NOT NULL,
+    at REAL NOT NULL,
+    bytes INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS write_usage_connector ON write_usage(connector, at);
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
     login TEXT NOT NULL,
@@ -88,6 +98,16 @@ CREATE TABLE IF NOT EXISTS notices (
 """
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """A write reserved against a quota (``id``), or refused (``id`` None) with the usage that refused it."""
+
+    id: int | None
+    writes: int
+    bytes: int
+    retry_at: float | None  # when the oldest write in the window leaves it
+
+
 class StateDB:
     """Thin, typed access to the state database."""
 
@@ -97,6 +117,15 @@ class StateDB:
         self._conn = self._db.conn
         self.tx = self._db.tx
         self._conn().executescript(SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Columns added after a table was first created (SQLite's CREATE IF NOT EXISTS keeps old tables)."""
+        with self.tx() as db:
+            columns = {row[1] for row in db.execute("PRAGMA table_info(inbox_parts)")}
+            if "connector" not in columns:
+                # Parts recorded before connector logins: '' = written by every connector of that person.
+                db.execute("ALTER TABLE inbox_parts ADD COLUMN connector TEXT NOT NULL DEFAULT ''")
 
     def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, params).fetchall()
@@ -144,13 +173,23 @@ class StateDB:
 
     # -------------------------------------------------------- inbox parts
     def record_inbox_part(
-        self, *, environment: str, path: str, login: str, client: str, at: float, commit_id: str, op: str
+        self,
+        *,
+        environment: str,
+        path: str,
+        login: str,
+        client: str,
+        connector: str,
+        at: float,
+        commit_id: str,
+        op: str,
     ) -> None:
-        """Who wrote which part of an inbox item (the authors a reviewer may not be)."""
+        """Which connector login wrote which part of an inbox item (the authors that may not promote it)."""
         with self.tx() as db:
             db.execute(
-                "INSERT INTO inbox_parts (environment, path, login, client, at, commit_id, op) VALUES (?,?,?,?,?,?,?)",
-                (environment, path, login, client, at, commit_id, op),
+                "INSERT INTO inbox_parts (environment, path, login, client, connector, at, commit_id, op)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                (environment, path, login, client, connector, at, commit_id, op),
             )
 
     def inbox_parts(self, environment: str, path: str) -> list[sqlite3.Row]:
@@ -161,8 +200,8 @@ class StateDB:
     def copy_inbox_parts(self, environment: str, source: str, target: str) -> None:
         with self.tx() as db:
             db.execute(
-                "INSERT INTO inbox_parts (environment, path, login, client, at, commit_id, op) "
-                "SELECT environment, ?, login, client, at, commit_id, op FROM inbox_parts "
+                "INSERT INTO inbox_parts (environment, path, login, client, connector, at, commit_id, op) "
+                "SELECT environment, ?, login, client, connector, at, commit_id, op FROM inbox_parts "
                 "WHERE environment = ? AND path = ?",
                 (target, environment, source),
             )
@@ -189,6 +228,83 @@ class StateDB:
     def drop_hold(self, environment: str, path: str) -> None:
         with self.tx() as db:
             db.execute("DELETE FROM inbox_holds WHERE environment = ? AND path = ?", (environment, path))
+
+    # -------------------------------------------------------------- tokens
+    def insert_token(self, row: dict[str, object]) -> None:
+        """A new token row (its secret only as a hash)."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
+                " created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier, :environment,"
+                " :secret_hash, :created_at)",
+                row,
+            )
+
+    def token(self, token_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
+        return rows[0] if rows else None
+
+    def tokens(self) -> list[sqlite3.Row]:
+        return self.query("SELECT * FROM tokens ORDER BY created_at")
+
+    def set_token_tier(self, token_id_or_name: str, tier: str) -> int:
+        """A live conversation token's new tier; machine tokens keep theirs."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
+                " AND client_class != 'machine'",
+                (tier, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    def revoke_tokens(self, token_id_or_name: str, now: float) -> int:
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
+                (now, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    # ----------------------------------------------------------- reflector
+    def reflect_seen(self) -> dict[str, tuple[int, float]]:
+        """Transcript files the reflector already read: path -> (size, mtime)."""
+        return {r["path"]: (r["size"], r["mtime"]) for r in self.query("SELECT * FROM reflect_files")}
+
+    def reflect_remember(self, files: list[tuple[str, int, float]]) -> None:
+        with self.tx() as db:
+            db.executemany("INSERT OR REPLACE INTO reflect_files (path, size, mtime) VALUES (?,?,?)", files)
+
+    def reflect_last_start(self) -> float | None:
+        rows = self.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")
+        return rows[0]["started_at"] if rows else None
+
+    def reflect_started(self, now: float) -> None:
+        with self.tx() as db:
+            db.execute("INSERT INTO reflect_runs (started_at, status) VALUES (?, 'running')", (now,))
+
+    # --------------------------------------------------------- write quota
+    def reserve_write(
+        self, *, connector: str, now: float, window: float, size: int, fits: Callable[[int, int], bool]
+    ) -> Reservation:
+        """Count ``connector``'s writes in the window and, if ``fits(writes, bytes)``, reserve one more.
+
+        One immediate transaction: two writers of one connector cannot both take the last slot.
+        """
+        with self.tx() as db:
+            db.execute("DELETE FROM write_usage WHERE at < ?", (now - window,))
+            row = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(bytes), 0), MIN(at) FROM write_usage WHERE connector = ?", (connector,)
+            ).fetchone()
+            writes, used, oldest = int(row[0]), int(row[1]), row[2]
+            if not fits(writes, used):
+                return Reservation(None, writes, used, oldest + window if oldest is not None else None)
+            cur = db.execute("INSERT INTO write_usage (connector, at, bytes) VALUES (?,?,?)", (connector, now, size))
+            return Reservation(cur.lastrowid, writes, used, None)
+
+    def release_write(self, reservation_id: int) -> None:
+        """A reserved write did not happen (refused or failed): it does not count."""
+        with self.tx() as db:
+            db.execute("DELETE FROM write_usage WHERE id = ?", (reservation_id,))
 
     # ------------------------------------------------------------ notices
     def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:

@@ -183,8 +183,9 @@ async def test_32_writers_distinct_notes_all_committed(served: Server, vault: Pa
 async def test_origin_unreachable_refuses_and_acknowledges_nothing(served: Server, vault: Path) -> None:
     token = mint(vault, tier="trusted")
     origin = origin_path(vault)
+    bearer = {"Authorization": f"Bearer {token}"}  # /healthz shows an environment's head to its own tokens only
     async with mcp_http(served.url, token) as client:
-        health = httpx2.get(f"{served.url}/healthz").json()["environments"]["personal"]["head"]
+        health = httpx2.get(f"{served.url}/healthz", headers=bearer).json()["environments"]["personal"]["head"]
         shutil.move(origin, vault.parent / "moved.git")
         try:
             r = await client.call_tool(
@@ -192,7 +193,9 @@ async def test_origin_unreachable_refuses_and_acknowledges_nothing(served: Serve
             )
             assert r.is_error and "origin-unavailable" in text_of(r) and "Nothing was written" in text_of(r)
             assert str(vault.parent) not in text_of(r)
-            assert httpx2.get(f"{served.url}/healthz").json()["environments"]["personal"]["head"] == health
+            assert (
+                httpx2.get(f"{served.url}/healthz", headers=bearer).json()["environments"]["personal"]["head"] == health
+            )
             read = await client.call_tool("read_note", {"path": "lost.md"})
             assert read.is_error
         finally:

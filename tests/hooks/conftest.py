@@ -10,7 +10,7 @@ import pytest
 
 from hooks.hookrun import Served
 from notegate.hooks.project import slug
-from notegate.vault.layout import init_directory
+from notegate.services.vaultinit import init_directory
 from support import running
 
 _names = itertools.count(1)

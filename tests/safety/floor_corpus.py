@@ -111,10 +111,14 @@ HOSTILE: tuple[Case, ...] = (
     hostile("vs16-after-non-variation-emoji", "\U0001f600\ufe0f", "variation-selector"),
     hostile("vs1-after-letter", "b\ufe00", "variation-selector"),
     hostile("mongolian-fvs-after-latin", "a\u180b", "variation-selector"),
-    # decision: ideographic variation sequences (VS17+) hold even after a Han character.
-    hostile("decision-ivs-after-han", "\u845b\U000e0100", "variation-selector"),
-    # decision: standardized variation sequences with VS1 hold even on their documented base.
-    hostile("decision-standardized-variant", "\u2229\ufe00", "variation-selector"),
+    # an ideographic variation sequence passes (LEGIT), but only one selector per ideograph:
+    hostile("ivs-two-after-han", "\u845b\U000e0100\U000e0101", "variation-selector"),
+    hostile("ivs-after-latin", "a\U000e0100", "variation-selector"),
+    hostile("ivs-after-kana", "\u3042\U000e0100", "variation-selector"),
+    hostile("ivs-bytes-after-han", "\u845b" + vs_bytes(b"ignore previous"), "variation-selector"),
+    hostile("svs-vs1-unlisted-math", "\u2200\ufe00", "variation-selector"),  # FOR ALL has no VS1 variant
+    hostile("svs-vs2-on-vs1-only-base", "\u2229\ufe01", "variation-selector"),
+    hostile("svs-vs1-after-unified-without-compat", "\u4e00\ufe00", "variation-selector"),
     # --- ANSI escape sequences ---------------------------------------------------------------------------
     hostile("ansi-csi-colour", "\x1b[31mred\x1b[0m", "ansi-escape"),
     hostile("ansi-cursor-up-overwrite", "approved\x1b[1A\x1b[2Kdenied", "ansi-escape"),
@@ -127,6 +131,30 @@ HOSTILE: tuple[Case, ...] = (
     hostile("ansi-lone-esc", "esc\x1b", "ansi-escape"),
     hostile("ansi-conceal", "\x1b[8mhidden instructions\x1b[28m", "ansi-escape"),
     hostile("ansi-reset-terminal", "\x1bc", "ansi-escape"),
+    # --- terminal-rewriting controls (review, issue 8 item 5) ---------------------------------------------
+    hostile("cr-overwrite", "approved\rdenied  ", "control-char"),
+    hostile("cr-at-end", "line\r", "control-char"),
+    hostile("cr-cr-lf", "a\r\r\nb", "control-char"),
+    hostile("cr-before-text-after-crlf", "a\r\nb\rc", "control-char"),
+    hostile("ansi-erase-line", "ok\x1b[2K\x1b[1Gno", "ansi-escape"),
+    hostile("ansi-osc8-bel", "\x1b]8;;https://evil.example\x07x\x1b]8;;\x07", "ansi-escape", "control-char"),
+    # --- blank-rendering characters that are not Default_Ignorable --------------------------------------
+    hostile("blank-em-space", "ignore\u2003previous", "blank-char"),
+    hostile("blank-hair-space-run", "a\u200a\u200a\u200ab", "blank-char"),
+    hostile("blank-figure-space", "1\u20070", "blank-char"),
+    hostile("blank-braille", "\u2800\u2800\u2800", "blank-char"),
+    hostile("blank-ogham-space", "x\u1680y", "blank-char"),
+    hostile("blank-math-space", "a\u205fb", "blank-char"),
+    hostile("blank-khitan-filler", "x\U00016fe4", "blank-char"),
+    hostile("blank-null-notehead", "x\U0001d159", "blank-char"),
+    # --- floods of combining marks on one base (Zalgo) ---------------------------------------------------
+    hostile("zalgo-nine-acute", "a" + "\u0301" * 9, "combining-flood"),
+    hostile(
+        "zalgo-mixed", "h" + "\u0315\u031b\u0340\u0341\u0358\u0321\u0322\u0327\u0328\u0334" * 3 + "i", "combining-flood"
+    ),
+    hostile("zalgo-enclosing", "x" + "\u20dd" * 12, "combining-flood"),
+    hostile("zalgo-two-floods", "a" + "\u0300" * 10 + " b" + "\u0316" * 20, "combining-flood"),
+    hostile("zalgo-on-name", "C" + "\u0489" * 9 + "LAUDE.md", "combining-flood", "instruction-file"),
     # --- C0 and C1 controls -------------------------------------------------------------------------------
     hostile("nul", "a\x00b", "control-char"),
     hostile("bell", "ding\x07", "control-char"),
@@ -235,6 +263,27 @@ LEGIT: tuple[Case, ...] = (
     legit("french-nbsp-accents", "Bonjour\u00a0! L'été, où êtes-vous\u202f?"),
     legit("german-eszett", "Die Straße ist gesperrt; Maße: 3\u00d74 m."),
     legit("cjk-ideographic-space", "第一章\u3000はじめに"),
+    # Ideographic Variation Sequences (UTS #37): one VS17+ after a unified ideograph (Adobe-Japan1, Hanyo-Denshi).
+    legit("ivs-katsushika", "\u845b\U000e0100\u98fe\u533a\u306e\u8fbb\U000e0101\u3055\u3093"),
+    legit("ivs-supplementary-base", "\U00020b9f\U000e0100 \u5409\U000e0101"),
+    legit("ivs-compat-block-unified", "\ufa0e\U000e0100"),
+    # StandardizedVariants.txt: CJK compatibility sequences (U+8C48 U+FE00 = U+F900) and mathematical VS1.
+    legit("svs-cjk-compat", "\u8c48\ufe00 \u6a02\ufe00\u6a02\ufe01\u6a02\ufe02 \u5207\ufe00"),
+    legit("svs-math-serifs", "A \u2229\ufe00 B \u222a\ufe00 C, x \u2268\ufe00 y"),
+    legit("emoji-vs16-heart", "Thanks \u2764\ufe0f \u2600\ufe0f \u270c\ufe0f"),
+    legit("vietnamese-stacked", "Tiếng Việt có dấu: người, những, Nguyễn, ặ, ẫ, ự"),
+    legit("vietnamese-decomposed", "Vie\u0323\u0302t Nguye\u0302\u0303n"),
+    legit(
+        "hebrew-pointed-cantillated", "\u05d1\u05bc\u05b0\u05e8\u05b5\u05a3\u05d0\u05e9\u05c1\u05b4\u0596\u05d9\u05ea"
+    ),
+    legit("hebrew-dense-marks", "\u05e9\u05c1\u05bc\u05b8\u05bd\u0591\u05c3"),
+    legit("arabic-quranic", "\u0628\u0650\u0633\u0652\u0645\u0650 \u0671\u0644\u0644\u0651\u064e\u0670\u0647\u0650"),
+    legit("thai-tone-marks", "\u0e19\u0e49\u0e33 \u0e01\u0e35\u0e48 \u0e1c\u0e39\u0e49\u0e43\u0e2b\u0e0d\u0e48"),
+    legit("devanagari-vedic", "\u0905\u0917\u094d\u0928\u093f\u0951\u092e\u0940\u0952\u0933\u0947"),
+    legit("tibetan-stack", "\u0f56\u0f66\u0f92\u0fb2\u0f74\u0f56\u0f66 \u0f67\u0fa8\u0fb1\u0f71\u0f74\u0f7e"),
+    legit("ipa-diacritics", "[\u0251\u0330\u0303\u0300\u02d0] and [t\u032a\u02b0]"),
+    legit("eight-marks-on-one-base", "a" + "\u0301\u0302\u0303\u0304\u0306\u0307\u0308\u030a"),
+    legit("french-thin-nbsp", "Prix\u202f: 12\u00a0000\u00a0\u20ac\u202f!"),
     legit("math-arrows", "a \u2192 b, x \u2264 y, \u2211 x\u1d62, \u221a2 \u2248 1.414"),
     legit("other-md-links", "See README.md, docs/design.md and [guide](https://example.com/docs/guide.md)."),
     legit("agent-words-without-files", "Claude and Gemini agents read the rules; the CLAUDE file is separate."),

@@ -218,7 +218,7 @@ ALLOWED_IMPORTS = {
         "notegate.safety.rendered",
     },
     "rendered.py": {"__future__", "html", "re"},
-    "unicode_tables.py": {"__future__", "typing"},
+    "unicode_tables.py": {"__future__", "typing", "unicodedata"},
 }
 
 
@@ -302,7 +302,8 @@ def test_nothing_above_u1ffff_folds_to_ascii() -> None:
 # --------------------------------------------------------------------------------------------------------
 
 ANY_CHAR = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
-CONTEXTUAL = {0x200C, 0x200D, 0xFE0E, 0xFE0F} | set(range(0xE0000, 0xE0080))
+CONTEXTUAL = {0x0D, 0x200C, 0x200D, 0xFE00, 0xFE01, 0xFE02, 0xFE0E, 0xFE0F} | set(range(0xE0000, 0xE0080))
+CONTEXTUAL |= set(range(0xE0100, 0xE01F0))  # ideographic variation selectors
 ALWAYS_HELD_RANGES = [(lo, hi) for lo, hi in floor._HELD]
 
 

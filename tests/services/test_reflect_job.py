@@ -72,7 +72,7 @@ def answer(sources: list[str], **overrides) -> dict:
                 "kind": "do-not-store",
                 "title": "Secret stuff",
                 "content": "Not kept.",
-                "sources": [],
+                "sources": sources[:1],  # issue 8 item 8: every proposal cites a source
                 "confidence": 0.9,
                 "expiry": None,
             },

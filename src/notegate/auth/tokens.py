@@ -13,7 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES, TIERS, Caller
+from notegate.policy import CLIENT_CLASSES, TIERS, Caller, default_tier
 from notegate.state import StateDB
 
 PREFIX = "ngt_"
@@ -41,16 +41,28 @@ class TokenRecord:
             tier=self.tier,
             session=session,
             environment=self.environment,
+            connector=self.connector,
         )
+
+    @property
+    def connector(self) -> str:
+        """The connector login this token is: its id (not secret: the secret half never leaves the hash)."""
+        return f"token:{self.id}"
+
+    def claims(self) -> dict[str, str | None]:
+        """What the HTTP door needs to rebuild the caller from a verified token."""
+        return {
+            "login": self.login,
+            "display_name": self.display_name,
+            "client_class": self.client_class,
+            "tier": self.tier,
+            "environment": self.environment,
+            "connector": self.connector,
+        }
 
 
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
-def default_tier(client_class: str) -> str:
-    """Restricted by default; machines are their own tier."""
-    return "machine" if client_class == "machine" else "restricted"
 
 
 def create_token(
@@ -97,12 +109,7 @@ def create_token(
         revoked_at=None,
         last_used_at=None,
     )
-    with db.tx() as conn:
-        conn.execute(
-            "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
-            " created_at) VALUES (?,?,?,?,?,?,?,?,?)",
-            (token_id, name, login, record.display_name, client_class, tier, environment, _hash(secret), now),
-        )
+    db.insert_token({**record.__dict__, "secret_hash": _hash(secret)})
     return f"{PREFIX}{token_id}_{secret}", record
 
 
@@ -128,22 +135,25 @@ def verify_token(db: StateDB, token: str, *, now: float | None = None) -> TokenR
     token_id, sep, secret = token[len(PREFIX) :].partition("_")
     if not sep or not token_id or not secret:
         return None
-    rows = db.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
-    expected = rows[0]["secret_hash"] if rows else _hash("no-such-token")
+    row = db.token(token_id)
+    expected = row["secret_hash"] if row is not None else _hash("no-such-token")
     ok = hmac.compare_digest(expected, _hash(secret))
-    if not rows or not ok or rows[0]["revoked_at"] is not None:
+    if row is None or not ok or row["revoked_at"] is not None:
         return None
-    return _record(rows[0])
+    return _record(row)
 
 
 def list_tokens(db: StateDB) -> list[TokenRecord]:
-    return [_record(r) for r in db.query("SELECT * FROM tokens ORDER BY created_at")]
+    return [_record(r) for r in db.tokens()]
+
+
+def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
+    """The owner changes a token's tier (say, a restricted token made trusted). Its connector login stays the
+    same, so what it wrote while restricted is still its own: it can never promote those items."""
+    if tier not in ("restricted", "trusted"):
+        raise NotegateError(f"unknown tier '{tier}'", rule="bad-argument", remedy="Use restricted or trusted.")
+    return db.set_token_tier(token_id_or_name, tier)
 
 
 def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:
-    with db.tx() as conn:
-        cur = conn.execute(
-            "UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
-            (now, token_id_or_name, token_id_or_name),
-        )
-        return cur.rowcount
+    return db.revoke_tokens(token_id_or_name, now)

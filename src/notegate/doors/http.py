@@ -2,13 +2,32 @@
 
 The bearer check is the SDK's own middleware driven by our :class:`StaticTokenVerifier`; a missing or
 wrong token gets a 401 with a ``WWW-Authenticate`` challenge before any tool code runs.
+
+In front of the SDK sits :class:`DoorGuard`, the door's own limits, because the SDK's are the wrong shape
+for a model to act on (a bare ``413 Request body too large`` in plain text) or absent (any number of
+open requests per credential).  Its invariants:
+
+* ``GET /mcp`` is answered 405 (``Allow: POST``), as the spec allows: in stateless mode the SDK opens an
+  event stream that nothing is ever sent on, so each one was only a held file descriptor.
+* A body over :func:`body_limit` (derived from ``max_note_bytes``, so every note the policy accepts fits
+  through the transport) is answered with a JSON-RPC error object, HTTP 413, after reading and
+  discarding the rest of the body up to :data:`DRAIN_LIMIT_BYTES`, so the client reads the answer
+  instead of a reset connection.  A body that does not arrive within :data:`BODY_TIMEOUT_SECONDS` is
+  answered 408: a slow sender cannot hold its slot.
+* A verified credential holds at most :data:`MAX_OPEN_REQUESTS_PER_CREDENTIAL` requests open at once,
+  and the whole door at most :data:`MAX_OPEN_REQUESTS`; over either, HTTP 429 with the exact rule.
+  Unverified requests take no slot: the SDK refuses them with 401 without reading their body.
+* Every refusal of the guard closes its connection (``Connection: close``), so refused clients cannot
+  pile up idle keep-alive connections either.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -20,12 +39,52 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from notegate.auth.tokens import verify_token
+from notegate.auth.tokens import TokenRecord, verify_token
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.errors import NotegateError
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
 WORKER_THREADS = 8
+
+# TODO(lead): move to [policy]
+#: JSON can spell one byte of a note as six (a control character becomes ``\u0001``).
+BODY_ESCAPE_FACTOR = 6
+#: Room for the JSON-RPC envelope and the other arguments of a write.
+BODY_HEADROOM_BYTES = 64 << 10
+# TODO(lead): move to [policy]
+#: The most of an oversized body read (and thrown away) so the client sees the 413 instead of a reset.
+DRAIN_LIMIT_BYTES = 32 << 20
+# TODO(lead): move to [policy]
+#: How long the body of a request refused for too many open requests is read (and thrown away) before the
+#: answer, so a client that sent it whole reads the answer instead of a reset; then the connection closes.
+DRAIN_SECONDS = 2.0
+# TODO(lead): move to [policy]
+#: A request body must arrive within this many seconds, or the request is answered 408 and its slot freed.
+BODY_TIMEOUT_SECONDS = 30.0
+# TODO(lead): move to [policy]
+#: Requests one credential may hold open at once (32 writers at once from one client still pass).
+MAX_OPEN_REQUESTS_PER_CREDENTIAL = 32
+# TODO(lead): move to [policy]
+#: Requests the whole door holds open at once.
+MAX_OPEN_REQUESTS = 64
+# TODO(lead): move to [policy]
+#: An idle keep-alive connection (no request in flight) is closed after this many seconds (uvicorn's own timer).
+IDLE_CONNECTION_SECONDS = 5
+# TODO(lead): move to [policy]
+#: uvicorn's own connection bound (``limit_concurrency``): connections refused before HTTP parsing get 503.
+MAX_CONNECTIONS = 256
+
+MCP_PATHS = ("/mcp", "/mcp/")
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def body_limit(max_note_bytes: int) -> int:
+    """The transport's body limit: the largest note the policy accepts, fully escaped, plus the envelope."""
+    return BODY_ESCAPE_FACTOR * max_note_bytes + BODY_HEADROOM_BYTES
 
 
 class StaticTokenVerifier:
@@ -50,6 +109,7 @@ class StaticTokenVerifier:
                 "tier": record.tier,
                 "environment": record.environment,
                 "token_id": record.id,
+                "connector": record.connector,
             },
         )
 
@@ -90,6 +150,248 @@ async def sync_loop(runtime: Runtime) -> None:
             log.exception("background sync failed")
 
 
+class Refusal(NotegateError):
+    """A refusal of the door itself, answered before any tool runs; carries its HTTP status."""
+
+    def __init__(self, message: str, *, rule: str, remedy: str, status: int, **data: object) -> None:
+        super().__init__(message, rule=rule, remedy=remedy)
+        self.status = status
+        self.data = data
+
+
+def jsonrpc_error(refusal: Refusal) -> bytes:
+    """The JSON-RPC error object the SDK client surfaces to the model (``id`` null: the body was never parsed)."""
+    code = -32600 if refusal.status in (405, 408, 413) else -32000
+    error = {"code": code, "message": refusal.explain(), "data": {"rule": refusal.rule, **refusal.data}}
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode("utf-8")
+
+
+async def answer(send: Send, refusal: Refusal, extra_headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    body = jsonrpc_error(refusal)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"connection", b"close"),
+        *extra_headers,
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def discard(receive: Receive, bound: int) -> None:
+    """Read and throw away the rest of a request body, at most ``bound`` bytes (then the server closes)."""
+    seen = 0
+    while seen <= bound:
+        message = await receive()
+        if message["type"] != "http.request":
+            return
+        seen += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def bearer(scope_or_header: Scope | str | None) -> str | None:
+    """The bearer token of a request (scope) or of an Authorization header value, or None."""
+    value = _header(scope_or_header, b"authorization") if isinstance(scope_or_header, dict) else scope_or_header
+    if not value:
+        return None
+    scheme, _, token = value.partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
+class BodyTooLarge(Exception):
+    def __init__(self, size: int, more: bool) -> None:
+        self.size = size
+        self.more = more
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or None if the client went away; raises :class:`BodyTooLarge` over ``limit``
+    (``more``: whether the client still has body to send, to be drained before the answer).
+
+    Linear in the body: chunks are kept in a list and joined once."""
+    declared = _header(scope, b"content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(int(declared), more=True)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        more = message.get("more_body", False)
+        if size > limit:
+            raise BodyTooLarge(size, more=more)
+        chunks.append(chunk)
+        if not more:
+            return b"".join(chunks)
+
+
+class DoorGuard:
+    """ASGI middleware in front of the SDK's /mcp: event streams, body size, open requests per credential.
+
+    The counters live on the event loop (no thread touches them), so plain integers need no lock."""
+
+    def __init__(
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        *,
+        verify: Callable[[str], TokenRecord | None],
+        max_note_bytes: int,
+        per_credential: int = MAX_OPEN_REQUESTS_PER_CREDENTIAL,
+        total: int = MAX_OPEN_REQUESTS,
+        body_timeout: float = BODY_TIMEOUT_SECONDS,
+        drain: int = DRAIN_LIMIT_BYTES,
+        drain_seconds: float = DRAIN_SECONDS,
+    ) -> None:
+        self.app = app
+        self.verify = verify
+        self.max_note_bytes = max_note_bytes
+        self.limit = body_limit(max_note_bytes)
+        self.per_credential = per_credential
+        self.total = total
+        self.body_timeout = body_timeout
+        self.drain = drain
+        self.drain_seconds = drain_seconds
+        self.open: dict[str, int] = {}
+        self.open_total = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") not in MCP_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "GET":
+            await answer(send, self._no_stream(), ((b"allow", b"POST"),))
+            return
+        token = bearer(scope)
+        record = await anyio.to_thread.run_sync(self.verify, token) if token else None
+        if scope["method"] != "POST" or record is None:
+            await self.app(scope, receive, send)  # the SDK answers: 401 with its challenge, 405, CORS
+            return
+        refusal = self._take(record.id)
+        if refusal is not None:
+            await self._drain(receive, self.drain_seconds)
+            await answer(send, refusal, ((b"retry-after", b"1"),))
+            return
+        try:
+            await self._serve(scope, receive, send)
+        finally:
+            self._release(record.id)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = None
+        try:
+            with anyio.fail_after(self.body_timeout):
+                body = await read_body(scope, receive, self.limit)
+        except BodyTooLarge as exc:
+            if exc.more:  # an upload the client means to finish: give it the time a body may take
+                await self._drain(receive, self.body_timeout)
+            await answer(send, self._too_large(exc.size))
+            return
+        except TimeoutError:
+            await answer(send, self._too_slow())
+            return
+        if body is None:
+            return  # the client went away before sending its body
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _drain(self, receive: Receive, seconds: float) -> None:
+        """Bounded in bytes and in time: a refused client cannot keep the server reading."""
+        with anyio.move_on_after(seconds):
+            await discard(receive, self.drain)
+
+    def _take(self, credential: str) -> Refusal | None:
+        mine = self.open.get(credential, 0)
+        if mine >= self.per_credential:
+            return Refusal(
+                f"this credential already has {mine} requests open, the most one credential may hold "
+                f"(the server allows {self.per_credential} per credential and {self.total} in all)",
+                rule="too-many-open-requests",
+                remedy="Wait for your open requests to finish (close idle connections), then retry.",
+                status=429,
+                per_credential=self.per_credential,
+                total=self.total,
+            )
+        if self.open_total >= self.total:
+            return Refusal(
+                f"the server already has {self.open_total} requests open, the most it serves at once",
+                rule="server-busy",
+                remedy="Retry in a moment.",
+                status=429,
+                per_credential=self.per_credential,
+                total=self.total,
+            )
+        self.open[credential] = mine + 1
+        self.open_total += 1
+        return None
+
+    def _release(self, credential: str) -> None:
+        self.open_total -= 1
+        left = self.open[credential] - 1
+        if left:
+            self.open[credential] = left
+        else:
+            del self.open[credential]
+
+    def _too_large(self, size: int) -> Refusal:
+        return Refusal(
+            f"the request body is {size} bytes, over this server's limit of {self.limit} bytes "
+            f"(notes may be at most max_note_bytes = {self.max_note_bytes} bytes)",
+            rule="request-too-large",
+            remedy=f"Send a note of at most {self.max_note_bytes} bytes; split a longer text into several notes "
+            "(or append_note in parts).",
+            status=413,
+            limit_bytes=self.limit,
+            max_note_bytes=self.max_note_bytes,
+        )
+
+    def _too_slow(self) -> Refusal:
+        return Refusal(
+            f"the request body did not arrive within {self.body_timeout:g} seconds",
+            rule="request-body-timeout",
+            remedy="Send the whole request at once, then retry.",
+            status=408,
+        )
+
+    @staticmethod
+    def _no_stream() -> Refusal:
+        return Refusal(
+            "this server sends nothing on a standalone event stream (it is stateless), so GET /mcp is not served",
+            rule="event-stream-not-served",
+            remedy="Send each request as POST /mcp; the answer comes in the response.",
+            status=405,
+        )
+
+
+def environment_details(runtime: Runtime, record: TokenRecord | None) -> dict[str, object]:
+    """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
+    if record is None:
+        return {"status": "ok"}
+    name = record.environment or runtime.config.default_environment
+    if name not in runtime.config.environments:
+        return {"status": "ok"}
+    env = runtime.environment(name)
+    return {"status": "ok", "environments": {name: {"head": env.store.head(), "indexed": env.index.indexed_commit}}}
+
+
 def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -> Starlette:
     url = base_url(runtime, host, port)
     mcp = build_mcp(
@@ -103,19 +405,36 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
             validate_token_resource=False,
         ),
     )
+    max_note_bytes = runtime.policy.max_note_bytes
     mcp_app = mcp.streamable_http_app(
         stateless_http=True,
         json_response=True,
         transport_security=_transport_security(runtime, host),
         host=host,
+        # The guard answers first; the SDK's own limit stays as a backstop at the same size.
+        max_request_body_size=body_limit(max_note_bytes),
     )
 
-    async def healthz(_request: Request) -> JSONResponse:
-        envs = {}
-        for name in runtime.config.environments:
-            env = runtime.environment(name)
-            envs[name] = {"head": env.store.head(), "indexed": env.index.indexed_commit}
-        return JSONResponse({"status": "ok", "environments": envs})
+    def verify(token: str) -> TokenRecord | None:
+        return verify_token(runtime.state, token)
+
+    async def healthz(request: Request) -> JSONResponse:
+        header = request.headers.get("authorization")
+        if header is None:
+            return JSONResponse({"status": "ok"})
+        token = bearer(header)
+        record = await anyio.to_thread.run_sync(verify, token) if token else None
+        if record is None:
+            refused = NotegateError(
+                "the bearer token is not valid (revoked or mistyped)",
+                rule="unauthenticated",
+                remedy="Send no token for the bare status, or a live token of an environment for its details.",
+            )
+            return JSONResponse(
+                {"status": "ok", "error": refused.explain()}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+            )
+        details = await anyio.to_thread.run_sync(environment_details, runtime, record)
+        return JSONResponse(details)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -131,10 +450,12 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
                 tasks.cancel_scope.cancel()
         runtime.close()
 
+    guarded = DoorGuard(mcp_app, verify=verify, max_note_bytes=max_note_bytes)
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=mcp_app)],
+        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=guarded)],
         lifespan=lifespan,
     )
     app.state.mcp = mcp
+    app.state.guard = guarded
     app.state.runtime = runtime
     return app

@@ -42,19 +42,21 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator
 
-from notegate.safety import secrets
+from notegate.safety import floor, secrets
 from notegate.safety.secrets import (
     PLACEHOLDER,
+    Check,
     Finding,
     Hit,
     NormalisedText,
     Rule,
+    derive,
     is_word_char,
     left_ok,
     normalise,
+    rendered,
     right_ok,
     run_rules,
 )
@@ -353,86 +355,118 @@ def _card(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
 # instruction
 # --------------------------------------------------------------------------------------------
 
-#: Look-alike letters → the Latin letter they imitate.  Source: Unicode TR39 ``confusables.txt``
-#: (prototype column), restricted to single letters whose prototype is a Latin letter.  NFKC
-#: already folds fullwidth, mathematical, circled and superscript forms before this runs.
-CONFUSABLES: dict[str, str] = {
-    # Cyrillic small
-    "\u0430": "a", "\u0435": "e", "\u043e": "o", "\u0440": "p", "\u0441": "c", "\u0443": "y",
-    "\u0445": "x", "\u0455": "s", "\u0456": "i", "\u0458": "j", "\u04bb": "h", "\u04cf": "l",
-    "\u0501": "d", "\u051b": "q", "\u051d": "w",
-    # Cyrillic capital
-    "\u0410": "A", "\u0412": "B", "\u0415": "E", "\u041a": "K", "\u041c": "M", "\u041d": "H",
-    "\u041e": "O", "\u0420": "P", "\u0421": "C", "\u0422": "T", "\u0423": "Y", "\u0425": "X",
-    "\u0405": "S", "\u0406": "I", "\u0408": "J", "\u04c0": "l", "\u04ba": "H", "\u051a": "Q",
-    "\u051c": "W",
-    # Greek small
-    "\u03b1": "a", "\u03b3": "y", "\u03b9": "i", "\u03bd": "v", "\u03bf": "o", "\u03c1": "p",
-    "\u03c3": "o", "\u03c5": "u",
-    # Greek capital
-    "\u0391": "A", "\u0392": "B", "\u0395": "E", "\u0396": "Z", "\u0397": "H", "\u0399": "I",
-    "\u039a": "K", "\u039c": "M", "\u039d": "N", "\u039f": "O", "\u03a1": "P", "\u03a4": "T",
-    "\u03a5": "Y", "\u03a7": "X",
-    # Armenian small
-    "\u0585": "o", "\u057d": "u", "\u0578": "n", "\u0570": "h",
-    # Latin look-alikes outside ASCII
-    "\u0131": "i", "\u0237": "j", "\u0251": "a", "\u0261": "g", "\u01c0": "l", "\u0269": "i",
-}  # fmt: skip
-#: Separators NFKC leaves alone but a phrase may be spread over (Zl, Zp, NEL, Ogham space).
-_SEPARATORS = frozenset("\u0085\u1680\u2028\u2029")
+#: Look-alike letters the floor's skeleton leaves alone but a reader takes for Latin ones
+#: (Unicode TR39 ``confusables.txt``).  The floor's table covers the rest; this is a supplement.
+CONFUSABLES: dict[str, str] = {"\u0237": "j"}
 #: Quotation marks folded for "you’re" (TR39 maps U+2018/U+2019/U+02BC to U+0027).
 _APOSTROPHES = frozenset("\u2018\u2019\u02bc")
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def _skeleton_char(ch: str) -> str:
-    """One character's skeleton: confusable → Latin, separator → space, accented Latin → base letter."""
-    if ch in CONFUSABLES:
-        return CONFUSABLES[ch]
-    if ch in _SEPARATORS:
-        return " "
+    """One character as the instruction gate reads it: the floor's skeleton, with ``m`` kept as ``m``.
+
+    The floor folds ``m`` to ``rn`` (a name must match however it is drawn); here that would
+    make every ``m`` two characters, so the pair is kept as ``m`` and the patterns are folded
+    the same way (:func:`_fold_pattern`).  Whitespace stays whitespace (non-ASCII becomes a
+    space) so a phrase spread over Unicode line separators still reads as words.
+    """
+    if ch.isspace():
+        return ch if ch.isascii() else " "
     if ch in _APOSTROPHES:
         return "'"
-    decomposed = unicodedata.normalize("NFD", ch)
-    base = decomposed[0]
-    if len(decomposed) > 1 and base.isascii() and all(unicodedata.combining(c) for c in decomposed[1:]):
-        return base
-    return ch
+    folded = floor.skeleton(ch).replace("rn", "m")
+    if folded == ch and ch in CONFUSABLES:
+        return CONFUSABLES[ch]
+    return folded
 
 
 def skeleton(view: NormalisedText) -> NormalisedText:
-    """The view with look-alike letters replaced by Latin ones (same length, same positions).
+    """The view as the instruction gate reads it: every character through the floor's skeleton.
 
-    Only the distinct non-ASCII characters present are looked at, so ASCII-heavy text is cheap.
+    Look-alike letters (Cyrillic, Greek, Cherokee, small capitals, fullwidth, mathematical)
+    become the Latin letter they imitate, case folds away, ``I``/``1``/``|`` read ``l`` and
+    ``0`` reads ``o``, invisible characters and combining marks disappear.  Each distinct
+    character is folded once; a translate handles 1:1 folds, and the rare characters that
+    fold to nothing or to several become edits of a derived view, so positions still map back.
     """
-    if view.text.isascii():
-        return view
-    table = {}
-    for ch in set("".join(_NON_ASCII_RUN.findall(view.text))):
+    table: dict[int, str] = {}
+    multi: dict[str, str] = {}
+    for ch in set(view.text):
         folded = _skeleton_char(ch)
-        if folded != ch:
+        if folded == ch:
+            continue
+        if len(folded) == 1:
             table[ord(ch)] = folded
+        else:
+            multi[ch] = folded
+    if multi:
+        odd = re.compile("[" + "".join(re.escape(c) for c in multi) + "]")
+        view = derive(view, ((m.start(), m.end(), multi[m.group()]) for m in odd.finditer(view.text)))
     if not table:
         return view
-    # Translating run by run: str.translate over a whole wide string costs ~40 ns a character.
-    return view.remapped(_NON_ASCII_RUN.sub(lambda run: run.group().translate(table), view.text))
+    return view.remapped(view.text.translate(table))
 
 
-_VERB = r"(?:ignore|disregard|forget|override|bypass)"
-_FILL = r"(?:(?:all|any|of|the|your|my|these|those|every|previous|prior|above|earlier)\s+){0,4}"
-_QUAL = (
-    r"(?:previous|prior|above|earlier|preceding|foregoing|system|original|initial|existing|former"
-    r"|developer|safety|current)"
+def _fold_pattern(pattern: str) -> str:
+    """A pattern written in plain lower-case English, with its letters folded like the text."""
+    return pattern.translate({ord(c): _skeleton_char(c) for c in "abcdefghijklmnopqrstuvwxyz"})
+
+
+#: Between two words: any run of non-letters (spaces, hyphens, underscores, punctuation).
+_SEP = r"[^a-z0-9]{1,6}"
+#: Inside a key word: at most one joiner between letters (``ig-nore``, ``in.struc.tions``).
+_JOIN = r"[-_.*'`~\\/]?"
+
+
+def _word(word: str) -> str:
+    """A word whose letters may be split by single joiners."""
+    return _JOIN.join(re.escape(c) for c in word)
+
+
+def _words(*words: str) -> str:
+    return "(?:" + "|".join(_word(w) for w in sorted(words, key=len, reverse=True)) + ")"
+
+
+_VERB = rf"(?:{_words('ignore', 'disregard', 'forget', 'override', 'bypass', 'discard', 'overlook')}"
+_VERB += rf"|pay{_SEP}no{_SEP}attention{_SEP}to)"
+_FILL = rf"(?:(?:all|any|of|the|your|my|these|those|every|previous|prior|above|earlier){_SEP}){{0,4}}"
+_QUAL = _words(
+    "previous", "prior", "above", "earlier", "preceding", "foregoing", "system", "original", "initial", "existing",
+    "former", "developer", "safety", "current",
+)  # fmt: skip
+_NOUN = _words(
+    "instruction", "instructions", "prompt", "prompts", "directive", "directives", "guidelines", "guidance",
+    "rules", "guardrails", "programming", "orders", "commands", "context",
+)  # fmt: skip
+#: Nouns that, with a verb of forgetting, need no "previous": a reader's instructions *are* earlier.
+_STRONG_NOUN = _words("instructions", "instruction", "prompts", "prompt", "directives", "guardrails", "programming")
+_EARLIER = (
+    rf"(?:(?:that{_SEP}|which{_SEP})?(?:you|u){_SEP}(?:(?:were|have|had|'ve|got|just|been){_SEP}){{0,3}}"
+    r"(?:given|received|told|shown|provided|loaded|read)"
+    rf"|(?:given|provided|received|loaded)(?:{_SEP}(?:to{_SEP})?(?:you|u))?{_SEP}(?:earlier|before|previously|above)"
+    rf"|above|before|earlier|previously|so{_SEP}far|until{_SEP}now|up{_SEP}to{_SEP}now)"
 )
-_NOUN = (
-    r"(?:instructions?|prompts?|directives?|guidelines|guidance|rules|guardrails|programming|orders|commands|context)"
+#: Who a planted note speaks to: the next reader of a memory is an agent.
+_READER = r"(?:assistant|agent|ai|model|llm|instance|bot|claude|copilot|codex|gemini|chatgpt)s?"
+_READS = (
+    rf"(?:reads|opens|loads|sees|gets|receives|processes|finds|picks{_SEP}up|is{_SEP}reading|comes{_SEP}across"
+    r"|reading|opening|loading|seeing|processing)"
 )
 
 
 def _word_bounded(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
     if left_ok(view.text, m.start()) and right_ok(view.text, m.end()):
         yield kind, m.start(), m.end()
+
+
+_NEGATION = re.compile(_fold_pattern(r"(?:don't|do not|never|not|nor|cannot|can't|won't|mustn't)[^a-z0-9]{1,3}\Z"))
+
+
+def _not_negated(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    """ "Don't forget the earlier rules" asks the opposite of an injection: not a finding."""
+    if _NEGATION.search(view.text, max(0, m.start() - 12), m.start()) is None:
+        yield from _word_bounded(view, m, kind)
 
 
 _DAN_BEFORE = re.compile(r"(?:you\s+are|you're|act\s+as|acting\s+as|pretend\s+to\s+be|become|enable|activate|as)\s+$")
@@ -501,43 +535,97 @@ _RULES: dict[str, tuple[Rule, ...]] = {
                         r"|[0-9]{3}([ -])[0-9]{6}\2[0-9]{4,5})"),
              _card),
     ),
-    INSTRUCTION: (
-        Rule(INSTRUCTION, "ignore-instructions",
-             re.compile(rf"{_VERB}\s+(?:{_FILL}{_QUAL}\s+(?:[a-z-]{{1,20}}\s+)?{_NOUN}"
-                        r"|(?:all|everything|anything)\s+(?:(?:of|that|you|were|was|have|been|the|i)\s+){0,4}"
-                        r"(?:above|before|previously|prior|earlier|told|said)"
-                        r"|(?:all\s+)?your\s+(?:instructions|rules|guidelines|programming|guardrails))\b"),
-             _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "system-prompt", re.compile(r"system\s+prompts?"), _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "developer-message", re.compile(r"developer\s+messages?"), _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "role-reassignment",
-             re.compile(r"you(?:\s+are|'re)\s+now\s+(?:a|an|my|no\s+longer|free|unrestricted|unfiltered"
-                        r"|uncensored|dan|jailbroken|acting|operating|called|named|in\s+(?:[a-z-]+\s+)?mode)\b"),
-             _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "jailbreak", re.compile(r"jailbr(?<![a-z0-9_]jailbr)(?:eak|oken)[a-z]{0,8}"), _word_bounded,
-             lowered=True),
-        Rule(INSTRUCTION, "dan", re.compile(r"do\s+anything\s+now"), _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "dan", re.compile(r"DAN"), _dan),
-        Rule(INSTRUCTION, "role-marker",
-             re.compile(r"<(?:\|(?:im_start|im_end|system|start_header_id)\||<sys>)>"), lowered=True),
-        Rule(INSTRUCTION, "role-marker", re.compile(r"\[/?inst\]"), lowered=True),
-        # Text addressed to the agents that will read it later (a memory is read by the *next* session).
-        Rule(INSTRUCTION, "addressed-to-agent",
-             re.compile(r"(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:claude|codex|gemini|copilot|cursor"
-                        r"|chatgpt|gpt|the\s+(?:ai|agent|assistant|model|llm)|(?:ai|llm)\s+(?:agents?|assistants?)"
-                        r"|(?:any|all|future|next)\s+(?:agents?|assistants?|sessions?|models?))\b"),
-             _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "addressed-to-agent",
-             re.compile(r"(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:reading|who\s+reads?|that\s+reads?)\s+"
-                        r"this"),
-             _word_bounded, lowered=True),
-        Rule(INSTRUCTION, "addressed-to-agent",
-             re.compile(r"(?:future|next|subsequent|later|all)\s+(?:ai\s+)?(?:sessions?|agents?|assistants?|models?)"
-                        r"\s+(?:should|must|need\s+to|have\s+to|are\s+to|shall)\s+(?:always\s+|never\s+|first\s+)?"
-                        r"(?:ignore|skip|disable|bypass|trust|obey|approve|disregard|override)\b"),
-             _word_bounded, lowered=True),
-    ),
 }  # fmt: skip
+
+
+def _instruction(kind: str, pattern: str, check: Check = _word_bounded) -> Rule:
+    """An instruction rule over the skeleton view, its pattern folded the same way."""
+    return Rule(INSTRUCTION, kind, re.compile(_fold_pattern(pattern)), check)
+
+
+#: Instruction rules read the skeleton (look-alikes folded, lower case).
+_INSTRUCTION_SKELETON: tuple[Rule, ...] = (
+    _instruction(
+        "ignore-instructions",
+        rf"{_VERB}{_SEP}(?:{_FILL}{_QUAL}{_SEP}(?:[a-z-]{{1,20}}{_SEP})?{_NOUN}"
+        rf"|(?:all|everything|anything){_SEP}(?:(?:of|that|you|were|was|have|been|the|i){_SEP}){{0,4}}"
+        r"(?:above|before|previously|prior|earlier|told|said)"
+        rf"|(?:all{_SEP})?your{_SEP}(?:instructions|rules|guidelines|programming|guardrails)"
+        rf"|(?:(?:the|all|any|your|these|those|of){_SEP}){{0,3}}{_STRONG_NOUN}{_SEP}{_EARLIER})\b",
+        _not_negated,
+    ),
+    _instruction("system-prompt", r"system\s+prompts?"),
+    _instruction("developer-message", r"developer\s+messages?"),
+    _instruction(
+        "role-reassignment",
+        r"you(?:\s+are|'re)\s+now\s+(?:a|an|my|no\s+longer|free|unrestricted|unfiltered"
+        r"|uncensored|dan|jailbroken|acting|operating|called|named|in\s+(?:[a-z-]+\s+)?mode)\b",
+    ),
+    Rule(
+        INSTRUCTION,
+        "jailbreak",
+        re.compile(_fold_pattern(r"jailbr(?<![a-z0-9_]jailbr)(?:eak|oken)[a-z]{0,8}")),
+        _word_bounded,
+    ),
+    _instruction("dan", r"do\s+anything\s+now"),
+    # Text addressed to the agents that will read it later (a memory is read by the *next* session).
+    _instruction(
+        "addressed-to-agent",
+        r"(?:note|message|instructions?|reminder)\s+(?:to|for)\s+(?:claude|codex|gemini|copilot|cursor"
+        r"|chatgpt|gpt|the\s+(?:ai|agent|assistant|model|llm)|(?:ai|llm)\s+(?:agents?|assistants?)"
+        r"|(?:any|all|future|next)\s+(?:agents?|assistants?|sessions?|models?)"
+        r"|(?:whichever|whoever|whatever|every|each|the\s+next)\s+(?:ai\s+)?(?:agents?|assistants?|models?|instances?))\b",
+    ),
+    _instruction(
+        "addressed-to-agent",
+        r"(?:ai|llm)\s+(?:agents?|assistants?|models?)\s+(?:reading|who\s+reads?|that\s+reads?)\s+this",
+    ),
+    _instruction(
+        "addressed-to-agent",
+        r"(?:future|next|subsequent|later|all)\s+(?:ai\s+)?(?:sessions?|agents?|assistants?|models?)"
+        r"\s+(?:should|must|need\s+to|have\s+to|are\s+to|shall)\s+(?:always\s+|never\s+|first\s+)?"
+        r"(?:ignore|skip|disable|bypass|trust|obey|approve|disregard|override)\b",
+    ),
+    # "A note for whichever assistant opens this next", "the model that reads this".
+    _instruction(
+        "addressed-to-agent",
+        rf"(?:whichever|whoever|whatever|any|every|each|the|an?|next|future){_SEP}"
+        rf"(?:(?:ai|llm|coding|next|future|other){_SEP}){{0,2}}{_READER}{_SEP}(?:(?:that|who|which){_SEP})?"
+        rf"(?:(?:next|later|first|eventually){_SEP})?{_READS}{_SEP}(?:this|these|it|me|the{_SEP}"
+        r"(?:note|file|handoff|message|log|memory))\b",
+    ),
+    _instruction("addressed-to-agent", rf"(?:dear|hey|hello|greetings){_SEP}{_READER}\b"),
+)
+
+_DOWNLOADER = r"(?:curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)"
+#: Anything on the line except the start of another download command (so each character is read
+#: from one start at most: linear), and at most 400 characters of it.
+_ON_LINE = r"(?:[^\n|cwi]|c(?!url)|w(?!get)|i(?!wr|rm|nvoke-)){0,400}"
+_SHELL = (
+    r"(?:sudo[ \t]+(?:-[a-z]+[ \t]+)*)?(?:env[ \t]+)?"
+    r"(?:(?:ba|z|k|c|tc|da|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|iex|invoke-expression|pwsh|powershell|source)\b"
+)
+
+#: Instruction rules that read the normalised view: capitals matter (DAN), or a look-alike
+#: letter would stop a shell from running the command anyway (download piped to a shell).
+_INSTRUCTION_VIEW: tuple[Rule, ...] = (
+    Rule(INSTRUCTION, "dan", re.compile(r"DAN"), _dan),
+    Rule(INSTRUCTION, "role-marker", re.compile(r"<(?:\|(?:im_start|im_end|system|start_header_id)\||<sys>)>"),
+         lowered=True),
+    Rule(INSTRUCTION, "role-marker", re.compile(r"\[/?inst\]"), lowered=True),
+    # curl … | sh, wget -O- … | bash, iwr … | iex
+    Rule(INSTRUCTION, "download-to-shell", re.compile(rf"{_DOWNLOADER}\b{_ON_LINE}\|[ \t]*{_SHELL}"),
+         _word_bounded, lowered=True),
+    # bash <(curl …), sh -c "$(wget -qO- …)", eval "$(curl …)"
+    Rule(INSTRUCTION, "download-to-shell",
+         re.compile(rf"(?<![a-z0-9_.-])(?:(?:ba|z|k)?sh|source|\.|python[0-9.]*|eval|iex)[ \t]+(?:-[a-z]+[ \t]+)*"
+                    rf"(?:<\(|[\"']?\$\()[ \t]*{_DOWNLOADER}\b"), lowered=True),
+    # iex (iwr …), Invoke-Expression (New-Object Net.WebClient).DownloadString(…)
+    Rule(INSTRUCTION, "download-to-shell",
+         re.compile(r"(?:iex|invoke-expression)[ \t]*(?:[($][ \t]*){0,3}"
+                    r"(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object[ \t]+(?:system\.)?net\.webclient)\b"),
+         _word_bounded, lowered=True),
+)  # fmt: skip
 
 
 def _check_gates(gates: Iterable[str]) -> tuple[str, ...]:
@@ -558,7 +646,10 @@ def scan_view(view: NormalisedText, gates: Iterable[str] = ALL_GATES) -> list[Fi
         if gate in wanted:
             found.extend(run_rules(view, _RULES[gate]))
     if INSTRUCTION in wanted:
-        found.extend(run_rules(skeleton(view), _RULES[INSTRUCTION]))
+        shown = rendered(view)
+        for reading in (view, shown) if shown is not view else (view,):
+            found.extend(run_rules(skeleton(reading), _INSTRUCTION_SKELETON))
+            found.extend(run_rules(reading, _INSTRUCTION_VIEW))
     order = {g: i for i, g in enumerate(ALL_GATES)}
     return sorted(set(found), key=lambda f: (f.start, f.end, order[f.gate], f.kind))
 

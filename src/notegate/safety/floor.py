@@ -4,10 +4,12 @@ Theory of operation
 -------------------
 An inbox item is held when its text or its path contains a character that can hide or reorder what a reader
 sees (invisible, control, bidi, tag, stray variation selector, private-use, unassigned, line/paragraph
-separator, ANSI escape), or when either names a file that coding agents load as instructions (CLAUDE.md,
-AGENTS.md, ...). The floor only ever says "hold"; it never edits text and never says "promote".
+separator, ANSI escape, bare CR, blank-rendering space, a flood of stacked marks), or when either names a
+file that coding agents load as instructions (CLAUDE.md, AGENTS.md, ...). The floor only ever says
+"hold"; it never edits text and never says "promote".
 
-Two scans, both over the original text, so every position is an exact index into what the caller sent:
+Three scans over the original text, so every position is an exact index into what the caller sent, then
+one over the rendered views:
 
 1. **Characters.** One regular expression, built at import from ``unicode_tables.CHARACTER_CLASSES``,
    finds runs of held BMP characters in C; its lookahead already lets the few legitimate contexts
@@ -28,6 +30,10 @@ Two scans, both over the original text, so every position is an exact index into
    stays in C: each name is anchored on its rarest skeleton character (the ``.`` of ``.md``), the anchor
    expression checks in a lookahead what follows and names the group that matched, and an anchored match
    over the reversed text checks what precedes; Python runs only at real candidates such as ``.md`` links.
+3. **Floods.** One bounded regex finds runs of more than ``MAX_STACKED_MARKS`` combining marks.
+4. **Rendered views.** When the original names no file, the name search runs again on what a Markdown/HTML
+   reader and a shell make of the text (:mod:`notegate.safety.rendered`: tags, comments, entities, escapes,
+   emphasis, links, quotes, backslashes, one line break). That reason has no position.
 
 Decisions
 ---------
@@ -38,14 +44,24 @@ Decisions
   I/l-confusable at once), m folds to rn, dotless i to i. Accented Latin letters fold to their base letter.
 * All Bidi_Control characters hold, LRM and RLM included: Markdown notes do not need them, the bidi algorithm
   already lays out Arabic and Hebrew text, and they are the Trojan Source toolkit.
-* VS1-VS14 and VS17-VS256 always hold, so standardized and ideographic variation sequences (rare in notes,
-  ideal for smuggling bytes) are not accepted; VS15/VS16 only directly after an emoji-variation base.
+* Variation selectors hold except in the sequences real text uses: VS15/VS16 directly after an
+  emoji-variation base; one VS17-VS256 directly after a unified ideograph (UTS #37 ideographic variation
+  sequences, as CJK personal and place names need); VS1-VS3 directly after a base of
+  StandardizedVariants.txt (CJK compatibility section, derived; mathematical section). At most one hidden
+  selector per visible base. Mongolian, Myanmar, Phags-pa and Manichaean sequences still hold.
+* Terminal rewriting: ESC and C1 introducers hold (ansi-escape), other C0/C1 controls and DEL hold, and CR
+  holds unless LF follows (a bare CR returns the cursor, so the rest of the line overwrites what came before).
+* Blank-rendering characters that are not Default_Ignorable hold (blank-char): General_Category Zs except
+  SPACE, NO-BREAK SPACE, NARROW NO-BREAK SPACE and IDEOGRAPHIC SPACE, plus BRAILLE PATTERN BLANK and two
+  other blank glyphs (see ``unicode_tables._BLANK``).
+* More than ``MAX_STACKED_MARKS`` (8) combining marks in a row hold (combining-flood); the justification from
+  the data is at that constant.
 * Characters unassigned in the interpreter's Unicode (14.0.0 for Python 3.11) hold, so emoji newer than
   that (Unicode 15+) hold until the runtime is upgraded: fail closed.
 * Text that conventionally uses invisible characters still holds when it does: ZWSP as a Thai/Khmer word
   break, Mongolian free variation selectors, Arabic/Hebrew LRM/RLM. The owner can keep such notes outside
   the inbox; the floor does not guess.
-* TAB, LF and CR pass (CRLF files are ordinary); a bare CR is therefore not held. A byte-order mark holds
+* TAB, LF and CRLF pass (CRLF files are ordinary). A byte-order mark holds
   even at the very start: the floor judges text, not encodings, and a writer that wants to accept BOM-led
   files strips the BOM before it asks.
 * ZWNJ between letters of joining scripts is allowed by script block, a superset of the exact
@@ -77,13 +93,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from notegate.safety.rendered import render_windows as _render_windows
-from notegate.safety.rendered import rendered_view
+from notegate.safety.rendered import rendered_views
 from notegate.safety.unicode_tables import (
     ASCII_CONFUSABLES,
     CHARACTER_CLASSES,
     CONFUSABLE_PROTOTYPES,
     CONTROL_NAMES,
+    MAX_STACKED_MARKS,
     RGI_SUBDIVISION_FLAGS,
 )
 
@@ -135,10 +151,12 @@ RULES: tuple[str, ...] = (
     "tag-char",
     "variation-selector",
     "private-use",
+    "blank-char",
     "invisible-char",
     "unassigned",
     "instruction-file",
     "instruction-file-path",
+    "combining-flood",
 )
 """Every rule name a reason can carry."""
 
@@ -284,6 +302,7 @@ def _held_ranges() -> Ranges:
 _HELD = _held_ranges()
 
 _ZWNJ, _ZWJ, _VS15, _VS16, _KEYCAP = "\\u200c", "\\u200d", "\\ufe0e", "\\ufe0f", "\\u20e3"
+_IVS = "\\U000e0100-\\U000e01ef"  # VS17-VS256
 _BLACK_FLAG = "\U0001f3f4"
 _CANCEL_TAG = "\U000e007f"
 
@@ -317,6 +336,10 @@ def _allowed_context() -> str:
             f"(?<={vs_base}{vs})",
             # Keycap: [#*0-9] VS15/VS16 U+20E3; on these ASCII bases only inside a keycap.
             f"(?<={keycap}{vs})(?={_KEYCAP})",
+            # CR directly before LF (CRLF line ends); a bare CR returns the cursor and rewrites the line.
+            "(?<=\\r)(?=\\n)",
+            # Standardized variation sequences (StandardizedVariants.txt): VS1-VS3 on their listed bases.
+            *(f"(?<=[{_class_body(_CLASS[f'vs{k}-base'])}]\\ufe0{k - 1})" for k in (1, 2, 3)),
         )
     )
 
@@ -350,10 +373,27 @@ def _astral_allowed_class() -> str:
 
 # One held character: a BMP one outside its allowed contexts, or a supplementary one outside the allowed
 # ranges. Matched as runs, so a flood of held characters costs C time, not one Python step each.
-_CONTEXTUAL_BMP = frozenset("\u200c\u200d\ufe0e\ufe0f")  # held unless _allowed_context() says otherwise
+_CONTEXTUAL_BMP = frozenset("\r\u200c\u200d\ufe00\ufe01\ufe02\ufe0e\ufe0f")  # held unless _allowed_context() says so
 _ALWAYS_HELD_BMP = f"(?<![{_chars_class_body(_CONTEXTUAL_BMP)}])"  # the character just matched
 _HELD_BMP = f"[{_class_body(_clip(_HELD, 0, 0xFFFF))}](?:{_ALWAYS_HELD_BMP}|(?!{_allowed_context()}))"
-_HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}])"
+# An ideographic variation sequence (UTS #37): one of VS17-VS256 directly after a unified ideograph. One
+# selector per base, so at most one hidden byte per visible ideograph.
+_IVS_ALLOWED = f"(?<![{_class_body(_CLASS['unified-ideograph'])}][{_IVS}])"
+_HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}]){_IVS_ALLOWED}"
+_IVS_FIRST, _IVS_LAST = 0xE0100, 0xE01EF
+# A flood: more than MAX_STACKED_MARKS combining marks in a row. Marks another row already holds (variation
+# selectors, Khmer inherent vowels) are left out, so a held character is reported once, under its own rule.
+_STACKABLE = [cp for lo, hi in _CLASS["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None]
+_STACKABLE_BMP = f"[{_chars_class_body(chr(cp) for cp in _STACKABLE if cp <= 0xFFFF)}]"
+_STACKABLE_ASTRAL = f"[{_chars_class_body(chr(cp) for cp in _STACKABLE if cp > 0xFFFF)}]"
+# A BMP-only class compiles to a bitmap (one lookup per character) and lets ``re`` skip ahead to candidates;
+# a class with supplementary ranges is a list of ranges tried in turn, so it is used only on text that has
+# supplementary characters at all, and only after a cheap "is this supplementary" test.
+_FLOOD_RE = re.compile(f"{_STACKABLE_BMP}{{{MAX_STACKED_MARKS + 1},}}")
+_FLOOD_CANDIDATE_RE = re.compile(f"[{_STACKABLE_BMP[1:-1]}\\U00010000-\\U0010ffff]{{{MAX_STACKED_MARKS + 1},}}")
+_FLOOD_ANY_RE = re.compile(
+    f"(?:{_STACKABLE_BMP}|(?=[\\U00010000-\\U0010ffff]){_STACKABLE_ASTRAL}){{{MAX_STACKED_MARKS + 1},}}"
+)
 # Spelled X(?:X)* rather than (?:X)+ so that the pattern starts with a character class, which lets ``re``
 # skip ahead in C to the next candidate character instead of attempting a match at every position.
 _BMP_RUN_RE = re.compile(f"{_HELD_BMP}(?:{_HELD_BMP})*")
@@ -449,11 +489,36 @@ def _scan_chars(text: str, order: int, limit: int) -> _Scan:
     return _Scan(first, first_of_rule, total)
 
 
+def _scan_floods(text: str, order: int, limit: int) -> _Scan:
+    """Runs of more than ``MAX_STACKED_MARKS`` combining marks; each run is one finding, at its first extra mark.
+
+    ``[marks]{9,}`` is linear: a shorter run fails within nine steps of each start, and a long run is
+    consumed by one match.
+    """
+    first: list[_Finding] = []
+    total = 0
+    if text.isascii():
+        return _Scan(first, {}, 0)
+    if max(text) <= "\uffff":
+        matches: Iterable[re.Match[str]] = _FLOOD_RE.finditer(text)
+    else:  # candidates in C with one bitmap class, then the exact pattern only inside them
+        matches = (m for c in _FLOOD_CANDIDATE_RE.finditer(text) for m in _FLOOD_ANY_RE.finditer(text, *c.span()))
+    for m in matches:
+        total += 1
+        if len(first) < limit:
+            at = m.start() + MAX_STACKED_MARKS
+            limit_text = f"(at most {MAX_STACKED_MARKS})"
+            note = f"is mark {MAX_STACKED_MARKS + 1} of {len(m.group())} stacked on one base {limit_text}"
+            first.append(_Finding(order, at, "combining-flood", ord(text[at]), note))
+    return _Scan(first, {"combining-flood": first[0]} if first else {}, total)
+
+
 def _first_held(text: str, ch: str, start: int) -> int | None:
     """Where ``ch`` first occurs as a held character at or after ``start`` (None if only in allowed contexts)."""
     cp = ord(ch)
-    if ch in _CONTEXTUAL_BMP:
-        m = re.compile(f"(?={re.escape(ch)}){_HELD_BMP}").search(text, start)
+    if ch in _CONTEXTUAL_BMP or _IVS_FIRST <= cp <= _IVS_LAST:
+        held = _HELD_BMP if ch in _CONTEXTUAL_BMP else _HELD_ASTRAL
+        m = re.compile(f"(?={re.escape(ch)}){held}").search(text, start)
         return m.start() if m else None
     if not _TAG_FIRST <= cp <= _TAG_LAST:
         return text.find(ch, start)  # everywhere else the character itself is held, whatever surrounds it
@@ -496,6 +561,10 @@ _CONTEXT_NOTES = {
     0x200C: "outside a virama or joining-letter context",
     0xFE0E: "not directly after an emoji-variation base",
     0xFE0F: "not directly after an emoji-variation base",
+    0x0D: "not followed by LINE FEED (returns the cursor: what follows overwrites the line)",
+    0xFE00: "not directly after a base listed in StandardizedVariants.txt",
+    0xFE01: "not directly after a base listed in StandardizedVariants.txt",
+    0xFE02: "not directly after a base listed in StandardizedVariants.txt",
 }
 
 
@@ -509,8 +578,12 @@ def _detail(finding: _Finding, source: str) -> str:
         if following.startswith("]8;"):
             return f"{name} (starts an OSC 8 hyperlink)"
         return f"{name} ({_ESCAPE_KINDS.get(following[:1], 'starts an escape sequence')})"
+    if finding.rule == "combining-flood":
+        return f"{name} {finding.note}"
     if cp in _CONTEXT_NOTES:
         return f"{name} {_CONTEXT_NOTES[cp]}"
+    if _IVS_FIRST <= cp <= _IVS_LAST:
+        return f"{name} not directly after a CJK unified ideograph (one selector per base)"
     if finding.rule == "tag-char":
         return f"{name} outside an RGI subdivision flag"
     return name
@@ -532,7 +605,7 @@ def _canonical(prototype: str) -> str:
 def _fold_table() -> dict[int, str | None]:
     """``str.translate`` table: confusable -> canonical prototype; invisible, control, diacritic -> deleted."""
     table: dict[int, str | None] = {}
-    for key in ("control", "format", "default-ignorable", "combining-diacritic"):
+    for key in ("control", "format", "default-ignorable", "combining-diacritic", "combining-mark"):
         for lo, hi in _CLASS[key]:
             table.update(dict.fromkeys(range(lo, hi + 1)))
     for proto, chars in CONFUSABLE_PROTOTYPES:
@@ -851,7 +924,7 @@ def _require_str(value: object, what: str) -> str:
 def check_text(text: str) -> tuple[HoldReason, ...]:
     """Held characters of ``text`` only (no name check), at most ``MAX_REASONS`` of them."""
     _require_str(text, "text")
-    selected, _ = _select([_scan_chars(text, 0, MAX_REASONS)], MAX_REASONS)
+    selected, _ = _select([_scan_chars(text, 0, MAX_REASONS), _scan_floods(text, 0, MAX_REASONS)], MAX_REASONS)
     return _reasons(selected, text, None)
 
 
@@ -876,6 +949,15 @@ def validate_instruction_files(instruction_files: Iterable[str]) -> tuple[str, .
     return names
 
 
+_RENDERED_NAME = HoldReason(
+    rule="instruction-file",
+    detail="names an instruction file once rendered or resolved (tags, comments, entities, escapes, emphasis, "
+    "links, quotes, backslashes or a line break split the name)",
+    codepoint=None,
+    position=None,
+)
+
+
 def check_item(
     text: str, path: str | None = None, instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES
 ) -> FloorVerdict:
@@ -884,22 +966,19 @@ def check_item(
     if path is not None:
         _require_str(path, "path")
     names = _normalise_names(instruction_files)
-    scans = [_scan_chars(text, 0, MAX_REASONS), _scan_names(text, names, 1, MAX_REASONS)]
+    scans = [_scan_chars(text, 0, MAX_REASONS), _scan_floods(text, 0, MAX_REASONS)]
+    scans.append(_scan_names(text, names, 1, MAX_REASONS))
     if path is not None:
-        scans += [_scan_chars(path, 2, MAX_REASONS), _scan_names(path, names, 3, MAX_REASONS)]
+        scans += [_scan_chars(path, 2, MAX_REASONS), _scan_floods(path, 2, MAX_REASONS)]
+        scans.append(_scan_names(path, names, 3, MAX_REASONS))
     selected, total = _select(scans, MAX_REASONS)
     reasons = _reasons(selected, text, path)
-    if not any(r.rule.startswith("instruction-file") for r in reasons):
-        windows = _render_windows(text)
-        if windows and mentions_instruction_file("\n\n".join(rendered_view(w) for w in windows), names):
-            reasons = (
-                *reasons,
-                HoldReason(
-                    rule="instruction-file",
-                    detail="names an instruction file once its Markdown/HTML is rendered (escapes, entities, "
-                    "comments or emphasis split the name)",
-                    codepoint=None,
-                    position=None,
-                ),
-            )
-    return FloorVerdict(reasons, total - len(selected))
+    omitted = total - len(selected)
+    if names and not any(r.rule.startswith("instruction-file") for r in reasons):
+        reader, shell = rendered_views(text)
+        views = reader if reader == shell else f"{reader}\n\n{shell}"
+        if views != text and _name_hits(views, names):
+            if len(reasons) >= MAX_REASONS:  # keep the cap: the rendered finding replaces the last listed one
+                reasons, omitted = reasons[: MAX_REASONS - 1], omitted + len(reasons) - MAX_REASONS + 1
+            reasons = (*reasons, _RENDERED_NAME)
+    return FloorVerdict(reasons, omitted)

@@ -51,11 +51,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
 
 from notegate.errors import GateRejected
-from notegate.safety.contentgates import ALL_GATES, scan_content
-from notegate.safety.secrets import Finding
+from notegate.safety.contentgates import ALL_GATES, CREDENTIAL, scan_content
+from notegate.safety.secrets import Finding, scan_joined
 
 __all__ = [
     "ALL_GATES",
@@ -68,6 +69,7 @@ __all__ = [
     "GateResult",
     "OutputGateError",
     "check_output",
+    "ecma_pattern",
     "load_schema",
     "parse_strict",
     "rescan_text",
@@ -312,11 +314,57 @@ def load_schema(name: str) -> dict[str, Any]:
     return schema
 
 
+def ecma_pattern(pattern: str) -> str:
+    """A JSON Schema (ECMA-262) pattern as Python ``re`` must read it: ``$`` becomes ``\\Z``.
+
+    In ECMA-262 ``$`` (no multiline flag) matches only at the end of the input; in Python it
+    also matches before a final newline, so ``^[a-z]+$`` accepted ``"aa\\n"`` (found in review).
+    Escapes and character classes are copied as they are.
+    """
+    out: list[str] = []
+    i = 0
+    in_class = False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":  # "[]...]": a leading "]" is a member
+                out.append("[]")
+                i += 2
+                continue
+        elif ch == "$":
+            ch = "\\Z"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(ecma_pattern(pattern))
+
+
+def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    """``pattern`` with ECMA-262 semantics (see :func:`ecma_pattern`): searched, ``$`` = end of input."""
+    if validator.is_type(instance, "string") and _compiled(patrn).search(instance) is None:
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+_StrictValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
+
+
 @functools.lru_cache(maxsize=32)
 def _validator(name: str) -> Draft202012Validator:
     schema = load_schema(name)
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    validator: Draft202012Validator = _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return validator
 
 
 def _pointer(parts: Iterable[str | int]) -> str:
@@ -373,6 +421,29 @@ def _first_unsafe(value: Any, pointer: str) -> tuple[str, str] | None:
     return None
 
 
+def _strings(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    """(pointer, string) for every string value in document order."""
+    if isinstance(value, str):
+        yield pointer, value
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            yield from _strings(child, pointer + _pointer([key]))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _strings(child, f"{pointer}/{index}")
+
+
+def _split_secret(value: Any) -> str | None:
+    """Pointer of the first field where a provider token split across fields begins.
+
+    Each string passed the gates alone; a renderer may still put two of them side by side
+    (``- ghp_abc`` / ``- def…``), so the strings are also read back to back.
+    """
+    found = list(_strings(value, ""))
+    hits = scan_joined(text for _, text in found)
+    return found[hits[0][0]][0] if hits else None
+
+
 def _source_claims(schema: Any, value: Any, pointer: str) -> Iterator[tuple[str, str]]:
     """(pointer, source) for every string the schema marks with ``x-notegate-sources``."""
     if not isinstance(schema, dict):
@@ -421,6 +492,9 @@ def check_output(raw: str, schema_name: str, manifest: Iterable[str]) -> GateRes
         unsafe = _first_unsafe(value, "")
         if unsafe is not None:
             raise OutputGateError(f"unsafe-content:{unsafe[0]}", unsafe[1])
+        split = _split_secret(value)
+        if split is not None:
+            raise OutputGateError(f"unsafe-content:{CREDENTIAL}", split)
         for where, source in _source_claims(validator.schema, value, ""):
             if source not in allowed:
                 raise OutputGateError("source-not-in-manifest", where)

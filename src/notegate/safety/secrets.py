@@ -42,6 +42,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import html
 import re
 import unicodedata
 from bisect import bisect_right
@@ -76,13 +77,22 @@ _DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
     (0xE0000, 0xE0FFF),  # TAG characters, VARIATION SELECTOR-17 .. 256
 )
 
-_INVISIBLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _DEFAULT_IGNORABLE) + "]")
+#: Combining diacritical marks (the blocks the floor's ``combining-diacritic`` class lists): a mark
+#: renders on top of its neighbour, so ``ghp_ab\u0301c…`` shows a token a reader can retype.
+_COMBINING: tuple[tuple[int, int], ...] = (
+    (0x0300, 0x036F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0xFE20, 0xFE2F),
+)
+_INVISIBLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _DEFAULT_IGNORABLE + _COMBINING) + "]")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 
 
 @functools.lru_cache(maxsize=8192)
 def _fold_char(ch: str) -> str:
-    """NFKC of one character with default-ignorables removed (may be "" or several characters)."""
+    """NFKC of one character, default-ignorables and combining marks removed (may be "" or several)."""
     if _INVISIBLE.match(ch):
         return ""
     return _INVISIBLE.sub("", unicodedata.normalize("NFKC", ch))
@@ -97,15 +107,25 @@ class NormalisedText:
     to the same original character.  Pure ASCII text is its own view and has no breakpoints.
     """
 
-    __slots__ = ("_keys", "_line_starts", "_lower", "_points", "original", "text")
+    __slots__ = ("_cache", "_keys", "_line_starts", "_lower", "_parent", "_points", "original", "text")
 
-    def __init__(self, original: str, text: str, points: list[tuple[int, int, bool]]) -> None:
+    def __init__(
+        self,
+        original: str,
+        text: str,
+        points: list[tuple[int, int, bool]],
+        parent: NormalisedText | None = None,
+    ) -> None:
         self.original = original
         self.text = text
         self._points = points
+        #: A derived view (:func:`derive`) maps to its parent's positions, the parent to the original.
+        self._parent = parent
         self._keys = [p[0] for p in points]
         self._lower: str | None = None
         self._line_starts: list[int] | None = None
+        #: Per-view memo for rule checks (e.g. where PEM END lines are), so checks stay linear.
+        self._cache: dict[str, object] = {}
 
     @property
     def lower(self) -> str:
@@ -124,11 +144,11 @@ class NormalisedText:
         """Same positions, different characters: for a 1:1 re-mapping of the view (skeletons)."""
         if len(text) != len(self.text):
             raise ValueError("a remapped view must keep its length")
-        twin = NormalisedText(self.original, text, self._points)
+        twin = NormalisedText(self.original, text, self._points, self._parent)
         twin._line_starts = self._line_starts
         return twin
 
-    def _to_original(self, pos: int) -> int:
+    def _local(self, pos: int) -> int:
         if not self._keys:
             return pos
         i = bisect_right(self._keys, pos) - 1
@@ -136,6 +156,10 @@ class NormalisedText:
             return pos
         view0, orig0, fixed = self._points[i]
         return orig0 if fixed else orig0 + (pos - view0)
+
+    def _to_original(self, pos: int) -> int:
+        local = self._local(pos)
+        return local if self._parent is None else self._parent._to_original(local)
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Map a half-open span of the view to the original text."""
@@ -186,6 +210,104 @@ def normalise(text: str) -> NormalisedText:
         last = end
     pieces.append(text[last:])
     return NormalisedText(text, "".join(pieces), points)
+
+
+# --------------------------------------------------------------------------------------------
+# Derived views: what a reader sees once Markdown is rendered, and text joined across line breaks
+# --------------------------------------------------------------------------------------------
+
+Edit = tuple[int, int, str]
+
+
+def derive(view: NormalisedText, edits: Iterable[Edit]) -> NormalisedText:
+    """A view of ``view`` with sorted, non-overlapping ``(start, end, replacement)`` edits applied.
+
+    Positions of the result map back through ``view`` to the original text, so findings in a
+    derived view still point at what the caller sent.  No edits: ``view`` itself.
+    """
+    pieces: list[str] = []
+    points: list[tuple[int, int, bool]] = []
+    out = 0
+    last = 0
+    for start, end, replacement in edits:
+        pieces.append(view.text[last:start])
+        out += start - last
+        if replacement:
+            points.append((out, start, True))
+            pieces.append(replacement)
+            out += len(replacement)
+        points.append((out, end, False))
+        last = end
+    if not points:
+        return view
+    pieces.append(view.text[last:])
+    return NormalisedText(view.original, "".join(pieces), points, view)
+
+
+_RENDER = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|<!--")
+
+
+def rendered(view: NormalisedText) -> NormalisedText:
+    """The view as Markdown/HTML renders it: ``ghp\\_…``, ``ghp&#95;…`` and ``gh<!-- -->p_…`` read ``ghp_…``.
+
+    Backslash escapes lose their backslash, character references are decoded (and folded like
+    any other character), HTML comments disappear.  Linear: one regex pass, and a comment's end
+    is found with ``str.find`` once; an unclosed ``<!--`` ends comment handling for the rest.
+    """
+    text = view.text
+    if "\\" not in text and "&" not in text and "<!--" not in text:
+        return view
+    edits: list[Edit] = []
+    pos = 0
+    comments_close = True
+    while (m := _RENDER.search(text, pos)) is not None:
+        piece = m.group()
+        pos = m.end()
+        if piece == "<!--":
+            close = text.find("-->", m.end()) if comments_close else -1
+            if close < 0:
+                comments_close = False
+                continue
+            pos = close + 3
+            edits.append((m.start(), pos, ""))
+        elif m.group(1) is not None:
+            edits.append((m.start(), m.end(), m.group(1)))
+        else:
+            decoded = html.unescape(piece)
+            if decoded != piece:
+                edits.append((m.start(), m.end(), "".join(_fold_char(c) for c in decoded)))
+    return derive(view, edits)
+
+
+#: A line break with what a renderer puts around it: indentation, quote markers, a list marker.
+#: How provider tokens begin (the literal starts of the :data:`JOINABLE_KINDS` rules).
+_TOKEN_HEAD = re.compile(
+    r"sk-|gh[pousr]_|github_pat_|gl(?:pat|ptt|dt|rt)-|xox[abposre]-|[sr]k_(?:live|test)_|AIza|eyJ|npm_|pypi-|hf_"
+    r"|SG\.|ng[ts]_|A(?:KIA|SIA|BIA|CCA)|hooks\.slack\.com"
+)
+_BREAK = re.compile(r"(?:\r?\n[ \t]*(?:>[ \t]*)*)+(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
+
+
+def joined(view: NormalisedText) -> NormalisedText:
+    """The view with line breaks (and the indentation, quote and list markers after them) removed.
+
+    A token split over two fields of a model answer comes back from a renderer as ``ghp_abc\\n-
+    def…``; read joined, it is whole again.  Only provider-format rules read this view (their
+    prefixes do not occur by accident), so joining unrelated lines costs no false positives.
+    Trailing blanks before a break are dropped too, looking back at most 64 characters.
+    """
+    text = view.text
+    edits: list[Edit] = []
+    floor = 0
+    for m in _BREAK.finditer(text):
+        start = m.start()
+        stop = max(floor, start - 64)
+        while start > stop and text[start - 1] in " \t":
+            start -= 1
+        # A line that starts a token keeps a boundary before it, or "Next step\nghp_…" would glue.
+        edits.append((start, m.end(), " " if _TOKEN_HEAD.match(text, m.end()) else ""))
+        floor = m.end()
+    return derive(view, edits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -368,8 +490,15 @@ _PEM_END = re.compile(r"-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----")
 
 
 def _pem(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
-    end = _PEM_END.search(view.text, m.end(), m.end() + 65536)
-    yield kind, m.start(), (end.end() if end else m.end())
+    # END lines are found once per view: a search per BEGIN would rescan 64 KiB for each of a
+    # flood of BEGIN lines.
+    ends = view._cache.get("pem-ends")
+    if not isinstance(ends, list):
+        ends = [e.end() for e in _PEM_END.finditer(view.text)]
+        view._cache["pem-ends"] = ends
+    i = bisect_right(ends, m.end())
+    end = ends[i] if i < len(ends) and ends[i] <= m.end() + 65536 else m.end()
+    yield kind, m.start(), end
 
 
 def _bounded_left(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
@@ -454,6 +583,17 @@ def _assignment(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[H
     yield kind, start, vend
 
 
+def _block_assignment(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
+    """``password: |`` / ``password: >-`` / ``password:`` with the value indented on the next line.
+
+    A nested mapping (``secrets:`` then ``  name: …``) or a list is structure, not a value.
+    """
+    value = view.text[m.start("bare") : m.end("bare")] if m.start("bare") >= 0 else ""
+    if value.endswith(":") or value.startswith(("-", "#")):
+        return
+    yield from _assignment(view, m, kind)
+
+
 _W = "A-Za-z0-9"
 
 
@@ -506,7 +646,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         GATE,
         "jwt",
-        re.compile(rf"{_start('eyJ')}[{_W}_-]{{10,8192}}\.eyJ[{_W}_-]{{10,8192}}\.[{_W}_-]{{0,8192}}"),
+        re.compile(rf"eyJ(?<![{_W}_-]eyJ)[{_W}_-]{{10,8192}}\.eyJ[{_W}_-]{{10,8192}}\.[{_W}_-]{{0,8192}}"),
         _bounded_left,
     ),
     Rule(GATE, "npm-token", re.compile(rf"{_start('npm_')}[{_W}]{{36}}"), _random_token(4)),
@@ -541,12 +681,199 @@ RULES: tuple[Rule, ...] = (
         )
         for kw in ("pass", "pwd", "secret", "token", "key", "credential")
     ),
+    *(
+        Rule(
+            GATE,
+            "secret-assignment",
+            re.compile(
+                rf"(?P<name>{kw}[a-z0-9_.-]{{0,40}})[\"']?[ \t]*:[ \t]*"
+                rf"(?:[|>][+-]?[0-9]?[+-]?[ \t]*)?\r?\n[ \t]+{_VALUE}"
+            ),
+            _block_assignment,
+            lowered=True,
+        )
+        for kw in ("pass", "pwd", "secret", "token", "key", "credential")
+    ),
+    # An END line without its BEGIN line still closes a private key someone pasted.
+    Rule(GATE, "private-key", _PEM_END),
 )
+
+#: Kinds whose prefix is distinctive enough to be looked for across line breaks (:func:`joined`).
+JOINABLE_KINDS = frozenset(
+    {
+        "anthropic-key", "openai-key", "aws-access-key-id", "notegate-token", "notegate-session-handle",
+        "github-token", "gitlab-token", "slack-token", "slack-webhook", "stripe-key", "google-api-key",
+        "jwt", "npm-token", "pypi-token", "huggingface-token", "sendgrid-key",
+    }
+)  # fmt: skip
+_JOINABLE_RULES = tuple(rule for rule in RULES if rule.kind in JOINABLE_KINDS)
+
+
+# --------------------------------------------------------------------------------------------
+# Encoded runs: base64 / hex, decoded once and scanned with the same rules
+# --------------------------------------------------------------------------------------------
+
+#: A run of base64 (standard or URL-safe) characters; hex is a subset.  Shorter runs are words.
+_B64_PIECE = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}")
+#: What may separate the lines of one encoded block: a break, indentation, quote markers.
+_PIECE_GAP = re.compile(r"[ \t]*\r?\n[ \t>]*")
+_B64_TAIL = re.compile(r"[ \t]*\r?\n[ \t>]*([A-Za-z0-9+/_-]{1,15}={0,2})(?=[ \t]*(?:\r?\n|\Z))")
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})+")
+#: Shortest encoded run worth decoding (a 16-byte secret is 24 base64 or 32 hex characters).
+MIN_ENCODED = 24
+_OPENSSH_MAGIC = b"openssh-key-v1\x00"
+
+
+def _encoded_blocks(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, compact run) for every encoded block: runs on consecutive lines are one block."""
+    start = end = -1
+    parts: list[str] = []
+    for m in _B64_PIECE.finditer(text):
+        if parts and _PIECE_GAP.fullmatch(text, end, m.start()) and not parts[-1].endswith("="):
+            parts.append(m.group())
+            end = m.end()
+            continue
+        if parts:
+            yield start, end, "".join(parts)
+        start, end, parts = m.start(), m.end(), [m.group()]
+    if parts:
+        tail = _B64_TAIL.match(text, end)
+        if tail is not None and not parts[-1].endswith("="):
+            parts.append(tail.group(1))
+            end = tail.end(1)
+        yield start, end, "".join(parts)
+
+
+def _der_private_key(data: bytes) -> bool:
+    """DER that opens like a private key: SEQUENCE { INTEGER 0|1, … } (PKCS#1, PKCS#8, SEC 1).
+
+    Certificates and public keys open with a nested SEQUENCE instead, so they pass.
+    """
+    if len(data) < 8 or data[0] != 0x30:
+        return False
+    width = 1 if data[1] < 0x80 else 1 + (data[1] & 0x7F)
+    body = data[1 + width :]
+    return body[:3] in (b"\x02\x01\x00", b"\x02\x01\x01") and len(body) > 3 and body[3] in (0x02, 0x04, 0x30)
+
+
+def _decodings(run: str) -> Iterator[tuple[str, bytes]]:
+    """("hex" | "base64", bytes) for each way the run decodes."""
+    if _HEX.fullmatch(run) and len(run) >= 32:
+        yield "hex", bytes.fromhex(run)
+    body = run.rstrip("=")
+    alphabet = b"-_" if ("-" in body or "_" in body) else None
+    if alphabet is not None and ("+" in body or "/" in body):
+        return
+    if len(body) % 4 == 1:
+        body = body[:-1]  # a stray character at the end of a wrapped block
+    try:
+        yield "base64", base64.b64decode(body + "=" * (-len(body) % 4), altchars=alphabet, validate=True)
+    except (binascii.Error, ValueError):
+        return
+
+
+def _printable(data: bytes) -> str | None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text if text.replace("\n", "").replace("\r", "").replace("\t", "").isprintable() else None
+
+
+def _encoded_findings(view: NormalisedText) -> list[Finding]:
+    """Credentials inside base64/hex runs: decoded once (never recursively) and scanned with :data:`RULES`.
+
+    Private keys are also recognised by their DER or OpenSSH header, so a PEM body pasted
+    without its BEGIN line is still found.  All decoded texts are scanned as one string, so a
+    flood of short runs costs one scan, not one per run.  Findings span the encoded run.
+    """
+    text = view.text
+    found: list[Finding] = []
+    spans: list[tuple[int, int, str]] = []
+    decoded: list[str] = []
+    offsets: list[int] = []
+    size = 0
+    for start, end, run in _encoded_blocks(text):
+        if len(run) < MIN_ENCODED:
+            continue
+        for label, data in _decodings(run):
+            if _der_private_key(data) or data.startswith(_OPENSSH_MAGIC):
+                found.append(_finding(view, "private-key", start, end))
+                continue
+            plain = _printable(data)
+            if plain is not None and len(plain) >= 16:
+                offsets.append(size)
+                spans.append((start, end, label))
+                decoded.append(plain)
+                size += len(plain) + 1
+    if decoded:
+        for inner in run_rules(normalise("\n".join(decoded)), RULES):
+            start, end, label = spans[bisect_right(offsets, inner.start) - 1]
+            found.append(_finding(view, f"{label}:{inner.kind}", start, end))
+    return found
+
+
+def _finding(view: NormalisedText, kind: str, start: int, end: int) -> Finding:
+    first, last = view.span(start, end)
+    line, col = view.line_col(first)
+    return Finding(GATE, kind, first, last, line, col)
+
+
+def _drop_nested(findings: Iterable[Finding]) -> list[Finding]:
+    """Unique findings, sorted; one lying inside another of the same gate and kind is dropped.
+
+    The views overlap (rendered, joined), and a PEM END line lies inside its BEGIN…END block.
+    """
+    out: list[Finding] = []
+    reach: dict[tuple[str, str], int] = {}
+    for f in sorted(set(findings), key=lambda f: (f.start, -f.end, f.gate, f.kind)):
+        key = (f.gate, f.kind)
+        if reach.get(key, -1) >= f.end:
+            continue
+        reach[key] = f.end
+        out.append(f)
+    return sorted(out, key=lambda f: (f.start, f.end, f.gate, f.kind))
 
 
 def scan_view(view: NormalisedText) -> list[Finding]:
-    """Credential findings for an already normalised view (the content gates share one view)."""
-    return run_rules(view, RULES)
+    """Credential findings for an already normalised view (the content gates share one view).
+
+    Four readings of the same text: as sent (normalised), as rendered (escapes, entities and
+    comments resolved), joined across line breaks (provider formats only), and decoded runs.
+    """
+    found = run_rules(view, RULES)
+    shown = rendered(view)
+    if shown is not view:
+        found.extend(run_rules(shown, RULES))
+    whole = joined(shown)
+    if whole is not shown:
+        found.extend(run_rules(whole, _JOINABLE_RULES))
+    found.extend(_encoded_findings(shown))
+    return _drop_nested(found)
+
+
+def scan_joined(parts: Iterable[str]) -> list[tuple[int, Finding]]:
+    """Provider-format tokens split across several strings (fields of one model answer).
+
+    The strings are read back to back with nothing between them, the way a renderer may put
+    them; each hit is returned with the index of the string it starts in.  Positions in the
+    finding are in the concatenation.
+    """
+    texts = list(parts)
+    starts: list[int] = []
+    size = 0
+    for part in texts:
+        starts.append(size)
+        size += len(part)
+    view = normalise("".join(texts))
+    hits = run_rules(view, _JOINABLE_RULES)
+    shown = rendered(view)
+    if shown is not view:
+        hits.extend(run_rules(shown, _JOINABLE_RULES))
+    whole = joined(shown)
+    if whole is not shown:
+        hits.extend(run_rules(whole, _JOINABLE_RULES))
+    return [(bisect_right(starts, f.start) - 1, f) for f in _drop_nested(hits)]
 
 
 def scan_credentials(text: str) -> list[Finding]:

@@ -25,6 +25,7 @@ Range strings are space-separated hex code points or ``FIRST-LAST`` runs, inclus
 
 from __future__ import annotations
 
+import unicodedata
 from typing import NamedTuple
 
 UNICODE_VERSION = "14.0.0"
@@ -160,6 +161,46 @@ _EMOJI_VARIATION_BASES = (
 )
 
 
+# General_Category Mn and Me (UnicodeData.txt): marks that stack on the base before them without taking width.
+# A run longer than MAX_STACKED_MARKS of these on one base is a flood (see below).
+_GC_MN_ME = (
+    "0300-036F 0483-0489 0591-05BD 05BF 05C1-05C2 05C4-05C5 05C7 0610-061A 064B-065F 0670 06D6-06DC 06DF-06E4 "
+    "06E7-06E8 06EA-06ED 0711 0730-074A 07A6-07B0 07EB-07F3 07FD 0816-0819 081B-0823 0825-0827 0829-082D "
+    "0859-085B 0898-089F 08CA-08E1 08E3-0902 093A 093C 0941-0948 094D 0951-0957 0962-0963 0981 09BC 09C1-09C4 "
+    "09CD 09E2-09E3 09FE 0A01-0A02 0A3C 0A41-0A42 0A47-0A48 0A4B-0A4D 0A51 0A70-0A71 0A75 0A81-0A82 0ABC "
+    "0AC1-0AC5 0AC7-0AC8 0ACD 0AE2-0AE3 0AFA-0AFF 0B01 0B3C 0B3F 0B41-0B44 0B4D 0B55-0B56 0B62-0B63 0B82 0BC0 "
+    "0BCD 0C00 0C04 0C3C 0C3E-0C40 0C46-0C48 0C4A-0C4D 0C55-0C56 0C62-0C63 0C81 0CBC 0CBF 0CC6 0CCC-0CCD "
+    "0CE2-0CE3 0D00-0D01 0D3B-0D3C 0D41-0D44 0D4D 0D62-0D63 0D81 0DCA 0DD2-0DD4 0DD6 0E31 0E34-0E3A 0E47-0E4E "
+    "0EB1 0EB4-0EBC 0EC8-0ECD 0F18-0F19 0F35 0F37 0F39 0F71-0F7E 0F80-0F84 0F86-0F87 0F8D-0F97 0F99-0FBC 0FC6 "
+    "102D-1030 1032-1037 1039-103A 103D-103E 1058-1059 105E-1060 1071-1074 1082 1085-1086 108D 109D 135D-135F "
+    "1712-1714 1732-1733 1752-1753 1772-1773 17B4-17B5 17B7-17BD 17C6 17C9-17D3 17DD 180B-180D 180F 1885-1886 "
+    "18A9 1920-1922 1927-1928 1932 1939-193B 1A17-1A18 1A1B 1A56 1A58-1A5E 1A60 1A62 1A65-1A6C 1A73-1A7C 1A7F "
+    "1AB0-1ACE 1B00-1B03 1B34 1B36-1B3A 1B3C 1B42 1B6B-1B73 1B80-1B81 1BA2-1BA5 1BA8-1BA9 1BAB-1BAD 1BE6 "
+    "1BE8-1BE9 1BED 1BEF-1BF1 1C2C-1C33 1C36-1C37 1CD0-1CD2 1CD4-1CE0 1CE2-1CE8 1CED 1CF4 1CF8-1CF9 1DC0-1DFF "
+    "20D0-20F0 2CEF-2CF1 2D7F 2DE0-2DFF 302A-302D 3099-309A A66F-A672 A674-A67D A69E-A69F A6F0-A6F1 A802 A806 "
+    "A80B A825-A826 A82C A8C4-A8C5 A8E0-A8F1 A8FF A926-A92D A947-A951 A980-A982 A9B3 A9B6-A9B9 A9BC-A9BD A9E5 "
+    "AA29-AA2E AA31-AA32 AA35-AA36 AA43 AA4C AA7C AAB0 AAB2-AAB4 AAB7-AAB8 AABE-AABF AAC1 AAEC-AAED AAF6 ABE5 "
+    "ABE8 ABED FB1E FE00-FE0F FE20-FE2F 101FD 102E0 10376-1037A 10A01-10A03 10A05-10A06 10A0C-10A0F "
+    "10A38-10A3A 10A3F 10AE5-10AE6 10D24-10D27 10EAB-10EAC 10F46-10F50 10F82-10F85 11001 11038-11046 11070 "
+    "11073-11074 1107F-11081 110B3-110B6 110B9-110BA 110C2 11100-11102 11127-1112B 1112D-11134 11173 "
+    "11180-11181 111B6-111BE 111C9-111CC 111CF 1122F-11231 11234 11236-11237 1123E 112DF 112E3-112EA "
+    "11300-11301 1133B-1133C 11340 11366-1136C 11370-11374 11438-1143F 11442-11444 11446 1145E 114B3-114B8 "
+    "114BA 114BF-114C0 114C2-114C3 115B2-115B5 115BC-115BD 115BF-115C0 115DC-115DD 11633-1163A 1163D "
+    "1163F-11640 116AB 116AD 116B0-116B5 116B7 1171D-1171F 11722-11725 11727-1172B 1182F-11837 11839-1183A "
+    "1193B-1193C 1193E 11943 119D4-119D7 119DA-119DB 119E0 11A01-11A0A 11A33-11A38 11A3B-11A3E 11A47 "
+    "11A51-11A56 11A59-11A5B 11A8A-11A96 11A98-11A99 11C30-11C36 11C38-11C3D 11C3F 11C92-11CA7 11CAA-11CB0 "
+    "11CB2-11CB3 11CB5-11CB6 11D31-11D36 11D3A 11D3C-11D3D 11D3F-11D45 11D47 11D90-11D91 11D95 11D97 "
+    "11EF3-11EF4 16AF0-16AF4 16B30-16B36 16F4F 16F8F-16F92 16FE4 1BC9D-1BC9E 1CF00-1CF2D 1CF30-1CF46 "
+    "1D167-1D169 1D17B-1D182 1D185-1D18B 1D1AA-1D1AD 1D242-1D244 1DA00-1DA36 1DA3B-1DA6C 1DA75 1DA84 "
+    "1DA9B-1DA9F 1DAA1-1DAAF 1E000-1E006 1E008-1E018 1E01B-1E021 1E023-1E024 1E026-1E02A 1E130-1E136 1E2AE "
+    "1E2EC-1E2EF 1E8D0-1E8D6 1E944-1E94A E0100-E01EF"
+)
+
+_UNIFIED_IDEOGRAPHS = "3400-4DBF 4E00-9FFF 20000-2A6DF 2A700-2B738 2B740-2B81D 2B820-2CEA1 2CEB0-2EBE0 30000-3134A"
+"""Names ``CJK UNIFIED IDEOGRAPH-*`` (UnicodeData.txt, Unicode 14.0.0). The twelve unified ideographs inside
+the compatibility block (U+FA0E ...) are added by :func:`_cjk_variation_bases` from the decomposition data."""
+
+
 # Default_Ignorable_Code_Point, DerivedCoreProperties.txt (Unicode 14.0.0), merged runs. Includes the soft
 # hyphen, CGJ, ALM, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0: letters, not Cf, yet render as
 # nothing), Khmer inherent vowels, Mongolian FVS/MVS, ZWSP..RLM, bidi embeddings, word joiner..invisible plus,
@@ -180,6 +221,65 @@ _JOINING_SCRIPTS = (
     "10AC0-10AFF 10B80-10BAF 10D00-10D3F 10F30-10F6F 10F70-10FAF 10FB0-10FDF 1E900-1E95F"
 )
 
+# Characters that render as blank space but are neither Default_Ignorable nor controls. Derived from the data,
+# not from examples: every General_Category=Zs character (UnicodeData.txt) except the four that real text
+# needs, plus the So/Mn characters whose Unicode name and chart glyph are empty (BRAILLE PATTERN BLANK,
+# KHITAN SMALL SCRIPT FILLER, MUSICAL SYMBOL NULL NOTEHEAD). The Hangul fillers are already
+# Default_Ignorable. Let through: U+0020 SPACE; U+00A0 NO-BREAK SPACE (every word processor and Markdown
+# export writes it); U+202F NARROW NO-BREAK SPACE (French punctuation spacing, Mongolian); U+3000
+# IDEOGRAPHIC SPACE (CJK typography). ``tests/safety/test_floor_unicode.py`` re-derives the row from
+# ``unicodedata``.
+BLANK_ALLOWED = "0020 00A0 202F 3000"
+_BLANK = "1680 2000-200A 205F 2800 16FE4 1D159"
+
+MAX_STACKED_MARKS = 8
+"""At most this many combining marks (General_Category Mn/Me) in a row on one base; more is a flood.
+
+From the data: no character's NFKD decomposition has more than 3 consecutive non-starters (U+1F82), so
+precomposed text never needs more; Vietnamese stacks 2, the densest real orthographies (pointed and
+cantillated Biblical Hebrew, Tibetan/Sanskrit stacks, Vedic Devanagari) reach 5 or 6. UAX #15's stream-safe
+limit of 30 bounds buffers, not what a reader can see: a dozen marks already spill over the lines above and
+below. 8 leaves headroom over real text and holds every Zalgo generator's output past its mildest setting."""
+
+
+def _cjk_variation_bases() -> tuple[str, ...]:
+    """StandardizedVariants.txt's CJK compatibility section, derived from the decomposition data it mirrors.
+
+    Since Unicode 6.3 each CJK COMPATIBILITY IDEOGRAPH with a canonical singleton decomposition to a unified
+    ideograph U is also spelled U + VS1/VS2/VS3, numbered in code-point order of the compatibility
+    ideographs. Returns the bases for VS1, VS2, VS3 as code-point strings. The other sections of that file
+    (mathematical symbols, Myanmar, Phags-pa, Manichaean, Mongolian) are not derivable; only the mathematical
+    one is listed (``_MATH_VS1_BASES``). Runs once at import over 1,500 code points (about a millisecond).
+    """
+    per_base: dict[int, list[int]] = {}
+    for block in (range(0xF900, 0xFB00), range(0x2F800, 0x2FA20)):
+        for cp in block:
+            decomposition = unicodedata.decomposition(chr(cp))
+            if decomposition and " " not in decomposition:
+                per_base.setdefault(int(decomposition, 16), []).append(cp)
+    out = []
+    for k in range(3):
+        bases = sorted(base for base, compat in per_base.items() if len(compat) > k)
+        out.append(" ".join(f"{cp:04X}" for cp in bases))
+    return tuple(out)
+
+
+def _compatibility_block_unified() -> str:
+    """Unified ideographs inside the compatibility blocks (U+FA0E, ...): assigned, no decomposition."""
+    return " ".join(
+        f"{cp:04X}"
+        for cp in range(0xF900, 0xFB00)
+        if unicodedata.category(chr(cp)) == "Lo" and not unicodedata.decomposition(chr(cp))
+    )
+
+
+_CJK_VS1, _CJK_VS2, _CJK_VS3 = _cjk_variation_bases()
+_MATH_VS1_BASES = (
+    "2229 222A 2268 2269 2272 2273 228A 228B 2293 2294 2295 2297 229C 22DA 22DB 2A3C 2A3D 2A9D 2A9E 2AAC 2AAD 2ACB 2ACC"
+)
+"""StandardizedVariants.txt, Mathematical section (stable since Unicode 4.1): symbol + VS1 ``with serifs``,
+``with vertical stroke``, ... Myanmar, Phags-pa, Manichaean and Mongolian sequences still hold (floor decision)."""
+
 CHARACTER_CLASSES: tuple[CharClass, ...] = (
     # --- rows that hold, in precedence order -------------------------------------------------------------
     CharClass(
@@ -194,6 +294,12 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
         "control-char",
         "0000-0008 000B-000C 000E-001F 007F-009F",
         "UnicodeData.txt General_Category=Cc, minus TAB, LF, CR",
+    ),
+    CharClass(
+        "carriage-return",
+        "control-char",
+        "000D",
+        "ECMA-48 8.3.15 CARRIAGE RETURN: held unless LF follows (a bare CR rewrites the terminal line)",
     ),
     CharClass(
         "bidi-control",
@@ -214,6 +320,12 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
         "PropList.txt Variation_Selector (StandardizedVariants.txt, UTS #37 ideographic variation sequences)",
     ),
     CharClass("private-use", "private-use", _GC_CO, "UnicodeData.txt General_Category=Co"),
+    CharClass(
+        "blank",
+        "blank-char",
+        _BLANK,
+        "UnicodeData.txt General_Category=Zs minus BLANK_ALLOWED, plus blank-glyph So/Mn (see _BLANK)",
+    ),
     CharClass("format", "invisible-char", _GC_CF, "UnicodeData.txt General_Category=Cf"),
     CharClass(
         "default-ignorable",
@@ -260,6 +372,26 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
         _JOINING_SCRIPTS,
         "ArabicShaping.txt cursive scripts, whole blocks (UAX #31 section 2.3 rule A1: ZWNJ between letters)",
     ),
+    CharClass(
+        "combining-mark",
+        None,
+        _GC_MN_ME,
+        "UnicodeData.txt General_Category=Mn, Me: counted for the stacked-marks limit (MAX_STACKED_MARKS)",
+    ),
+    CharClass(
+        "unified-ideograph",
+        None,
+        f"{_UNIFIED_IDEOGRAPHS} {_compatibility_block_unified()}",
+        "Unified_Ideograph (PropList.txt): the bases of ideographic variation sequences (UTS #37 section 3)",
+    ),
+    CharClass(
+        "vs1-base",
+        None,
+        f"{_CJK_VS1} {_MATH_VS1_BASES}",
+        "StandardizedVariants.txt: bases of <base, U+FE00> (CJK compatibility section derived; mathematical)",
+    ),
+    CharClass("vs2-base", None, _CJK_VS2, "StandardizedVariants.txt: bases of <base, U+FE01> (CJK compatibility)"),
+    CharClass("vs3-base", None, _CJK_VS3, "StandardizedVariants.txt: bases of <base, U+FE02> (CJK compatibility)"),
     CharClass(
         "combining-diacritic",
         None,

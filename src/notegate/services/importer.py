@@ -2,8 +2,10 @@
 
 Hidden paths (``.obsidian/``, ``.git/``, ``.trash/``) are skipped, symlinks are refused (never followed),
 and every skipped or refused file is reported with its reason.  Notes already in the vault are never
-overwritten: identical ones are left alone, differing ones are refused and listed.  The commit goes
-through the store like any write (lock, push before acknowledging), so a running server picks it up.
+overwritten: identical ones are left alone, differing ones are refused and listed.  Each note meets the
+same rules as any other write (the policy's decision for the importing caller, the content limits, the
+credential decision), and the one commit goes through the notes service's recipe (trailers, lock, push
+before acknowledging), so a running server picks it up.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from pathlib import Path
 import pygit2
 
 from notegate.errors import PathRejected
-from notegate.policy import Policy
+from notegate.policy import Action, Caller, decide, decide_credential
+from notegate.safety.secrets import describe, scan_credentials
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Environment
 from notegate.vault.paths import NotePath
-from notegate.vault.store import ABSENT, Author, Change, CommitResult, VaultStore
+from notegate.vault.store import ABSENT, Change
 
 
 @dataclass
@@ -67,19 +72,37 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
     return candidates, skipped, refused
 
 
+def importing_caller(login: str) -> Caller:
+    """Who an import is written by: the owner at a shell, trusted, through the CLI's own connector."""
+    return Caller(
+        login=login,
+        display_name=login,
+        client="notegate-import",
+        client_class="workstation",
+        tier="trusted",
+        session="-",
+        connector="cli:import",
+    )
+
+
 def import_folder(
-    store: VaultStore,
-    policy: Policy,
+    notes: NotesService,
+    env: Environment,
+    caller: Caller,
     src: Path,
     *,
-    author: Author,
     message: str,
-    trailers: dict[str, str],
     progress: Callable[[int], None] | None = None,
     on_scanned: Callable[[int], None] | None = None,
-    on_advance: Callable[[str | None, str], None] | None = None,
+    allow_secrets: bool = False,
 ) -> ImportReport:
-    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total)."""
+    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total).
+
+    A note holding what looks like a credential is refused unless the owner insists (``allow_secrets``):
+    history keeps it forever.
+    """
+    policy = notes.policy
+    store = env.store
     report = ImportReport()
     candidates, report.skipped, report.refused = scan_source(src)
     if on_scanned is not None:
@@ -87,7 +110,6 @@ def import_folder(
     snapshot = store.listing()
     listing = snapshot.notes
     changes: list[Change] = []
-    expect: dict[str, str] = {}
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
         if progress is not None:
@@ -97,15 +119,26 @@ def import_folder(
         except PathRejected as exc:
             report.refused.append((rel, f"{exc.rule}: {exc.message}"))
             continue
+        decision = decide(policy, caller, Action.CREATE, note.value)
+        if not decision.allowed:
+            report.refused.append((rel, f"{decision.rule}: {decision.reason}"))
+            continue
         data = full.read_bytes()
         if len(data) > policy.max_note_bytes:
             report.refused.append((rel, f"note-too-large: {len(data)} bytes"))
             continue
         try:
-            data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             report.refused.append((rel, "content-not-utf8"))
             continue
+        findings = scan_credentials(text)
+        if findings:
+            verdict = decide_credential(caller, allow_secrets)
+            if not verdict.allowed:
+                where = "; ".join(describe(f) for f in findings[:3])
+                report.refused.append((rel, f"{verdict.rule}: {where} (rerun with --allow-secrets to insist)"))
+                continue
         key = note.case_key()
         if key in seen_case:
             report.refused.append((rel, f"path-case-collision with {seen_case[key]} in the source"))
@@ -123,17 +156,15 @@ def import_folder(
                 report.refused.append((rel, "exists in the vault with other content; not overwritten"))
             continue
         changes.append(Change(note.value, data))
-        expect[note.value] = ABSENT
         report.added.append(note.value)
     if changes:
-        body = "\n".join(f"{k}: {v}" for k, v in trailers.items())
-        result: CommitResult = store.commit(
+        result = notes.commit_as(
+            caller,
+            env,
             changes,
-            expect,
-            author,
-            f"{message}\n\n{body}\n",
-            new_paths=[c.path for c in changes],
-            on_advance=on_advance,
+            {c.path: ABSENT for c in changes},
+            message,
+            new_paths=tuple(c.path for c in changes),
         )
         report.commit = result.commit
     return report

@@ -7,8 +7,8 @@ Theory of operation
 * Promotion follows fixed routes from the policy (checked at start and again here); no route reaches
   ``rules/``, a protected glob or an instruction file.  One commit applies the route and removes the item.
 * A reviewer approves exactly what it read: the item's version must be current.  An author of an item
-  (anyone who created or appended to it) may not promote it.  The floor holds an item whatever anyone says;
-  nothing over MCP overrides it.
+  (any connector login that created or appended to it: a token, not a person) may not promote it.
+  The floor holds an item whatever anyone says; nothing over MCP overrides it.
 * Holds live in the state database and are mirrored, readable, in ``inbox/_held.md``.  An unchanged held
   item stays held; an item changed after its hold is offered for review again.
 """
@@ -16,22 +16,25 @@ Theory of operation
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
 from notegate.errors import NoSuchNote, NotegateError, PolicyDenied, StaleRevision
-from notegate.policy import Caller, decide_review, is_slug
-from notegate.safety.floor import check_item
-from notegate.services.notes import NotesService, ToolResult, WriteResult
+from notegate.policy import Author, Caller, decide_author, decide_review, inbox_write_needs_preview, is_slug
+from notegate.safety.floor import FloorVerdict, check_item
+from notegate.services.notes import NotesService, ToolResult, WriteResult, parse_trailers
 from notegate.services.runtime import Environment
 from notegate.vault import formats
 from notegate.vault.held import HeldRow, clean_reason, parse_held, render_held
 from notegate.vault.store import ABSENT, Change
 
 PREVIEW_CHARS = 280
+FLOOR_CACHE_ITEMS = 4096  # verdicts kept (a verdict is a few reasons: small)
 APPEND_RETRIES = 3
 HELD_PATH = "inbox/_held.md"
 
@@ -40,7 +43,7 @@ class InboxItem(BaseModel):
     path: str
     kind: str
     project: str | None = Field(None, description="The project (or, for captures, the slug).")
-    authors: list[str]
+    authors: list[str] = Field(description="The connector logins that wrote it: 'client (person)'.")
     version: str
     size: int
     floor: str = Field(description="'pass', or 'hold' when the floor holds it whatever anyone decides.")
@@ -75,6 +78,23 @@ class InboxService:
         self.rt = notes.rt
         self.policy = notes.policy
         self._items_cache: dict[str, tuple[str | None, list[tuple[str, str]]]] = {}
+        self._floor_cache: OrderedDict[tuple[str, str], FloorVerdict] = OrderedDict()
+        self._floor_lock = threading.Lock()
+
+    def floor(self, path: str, version: str, text: str) -> FloorVerdict:
+        """The floor's verdict on one version of an item, computed once: every listing and review asks again."""
+        key = (path, version)
+        with self._floor_lock:
+            verdict = self._floor_cache.get(key)
+            if verdict is not None:
+                self._floor_cache.move_to_end(key)
+                return verdict
+        verdict = check_item(text, path=path, instruction_files=self.policy.instruction_files)
+        with self._floor_lock:
+            self._floor_cache[key] = verdict
+            while len(self._floor_cache) > FLOOR_CACHE_ITEMS:
+                self._floor_cache.popitem(last=False)
+        return verdict
 
     # ------------------------------------------------------------- helpers
     def _review_check(self, caller: Caller) -> None:
@@ -82,14 +102,35 @@ class InboxService:
         if not decision.allowed:
             raise PolicyDenied(decision.reason, rule=decision.rule)
 
-    def authors(self, env: Environment, path: str) -> list[str]:
-        """Every login that created or appended to the item: the state's records and git's history agree."""
-        logins = [row["login"] for row in self.rt.state.inbox_parts(env.name, path)]
+    def authors(self, env: Environment, path: str) -> list[Author]:
+        """Every connector login that created or appended to the item, from the state and from git's history.
+
+        Both sources count (a fresh clone has only the history; a rewritten history still has the state).
+        A commit without a ``Notegate-Connector`` trailer predates connector logins and counts as written by
+        every connector of its person.
+        """
+        found = {
+            Author(row["connector"], row["client"], row["login"]) for row in self.rt.state.inbox_parts(env.name, path)
+        }
         for commit, blob in env.store.history(path, 200, until_created=True):
             if blob == ABSENT:
                 break
-            logins.append(commit.author.email.removesuffix("@notegate"))
-        return sorted(set(logins))
+            trailers = parse_trailers(commit.message)
+            found.add(
+                Author(
+                    trailers.get("Notegate-Connector", ""),
+                    trailers.get("Notegate-Client", "-"),
+                    commit.author.email.removesuffix("@notegate"),
+                )
+            )
+        known = {(a.client, a.person) for a in found if a.connector}
+        # A legacy part that a connector-named part of the same client and person explains adds nothing.
+        kept = [a for a in found if a.connector or (a.client, a.person) not in known]
+        return sorted(kept, key=lambda a: (a.label, a.connector))
+
+    @staticmethod
+    def author_labels(authors: list[Author]) -> list[str]:
+        return sorted({a.label for a in authors})
 
     def _items(self, env: Environment) -> list[tuple[str, str]]:
         """(path, version) of every inbox item at the tip; cached per commit (every tool call counts them)."""
@@ -156,7 +197,7 @@ class InboxService:
         else:
             key = slugify(title or "") or f"capture-{datetime.fromtimestamp(self.rt.clock(), UTC):%Y%m%d-%H%M%S}"
         path = self.policy.inbox_path(kind, key)
-        if self.policy.two_step_inbox and caller.client_class in self.policy.two_step_classes:
+        if inbox_write_needs_preview(self.policy, caller):
             raise PolicyDenied(
                 "inbox writes of your client class must be previewed",
                 rule="two-step-required",
@@ -189,9 +230,9 @@ class InboxService:
             items = []
             waiting = 0
             for path, blob in self._items(env):
-                text = env.store.read_blob(blob).decode("utf-8", errors="replace")
+                text = env.store.read_unverified_blob(blob).decode("utf-8", errors="replace")
                 ref = self.policy.inbox_item(path)
-                verdict = check_item(text, path=path, instruction_files=self.policy.instruction_files)
+                verdict = self.floor(path, blob, text)
                 hold = holds.get(path)
                 held = hold is not None and hold["version"] == blob
                 waiting += 0 if held else 1
@@ -200,7 +241,7 @@ class InboxService:
                         path=path,
                         kind=ref.kind if ref else "unknown",
                         project=ref.key if ref else None,
-                        authors=self.authors(env, path),
+                        authors=self.author_labels(self.authors(env, path)),
                         version=blob,
                         size=len(text.encode("utf-8")),
                         floor=verdict.verdict,
@@ -226,14 +267,17 @@ class InboxService:
             env = self.notes.env(caller, environment)
             self._current(env, item, version)
             authors = self.authors(env, item)
-            if caller.login in authors:
+            author_check = decide_author(caller, authors)
+            if not author_check.allowed:
                 raise PolicyDenied(
-                    f"you ({caller.login}) wrote part of {item}; an author may not promote their own item",
-                    rule="author-cannot-promote",
-                    remedy="Leave it for another reviewer (or the scheduled reviewer), or hold it.",
+                    f"{item}: {author_check.reason}",
+                    rule=author_check.rule,
+                    remedy="Leave it for another connector (your workstation, another app, or the scheduled "
+                    "reviewer), or hold it.",
                 )
-            text = env.store.read_blob(version).decode("utf-8")
-            verdict = check_item(text, path=item, instruction_files=self.policy.instruction_files)
+            labels = self.author_labels(authors)
+            text = env.store.read_unverified_blob(version).decode("utf-8")
+            verdict = self.floor(item, version, text)
             if verdict.held:
                 raise PolicyDenied(
                     "the floor holds this item: " + "; ".join(r.as_text() for r in verdict.reasons[:5]),
@@ -253,7 +297,7 @@ class InboxService:
             target = route.reason
             target_blob = env.store.blob_id(target)
             existing = self.notes.text_of(env, target_blob) if target_blob != ABSENT else None
-            new_text = self._apply_route(ref.kind, ref.key, existing, text, authors)
+            new_text = self._apply_route(ref.kind, ref.key, existing, text, labels)
             changes = [Change(target, new_text.encode("utf-8")), Change(item, None)]
             expect = {item: version, target: target_blob}
             holds = self.rt.state.holds(env.name)
@@ -268,7 +312,7 @@ class InboxService:
                 changes,
                 expect,
                 f"promote {item} to {target}",
-                {"Notegate-Reviewed-By": caller.login, "Notegate-Authors": ", ".join(authors) or "-"},
+                {"Notegate-Reviewed-By": Author.of(caller).label, "Notegate-Authors": ", ".join(labels) or "-"},
             )
             record["commit"] = result.commit
             self.rt.state.forget_inbox_item(env.name, item)
@@ -348,7 +392,7 @@ class InboxService:
                 [change],
                 {HELD_PATH: held_blob, item: version},
                 f"hold {item}",
-                {"Notegate-Reviewed-By": caller.login},
+                {"Notegate-Reviewed-By": Author.of(caller).label},
             )
             self.rt.state.set_hold(
                 environment=env.name, path=item, version=version, reason=reason, reviewer=caller.login, at=now

@@ -16,6 +16,7 @@ from typing import Literal
 
 from notegate.errors import GateRejected
 from notegate.policy import Caller
+from notegate.safety.floor import check_item
 from notegate.safety.outputgate import rescan_text
 from notegate.services.notes import NotesService, WriteResult
 from notegate.vault.store import ABSENT
@@ -32,13 +33,26 @@ def staged_lines(diff: str) -> str:
     return "\n".join(picked)
 
 
-def _refuse(stage: str, text: str) -> None:
+def refuse_unsafe(stage: str, text: str, instruction_files: tuple[str, ...], path: str | None = None) -> None:
+    """Raise unless ``text`` passes the content gates *and* the floor.
+
+    The floor runs on model output for every tier: a trusted job's note is loaded by the next session just
+    like a promoted item, so hidden characters, terminal escapes and instruction-file names are held here too.
+    """
     findings = rescan_text(text)
     if findings:
         first = findings[0]
         raise GateRejected(
             f"the {stage} holds unsafe content ({first.gate}: {first.kind})",
             rule=f"{stage}-rescan:unsafe-content:{first.gate}",
+            remedy="Nothing was written; the job records the failure and keeps provenance only.",
+        )
+    verdict = check_item(text, path=path, instruction_files=instruction_files)
+    if verdict.held:
+        first_reason = verdict.reasons[0]
+        raise GateRejected(
+            f"the floor holds the {stage}: {first_reason.as_text()}",
+            rule=f"{stage}-floor:{first_reason.rule}",
             remedy="Nothing was written; the job records the failure and keeps provenance only.",
         )
 
@@ -53,14 +67,15 @@ def guarded_write(
     environment: str | None = None,
 ) -> WriteResult:
     """Write ``rendered`` to ``path`` (replace it, or append to it) only if every re-scan is clean."""
-    _refuse("rendered", rendered)
+    files = notes.policy.instruction_files
+    refuse_unsafe("rendered", rendered, files, path)
     env = notes.env(caller, environment)
     base = env.store.blob_id(path)
     if mode == "append" and base != ABSENT:
         preview = notes.append_note(caller, path, rendered, base, confirmed=False, environment=env.name)
     else:
         preview = notes.write_note(caller, path, rendered, base, confirmed=False, environment=env.name)
-    _refuse("staged", staged_lines(preview.diff))
+    refuse_unsafe("staged", staged_lines(preview.diff), files)
     if mode == "append" and base != ABSENT:
         return notes.append_note(caller, path, rendered, base, confirmed=True, environment=env.name)
     return notes.write_note(caller, path, rendered, base, confirmed=True, environment=env.name)

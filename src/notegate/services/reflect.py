@@ -40,6 +40,7 @@ REFLECTOR = Caller(
     client_class="workstation",
     tier="trusted",
     session="reflect",
+    connector="job:reflect",
 )
 MAX_FILES = 40
 MAX_TOTAL_BYTES = 120_000
@@ -84,7 +85,7 @@ class ReflectJob(Job):
 
     # ------------------------------------------------------------ reading
     def _changed_files(self) -> list[tuple[str, Path, int, float]]:
-        seen = {r["path"]: (r["size"], r["mtime"]) for r in self.rt.state.query("SELECT * FROM reflect_files")}
+        seen = self.rt.state.reflect_seen()
         changed = []
         for path in sorted(self.raw_dir.rglob("*.jsonl")):
             if path.is_symlink() or not path.is_file():
@@ -117,11 +118,7 @@ class ReflectJob(Job):
         return parts
 
     def _remember(self, files: list[tuple[str, Path, int, float]]) -> None:
-        with self.rt.state.tx() as db:
-            for rel, _path, size, mtime in files:
-                db.execute(
-                    "INSERT OR REPLACE INTO reflect_files (path, size, mtime) VALUES (?,?,?)", (rel, size, mtime)
-                )
+        self.rt.state.reflect_remember([(rel, size, mtime) for rel, _path, size, mtime in files])
 
     # ------------------------------------------------------------ writing
     def _render_state(self, value: dict, manifest: list[str], now: datetime) -> str:
@@ -186,11 +183,10 @@ class ReflectJob(Job):
 
     def _run_locked(self, force: bool) -> ReflectOutcome:
         now_ts = self.rt.clock()
-        last = self.rt.state.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")
-        if not force and last and now_ts - last[0]["started_at"] < self.policy.reflect_min_interval_seconds:
+        last = self.rt.state.reflect_last_start()
+        if not force and last is not None and now_ts - last < self.policy.reflect_min_interval_seconds:
             return ReflectOutcome(status="skipped", error="ran less than the minimum interval ago")
-        with self.rt.state.tx() as db:
-            db.execute("INSERT INTO reflect_runs (started_at, status) VALUES (?, 'running')", (now_ts,))
+        self.rt.state.reflect_started(now_ts)
         now = datetime.fromtimestamp(now_ts, UTC)
         files = self._changed_files()
         if not files:

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from notegate.errors import GateRejected, NotegateError
 from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
-from notegate.policy import Caller
+from notegate.policy import Caller, decide_author
+from notegate.safety.floor import check_item
 from notegate.safety.outputgate import rescan_text
 from notegate.services.inbox import InboxItem
 from notegate.services.jobs import Job
@@ -34,6 +35,7 @@ REVIEWER = Caller(
     client_class="workstation",
     tier="trusted",
     session="scheduled-review",
+    connector="job:review",
 )
 
 SYSTEM = """\
@@ -85,6 +87,9 @@ class ReviewJob(Job):
             findings = rescan_text(lines)
             if findings:
                 raise GateRejected(f"unsafe-content:{findings[0].gate}", rule="rescan-failed")
+            verdict = check_item(lines, instruction_files=self.policy.instruction_files)
+            if verdict.held:
+                raise GateRejected(f"floor:{verdict.reasons[0].rule}", rule="rescan-failed")
 
         try:
             self.inbox.hold_inbox(
@@ -131,7 +136,7 @@ class ReviewJob(Job):
             elif item.floor == "hold":
                 reason = "floor: " + "; ".join(item.floor_reasons[:3])
                 self._hold(summary, item, reason, from_model=False)
-            elif self.caller.login in item.authors:
+            elif not decide_author(self.caller, self.inbox.authors(env, item.path)).allowed:
                 summary.skipped.append(item.path)
                 summary.notes.append(f"{item.path}: written by the reviewer itself")
             else:
@@ -154,7 +159,7 @@ class ReviewJob(Job):
         env = self.rt.environment(env_name)
         parts = []
         for item in batch:
-            text = env.store.read_blob(item.version).decode("utf-8", errors="replace")
+            text = env.store.read_unverified_blob(item.version).decode("utf-8", errors="replace")
             parts.append(DataPart(label=f"inbox item ({item.kind})", source=f"{item.path}@{item.version}", text=text))
         # A verdict naming a real inbox item outside this batch (e.g. a floor-held one) is ignored below;
         # one naming anything that is not in the inbox at all is an invented source and voids the answer.

@@ -15,14 +15,11 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable
-from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import pygit2
-
 from notegate.sqlite import LocalSQLite
-from notegate.vault.store import ABSENT, VaultStore, changed_paths, servable
+from notegate.vault.store import ABSENT, VaultStore, servable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -166,17 +163,9 @@ class SearchIndex:
     def _apply(
         self, store: VaultStore, old: str | None, new: str | None, progress: Callable[[int], None] | None
     ) -> int:
-        repo = store.repo
         if new is None:
             return 0
-        old_tree = None
-        if old is not None:
-            try:
-                old_tree = repo[old].peel(pygit2.Tree)
-            except (KeyError, ValueError):
-                old_tree = None
-        new_tree = repo[new].peel(pygit2.Tree)
-        changes = list(changed_paths(repo, old_tree, new_tree))
+        changes = store.changed_notes(old, new)
         listing = store.listing()
         known = listing.notes if listing.commit == new else None  # paths already parsed by the listing
         empty = old is None and self.count() == 0
@@ -193,7 +182,7 @@ class SearchIndex:
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
                 if blob == ABSENT or not (path in known if known is not None else servable(path)):
                     continue
-                text = repo.odb.read(pygit2.Oid(hex=blob))[1].decode("utf-8", errors="replace")
+                text = store.read_unverified_blob(blob).decode("utf-8", errors="replace")  # from the tree diff
                 private, inbox = self._classify(path)
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
                 rows.append((path, folder, blob, last.get(path), int(private), int(inbox), text))
@@ -238,21 +227,7 @@ class SearchIndex:
 
     def _last_commits(self, store: VaultStore, old: str | None, new: str, paths: set[str]) -> dict[str, str]:
         """For each changed path, the newest commit in (old, new] that changed it (first-parent walk)."""
-        repo = store.repo
-        found: dict[str, str] = {}
-        walker = repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL)
-        walker.simplify_first_parent()
-        if old is not None:
-            with suppress(KeyError, ValueError, pygit2.GitError):
-                walker.hide(old)
-        for scanned, commit in enumerate(walker):
-            if scanned >= HISTORY_WALK_LIMIT or len(found) >= len(paths):
-                break
-            parent_tree = commit.parents[0].tree if commit.parents else None
-            for path, _blob in changed_paths(repo, parent_tree, commit.tree):
-                if path in paths and path not in found:
-                    found[path] = str(commit.id)
-        return found
+        return store.last_changes(old, new, paths, HISTORY_WALK_LIMIT)
 
     # ------------------------------------------------------------- reading
     def last_commit(self, path: str) -> str | None:

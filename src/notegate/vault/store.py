@@ -242,14 +242,47 @@ class VaultStore:
         tree = self.repo[commit].peel(pygit2.Tree)
         return _entry_blob(tree, path)
 
-    def read_blob(self, blob_id: str) -> bytes:
+    def read_unverified_blob(self, blob_id: str) -> bytes:
+        """The bytes of any blob in the repository, by id, unchecked: the caller must know that the id is a
+        revision the reader may see (a current version, or one this note really had). Never serve an id a
+        caller sent without that check: any private note's blob is in the same object store."""
         return self.repo[blob_id].peel(pygit2.Blob).data
+
+    def changed_notes(self, old: str | None, new: str) -> list[tuple[str, str]]:
+        """(path, blob or ``absent``) for every path whose blob differs between two commits' trees; with
+        ``old`` None or unknown, every path of ``new``. For the index: subtrees that did not change are
+        skipped."""
+        old_tree = None
+        if old is not None:
+            try:
+                old_tree = self.repo[old].peel(pygit2.Tree)
+            except (KeyError, ValueError):
+                old_tree = None
+        return list(changed_paths(self.repo, old_tree, self.repo[new].peel(pygit2.Tree)))
+
+    def last_changes(self, old: str | None, new: str, paths: set[str], walk_limit: int) -> dict[str, str]:
+        """For each of ``paths``, the newest commit in (old, new] that changed it (first-parent walk, at most
+        ``walk_limit`` commits)."""
+        found: dict[str, str] = {}
+        walker = self.repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        if old is not None:
+            with suppress(KeyError, ValueError, pygit2.GitError):
+                walker.hide(old)
+        for scanned, commit in enumerate(walker):
+            if scanned >= walk_limit or len(found) >= len(paths):
+                break
+            parent_tree = commit.parents[0].tree if commit.parents else None
+            for path, _blob in changed_paths(self.repo, parent_tree, commit.tree):
+                if path in paths and path not in found:
+                    found[path] = str(commit.id)
+        return found
 
     def read(self, path: str, commit: str | None = None) -> tuple[bytes, str] | None:
         blob = self.blob_id(path, commit)
         if blob == ABSENT:
             return None
-        return self.read_blob(blob), blob
+        return self.read_unverified_blob(blob), blob  # verified: the blob at this path now
 
     def commit_info(self, commit: str) -> pygit2.Commit:
         return self.repo[commit].peel(pygit2.Commit)

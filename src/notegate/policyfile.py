@@ -1,0 +1,228 @@
+"""The ``[policy]`` table of the policy file: every key, its type, its default and its help line.
+
+Why its own module: the rows below are the only source of every policy default. ``Policy`` (in
+``notegate.policy``) takes its field defaults from them, ``notegate init`` writes its commented config from
+them, and the README's reference is checked against them; so a default is written once. Validation runs at
+start in every enforcer (server, CLI, hooks, doctor): an unknown key, a wrong type or a route that could
+reach a protected path stops start-up with a hint naming the key.  Pure: it reads already-parsed TOML.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+from notegate.errors import ConfigError
+from notegate.globs import any_match, glob_match
+from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.settings import Setting as PolicySetting
+from notegate.settings import check_table
+
+SLUG = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
+_SLUG_RE = re.compile(rf"{SLUG}\Z")
+_TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
+
+TIERS = ("restricted", "trusted", "machine")
+CLIENT_CLASSES = ("hosted", "workstation", "machine")
+
+
+@lru_cache(maxsize=64)
+def template_regex(template: str) -> re.Pattern[str]:
+    prefix, _, suffix = template.partition("{")
+    _, _, rest = suffix.partition("}")
+    return re.compile(re.escape(prefix) + f"({SLUG})" + re.escape(rest) + r"\Z")
+
+
+def fill_template(template: str, key: str) -> str:
+    return re.sub(r"\{(?:project|slug)\}", key, template)
+
+
+def is_slug(value: str) -> bool:
+    return bool(_SLUG_RE.match(value))
+
+
+POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
+    PolicySetting("private", list, ["private/**"], "Globs of notes invisible to restricted callers."),
+    PolicySetting(
+        "protected", list, ["rules/**"], "Globs only trusted callers may change, always through a two-step write."
+    ),
+    PolicySetting("max_note_bytes", int, 1 << 20, "Largest note accepted, in bytes of UTF-8."),
+    PolicySetting(
+        "two_step_classes", list, ["hosted"], "Client classes whose writes must be previewed before confirming."
+    ),
+    PolicySetting("fetch_interval_seconds", (int, float), 5.0, "How often the server fetches the origin."),
+    PolicySetting("repack_loose_objects", int, 2000, "Repack the server's clone past this many loose objects."),
+    PolicySetting("preview_ttl_seconds", int, 1800, "How long a two-step preview may be confirmed."),
+    PolicySetting(
+        "instruction_files",
+        list,
+        list(DEFAULT_INSTRUCTION_FILES),
+        "Names of files agents load as instructions; the floor holds any inbox item naming one.",
+    ),
+    PolicySetting(
+        "inbox",
+        dict,
+        {
+            "handoff": "inbox/handoffs/{project}.md",
+            "log": "inbox/log/{project}.md",
+            "decision": "inbox/decisions/{project}.md",
+            "capture": "inbox/captures/{slug}.md",
+        },
+        "Inbox kinds and the item path each writes (restricted callers).",
+    ),
+    PolicySetting(
+        "inbox_reserved", list, ["inbox/_held.md", "inbox/README.md"], "Inbox files no restricted caller may touch."
+    ),
+    PolicySetting(
+        "routes",
+        dict,
+        {
+            "handoff": "handoffs/{project}.md",
+            "log": "log/{project}.md",
+            "decision": "design/{project}.md",
+            "capture": "",
+        },
+        "Where a promoted item of each kind goes ('' = no route).",
+    ),
+    PolicySetting(
+        "protected_from_routes",
+        list,
+        ["rules/**", "private/**", "inbox/**"],
+        "Globs no route may ever reach (checked at start and again at every promotion).",
+    ),
+    PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
+    PolicySetting("notice_interval_seconds", int, 900, "Repeat the inbox notice after this long."),
+    PolicySetting(
+        "session_gate_classes",
+        list,
+        ["hosted"],
+        "Client classes that must call session_start and pass its handle to every knowledge tool.",
+    ),
+    PolicySetting("session_idle_seconds", int, 12 * 3600, "A session handle expires after this long unused."),
+    PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
+    PolicySetting("review_batch_size", int, 20, "Inbox items per model call of the scheduled reviewer."),
+    PolicySetting(
+        "reflect_state_path", str, "sessions/reflector-state.md", "Where the reflector writes the session state."
+    ),
+    PolicySetting(
+        "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
+    ),
+    PolicySetting(
+        "restricted_writes_per_hour",
+        int,
+        120,
+        "Commits one restricted connector login may make per hour (0 = no limit).",
+    ),
+    PolicySetting(
+        "restricted_bytes_per_hour",
+        int,
+        2 << 20,
+        "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
+    ),
+)
+
+_ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
+
+
+def as_policy_value(value: Any) -> Any:
+    """A TOML value as ``Policy`` holds it: lists as tuples, tables as tuples of (key, value) pairs."""
+    if isinstance(value, list):
+        return tuple(value)
+    if isinstance(value, dict):
+        return tuple(value.items())
+    return value
+
+
+def default(name: str) -> Any:
+    """The default of one ``[policy]`` key, from its row."""
+    return as_policy_value(_ROWS[name].default)
+
+
+def policy_values(table: dict[str, Any]) -> dict[str, Any]:
+    """Validate the ``[policy]`` table: unknown keys and wrong types stop start-up. Lists become tuples and
+    tables become tuples of pairs, as :class:`notegate.policy.Policy` holds them."""
+    values = check_table("policy", table, POLICY_SETTINGS)
+    for setting in POLICY_SETTINGS:
+        value = values[setting.name]
+        if isinstance(value, list):
+            if not all(isinstance(v, str) and v for v in value):
+                raise ConfigError(f"[policy] {setting.name} must be a list of non-empty strings", remedy=setting.help)
+            value = tuple(value)
+        if isinstance(value, dict):
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+                raise ConfigError(f"[policy] {setting.name} must map names to strings", remedy=setting.help)
+            value = tuple(value.items())
+        values[setting.name] = value
+    try:
+        validate_instruction_files(values["instruction_files"])
+    except ValueError as exc:
+        raise ConfigError(f"[policy] instruction_files: {exc}") from None
+    _check_inbox_and_routes(values)
+    for cls in (*values["two_step_classes"], *values["session_gate_classes"]):
+        if cls not in CLIENT_CLASSES:
+            raise ConfigError(
+                f"[policy] two_step_classes names an unknown class '{cls}'",
+                remedy=f"Classes: {', '.join(CLIENT_CLASSES)}.",
+            )
+    if values["max_note_bytes"] <= 0 or values["max_note_bytes"] > 64 << 20:
+        raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")
+    if not 1 <= values["review_batch_size"] <= 50:
+        raise ConfigError("[policy] review_batch_size must be between 1 and 50 (the review schema's cap)")
+    for key in ("digest_path", "reflect_state_path"):
+        value = values[key]
+        if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):
+            raise ConfigError(f"[policy] {key} must be a relative note path ending in .md")
+    if any_match(values["protected"], values["reflect_state_path"]) or values["reflect_state_path"].startswith(
+        "inbox/"
+    ):
+        raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
+    if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
+        # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
+        raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
+    if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
+        raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
+    if values["fetch_interval_seconds"] <= 0:
+        raise ConfigError("[policy] fetch_interval_seconds must be positive")
+    return values
+
+
+def _check_inbox_and_routes(values: dict[str, Any]) -> None:
+    """Refuse, at start, any inbox or route template that could reach a path no route may reach.
+
+    A template is literal folders then ``{project}``/``{slug}`` + ``.md``, and the key is a lowercase slug
+    (no ``/``), so the only part that varies is the file's stem.  The literal folders are checked against
+    the protected globs with probe stems, including every segment named in those globs and every
+    instruction file's stem.  :meth:`Policy.route_target` checks the concrete target again at promotion.
+    """
+    inbox = dict(values["inbox"])
+    for kind, template in inbox.items():
+        if not is_slug(kind):
+            raise ConfigError(f"[policy] inbox kind '{kind}' must be a lowercase name")
+        if not _TEMPLATE.match(template) or not template.startswith("inbox/"):
+            raise ConfigError(
+                f"[policy] inbox.{kind} = '{template}' must look like 'inbox/<folder>/{{project}}.md'",
+                remedy="Inbox items live under inbox/: literal folders, then {project} or {slug}, then .md.",
+            )
+    guarded = (*values["protected_from_routes"], *values["protected"])
+    probes = {"x", "rules", "private", "inbox", "readme", "digest"}
+    probes |= {f.casefold().rsplit("/", 1)[-1].removesuffix(".md").strip(".") for f in values["instruction_files"]}
+    for glob in guarded:
+        probes |= {seg.casefold() for seg in glob.split("/")}
+    for kind, template in values["routes"]:
+        if kind not in inbox:
+            raise ConfigError(f"[policy] routes.{kind}: there is no inbox kind '{kind}'")
+        if not template:
+            continue
+        if not _TEMPLATE.match(template):
+            raise ConfigError(
+                f"[policy] routes.{kind} = '{template}' must look like '<folder>/{{project}}.md'",
+                remedy="A route is literal folders then {project} (or {slug}) .md; nothing else can vary.",
+            )
+        for probe in sorted(p for p in probes if is_slug(p)):
+            target = fill_template(template, probe)
+            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith("inbox/"):
+                raise ConfigError(
+                    f"[policy] routes.{kind} = '{template}' could reach '{target}', a path no route may reach",
+                    remedy="Point routes at ordinary folders such as handoffs/, log/ or design/.",
+                )

@@ -1,0 +1,59 @@
+"""`notegate init`: a directory with the config, a bare origin, the server's clone and the default notes.
+
+The default notes are committed through the notes service's recipe like every other write (trailers,
+lock, push to the origin before returning), as the owner at a shell through the CLI's own connector.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from notegate.config import load_config
+from notegate.policy import Caller
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Runtime
+from notegate.vault.layout import CONFIG_NAME, InitError, default_notes, render_config
+from notegate.vault.store import Change
+
+
+def init_caller(owner: str) -> Caller:
+    return Caller(
+        login=owner,
+        display_name="notegate init",
+        client="notegate-init",
+        client_class="workstation",
+        tier="trusted",
+        session="-",
+        connector="cli:init",
+    )
+
+
+def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None) -> Path:
+    """Create config, bare origin, server clone and state with the default layout. Returns the config path."""
+    now = now or datetime.now(UTC)
+    config_path = directory / CONFIG_NAME
+    if directory.exists() and any(directory.iterdir()):
+        if config_path.exists():
+            raise InitError(f"{directory.name} is already a notegate directory (it has {CONFIG_NAME})")
+        raise InitError(f"{directory.name} is not empty and is not a notegate directory; choose an empty directory")
+    directory.mkdir(parents=True, exist_ok=True)
+    pygit2.init_repository(str(directory / "origin.git"), bare=True, initial_head="main")
+    config_path.write_text(render_config(owner), encoding="utf-8")
+    runtime = Runtime(load_config(config_path))
+    try:
+        env = runtime.environment(None, index_now=False)
+        changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]
+        NotesService(runtime).commit_as(
+            init_caller(owner),
+            env,
+            changes,
+            {change.path: "absent" for change in changes},
+            "Create the default vault layout",
+            new_paths=tuple(change.path for change in changes),
+        )
+    finally:
+        runtime.close()
+    return config_path

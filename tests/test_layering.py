@@ -1,0 +1,182 @@
+"""The layout shows the architecture: one table says which layer may import which, and a test holds every
+module of the package to it (shared/DESIGN.md §4: doors call services; services call the store, index,
+state and policy; policy and the safety gates are pure)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[1] / "src" / "notegate"
+
+#: Which layer each module belongs to: the longest matching prefix wins.
+LAYER_OF: dict[str, str] = {
+    "notegate.errors": "pure",
+    "notegate.settings": "pure",
+    "notegate.globs": "pure",
+    "notegate.policyfile": "pure",
+    "notegate.policy": "pure",
+    "notegate.safety": "pure",
+    "notegate.vault.paths": "pure",
+    "notegate.vault.fence": "pure",
+    "notegate.vault.frontmatter": "pure",
+    "notegate.vault.formats": "pure",
+    "notegate.vault.lines": "pure",
+    "notegate.vault.held": "pure",
+    "notegate.vault": "pure",  # the package itself
+    "notegate.sqlite": "storage",
+    "notegate.state": "storage",
+    "notegate.vault.store": "storage",
+    "notegate.vault.index": "storage",
+    "notegate.config": "config",
+    "notegate.models.config": "config",
+    "notegate.models": "models",
+    "notegate.auth": "auth",
+    "notegate.services": "services",
+    "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
+    "notegate.doors": "doors",
+    "notegate.hooks": "hooks",
+    "notegate.sync": "services",
+    "notegate.cli": "cli",
+    "notegate": "cli",  # the package's __init__
+}
+
+#: Layer -> the layers it may import (its own included).
+MAY_IMPORT: dict[str, set[str]] = {
+    "pure": {"pure"},
+    "storage": {"pure", "storage"},
+    "config": {"pure", "config"},
+    "models": {"pure", "config", "models"},
+    "auth": {"pure", "storage", "config", "auth"},
+    "services": {"pure", "storage", "config", "models", "auth", "services"},
+    "doors": {"pure", "config", "auth", "services", "doors"},
+    "hooks": {"pure", "config", "models", "hooks"},
+    "cli": {"pure", "storage", "config", "models", "auth", "services", "doors", "hooks", "cli"},
+}
+
+#: The few edges across the table, each with its reason.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    # The reflector reads Claude Code / Codex transcripts with the hooks' pure parser (no I/O in it).
+    ("notegate.services.reflect", "notegate.hooks.transcript"): "pure transcript parser",
+}
+
+#: What pure modules may import from outside the package: no file system, process, network or database.
+PURE_STDLIB = {
+    "__future__",
+    "base64",
+    "binascii",
+    "bisect",
+    "collections",
+    "copy",
+    "dataclasses",
+    "datetime",
+    "enum",
+    "functools",
+    "heapq",
+    "html",
+    "itertools",
+    "json",
+    "math",
+    "operator",
+    "re",
+    "string",
+    "typing",
+    "unicodedata",
+    "hashlib",
+    "hmac",
+    "textwrap",
+    "importlib",  # importlib: the output gate's shipped schemas
+}
+PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    name = ".".join(parts)
+    return name.removesuffix(".__init__")
+
+
+def _layer(module: str) -> str:
+    best = max((p for p in LAYER_OF if module == p or module.startswith(p + ".")), key=len)
+    return LAYER_OF[best]
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                found.add(".".join([*base, node.module] if node.module else base))
+            else:
+                found.add(node.module or "")
+    return found
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: _module_name(p))
+def test_every_import_follows_the_layer_table(path: Path) -> None:
+    module = _module_name(path)
+    layer = _layer(module)
+    for imported in _imports(path):
+        if imported.startswith("notegate"):
+            target = _layer(imported)
+            assert target in MAY_IMPORT[layer] or (module, imported) in EXCEPTIONS, (
+                f"{module} ({layer}) may not import {imported} ({target})"
+            )
+        elif layer == "pure":
+            top = imported.split(".")[0]
+            assert top in PURE_STDLIB or top in PURE_THIRD_PARTY, f"pure module {module} imports {imported}"
+
+
+FORBIDDEN_IN_PURE = {"open", "eval", "exec", "compile", "__import__", "globals", "input", "breakpoint"}
+
+
+@pytest.mark.parametrize("path", [p for p in MODULES if _layer(_module_name(p)) == "pure"], ids=_module_name)
+def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Name):
+            assert node.id not in FORBIDDEN_IN_PURE, f"{_module_name(path)} uses {node.id}"
+
+
+def test_the_table_names_only_existing_modules_and_layers() -> None:
+    names = {_module_name(p) for p in MODULES}
+    for prefix in LAYER_OF:
+        assert any(n == prefix or n.startswith(prefix + ".") for n in names), prefix
+    assert set(LAYER_OF.values()) == set(MAY_IMPORT)
+    for module, imported in EXCEPTIONS:
+        assert module in names and imported in names
+
+
+def test_the_checker_catches_a_forbidden_edge(tmp_path: Path) -> None:
+    """The test above can fail: a door importing the store directly is caught."""
+    assert _layer("notegate.doors.mcp") == "doors" and _layer("notegate.vault.store") == "storage"
+    assert "storage" not in MAY_IMPORT["doors"]
+    assert "os" not in PURE_STDLIB and "subprocess" not in PURE_STDLIB and "sqlite3" not in PURE_STDLIB
+    assert sys.version_info >= (3, 11)
+
+
+def test_every_commit_goes_through_the_one_recipe() -> None:
+    """Only NotesService.commit_as asks the store for a commit; only the store makes one (DESIGN.md §4).
+    Import and init commit through the recipe too, so they meet the same rules and trailers."""
+    makers: dict[str, list[int]] = {}
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            if node.func.attr == "create_commit" or (
+                node.func.attr == "commit" and len(node.args) + len(node.keywords) >= 3
+            ):
+                makers.setdefault(_module_name(path), []).append(node.lineno)
+    assert set(makers) == {"notegate.services.notes", "notegate.vault.store"}, makers
+    assert len(makers["notegate.services.notes"]) == 1

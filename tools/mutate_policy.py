@@ -1,0 +1,104 @@
+"""Mutate one policy rule at a time and check that some test fails and names it (issue 9's standard).
+
+Run: .venv/bin/python tools/mutate_policy.py  (about a minute per mutation on 2 cores). Restores the file
+after each mutation, also on Ctrl-C. Prints one line per mutation: caught (with the first failing test)
+or SURVIVED.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+POLICY = ROOT / "src" / "notegate" / "policy.py"
+TESTS = [
+    "tests/test_policy_cases.py",
+    "tests/test_policy.py",
+    "tests/services/test_inbox.py",
+    "tests/services/test_write_rules.py",
+]
+
+# (name, text in policy.py, replacement): each breaks exactly one rule.
+MUTATIONS = [
+    (
+        "is_inbox ignores case",
+        'return path.casefold().startswith(self.inbox_root + "/")',
+        'return path.startswith(self.inbox_root + "/")',
+    ),
+    (
+        "is_reserved ignores case",
+        "return any(path.casefold() == r.casefold() for r in self.inbox_reserved)",
+        "return any(path == r for r in self.inbox_reserved)",
+    ),
+    (
+        "restricted may overwrite items",
+        "if action in (Action.CREATE, Action.APPEND):",
+        "if action in (Action.CREATE, Action.APPEND, Action.OVERWRITE):",
+    ),
+    ("private visible to restricted", "    return not policy.is_private(path)", "    return True"),
+    ("names checked on delete too", "if action is not Action.DELETE:", "if True:"),
+    (
+        "names never checked",
+        'if entry is None:\n        return allow("name")',
+        'if True:\n        return allow("name")',
+    ),
+    ("an author may promote", "same = author.connector == caller.connector_id if", "same = author.connector == '' if"),
+    ("legacy parts match nobody", "else author.person == caller.login", "else False"),
+    (
+        "quota off by one",
+        "if limits.writes and writes + 1 > limits.writes:",
+        "if limits.writes and writes > limits.writes:",
+    ),
+    ("quota ignores bytes", "if limits.bytes and used_bytes + size > limits.bytes:", "if False:"),
+    (
+        "protected needs no two-step",
+        "    if policy.is_protected(path):\n        return True",
+        "    if False:\n        return True",
+    ),
+    (
+        "restricted may review",
+        'if caller.tier != "trusted":\n        return deny(\n            "review-trusted-only"',
+        'if caller.tier == "machine":\n        return deny(\n            "review-trusted-only"',
+    ),
+    (
+        "routes may reach the inbox",
+        "if self.is_inbox(target) or self.names_instruction_file(target):",
+        "if self.names_instruction_file(target):",
+    ),
+    ("machines may read", 'if caller.tier == "machine" or caller.client_class == "machine":', "if False:"),
+]
+
+
+def main() -> int:
+    original = POLICY.read_text(encoding="utf-8")
+    survived = 0
+    try:
+        for name, before, after in MUTATIONS:
+            if original.count(before) != 1:
+                print(f"?? {name}: the text to mutate is not in policy.py exactly once")
+                survived += 1
+                continue
+            POLICY.write_text(original.replace(before, after), encoding="utf-8")
+            run = subprocess.run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-n", "2", "-p", "no:cacheprovider", *TESTS],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            failed = [ln for ln in run.stdout.splitlines() if ln.startswith("FAILED")]
+            if run.returncode == 0:
+                survived += 1
+                print(f"SURVIVED  {name}")
+            else:
+                print(f"caught    {name}: {failed[0][7:110] if failed else run.stdout.splitlines()[-1]}")
+    finally:
+        POLICY.write_text(original, encoding="utf-8")
+    print(f"{len(MUTATIONS) - survived}/{len(MUTATIONS)} mutations caught")
+    return 1 if survived else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
