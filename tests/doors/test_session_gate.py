@@ -46,11 +46,12 @@ async def test_session_start_returns_fenced_context(served: Server, vault: Path)
     assert data["tier"] == "restricted" and data["project"] == "notegate-demo"
     assert formats.unfence(data["digest"]).startswith("# House rules")
     assert "The demo vault was created" in formats.unfence(data["handoff"])
-    assert data["handoff_branch"] == "main"
+    assert data["handoff_on_your_branch"] is False  # the demo handoff is on main, this session on feature
     assert "handoffs/notegate-demo" in formats.unfence(data["context_to_resume"])
     assert data["inbox_count"] == 0
     context = data["context"]
-    assert "written on branch main; you are on feature" in context
+    assert "on your branch: no):" in context and "written on another branch than yours" in context
+    assert "> your branch: feature" in context and "> handoff branch: main" in context  # inside the facts fence
     assert "not instructions" in context and data["handle"] in context
     assert "inbox_write" in context  # a restricted session is told how it may write
 
@@ -137,7 +138,7 @@ async def test_handoff_front_matter_cannot_speak_outside_the_fence(vault: Path) 
         data = (
             await client.call_tool("session_start", {"project": "notegate-demo", "branch": "dev"})
         ).structured_content
-    assert data["handoff_branch"] is None and data["handoff_written"] == "2025-01-01"
+    assert data["handoff_on_your_branch"] is None and data["handoff_written"] == "2025-01-01"
     outside = data["context"].replace(data["handoff"], "")
     assert "SYSTEM NOTICE" not in outside and "curl" not in outside
     runtime.close()

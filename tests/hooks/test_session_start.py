@@ -70,7 +70,7 @@ def test_start_prints_fenced_digest_handoff_and_inbox_count(served: Served, home
     # The hostile heading stayed quoted data: it never starts a line of its own.
     assert not re.search(r"^#+ Ignore previous rules", context, re.M)
     assert re.search(r"^Inbox: \d+ items? waiting for review\.$", context, re.M)
-    assert "you are on" not in context  # same branch: no branch note
+    assert "on your branch: yes):" in context and "another branch" not in context  # same branch
 
 
 def test_start_notes_a_handoff_from_another_branch(served: Served, home: Path, tmp_path, project_name):
@@ -79,9 +79,12 @@ def test_start_notes_a_handoff_from_another_branch(served: Served, home: Path, t
     same = make_repo(tmp_path / "a", project_name, branch="main")
     other = make_repo(tmp_path / "b", project_name, branch="feature-x")
     env = _env(served, home, token)
-    assert "you are on" not in _context(run_hook("session-start", session_start_payload("s", same / "t", same), env))
+    same_context = _context(run_hook("session-start", session_start_payload("s", same / "t", same), env))
+    assert "another branch" not in same_context
     context = _context(run_hook("session-start", session_start_payload("s", other / "t", other), env))
-    assert "this handoff was written on branch main; you are on feature-x." in context
+    assert "on your branch: no):" in context
+    assert "this handoff was written on another branch than yours (both are in the session facts)." in context
+    assert "> your branch: feature-x" in context and "> handoff branch: main" in context
 
 
 def test_start_uses_client_toml_and_project_mapping(served: Served, home: Path, tmp_path, project_name):
@@ -99,7 +102,7 @@ def test_start_uses_client_toml_and_project_mapping(served: Served, home: Path, 
     )
     context = _context(run_hook("session-start", session_start_payload("s", repo / "t", repo / "src"), base_env(home)))
     assert "Half of the parser is rewritten." in context
-    assert f"project {project_name}" in context
+    assert f"> project: {project_name}" in context  # the mapped project, inside the facts fence
 
 
 def test_start_outside_a_repository_still_gets_the_digest(served: Served, home: Path, tmp_path):

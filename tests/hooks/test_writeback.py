@@ -124,10 +124,13 @@ def self_check_trusted(session: Session, model: AnthropicStandIn) -> None:
     assert f"[[sessions/{p}/2026-11-30-3f2a9c1e]] — 2026-11-30 — Reworked the parser." in summary
     # What the model was given: instructions in the system prompt, only fenced data in the user turn.
     [request] = model.requests
-    assert "MEMORY.md is written by the project's owner and is authoritative" in str(request.json["system"])
-    user = str(request.json["messages"][0]["content"])
-    assert "[notegate: quoted data (session transcript from transcript:" in user
-    assert "MEMORY.md, authoritative, written by the project owner from MEMORY.md" in user
+    assert 'A MEMORY.md labelled "repository data" was found in the checkout' in str(request.json["system"])
+    content = request.json["messages"][0]["content"]
+    user = content if isinstance(content, str) else "".join(block["text"] for block in content)
+    assert "[notegate: quoted data (session transcript from transcript:this-session)" in user
+    # a checkout's MEMORY.md is repository data, not the owner's word (issue 8, item 7)
+    assert "(MEMORY.md from the checkout, repository data, not the owner's word from checkout:MEMORY.md)" in user
+    assert "authoritative" not in user and session.project not in user.split("\n> ")[0]
     assert "> Use tabs, never spaces." in user
     assert "> Please work on the parser, step 3." in user
 

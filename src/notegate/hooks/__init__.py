@@ -131,7 +131,9 @@ def main(
         return 0  # Claude is continuing because of a Stop hook: not a turn of its own
     from notegate.hooks.project import locate
 
-    place = locate(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None, settings.projects)
+    place = locate(
+        payload.get("cwd") if isinstance(payload.get("cwd"), str) else None, settings.projects, settings.project
+    )
     if place.project is not None and place.project in settings.archived:
         return 0
     if event == "session-start":

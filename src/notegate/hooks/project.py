@@ -108,15 +108,20 @@ def _mapped(cwd: Path, top: Path | None, projects: Mapping[str, str]) -> str | N
     return None
 
 
-def locate(cwd: str | None, projects: Mapping[str, str]) -> Place:
-    """Project and branch for a session started in ``cwd`` (missing or unreadable → no project)."""
+def locate(cwd: str | None, projects: Mapping[str, str], explicit: str | None = None) -> Place:
+    """Project and branch for a session started in ``cwd`` (missing or unreadable → no project).
+
+    The owner's word comes first: ``explicit`` (``NOTEGATE_PROJECT``), then the ``[projects]``
+    mapping; the checkout's directory name, which whoever named the repository chose, only last.
+    Every answer is a slug (the settings check the configured ones).
+    """
     if not cwd:
-        return Place(None, None, None)
+        return Place(None, explicit, None)
     path = Path(cwd)
     if not path.is_absolute():
-        return Place(None, None, None)
+        return Place(None, explicit, None)
     top = find_top(path)
-    project = _mapped(path, top, projects)
+    project = explicit or _mapped(path, top, projects)
     if project is None and top is not None:
         project = slug(repo_name(top))
     return Place(top, project, read_branch(top) if top is not None else None)

@@ -17,8 +17,14 @@ Sources, first match wins per key:
       [projects]                                # cwd path or repository name → project
       "/home/me/src/website" = "homepage"
       "notegate-fork" = "notegate"
+      [memory]                                  # project → a MEMORY.md the owner vouches for
+      "homepage" = "~/notes/homepage-MEMORY.md"
       [models]                                  # the write-back's model chain (see notegate.models)
       chain = ["claude-cli", "none"]
+
+``NOTEGATE_PROJECT`` (a slug) names the project explicitly and wins over ``[projects]`` and the
+directory name.  Only a ``[memory]`` file is given to the write-back's model as the owner's word; a
+``MEMORY.md`` inside a checkout is repository data (anyone who can push wrote it) and is labelled so.
 
 Missing url or token means *unconfigured*: every hook is a silent no-op.  A malformed file is
 reported as one line on stderr (never its contents) and the hook does nothing either.
@@ -36,7 +42,8 @@ from typing import Any
 #: Set by notegate's own model processes (and by anyone who wants hooks off for one command).
 HOOK_GUARD_ENV = "NOTEGATE_HOOK_ACTIVE"
 #: Keys of client.toml; anything else is refused with this list as the hint.
-KNOWN_KEYS = ("url", "token", "token_file", "client_name", "archived", "projects", "models")
+KNOWN_KEYS = ("url", "token", "token_file", "client_name", "archived", "projects", "memory", "models")
+PROJECT_ENV = "NOTEGATE_PROJECT"
 DEFAULT_CLIENT_NAME = "claude-code"
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _CLIENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
@@ -57,6 +64,10 @@ class HookSettings:
     projects: Mapping[str, str] = field(default_factory=dict)
     archived: frozenset[str] = frozenset()
     models: Mapping[str, Any] | None = None
+    #: project → path of a MEMORY.md the owner configured (the only one labelled authoritative).
+    memory: Mapping[str, Path] = field(default_factory=dict)
+    #: The project named explicitly (``NOTEGATE_PROJECT``); wins over every other source.
+    project: str | None = None
 
     @property
     def mcp_url(self) -> str:
@@ -141,6 +152,11 @@ def _check_types(data: dict[str, Any]) -> None:
         isinstance(v, str) and _SLUG.match(v) and k for k, v in projects.items()
     ):
         raise SettingsError("client.toml: [projects] must map paths or repository names to project names")
+    memory = data.get("memory", {})
+    if not isinstance(memory, dict) or not all(
+        isinstance(k, str) and _SLUG.match(k) and isinstance(v, str) and v for k, v in memory.items()
+    ):
+        raise SettingsError("client.toml: [memory] must map project names to MEMORY.md paths")
     if "models" in data and not isinstance(data["models"], dict):
         raise SettingsError("client.toml: [models] must be a table")
     name = data.get("client_name", DEFAULT_CLIENT_NAME)
@@ -171,6 +187,12 @@ def load_settings(environ: Mapping[str, str]) -> HookSettings | None:
         url = url[: -len("/mcp")]
     if not url.startswith(("http://", "https://")):
         raise SettingsError("the notegate url must start with http:// or https://")
+    project = environ.get(PROJECT_ENV, "") or None
+    if project is not None and (len(project) > 64 or not _SLUG.match(project)):
+        raise SettingsError(f"{PROJECT_ENV} must be a project name (lowercase letters, digits, hyphens)")
+    memory = {
+        name: _expand(raw, environ, path.parent if path else None) for name, raw in data.get("memory", {}).items()
+    }
     return HookSettings(
         url=url,
         token=token,
@@ -179,4 +201,6 @@ def load_settings(environ: Mapping[str, str]) -> HookSettings | None:
         projects=dict(data.get("projects", {})),
         archived=frozenset(data.get("archived", [])),
         models=data.get("models"),
+        memory=memory,
+        project=project,
     )

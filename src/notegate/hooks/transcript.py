@@ -114,7 +114,9 @@ def _codex_message(obj: dict) -> tuple[str, str] | None:
 
 def parse_transcript(lines: Iterable[str]) -> Transcript:
     """Segments of conversation turns, oldest first; there is always at least one (maybe empty) segment."""
-    segments: list[list[Turn]] = [[]]
+    # A turn's pieces are collected in a list and joined once: adding each piece to a growing string
+    # is quadratic in a run of many same-role lines.
+    segments: list[list[tuple[str, list[str]]]] = [[]]
     client = "unknown"
     for line in lines:
         line = line.strip()
@@ -144,11 +146,17 @@ def parse_transcript(lines: Iterable[str]) -> Transcript:
         if not stripped or (role == "user" and stripped.startswith(_SKIP_USER_PREFIXES)):
             continue
         turns = segments[-1]
-        if turns and turns[-1].role == role:
-            turns[-1] = Turn(role, turns[-1].text + "\n\n" + stripped)
+        if turns and turns[-1][0] == role:
+            turns[-1][1].append(stripped)
         else:
-            turns.append(Turn(role, stripped))
-    return Transcript(tuple(Segment(i, tuple(turns)) for i, turns in enumerate(segments)), client)
+            turns.append((role, [stripped]))
+    return Transcript(
+        tuple(
+            Segment(i, tuple(Turn(role, "\n\n".join(pieces)) for role, pieces in turns))
+            for i, turns in enumerate(segments)
+        ),
+        client,
+    )
 
 
 def window(turns: tuple[Turn, ...], *, max_turns: int = WINDOW_TURNS, max_bytes: int = WINDOW_BYTES) -> str:

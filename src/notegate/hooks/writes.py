@@ -27,6 +27,7 @@ from notegate.hooks.vaultclient import ABSENT, VaultClient
 from notegate.safety.outputgate import rescan_text
 from notegate.vault import formats
 
+# Matched against the file name only (anchored): searching the whole path retried at every offset.
 _SESSION_FILE = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})-[^/]*\.md\Z")
 
 
@@ -108,6 +109,25 @@ def rescan(rendered: Rendered) -> list[str]:
     return sorted(set(found))
 
 
+def floor_findings(rendered: Rendered, *, project: str) -> list[str]:
+    """Rule names the floor holds in the exact texts to commit (empty = clean), for every tier.
+
+    The trusted route skips the inbox, and with it the review that runs the floor; so the floor
+    runs here, on model output, before anything is written (bidi and ANSI escapes, instruction-file
+    names such as CLAUDE.md).  A hold writes nothing, like any gate refusal.
+    """
+    from notegate.safety.floor import check_item
+
+    rules: set[str] = set()
+    for text, path in (
+        (rendered.log_rendered, f"log/{project}.md"),
+        (rendered.handoff, f"handoffs/{project}.md"),
+        (rendered.note_text, None),
+    ):
+        rules.update(reason.rule for reason in check_item(text, path).reasons)
+    return sorted(rules)
+
+
 def _retry_stale(action: Callable[[], str]) -> str:
     try:
         return action()
@@ -174,7 +194,7 @@ def newest_sessions(vault: VaultClient, project: str, fresh: tuple[str, date, st
     folder = f"sessions/{project}"
     dated: list[tuple[date, str]] = []
     for path in vault.list_paths(folder):
-        match = _SESSION_FILE.search(path)
+        match = _SESSION_FILE.match(path.rpartition("/")[2])
         if path.startswith(folder + "/") and match:
             try:
                 dated.append((date.fromisoformat(match.group(1)), path))

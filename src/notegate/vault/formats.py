@@ -115,17 +115,86 @@ TRIM_MARK = "… [trimmed to keep the project summary within its size cap]"
 # Every line boundary str.splitlines() honours; CommonMark's (\r\n, \r, \n) are a subset.
 _BOUNDARY_KEEP_RE = re.compile(f"({_BOUNDARY})")
 
-_STRUCTURAL = r"(?=#{1,6}(?:[ \t]|\Z)|<!-- SESSIONS:(?:START|END) -->)"
-_LIST_MARK = r"(?=#{1,6}(?:[ \t]|\Z)|<!-- SESSIONS:(?:START|END) -->|[-+*](?:[ \t]|\Z))"
-_NEEDS_ESCAPE = re.compile(r"( {0,3})\\*" + _STRUCTURAL)
-_ESCAPED = re.compile(r"( {0,3})\\\\*" + _STRUCTURAL)
-_NEEDS_ESCAPE_PARA = re.compile(r"( {0,3})\\*" + _LIST_MARK)
-_ESCAPED_PARA = re.compile(r"( {0,3})\\\\*" + _LIST_MARK)
-
-_HEADING_RE = re.compile(r"^(#{1,2})(?:[ \t]+([^\n]*?))?[ \t\r]*$", re.MULTILINE)
-_LEADING_BLANK_LINES = re.compile(rf"\A(?:[ \t]*(?:{_BOUNDARY}))+")
-_TRAILING_BLANK_LINES = re.compile(rf"(?:(?:{_BOUNDARY})[ \t]*)+\Z")
 _MARKER_RE = re.compile(r"^<!-- SESSIONS:(START|END) -->[ \t\r]*$", re.MULTILINE)
+_BLANKS = " \t"
+_BOUNDARY_CHARS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+#: Every character a block-starting line (or an escaped one) can begin with, after its indentation.
+_BLOCK_FIRST = frozenset("#=-*_`~<[+\\")
+_HTML_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
+
+
+def _is_block_start(rest: str, *, list_marks: bool) -> bool:
+    """Whether a line whose indentation (up to 3 spaces) and backslashes are gone would start a block
+    that can end a log entry or a section, or make one look like two, in our parser or in a renderer.
+
+    Plain string tests, linear in the line: ATX headings and setext underlines (headings), thematic
+    breaks and ``---`` (rules, front matter), code fences (they swallow what follows), HTML blocks (our
+    sessions markers among them), link reference definitions (they render as nothing), and for summary
+    paragraphs also list markers.
+    """
+    if not rest:
+        return False
+    first = rest[0]
+    if first == "#":
+        hashes = len(rest) - len(rest.lstrip("#"))
+        return hashes <= 6 and (hashes == len(rest) or rest[hashes] in _BLANKS)
+    if first in "=-" and not rest.rstrip(_BLANKS).strip(first):
+        return True  # a setext underline (and '---', front matter's delimiter)
+    if first in "*-_" and len(rest) >= 3 and rest.count(first) >= 3 and not rest.replace(first, "").strip(_BLANKS):
+        return True  # a thematic break: '***', '- - -', '_ _ _'
+    if first in "`~" and rest.startswith(first * 3):
+        return True
+    if first == "<" and len(rest) > 1 and rest[1] in _HTML_START:
+        return True
+    if first == "[":
+        close = rest.find("]")
+        if close > 0 and rest[close + 1 : close + 2] == ":":
+            return True
+    return list_marks and first in "-+*" and (len(rest) == 1 or rest[1] in _BLANKS)
+
+
+def _escape_at(line: str, *, list_marks: bool, escaped: bool) -> int | None:
+    """Where the backslash goes (or is removed) in ``line``, or None when the line is left alone.
+
+    A line is escaped when, after up to three spaces and any backslashes, it starts a block
+    (:func:`_is_block_start`); :func:`escape_lines` adds one backslash there and
+    :func:`unescape_lines` removes one from lines that have at least one, so they are exact inverses.
+    """
+    indent = len(line) - len(line.lstrip(" "))
+    if indent > 3:
+        return None
+    after = line[indent:]
+    backslashes = len(after) - len(after.lstrip("\\"))
+    if escaped and not backslashes:
+        return None
+    return indent if _is_block_start(after[backslashes:], list_marks=list_marks) else None
+
+
+def _strip_blank_edges(text: str) -> str:
+    """Drop blank lines (blanks then a line boundary) at the start, and line boundaries with the blanks
+    after them at the end -- by index, because ``(?:\\n[ \\t]*)+\\Z`` retries from every boundary."""
+    start = 0
+    pos = 0
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in _BLANKS:
+            pos += 1
+        if pos < n and text[pos] in _BOUNDARY_CHARS:
+            pos += 2 if text.startswith("\r\n", pos) else 1
+            start = pos
+            continue
+        break
+    end = n
+    pos = n
+    while pos > start:
+        while pos > start and text[pos - 1] in _BLANKS:
+            pos -= 1
+        if pos > start and text[pos - 1] in _BOUNDARY_CHARS:
+            pos -= 1
+            end = pos
+            continue
+        break
+    return text[start:end]
 
 
 def normalize_line_endings(text: str) -> str:
@@ -133,34 +202,38 @@ def normalize_line_endings(text: str) -> str:
     return _BOUNDARY_RE.sub("\n", text)
 
 
-def _map_line_starts(text: str, pattern: re.Pattern[str], insert: bool) -> str:
+def _map_line_starts(text: str, *, insert: bool, list_marks: bool) -> str:
     parts = _BOUNDARY_KEEP_RE.split(text)
     for i in range(0, len(parts), 2):
-        match = pattern.match(parts[i])
-        if match:
-            cut = match.end(1)
-            line = parts[i]
+        line = parts[i]
+        if not line or line.lstrip(" ")[:1] not in _BLOCK_FIRST:
+            continue  # the common case, decided without a call
+        cut = _escape_at(line, list_marks=list_marks, escaped=not insert)
+        if cut is not None:
             parts[i] = line[:cut] + "\\" + line[cut:] if insert else line[:cut] + line[cut + 1 :]
     return "".join(parts)
 
 
 def escape_lines(text: str) -> str:
-    """Neutralise heading and marker lines in free text; invert with :func:`unescape_lines`."""
-    return _map_line_starts(text, _NEEDS_ESCAPE, insert=True)
+    """Neutralise block-starting lines (headings, rules, fences, HTML, markers...) in free text.
+
+    Invert with :func:`unescape_lines`.
+    """
+    return _map_line_starts(text, insert=True, list_marks=False)
 
 
 def unescape_lines(text: str) -> str:
     """Exact inverse of :func:`escape_lines`."""
-    return _map_line_starts(text, _ESCAPED, insert=False)
+    return _map_line_starts(text, insert=False, list_marks=False)
 
 
 def _escape_paragraph(text: str) -> str:
     # A summary paragraph also escapes list markers, so it cannot pass for the bullet list.
-    return _map_line_starts(text, _NEEDS_ESCAPE_PARA, insert=True)
+    return _map_line_starts(text, insert=True, list_marks=True)
 
 
 def _unescape_paragraph(text: str) -> str:
-    return _map_line_starts(text, _ESCAPED_PARA, insert=False)
+    return _map_line_starts(text, insert=False, list_marks=True)
 
 
 @dataclass(frozen=True)
@@ -179,10 +252,36 @@ def _headings(text: str, start: int = 0) -> list[_Heading]:
     matters for hand-written notes with ``## `` lines inside code blocks.
     """
     found = []
-    for m in _HEADING_RE.finditer(text, start):
-        end = m.end() + 1 if m.end() < len(text) else m.end()
-        found.append(_Heading(m.start(), end, len(m.group(1)), m.group(2) or ""))
+    n = len(text)
+    pos = start
+    if pos and text[pos - 1] != "\n":  # not a line start: begin at the next line
+        nl = text.find("\n", pos)
+        pos = n + 1 if nl == -1 else nl + 1
+    while pos <= n:
+        nl = text.find("\n", pos)
+        stop = n if nl == -1 else nl
+        if text.startswith("#", pos):
+            heading = _heading_line(text[pos:stop])
+            if heading is not None:
+                found.append(_Heading(pos, stop if nl == -1 else nl + 1, heading[0], heading[1]))
+        if nl == -1:
+            break
+        pos = nl + 1
     return found
+
+
+def _heading_line(line: str) -> tuple[int, str] | None:
+    """``#``/``##`` + blanks + title (trailing blanks and CR dropped) → (level, title); a scanner,
+    because ``[ \\t]+(.*?)[ \\t\\r]*$`` is quadratic in a run of blanks inside the title."""
+    level = len(line) - len(line.lstrip("#"))
+    if level > 2:
+        return None
+    rest = line[level:]
+    if not rest.strip(" \t\r"):
+        return level, ""
+    if rest[0] not in _BLANKS:
+        return None
+    return level, rest.lstrip(_BLANKS).rstrip(" \t\r")
 
 
 def _strip_separator(content: str, *, last: bool) -> str:
@@ -339,7 +438,26 @@ class Handoff:
 # --------------------------------------------------------------------- log --
 
 # '## YYYY-MM-DD HH:MM · <branch> · <client>', time in UTC; '·' is U+00B7 MIDDLE DOT.
-_LOG_HEADER_RE = re.compile(r"## ([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}) · ([^·]+?) · ([^·]+?)[ \t\r]*\Z")
+_LOG_STAMP_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}\Z")
+
+
+def _log_header(line: str) -> tuple[str, str, str] | None:
+    """``## <stamp> · <branch> · <client>`` → (stamp, branch, client), or None.
+
+    Branch and client hold no ``·``, so each is fixed by where the dots are; trailing blanks and CR
+    after the client are dropped.  A scanner: ``([^·]+?)[ \\t\\r]*\\Z`` is quadratic in a run of blanks.
+    """
+    if not line.startswith("## ") or not _LOG_STAMP_RE.match(line[3:19]) or not line.startswith(" · ", 19):
+        return None
+    rest = line[22:]
+    dot = rest.find("·")
+    if dot < 2 or rest[dot - 1] != " " or not rest.startswith(" ", dot + 1):
+        return None
+    branch, tail = rest[: dot - 1], rest[dot + 2 :]
+    if not tail or "·" in tail:
+        return None
+    client = tail.rstrip(" \t\r") or tail[0]  # the client has at least one character
+    return line[3:19], branch, client
 
 
 @dataclass(frozen=True)
@@ -401,7 +519,7 @@ def insert_log_entry(log_text: str | None, project: str, entry: LogEntry) -> str
         return f"# {project} log\n\n{rendered}"
     heads = _log_headings(log_text)
     for head in heads[1:]:
-        if _LOG_HEADER_RE.match(log_text[head.start : head.end].rstrip("\n")):
+        if _log_header(log_text[head.start : head.end].rstrip("\n")):
             return log_text[: head.start] + rendered + "\n" + log_text[head.start :]
     prefix = log_text if log_text.endswith("\n") else log_text + "\n"
     if not prefix.endswith("\n\n"):
@@ -421,21 +539,21 @@ def parse_log(text: str) -> list[LogEntry]:
     entries = []
     for i, head in enumerate(heads[1:], start=1):
         line = text[head.start : head.end].rstrip("\n")
-        match = _LOG_HEADER_RE.match(line)
-        if not match:
+        match = _log_header(line)
+        if match is None:
             raise FormatError(
                 f"log line {line[:80]!r} is a heading but not an entry header "
                 "'## YYYY-MM-DD HH:MM · <branch> · <client>'.",
                 rule="log-malformed",
             )
         try:
-            when = datetime.fromisoformat(match.group(1)).replace(tzinfo=UTC)
+            when = datetime.fromisoformat(match[0]).replace(tzinfo=UTC)
         except ValueError:
             raise FormatError(f"log header {line[:80]!r} has an impossible date.", rule="log-malformed") from None
         last = i + 1 == len(heads)
         content = text[head.end : len(text) if last else heads[i + 1].start]
         body = unescape_lines(_strip_separator(content, last=last))
-        entries.append(LogEntry(when=when, branch=match.group(2), client=match.group(3), text=body))
+        entries.append(LogEntry(when=when, branch=match[1], client=match[2], text=body))
     return entries
 
 
@@ -805,7 +923,7 @@ def append_under_heading(text: str | None, heading: str, block: str, *, title: s
     _check_inline(title, "title")
     if not isinstance(block, str):
         raise FormatError("the block must be a string.", rule="format-value")
-    block = _LEADING_BLANK_LINES.sub("", _TRAILING_BLANK_LINES.sub("", block))
+    block = _strip_blank_edges(block)
     if not block.strip():
         raise FormatError("the block to append is empty.", rule="format-value")
     body = escape_lines(block)

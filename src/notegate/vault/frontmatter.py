@@ -31,13 +31,12 @@ Invariants (tested):
   Obsidian and other YAML readers see the same strings we do.  ISO timestamps
   such as ``2025-01-02T10:00:00Z`` stay plain: they are dates to every reader.
 
-Pure: no I/O; imports only the standard library's ``re`` and ``unicodedata``.
+Pure: no I/O; imports only the standard library's ``re``.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from notegate.errors import ContentRejected
 
@@ -54,9 +53,9 @@ FrontMatter = dict[str, str | list[str]]
 
 _DELIMITER = "---"
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-# ``key:`` then either nothing or one space and a value.
-_ENTRY = re.compile(r"(?P<key>[^\s:][^:]*?):(?:[ \t]+(?P<value>.*?))?[ \t]*\Z")
-_ITEM = re.compile(r"[ \t]*-(?:[ \t]+(?P<value>.*?))?[ \t]*\Z")
+_BLANKS = " \t"
+# A plain item of a flow list: everything up to the next separator or bracket (one pass, no backtracking).
+_FLOW_PLAIN = re.compile(r"[^,\[\]{}]*")
 # Plain scalars a YAML 1.1/1.2 reader would type as bool/null/number: quote them.
 _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~", "=", "<<"})
 _NUMBERISH = re.compile(r"[-+]?(?:[0-9.][0-9a-fA-FxXoObB_.:eE+-]*|\.(?:inf|nan))\Z", re.IGNORECASE)
@@ -88,12 +87,14 @@ def _fail(message: str) -> FrontMatterError:
     )
 
 
+# Exactly the categories Cc (minus TAB), Cs, Zl and Zp, plus U+FFFE/U+FFFF: one C-speed search per line.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
 def _unsafe_char(text: str) -> str | None:
     """The first character YAML cannot hold in a one-line value: line breaks, controls, surrogates, U+FFFE/F."""
-    for ch in text:
-        if ch != "\t" and (unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp") or ch in "\ufffe\uffff"):
-            return ch
-    return None
+    found = _UNSAFE.search(text)
+    return found.group() if found else None
 
 
 def _check_value(value: object, where: str) -> str:
@@ -167,12 +168,16 @@ def front_matter_end(text: str) -> int:
     return 0
 
 
-def _parse_quoted(raw: str, where: str) -> tuple[str, str]:
-    """Read one quoted scalar at the start of ``raw``; return (value, rest)."""
-    quote = raw[0]
+def _quoted_at(raw: str, start: int, where: str) -> tuple[str, int]:
+    """Read one quoted scalar opening at ``raw[start]``; return (value, offset just after it).
+
+    Offsets, not slices: a flow list of many quoted items stays linear in its length.
+    """
+    quote = raw[start]
     out: list[str] = []
-    i = 1
-    while i < len(raw):
+    i = start + 1
+    n = len(raw)
+    while i < n:
         ch = raw[i]
         if quote == '"' and ch == "\\":
             nxt = raw[i + 1 : i + 2]
@@ -186,10 +191,16 @@ def _parse_quoted(raw: str, where: str) -> tuple[str, str]:
                 out.append("'")
                 i += 2
                 continue
-            return "".join(out), raw[i + 1 :]
+            return "".join(out), i + 1
         out.append(ch)
         i += 1
     raise _fail(f"{where}: unterminated quoted value.")
+
+
+def _parse_quoted(raw: str, where: str) -> tuple[str, str]:
+    """Read one quoted scalar at the start of ``raw``; return (value, rest)."""
+    value, end = _quoted_at(raw, 0, where)
+    return value, raw[end:]
 
 
 def _parse_scalar(raw: str, where: str) -> str:
@@ -205,35 +216,75 @@ def _parse_scalar(raw: str, where: str) -> str:
     return raw
 
 
+def _skip_spaces(raw: str, i: int) -> int:
+    n = len(raw)
+    while i < n and raw[i] == " ":
+        i += 1
+    return i
+
+
 def _parse_flow_list(raw: str, where: str) -> list[str]:
-    inner = raw[1:]
+    """``[a, 'b', "c"]`` → items; one left-to-right pass over offsets (linear in the line)."""
     items: list[str] = []
+    i = 1
     while True:
-        inner = inner.lstrip(" ")
-        if not items and inner.startswith("]"):
-            rest = inner[1:]
+        i = _skip_spaces(raw, i)
+        if not items and raw.startswith("]", i):
+            i += 1
             break
-        if inner[:1] in ('"', "'"):
-            value, inner = _parse_quoted(inner, where)
-            inner = inner.lstrip(" ")
+        if raw[i : i + 1] in ('"', "'"):
+            value, i = _quoted_at(raw, i, where)
+            i = _skip_spaces(raw, i)
         else:
-            match = re.match(r"[^,\[\]{}]*", inner)
-            value = match.group(0).rstrip(" ") if match else ""
-            inner = inner[len(match.group(0)) if match else 0 :]
+            end = _FLOW_PLAIN.match(raw, i).end()  # type: ignore[union-attr] - '*' always matches
+            value = raw[i:end].rstrip(" ")
+            i = end
             if not value:
                 raise _fail(f"{where}: empty or nested item in a flow list.")
             value = _parse_scalar(value, where)
         items.append(value)
-        if inner.startswith(","):
-            inner = inner[1:]
+        if raw.startswith(",", i):
+            i += 1
             continue
-        if inner.startswith("]"):
-            rest = inner[1:]
+        if raw.startswith("]", i):
+            i += 1
             break
         raise _fail(f"{where}: malformed flow list; write [a, b] with simple items.")
-    if rest.strip():
+    if raw[i:].strip():
         raise _fail(f"{where}: unexpected text after a flow list.")
     return items
+
+
+def _list_item(line: str) -> tuple[bool, str | None]:
+    """``- value`` (indented or not) → (True, value); a bare ``-`` → (True, None); else (False, None).
+
+    A scanner, not a pattern: ``[ \\t]+(.*?)[ \\t]*\\Z`` is quadratic in a run of blanks.
+    """
+    stripped = line.lstrip(_BLANKS)
+    if not stripped.startswith("-"):
+        return False, None
+    rest = stripped[1:]
+    if not rest:
+        return True, None
+    if rest[0] not in _BLANKS:
+        return False, None
+    return True, rest.strip(_BLANKS)
+
+
+def _entry(line: str) -> tuple[str, str | None] | None:
+    """``key: value`` → (key, value); ``key:`` (blanks allowed after) → (key, None or ""); else None.
+
+    The key is everything before the first ``:``; the value loses its surrounding blanks.
+    """
+    colon = line.find(":")
+    if colon <= 0 or line[0].isspace():
+        return None
+    key, rest = line[:colon], line[colon + 1 :]
+    if not rest:
+        return key, None
+    if rest[0] not in _BLANKS:
+        return None
+    return key, rest.strip(_BLANKS)
 
 
 def split_front_matter(text: str) -> tuple[FrontMatter, str]:
@@ -265,11 +316,10 @@ def split_front_matter(text: str) -> tuple[FrontMatter, str]:
             continue
         if line.lstrip().startswith("#"):
             raise _fail(f"{where}: comments are not supported.")
-        item = _ITEM.match(line)
-        if item and (line.startswith((" ", "\t")) or line.startswith("-")):
+        is_item, value = _list_item(line)
+        if is_item:
             if current_list is None:
                 raise _fail(f"{where}: list item without a 'key:' line above it.")
-            value = item.group("value")
             if value is None:
                 raise _fail(f'{where}: empty list item; write "" for an empty string.')
             current_list.append(_parse_scalar(value, where))
@@ -277,13 +327,12 @@ def split_front_matter(text: str) -> tuple[FrontMatter, str]:
             continue
         if line[0] in " \t":
             raise _fail(f"{where}: nested or multi-line values are not supported.")
-        entry = _ENTRY.match(line)
-        if not entry or not _KEY.match(entry.group("key")):
+        entry = _entry(line)
+        if entry is None or not _KEY.match(entry[0]):
             raise _fail(f"{where}: expected 'key: value' with a simple key.")
-        key = entry.group("key")
+        key, raw = entry
         if key in data:
             raise _fail(f"{where}: duplicate key {key!r}.")
-        raw = entry.group("value")
         current_list = None
         if raw is None or raw == "":
             data[key] = ""

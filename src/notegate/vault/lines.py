@@ -25,6 +25,8 @@ def check_inline(value: object, what: str, *, forbid: str = "") -> str:
     """
     if not isinstance(value, str) or not value or value != value.strip():
         raise FormatError(f"{what} must be a non-empty string without surrounding whitespace.", rule="format-value")
+    if value.isprintable() and not any(ch in value for ch in forbid):
+        return value  # C-speed: no printable character is in Cc, Cf, Cn, Cs, Zl or Zp
     for ch in value:
         if unicodedata.category(ch) in ("Cc", "Cf", "Cn", "Cs", "Zl", "Zp") or ch in forbid:
             raise FormatError(f"{what} must not contain {ch!r}.", rule="format-value")
