@@ -156,13 +156,13 @@ def _load(args: argparse.Namespace):
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from notegate.errors import InitError
     from notegate.services.vaultinit import init_directory
-    from notegate.vault.layout import InitError
 
     try:
         path = init_directory(Path(args.directory), owner=args.owner)
     except InitError as exc:
-        return _fail(f"notegate init: {exc}", 2)
+        return _fail(f"notegate init: {exc.explain()}", 2)
     print(f"Created {path}")
     print(f"Serve it with: notegate serve --config {path}")
     return 0

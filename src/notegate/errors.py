@@ -8,18 +8,146 @@ note's contents.
 
 from __future__ import annotations
 
+# The one registry of refusal rules: every rule any door, service or gate refuses with is named here, with
+# what the caller can do instead (used when the refusal itself names no remedy). A test scans the source
+# for every rule raised and checks that it is registered, and that nothing registered is dead.
+RULES: dict[str, str] = {
+    # -- the caller and the environment
+    "unauthenticated": "Send Authorization: Bearer <token> (notegate token create prints one).",
+    "token-revoked": "This token was revoked; ask the owner for a new one.",
+    "unknown-environment": "Omit the environment argument to use your own.",
+    "unknown-tier": "Ask the owner to mint the token again with --tier restricted or trusted.",
+    "machine-no-mcp": "Machines write through typed contracts, never the knowledge tools.",
+    "session-handle-missing": "Call session_start first and pass its handle to every other tool.",
+    "session-handle-unknown": "Call session_start again and pass the new handle.",
+    "session-handle-expired": "Call session_start again and pass the new handle.",
+    "session-handle-foreign": "Call session_start yourself and pass your own handle.",
+    # -- the policy
+    "policy-denied": "Ask the owner for a trusted session.",
+    "no-such-note": "Check the path with list_notes or search_notes.",
+    "restricted-outside-inbox": "Use inbox_write(kind, text, project); a reviewer promotes it.",
+    "inbox-append-only": "Use inbox_write to add to the item; a reviewer decides the rest.",
+    "inbox-reserved": "Leave it to the server and the reviewers; use inbox_write for your own items.",
+    "instruction-file-name": "Choose another name (another project name or title for an inbox item).",
+    "review-trusted-only": "Write to the inbox with inbox_write; a trusted session reviews it.",
+    "author-cannot-promote": "Leave it for another connector login, or hold it.",
+    "floor-hold": "Nobody overrides the floor over MCP: hold it with hold_inbox, or delete it.",
+    "no-route": "Hold it, or move it by hand as a trusted session.",
+    "bad-route-key": "Use a lowercase project or slug name.",
+    "route-protected": "Point routes at ordinary folders such as handoffs/, log/ or design/.",
+    "route-target-malformed": "Fix the target note's structure as a trusted session, then promote again.",
+    "two-step-required": "Call again with confirmed=false, show the diff, then repeat with confirmed=true.",
+    "write-quota": "Try again later, or ask the owner for a trusted session.",
+    # -- paths
+    "path-invalid": "Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
+    "path-absolute": "Use a path relative to the vault root.",
+    "path-backslash": "Separate folders with /.",
+    "path-control-char": "Remove the control characters from the path.",
+    "path-empty": "Name a note, such as notes/idea.md.",
+    "path-empty-segment": "Remove the doubled / from the path.",
+    "path-hidden-segment": "Hidden files and folders are not notes: drop the leading dot.",
+    "path-invisible-char": "Remove the invisible characters from the path.",
+    "path-lookalike-separator": "Use a plain / between folders.",
+    "path-not-markdown": "Notes end in lowercase .md.",
+    "path-not-normalised": "Send the path in Unicode NFC.",
+    "path-not-text": "Send the path as text.",
+    "path-percent-encoded": "Send the path decoded: notegate never URL-decodes a path.",
+    "path-reserved-char": 'Remove < > : " | ? * from the path.',
+    "path-reserved-name": "Choose another name: this one is reserved on Windows or by git.",
+    "path-segment-space": "Remove the spaces at the start or end of each folder and file name.",
+    "path-too-long": "Use a shorter path.",
+    "segment-too-long": "Use shorter folder and file names (at most 255 bytes each).",
+    "path-trailing-dot": "Remove the dot at the end of the name.",
+    "path-traversal": "Stay inside the vault: no . or .. segments.",
+    "path-case-collision": "Use the existing note's exact path, or choose a clearly different name.",
+    "target-exists": "Choose another path, or delete that note first.",
+    # -- arguments, content and revisions
+    "bad-argument": "Check the tool's arguments.",
+    "bad-project": "Pass project as lowercase letters, digits and hyphens, e.g. 'notegate'.",
+    "base-revision-required": "Pass the revision read_note returned, or 'absent' to create a new note.",
+    "base-revision-invalid": "Pass the 40-hex revision read_note returned, or 'absent' to create a new note.",
+    "unknown-commit": "Pass a commit from note_history.",
+    "stale-revision": "Read the note again, redo your change on the current text and pass its revision.",
+    "content-invalid": "Send UTF-8 Markdown text.",
+    "content-not-utf8": "Send the note as valid Unicode text.",
+    "content-binary": "Notes are UTF-8 Markdown; remove the NUL characters.",
+    "note-too-large": "Split it into several notes.",
+    "busy": "Nothing was written. Try again.",
+    # -- the transport
+    "request-too-large": "Send a smaller request: no note can be larger than max_note_bytes.",
+    "request-body-timeout": "Send the whole request body promptly.",
+    "event-stream-not-served": "Use POST /mcp: the tools never call back, so no event stream is needed.",
+    "too-many-open-requests": "Wait for your open requests to finish, then try again.",
+    "server-busy": "Try again in a moment.",
+    # -- the gates
+    "gate-rejected": "Nothing was written. Remove what the gate names and try again.",
+    "credential-found": "Nothing was written. Replace the secret with a placeholder such as <API_KEY>.",
+    "credential-warning": "Nothing was written. Repeat with allow_secret=true only if you mean to commit it.",
+    "output-gate": "Nothing was written; the job keeps provenance only.",
+    "rescan-failed": "Nothing was written; the job keeps provenance only.",
+    "invalid-json": "The model must answer with one JSON value.",
+    "not-json": "The model must answer with one JSON value, not prose.",
+    "duplicate-json-key": "The model must not repeat a key.",
+    "non-finite-number": "The model must not use NaN or Infinity.",
+    "number-too-large": "The model must use ordinary numbers.",
+    "too-deep": "The model's answer is nested too deeply.",
+    "too-large": "The model's answer is too large.",
+    "trailing-data": "The model must answer with one JSON value and nothing after it.",
+    "unknown-schema": "Use one of the schemas shipped with notegate.",
+    "source-not-in-manifest": "Cite only sources the job provided.",
+    # -- formats of notes the server rewrites
+    "format-invalid": "Fix the note's structure as a trusted session.",
+    "front-matter-invalid": "Fix the note's front matter as a trusted session.",
+    "format-front-matter": "Fix the note's front matter as a trusted session.",
+    "format-sections": "Fix the note's headings as a trusted session.",
+    "format-value": "Use a plain, single-line value.",
+    "fence-invalid": "The fenced block was changed; read it again from the source.",
+    "log-malformed": "Fix the log's structure as a trusted session.",
+    "summary-markers": "Restore the Recent sessions markers as a trusted session.",
+    "summary-too-long": "Shorten the project summary.",
+    # -- models
+    "model-none": "Configure a model provider in [models] (see the README).",
+    "model-refused": "The model declined; nothing was decided.",
+    "model-timeout": "Try again later, or raise [models] timeout_seconds.",
+    "model-unavailable": "Check the provider's key and address; nothing was decided.",
+    # -- start-up and set-up
+    "config-invalid": "Fix the named key in notegate.toml.",
+    "init-refused": "Choose an empty directory.",
+    "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
+}
+
+# Rules built from a family and a detail (a schema pointer, a gate, a floor rule): the family is registered.
+RULE_FAMILIES: dict[str, str] = {
+    "schema-invalid:": "The model's answer does not match the schema at the named place.",
+    "unsafe-content:": "Nothing was written; the named gate refused the content.",
+    "rendered-rescan:": "Nothing was written; the job keeps provenance only.",
+    "staged-rescan:": "Nothing was written; the job keeps provenance only.",
+    "rendered-floor:": "Nothing was written; the floor held the model's text.",
+    "staged-floor:": "Nothing was written; the floor held the model's text.",
+}
+
+
+def remedy_for(rule: str) -> str | None:
+    """What to do instead of ``rule``, from the registry (None for an unregistered rule)."""
+    if rule in RULES:
+        return RULES[rule]
+    for family, remedy in RULE_FAMILIES.items():
+        if rule.startswith(family):
+            return remedy
+    return None
+
 
 class NotegateError(Exception):
-    """Base of every anticipated refusal."""
+    """Base of every anticipated refusal. Raise a subclass, or pass the ``rule``: the registry names it."""
 
-    rule: str = "notegate-error"
+    rule: str = "policy-denied"
 
     def __init__(self, message: str, *, rule: str | None = None, remedy: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         if rule is not None:
             self.rule = rule
-        self.remedy = remedy
+        self.remedy = remedy if remedy is not None else remedy_for(self.rule)
 
     def explain(self) -> str:
         """The text a person or a model reads: what was refused, why, what to do."""
@@ -100,3 +228,14 @@ class UnknownEnvironment(NotegateError):
 
 class AuthError(NotegateError):
     rule = "unauthenticated"
+
+
+class InitError(NotegateError):
+    """`notegate init` refuses a directory that is not empty."""
+
+    rule = "init-refused"
+
+
+def no_such_note(path: str, remedy: str | None = None) -> NoSuchNote:
+    """The one "no such note" refusal: the same words whether the note is absent or invisible to the caller."""
+    return NoSuchNote(f"no such note: {path}", remedy=remedy)

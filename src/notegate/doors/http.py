@@ -206,8 +206,13 @@ def bearer(scope_or_header: Scope | str | None) -> str | None:
     return (token.strip() or None) if scheme.lower() == "bearer" else None
 
 
-class BodyTooLarge(Exception):
+class BodyTooLarge(NotegateError):
+    """A request body over the door's limit (the guard answers it with a JSON-RPC error)."""
+
+    rule = "request-too-large"
+
     def __init__(self, size: int, more: bool) -> None:
+        super().__init__(f"the request body is over the limit ({size} bytes read)")
         self.size = size
         self.more = more
 

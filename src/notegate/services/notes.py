@@ -27,6 +27,7 @@ from notegate.errors import (
     PolicyDenied,
     StaleRevision,
     UnknownEnvironment,
+    no_such_note,
 )
 from notegate.policy import (
     Action,
@@ -251,7 +252,7 @@ class NotesService:
         if decision.allowed:
             return
         if decision.rule == "no-such-note":
-            raise NoSuchNote(f"no such note: {path}", remedy="Check the path with list_notes or search_notes.")
+            raise no_such_note(path, "Check the path with list_notes or search_notes.")
         raise PolicyDenied(decision.reason, rule=decision.rule)
 
     def _check_reader(self, caller: Caller) -> None:
@@ -434,9 +435,7 @@ class NotesService:
             self._check(caller, Action.READ, note.value)
             found = env.store.read(note.value)
             if found is None:
-                raise NoSuchNote(
-                    f"no such note: {note.value}", remedy="Check the path with list_notes or search_notes."
-                )
+                raise no_such_note(note.value, "Check the path with list_notes or search_notes.")
             data, blob = found
             return NoteRead(
                 path=note.value,
@@ -496,7 +495,7 @@ class NotesService:
             limit = max(1, min(limit, MAX_HISTORY_LIMIT))
             entries = env.store.history(note.value, limit)
             if not entries and env.store.blob_id(note.value) == ABSENT:
-                raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
+                raise no_such_note(note.value, "Check the path with list_notes.")
             return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
 
     # -------------------------------------------------------------- writes
@@ -746,7 +745,7 @@ class NotesService:
                 raise NotegateError("the new path is the same as the old one", rule="bad-argument")
             current = env.store.blob_id(src.value)
             if current == ABSENT:
-                raise NoSuchNote(f"no such note: {src.value}", remedy="Check the path with list_notes.")
+                raise no_such_note(src.value, "Check the path with list_notes.")
             data = env.store.read_unverified_blob(current) if current == base else b""
             text = data.decode("utf-8", errors="replace")
             intent = WriteIntent(
@@ -781,7 +780,7 @@ class NotesService:
             base = self._normalise_base(base_revision)
             self._check(caller, Action.DELETE, note.value)
             if env.store.blob_id(note.value) == ABSENT and base == ABSENT:
-                raise NoSuchNote(f"no such note: {note.value}", remedy="Check the path with list_notes.")
+                raise no_such_note(note.value, "Check the path with list_notes.")
             if base == ABSENT:
                 raise self.stale(env, note.value, base, env.store.blob_id(note.value))
             intent = WriteIntent(

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from pydantic import Field
 
 from notegate.errors import NotegateError, PolicyDenied
-from notegate.policy import Caller, can_see, decide_reader, is_slug
+from notegate.policy import Caller, can_see, decide_reader, is_slug, needs_session_handle
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService, ToolResult
 from notegate.vault import formats
@@ -75,7 +75,7 @@ class SessionsService:
         self.policy = notes.policy
 
     def gated(self, caller: Caller) -> bool:
-        return caller.client_class in self.policy.session_gate_classes
+        return needs_session_handle(self.policy, caller)
 
     def check(self, caller: Caller, handle: str | None) -> str:
         """Validate (and renew) the handle of a gated caller; returns the session id for commit trailers."""

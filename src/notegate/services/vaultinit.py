@@ -12,10 +12,11 @@ from pathlib import Path
 import pygit2
 
 from notegate.config import load_config
+from notegate.errors import InitError
 from notegate.policy import Caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.vault.layout import CONFIG_NAME, InitError, default_notes, render_config
+from notegate.vault.layout import CONFIG_NAME, default_notes, render_config
 from notegate.vault.store import Change
 
 

@@ -99,7 +99,3 @@ def default_notes(now: datetime) -> dict[str, str]:
         "private/README.md": "# Private\n\nNotes here are invisible to restricted sessions.\n",
         "sessions/README.md": "# Sessions\n\nImmutable session notes, one folder per project.\n",
     }
-
-
-class InitError(Exception):
-    pass

@@ -31,7 +31,7 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
-from notegate.errors import OriginUnavailable
+from notegate.errors import NotegateError, OriginUnavailable
 from notegate.vault.paths import NotePath, PathRejected, caseless_key, is_hidden_tree_path
 
 ABSENT = "absent"
@@ -44,21 +44,26 @@ COMMITTER_NAME = ("notegate", "notegate@localhost")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
 
-class Conflict(Exception):
-    """A touched path is no longer what the write expected (raised only inside the lock)."""
+class Conflict(NotegateError):
+    """A touched path is no longer what the write expected (raised only inside the lock; the notes service
+    turns it into a stale-revision refusal with the diff)."""
+
+    rule = "stale-revision"
 
     def __init__(self, path: str, expected: str, current: str) -> None:
-        super().__init__(path)
+        super().__init__(f"{path} changed since the write's base revision")
         self.path = path
         self.expected = expected
         self.current = current
 
 
-class CaseCollision(Exception):
+class CaseCollision(NotegateError):
     """A new path differs only by case from an existing note."""
 
+    rule = "path-case-collision"
+
     def __init__(self, path: str, existing: str) -> None:
-        super().__init__(path)
+        super().__init__(f"{path} differs only by letter case from {existing}")
         self.path = path
         self.existing = existing
 
