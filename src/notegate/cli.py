@@ -360,7 +360,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     import uvicorn
 
-    from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_CONNECTIONS, base_url, create_app
+    from notegate.doors.http import base_url, create_app
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -378,8 +378,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=port,
         log_level="warning",
         access_log=False,
-        limit_concurrency=MAX_CONNECTIONS,
-        timeout_keep_alive=IDLE_CONNECTION_SECONDS,
+        limit_concurrency=config.max_connections,
+        timeout_keep_alive=config.idle_connection_seconds,
     )
     return 0
 

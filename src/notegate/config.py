@@ -11,11 +11,16 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.models.config import ModelsConfig, models_from_table
 from notegate.policy import Policy, policy_from_table
 from notegate.settings import Setting, check_table
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else "must be above 0"
 
 
 def _port(value: int) -> str | None:
@@ -31,7 +36,20 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "state_dir", str, "state", "Where the server keeps its clones, index and database (relative to this file)."
     ),
     Setting("allowed_hosts", list, [], "Extra Host header values accepted (DNS-rebinding protection)."),
+    Setting("max_open_requests_per_credential", int, 32, "Requests one credential may hold open at once.", _positive),
+    Setting("max_open_requests", int, 64, "Requests the whole door holds open at once.", _positive),
+    Setting(
+        "body_timeout_seconds", (int, float), 30, "A request body must arrive within this many seconds.", _positive
+    ),
+    Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
+    Setting("max_connections", int, 256, "Connections served at once (more are refused before HTTP).", _positive),
 )
+
+
+def server_default(name: str) -> Any:
+    """The default of one [server] key, from its row."""
+    return next(setting.default for setting in SERVER_SETTINGS if setting.name == name)
+
 
 ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("origin", str, "origin.git", "The git remote that is the truth: a URL, or a path relative to this file."),
@@ -62,6 +80,11 @@ class Config:
     state_dir: Path
     allowed_hosts: tuple[str, ...]
     environments: dict[str, EnvironmentConfig]
+    max_open_requests_per_credential: int  # the [server] rows above hold every default
+    max_open_requests: int
+    body_timeout_seconds: float
+    idle_connection_seconds: int
+    max_connections: int
     policy: Policy = field(repr=False)
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
 
@@ -132,6 +155,11 @@ def load_config(path: str | Path) -> Config:
         default_environment=server["default_environment"],
         state_dir=(base / server["state_dir"]).resolve(),
         allowed_hosts=tuple(server["allowed_hosts"]),
+        max_open_requests_per_credential=server["max_open_requests_per_credential"],
+        max_open_requests=server["max_open_requests"],
+        body_timeout_seconds=server["body_timeout_seconds"],
+        idle_connection_seconds=server["idle_connection_seconds"],
+        max_connections=server["max_connections"],
         environments=environments,
         policy=policy,
         models=models,

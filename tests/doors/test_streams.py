@@ -16,8 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from notegate.doors.http import IDLE_CONNECTION_SECONDS, MAX_OPEN_REQUESTS, MAX_OPEN_REQUESTS_PER_CREDENTIAL
+from notegate.config import server_default
 from support import RawResponse, Server, mint, open_fds, raw_open, raw_read, running
+
+IDLE_CONNECTION_SECONDS = server_default("idle_connection_seconds")
+MAX_OPEN_REQUESTS = server_default("max_open_requests")
+MAX_OPEN_REQUESTS_PER_CREDENTIAL = server_default("max_open_requests_per_credential")
 
 LIST = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
 DEADLINE = 30.0

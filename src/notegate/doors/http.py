@@ -12,10 +12,10 @@ open requests per credential).  Its invariants:
 * A body over :func:`body_limit` (derived from ``max_note_bytes``, so every note the policy accepts fits
   through the transport) is answered with a JSON-RPC error object, HTTP 413, after reading and
   discarding the rest of the body up to :data:`DRAIN_LIMIT_BYTES`, so the client reads the answer
-  instead of a reset connection.  A body that does not arrive within :data:`BODY_TIMEOUT_SECONDS` is
+  instead of a reset connection.  A body that does not arrive within ``body_timeout_seconds`` is
   answered 408: a slow sender cannot hold its slot.
-* A verified credential holds at most :data:`MAX_OPEN_REQUESTS_PER_CREDENTIAL` requests open at once,
-  and the whole door at most :data:`MAX_OPEN_REQUESTS`; over either, HTTP 429 with the exact rule.
+* A verified credential holds at most ``max_open_requests_per_credential`` requests open at once,
+  and the whole door at most ``max_open_requests``; over either, HTTP 429 with the exact rule.
   Unverified requests take no slot: the SDK refuses them with 401 without reading their body.
 * Every refusal of the guard closes its connection (``Connection: close``), so refused clients cannot
   pile up idle keep-alive connections either.
@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from notegate.auth.tokens import TokenRecord, verify_token
+from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.errors import NotegateError
 from notegate.services.runtime import Runtime
@@ -47,33 +48,17 @@ from notegate.services.runtime import Runtime
 log = logging.getLogger("notegate")
 WORKER_THREADS = 8
 
-# TODO(lead): move to [policy]
 #: JSON can spell one byte of a note as six (a control character becomes ``\u0001``).
 BODY_ESCAPE_FACTOR = 6
 #: Room for the JSON-RPC envelope and the other arguments of a write.
 BODY_HEADROOM_BYTES = 64 << 10
-# TODO(lead): move to [policy]
 #: The most of an oversized body read (and thrown away) so the client sees the 413 instead of a reset.
 DRAIN_LIMIT_BYTES = 32 << 20
-# TODO(lead): move to [policy]
 #: How long the body of a request refused for too many open requests is read (and thrown away) before the
 #: answer, so a client that sent it whole reads the answer instead of a reset; then the connection closes.
 DRAIN_SECONDS = 2.0
-# TODO(lead): move to [policy]
-#: A request body must arrive within this many seconds, or the request is answered 408 and its slot freed.
-BODY_TIMEOUT_SECONDS = 30.0
-# TODO(lead): move to [policy]
-#: Requests one credential may hold open at once (32 writers at once from one client still pass).
-MAX_OPEN_REQUESTS_PER_CREDENTIAL = 32
-# TODO(lead): move to [policy]
-#: Requests the whole door holds open at once.
-MAX_OPEN_REQUESTS = 64
-# TODO(lead): move to [policy]
-#: An idle keep-alive connection (no request in flight) is closed after this many seconds (uvicorn's own timer).
-IDLE_CONNECTION_SECONDS = 5
-# TODO(lead): move to [policy]
-#: uvicorn's own connection bound (``limit_concurrency``): connections refused before HTTP parsing get 503.
-MAX_CONNECTIONS = 256
+# The operator's limits (open requests, body timeout, idle connections, connections) are [server] settings:
+# their defaults live in notegate.config.SERVER_SETTINGS, the one table.
 
 MCP_PATHS = ("/mcp", "/mcp/")
 Scope = dict[str, Any]
@@ -252,9 +237,9 @@ class DoorGuard:
         *,
         verify: Callable[[str], TokenRecord | None],
         max_note_bytes: int,
-        per_credential: int = MAX_OPEN_REQUESTS_PER_CREDENTIAL,
-        total: int = MAX_OPEN_REQUESTS,
-        body_timeout: float = BODY_TIMEOUT_SECONDS,
+        per_credential: int = server_default("max_open_requests_per_credential"),
+        total: int = server_default("max_open_requests"),
+        body_timeout: float = server_default("body_timeout_seconds"),
         drain: int = DRAIN_LIMIT_BYTES,
         drain_seconds: float = DRAIN_SECONDS,
     ) -> None:
@@ -455,7 +440,15 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
                 tasks.cancel_scope.cancel()
         runtime.close()
 
-    guarded = DoorGuard(mcp_app, verify=verify, max_note_bytes=max_note_bytes)
+    config = runtime.config
+    guarded = DoorGuard(
+        mcp_app,
+        verify=verify,
+        max_note_bytes=max_note_bytes,
+        per_credential=config.max_open_requests_per_credential,
+        total=config.max_open_requests,
+        body_timeout=config.body_timeout_seconds,
+    )
     app = Starlette(
         routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=guarded)],
         lifespan=lifespan,
