@@ -418,7 +418,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 
 def cmd_floor(args: argparse.Namespace) -> int:
-    from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, check_item
+    from notegate.safety.floor import check_item
+    from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
 
     names = DEFAULT_INSTRUCTION_FILES
     if Path(args.config).exists():

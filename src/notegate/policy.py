@@ -33,7 +33,8 @@ from notegate.policyfile import (
     policy_values,
     template_regex,
 )
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, skeleton
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
+from notegate.safety.names import fold_name as skeleton
 
 __all__ = [  # what other modules take from here besides the decisions
     "CLIENT_CLASSES",

@@ -15,7 +15,7 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.globs import any_match, glob_match
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
 from notegate.settings import Setting as PolicySetting
 from notegate.settings import check_table
 

@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.safety import floor, unicode_tables
+from notegate.safety import floor, floor_chars, names, unicode_tables
 from notegate.safety.floor import (
-    DEFAULT_INSTRUCTION_FILES,
     MAX_REASONS,
     RULES,
     FloorVerdict,
@@ -21,8 +20,8 @@ from notegate.safety.floor import (
     check_item,
     check_text,
     mentions_instruction_file,
-    skeleton,
 )
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
 
 from .floor_corpus import ENGLAND, HOSTILE, LEGIT, Case
 
@@ -67,7 +66,7 @@ def test_hostile_reasons_name_code_point_and_position(case: Case) -> None:
             assert source[reason.position] == chr(int(reason.codepoint[2:], 16))
             assert reason.codepoint in text
         else:  # an instruction-file name starts at the position
-            assert any(skeleton(source[reason.position :]).startswith(skeleton(n)) for n in DEFAULT_INSTRUCTION_FILES)
+            assert any(fold_name(source[reason.position :]).startswith(fold_name(n)) for n in DEFAULT_INSTRUCTION_FILES)
         if reason.where == "text":
             line = source.count("\n", 0, reason.position) + 1
             column = reason.position - (source.rfind("\n", 0, reason.position) + 1) + 1
@@ -165,10 +164,10 @@ def test_unusable_instruction_file_names_are_a_caller_error(names: tuple[str, ..
 
 
 def test_validate_instruction_files_for_start_up() -> None:
-    assert floor.validate_instruction_files(["CLAUDE.md", "CLAUDE.md", "x.txt"]) == ("CLAUDE.md", "x.txt")
-    assert floor.validate_instruction_files([]) == ()
+    assert names.validate_instruction_files(["CLAUDE.md", "CLAUDE.md", "x.txt"]) == ("CLAUDE.md", "x.txt")
+    assert names.validate_instruction_files([]) == ()
     with pytest.raises(ValueError, match="instruction-file name"):
-        floor.validate_instruction_files(["\u200b"])
+        names.validate_instruction_files(["\u200b"])
 
 
 def test_wrong_types_are_a_caller_error() -> None:
@@ -194,9 +193,9 @@ def test_skeleton_examples() -> None:
         "cla\u0301ude.rnd",
         "\U0001d402\U0001d40b\U0001d400\U0001d414\U0001d403\U0001d404.md",
     ):
-        assert skeleton(spelling) == expected, spelling
-    assert skeleton("GEMINI.md") == skeleton("gemlnl.md") == skeleton("GEM\u0399N\u0399.md")
-    assert skeleton("README.md") != skeleton("CLAUDE.md")
+        assert fold_name(spelling) == expected, spelling
+    assert fold_name("GEMINI.md") == fold_name("gemlnl.md") == fold_name("GEM\u0399N\u0399.md")
+    assert fold_name("README.md") != fold_name("CLAUDE.md")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -206,18 +205,35 @@ def test_skeleton_examples() -> None:
 ALLOWED_IMPORTS = {
     "floor.py": {
         "__future__",
-        "bisect",
         "collections.abc",
         "dataclasses",
+        "typing",
+        "notegate.safety.floor_chars",
+        "notegate.safety.names",
+        "notegate.safety.rendered",
+    },
+    "floor_chars.py": {
+        "__future__",
+        "bisect",
+        "collections.abc",
         "functools",
         "heapq",
         "re",
         "typing",
         "unicodedata",
         "notegate.safety.unicode_tables",
-        "notegate.safety.rendered",
     },
-    "rendered.py": {"__future__", "html", "re"},
+    "names.py": {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "functools",
+        "re",
+        "unicodedata",
+        "notegate.safety.floor_chars",
+        "notegate.safety.unicode_tables",
+    },
+    "rendered.py": {"__future__", "html", "re", "notegate.safety.unicode_tables"},
     "unicode_tables.py": {"__future__", "typing", "unicodedata"},
 }
 
@@ -268,10 +284,10 @@ def test_table_rows_use_known_rules_and_parse() -> None:
     for row in unicode_tables.CHARACTER_CLASSES:
         assert row.rule is None or row.rule in RULES
         assert row.source
-        for lo, hi in floor._parse_ranges(row.ranges):
+        for lo, hi in unicode_tables.parse_ranges(row.ranges):
             assert 0 <= lo <= hi <= 0x10FFFF
     for cp in (0x115F, 0x1160, 0x3164, 0xFFA0, 0x00AD, 0x034F, 0x180F, 0xFE0F, 0xE0100, 0xE0FFF):
-        assert floor._rule_of(cp) is not None, hex(cp)
+        assert floor_chars._rule_of(cp) is not None, hex(cp)
 
 
 def test_nfkc_never_turns_allowed_characters_into_held_ones() -> None:
@@ -280,8 +296,8 @@ def test_nfkc_never_turns_allowed_characters_into_held_ones() -> None:
         hex(cp)
         for cp in range(0x110000)
         if unicodedata.decomposition(chr(cp))
-        and floor._rule_of(cp) is None
-        and any(floor._rule_of(ord(c)) is not None for c in unicodedata.normalize("NFKC", chr(cp)))
+        and floor_chars._rule_of(cp) is None
+        and any(floor_chars._rule_of(ord(c)) is not None for c in unicodedata.normalize("NFKC", chr(cp)))
     ]
     assert offenders == []
 
@@ -292,7 +308,7 @@ def test_nothing_above_u1ffff_folds_to_ascii() -> None:
         hex(cp)
         for cp in range(0x20000, 0x110000)
         if chr(cp).casefold() != chr(cp)
-        or (unicodedata.decomposition(chr(cp)) and any(c.isascii() for c in floor._fold_char(chr(cp))))
+        or (unicodedata.decomposition(chr(cp)) and any(c.isascii() for c in names._fold_char(chr(cp))))
     ]
     assert offenders == []
 
@@ -304,7 +320,7 @@ def test_nothing_above_u1ffff_folds_to_ascii() -> None:
 ANY_CHAR = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
 CONTEXTUAL = {0x0D, 0x200C, 0x200D, 0xFE00, 0xFE01, 0xFE02, 0xFE0E, 0xFE0F} | set(range(0xE0000, 0xE0080))
 CONTEXTUAL |= set(range(0xE0100, 0xE01F0))  # ideographic variation selectors
-ALWAYS_HELD_RANGES = [(lo, hi) for lo, hi in floor._HELD]
+ALWAYS_HELD_RANGES = [(lo, hi) for lo, hi in floor_chars._HELD]
 
 
 @st.composite
@@ -328,7 +344,7 @@ def test_any_str_gets_a_verdict_and_only_documented_reasons(text: str, path: str
         assert reason.as_text().isascii()
     for ch in {*text, *(path or "")}:
         cp = ord(ch)
-        if floor._rule_of(cp) is not None and cp not in CONTEXTUAL:
+        if floor_chars._rule_of(cp) is not None and cp not in CONTEXTUAL:
             assert verdict.held
 
 
@@ -373,10 +389,10 @@ NAME_ALPHABET = [
 @PROPERTIES
 @given(text=st.text(st.sampled_from(NAME_ALPHABET), max_size=18))
 def test_name_search_equals_brute_force_skeleton_definition(text: str) -> None:
-    folds = [skeleton(ch) for ch in text]
+    folds = [fold_name(ch) for ch in text]
     expected = set()
     for name in DEFAULT_INSTRUCTION_FILES:
-        target = skeleton(name)
+        target = fold_name(name)
         for i in range(len(text)):
             if not folds[i]:
                 continue
@@ -420,7 +436,7 @@ FLOOD_ALPHABET = [
 
 def _reference_findings(text: str) -> list[tuple[int, str]]:
     """One step per character: the slow definition the run-based scan must agree with."""
-    bmp, astral = re.compile(floor._HELD_BMP), re.compile(floor._HELD_ASTRAL)
+    bmp, astral = re.compile(floor_chars._HELD_BMP), re.compile(floor_chars._HELD_ASTRAL)
     allowed = set()
     for m in re.finditer(re.escape(ENGLAND_FLAG[0]) + "(?=" + re.escape(ENGLAND_FLAG[1:]) + ")", text):
         allowed.update(range(m.start() + 1, m.start() + len(ENGLAND_FLAG)))
@@ -428,7 +444,7 @@ def _reference_findings(text: str) -> list[tuple[int, str]]:
     for i, ch in enumerate(text):
         pattern = bmp if ord(ch) <= 0xFFFF else astral
         if i not in allowed and pattern.match(text, i):
-            out.append((i, floor._rule_of(ord(ch)) or "?"))
+            out.append((i, floor_chars._rule_of(ord(ch)) or "?"))
     return out
 
 

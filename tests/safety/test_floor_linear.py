@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from notegate.safety import floor
+from notegate.safety import floor_chars
 from notegate.safety.floor import check_item, check_text, mentions_instruction_file
 from notegate.safety.rendered import rendered_views
 
@@ -104,5 +104,5 @@ def test_a_one_mebibyte_comment_flood_is_linear_against_a_quarter() -> None:
 
 def test_flood_pattern_is_bounded() -> None:
     """The mark-flood regex is a single class with a fixed minimum: no nested quantifier to backtrack."""
-    assert floor._FLOOD_RE.pattern.endswith(f"]{{{floor.MAX_STACKED_MARKS + 1},}}")
-    assert floor._FLOOD_RE.pattern.count("[") == 1
+    assert floor_chars._FLOOD_RE.pattern.endswith(f"]{{{floor_chars.MAX_STACKED_MARKS + 1},}}")
+    assert floor_chars._FLOOD_RE.pattern.count("[") == 1

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.safety.floor import DEFAULT_INSTRUCTION_FILES, check_item
+from notegate.safety.floor import check_item
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
 from notegate.safety.rendered import rendered_views
 
 PROPERTIES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,7 +11,7 @@ import unicodedata
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.safety import floor, unicode_tables
+from notegate.safety import floor_chars, unicode_tables
 from notegate.safety.floor import check_item
 
 from .floor_corpus import LEGIT
@@ -20,15 +20,17 @@ PROPERTIES = settings(max_examples=200, deadline=None, suppress_health_check=[He
 
 
 def _cps(spec: str) -> set[int]:
-    return {cp for lo, hi in floor._parse_ranges(spec) for cp in range(lo, hi + 1)}
+    return {cp for lo, hi in unicode_tables.parse_ranges(spec) for cp in range(lo, hi + 1)}
 
 
 BLANK = sorted(_cps(unicode_tables._BLANK))
 ALLOWED_SPACES = sorted(_cps(unicode_tables.BLANK_ALLOWED))
-MARKS = sorted(cp for cp in _cps(unicode_tables._GC_MN_ME) if floor._rule_of(cp) is None)
-IDEOGRAPHS = sorted(cp for a, b in floor._CLASS["unified-ideograph"] for cp in range(a, b + 1))
+MARKS = sorted(cp for cp in _cps(unicode_tables._GC_MN_ME) if floor_chars._rule_of(cp) is None)
+IDEOGRAPHS = sorted(cp for a, b in floor_chars.CLASS_RANGES["unified-ideograph"] for cp in range(a, b + 1))
 IVS = list(range(0xE0100, 0xE01F0))
-VS_BASES = {k: sorted(cp for a, b in floor._CLASS[f"vs{k}-base"] for cp in range(a, b + 1)) for k in (1, 2, 3)}
+VS_BASES = {
+    k: sorted(cp for a, b in floor_chars.CLASS_RANGES[f"vs{k}-base"] for cp in range(a, b + 1)) for k in (1, 2, 3)
+}
 
 
 def _boundary(text: str, where: float) -> int:
@@ -50,7 +52,7 @@ def test_blank_row_is_zs_minus_the_allowed_four_plus_blank_glyphs() -> None:
         "MUSICAL SYMBOL NULL NOTEHEAD",
     ]
     for cp in BLANK:
-        assert floor._rule_of(cp) == "blank-char", hex(cp)
+        assert floor_chars._rule_of(cp) == "blank-char", hex(cp)
 
 
 def test_marks_row_is_mn_and_me() -> None:
@@ -136,7 +138,7 @@ def test_standardized_variants_pass_on_their_bases_only(k: int, data: st.DataObj
     selector = chr(0xFDFF + k)
     assert not check_item(chr(base) + selector).held
     other = data.draw(
-        st.integers(0x21, 0x2FFFF).filter(lambda cp: cp not in VS_BASES[k] and floor._rule_of(cp) is None)
+        st.integers(0x21, 0x2FFFF).filter(lambda cp: cp not in VS_BASES[k] and floor_chars._rule_of(cp) is None)
     )
     assert "variation-selector" in {r.rule for r in check_item(chr(other) + selector).reasons}
 

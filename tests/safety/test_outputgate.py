@@ -112,7 +112,13 @@ def mutate(schema: str, path: str, new: Any) -> dict[str, Any]:
 # purity
 # --------------------------------------------------------------------------------------------
 
-PURE_MODULES = ["notegate.safety.outputgate", "notegate.safety.secrets", "notegate.safety.contentgates"]
+PURE_MODULES = [
+    "notegate.safety.outputgate",
+    "notegate.safety.secrets",
+    "notegate.safety.contentgates",
+    "notegate.safety.rules",
+    "notegate.safety.textview",
+]
 ALLOWED_IMPORTS = {
     "__future__",
     "base64",
@@ -134,7 +140,10 @@ ALLOWED_IMPORTS = {
     "notegate.safety",
     "notegate.safety.secrets",
     "notegate.safety.contentgates",
-    "notegate.safety.floor",  # the floor's skeleton: the instruction gate folds look-alikes the same way
+    "notegate.safety.names",  # the floor's name fold: the instruction gate folds look-alikes the same way
+    "notegate.safety.rules",
+    "notegate.safety.textview",
+    "notegate.safety.unicode_tables",
 }
 FORBIDDEN_CALLS = {"open", "exec", "eval", "compile", "__import__", "input", "print", "breakpoint"}
 

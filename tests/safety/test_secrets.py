@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from notegate.safety.contentgates import ALL_GATES, iban_valid, luhn_valid, scan_content
 from notegate.safety.outputgate import rescan_text
-from notegate.safety.secrets import Finding, describe, normalise, scan_credentials
+from notegate.safety.rules import Finding, describe
+from notegate.safety.secrets import scan_credentials
+from notegate.safety.textview import normalise
 
 from . import gate_corpus as corpus
 

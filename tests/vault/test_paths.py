@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.errors import NotegateError, PathRejected
-from notegate.vault import paths
+from notegate.safety import unicode_tables
 from notegate.vault.paths import (
     MAX_PATH_BYTES,
     MAX_SEGMENT_BYTES,
@@ -245,22 +245,24 @@ def test_every_control_character_is_refused(cp: int) -> None:
     assert info.value.rule == "path-control-char"
 
 
-def test_default_ignorable_table_matches_unicode_15() -> None:
-    ranges = paths._DEFAULT_IGNORABLE
+def test_default_ignorable_table_matches_the_unicode_version() -> None:
+    ranges = unicode_tables.DEFAULT_IGNORABLE_RANGES
     assert all(lo <= hi for lo, hi in ranges)
     assert all(a[1] < b[0] for a, b in itertools.pairwise(ranges)), "sorted, non-overlapping"
-    assert sum(hi - lo + 1 for lo, hi in ranges) == 4174  # DerivedCoreProperties.txt 15.0.0 total
+    assert (
+        sum(hi - lo + 1 for lo, hi in ranges) == 4174
+    )  # DerivedCoreProperties.txt total (unchanged since Unicode 6.1)
 
 
 def test_every_default_ignorable_code_point_is_refused() -> None:
-    for lo, hi in paths._DEFAULT_IGNORABLE:
+    for lo, hi in unicode_tables.DEFAULT_IGNORABLE_RANGES:
         for cp in range(lo, hi + 1):
             with pytest.raises(PathRejected) as info:
                 NotePath.parse(f"a{chr(cp)}b.md")
             assert info.value.rule == "path-invisible-char", hex(cp)
 
 
-@pytest.mark.parametrize("ch", sorted(paths._SEPARATOR_LOOKALIKES))
+@pytest.mark.parametrize("ch", sorted(unicode_tables.SEPARATOR_LOOKALIKES))
 def test_separator_lookalikes_are_symbols_and_refused(ch: str) -> None:
     # Letters confusable with '/' (e.g. KATAKANA LETTER NO) must stay usable.
     assert not unicodedata.category(ch).startswith("L"), unicodedata.name(ch)

@@ -17,10 +17,10 @@ instruction   phrasing aimed at the next agent ("ignore previous instructions", 
 
 All gates read the same normalised view as the credential scanner (NFKC per character,
 default-ignorables removed), so fullwidth and zero-width-split variants are caught.  The
-instruction gate additionally reads a *skeleton* of that view: Cyrillic, Greek, Armenian and
-Latin look-alike letters mapped to the Latin letter they imitate (a small table drawn from
+instruction gate additionally reads an *instruction view* of it (:func:`instruction_view`):
+Cyrillic, Greek, Armenian and Latin look-alike letters mapped to the Latin letter they imitate (a small table drawn from
 Unicode TR39 ``confusables.txt``), then lower-cased.  The mapping is one character to one
-character, so skeleton positions are view positions and findings still point into the original.
+character, so its positions are view positions and findings still point into the original.
 
 Numbers are where false positives live (this gate runs on every inbox write), so the contact
 and financial rules demand structure, not just digits: a phone number needs a ``+`` country
@@ -44,22 +44,11 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 
-from notegate.safety import floor, secrets
-from notegate.safety.secrets import (
-    PLACEHOLDER,
-    Check,
-    Finding,
-    Hit,
-    NormalisedText,
-    Rule,
-    derive,
-    is_word_char,
-    left_ok,
-    normalise,
-    rendered,
-    right_ok,
-    run_rules,
-)
+from notegate.safety import secrets
+from notegate.safety.names import fold_name
+from notegate.safety.rules import PLACEHOLDER, Check, Finding, Hit, Rule, is_word_char, left_ok, right_ok, run_rules
+from notegate.safety.textview import NormalisedText, derive, normalise, rendered
+from notegate.safety.unicode_tables import READER_CONFUSABLES
 
 CREDENTIAL = "credential"
 AUTH_LINK = "auth-link"
@@ -355,16 +344,13 @@ def _card(view: NormalisedText, m: re.Match[str], kind: str) -> Iterator[Hit]:
 # instruction
 # --------------------------------------------------------------------------------------------
 
-#: Look-alike letters the floor's skeleton leaves alone but a reader takes for Latin ones
-#: (Unicode TR39 ``confusables.txt``).  The floor's table covers the rest; this is a supplement.
-CONFUSABLES: dict[str, str] = {"\u0237": "j"}
 #: Quotation marks folded for "you’re" (TR39 maps U+2018/U+2019/U+02BC to U+0027).
 _APOSTROPHES = frozenset("\u2018\u2019\u02bc")
 
 
 @functools.lru_cache(maxsize=8192)
-def _skeleton_char(ch: str) -> str:
-    """One character as the instruction gate reads it: the floor's skeleton, with ``m`` kept as ``m``.
+def _instruction_char(ch: str) -> str:
+    """One character as the instruction gate reads it: the floor's name fold, with ``m`` kept as ``m``.
 
     The floor folds ``m`` to ``rn`` (a name must match however it is drawn); here that would
     make every ``m`` two characters, so the pair is kept as ``m`` and the patterns are folded
@@ -375,14 +361,14 @@ def _skeleton_char(ch: str) -> str:
         return ch if ch.isascii() else " "
     if ch in _APOSTROPHES:
         return "'"
-    folded = floor.skeleton(ch).replace("rn", "m")
-    if folded == ch and ch in CONFUSABLES:
-        return CONFUSABLES[ch]
+    folded = fold_name(ch).replace("rn", "m")
+    if folded == ch and ch in READER_CONFUSABLES:
+        return READER_CONFUSABLES[ch]
     return folded
 
 
-def skeleton(view: NormalisedText) -> NormalisedText:
-    """The view as the instruction gate reads it: every character through the floor's skeleton.
+def instruction_view(view: NormalisedText) -> NormalisedText:
+    """The view as the instruction gate reads it: every character through the floor's name fold.
 
     Look-alike letters (Cyrillic, Greek, Cherokee, small capitals, fullwidth, mathematical)
     become the Latin letter they imitate, case folds away, ``I``/``1``/``|`` read ``l`` and
@@ -393,7 +379,7 @@ def skeleton(view: NormalisedText) -> NormalisedText:
     table: dict[int, str] = {}
     multi: dict[str, str] = {}
     for ch in set(view.text):
-        folded = _skeleton_char(ch)
+        folded = _instruction_char(ch)
         if folded == ch:
             continue
         if len(folded) == 1:
@@ -410,7 +396,7 @@ def skeleton(view: NormalisedText) -> NormalisedText:
 
 def _fold_pattern(pattern: str) -> str:
     """A pattern written in plain lower-case English, with its letters folded like the text."""
-    return pattern.translate({ord(c): _skeleton_char(c) for c in "abcdefghijklmnopqrstuvwxyz"})
+    return pattern.translate({ord(c): _instruction_char(c) for c in "abcdefghijklmnopqrstuvwxyz"})
 
 
 #: Between two words: any run of non-letters (spaces, hyphens, underscores, punctuation).
@@ -539,12 +525,12 @@ _RULES: dict[str, tuple[Rule, ...]] = {
 
 
 def _instruction(kind: str, pattern: str, check: Check = _word_bounded) -> Rule:
-    """An instruction rule over the skeleton view, its pattern folded the same way."""
+    """An instruction rule over the instruction view, its pattern folded the same way."""
     return Rule(INSTRUCTION, kind, re.compile(_fold_pattern(pattern)), check)
 
 
-#: Instruction rules read the skeleton (look-alikes folded, lower case).
-_INSTRUCTION_SKELETON: tuple[Rule, ...] = (
+#: Instruction rules read the instruction view (look-alikes folded, lower case).
+_INSTRUCTION_FOLDED: tuple[Rule, ...] = (
     _instruction(
         "ignore-instructions",
         rf"{_VERB}{_SEP}(?:{_FILL}{_QUAL}{_SEP}(?:[a-z-]{{1,20}}{_SEP})?{_NOUN}"
@@ -648,7 +634,7 @@ def scan_view(view: NormalisedText, gates: Iterable[str] = ALL_GATES) -> list[Fi
     if INSTRUCTION in wanted:
         shown = rendered(view)
         for reading in (view, shown) if shown is not view else (view,):
-            found.extend(run_rules(skeleton(reading), _INSTRUCTION_SKELETON))
+            found.extend(run_rules(instruction_view(reading), _INSTRUCTION_FOLDED))
             found.extend(run_rules(reading, _INSTRUCTION_VIEW))
     order = {g: i for i, g in enumerate(ALL_GATES)}
     return sorted(set(found), key=lambda f: (f.start, f.end, order[f.gate], f.kind))

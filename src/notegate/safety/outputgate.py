@@ -56,7 +56,8 @@ from jsonschema.exceptions import ValidationError
 
 from notegate.errors import GateRejected
 from notegate.safety.contentgates import ALL_GATES, CREDENTIAL, scan_content
-from notegate.safety.secrets import Finding, scan_joined
+from notegate.safety.rules import Finding
+from notegate.safety.secrets import scan_joined
 
 __all__ = [
     "ALL_GATES",

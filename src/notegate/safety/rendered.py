@@ -19,7 +19,9 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["DOT_LOOKALIKES", "rendered_view", "rendered_views"]
+from notegate.safety.unicode_tables import DOT_LOOKALIKES
+
+__all__ = ["rendered_view", "rendered_views"]
 
 # An HTML tag as a browser (and CommonMark's raw-HTML rule) sees it: ``<name ...>`` or ``</name>``. The
 # attribute part stops at the next ``<`` or ``>``, possessively, so a failed attempt never rescans.
@@ -35,10 +37,9 @@ _BRACKETS_QUOTES = re.compile(r"[\[\]\"']+")
 # One line break (CRLF or LF) and the next line's indentation, unless a blank line follows (a paragraph
 # break is two). Possessive, so a long run of spaces is read once.
 _ONE_LINE_BREAK = re.compile(r"\r?\n[ \t]*+(?!\r?\n)")
-DOT_LOOKALIKES = str.maketrans({"\u00b7": ".", "\u3002": ".", "\u2024": ".", "\uff0e": ".", "\u2027": "."})
-# The same folding as one regex substitution: ``str.translate`` with a dict costs a Python lookup per
+# Dot look-alikes folded by one regex substitution: ``str.translate`` with a dict costs a Python lookup per
 # character on non-ASCII text, ten times the substitution.
-_DOT_LOOKALIKE = re.compile("[\u00b7\u3002\u2024\uff0e\u2027]")
+_DOT_LOOKALIKE = re.compile(f"[{DOT_LOOKALIKES}]")
 
 
 def _strip_comments(text: str) -> str:

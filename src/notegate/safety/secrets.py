@@ -6,10 +6,10 @@ Every write from a restricted or hosted caller, every string a model returns and
 note about to be committed passes through :func:`scan_credentials`.  It must be fast (a regex
 per rule, each starting with a literal so ``re`` skips ahead with a substring search) and it
 must not be fooled by presentation tricks.  So the rules never read the caller's text directly:
-they read a *normalised view* (:func:`normalise`) in which every character is NFKC-folded and
-every Default_Ignorable_Code_Point (zero-width spaces, joiners, bidi controls, tag characters,
-variation selectors, the BOM ...) is removed.  ``g<ZWSP>hp_…`` and ``ｇｈｐ＿…`` both read as
-``ghp_…``.  Each hit is mapped back to a span of the original text.
+they read the normalised views of :mod:`notegate.safety.textview` (NFKC-folded, invisible
+characters removed, rendered, joined across line breaks), and run through the shared engine of
+:mod:`notegate.safety.rules`.  ``g<ZWSP>hp_…`` and ``ｇｈｐ＿…`` both read as ``ghp_…``.  Each hit
+is mapped back to a span of the original text.
 
 A regex alone over-reports (``sk-learn-compatible-wrapper``, ``password: required``), so each
 rule has a small check: word boundaries, "looks random" (letters *and* digits, enough length),
@@ -17,7 +17,7 @@ and an explicit placeholder list (``<token>``, ``${VAR}``, ``YOUR_API_KEY``, ``*
 False positives matter: this runs on every inbox write.
 
 Invariants
-1. Pure: no I/O and no mutable global state except a bounded memo of per-character folding.
+1. Pure: no I/O and no mutable global state.
 2. A :class:`Finding` carries gate, kind and positions in the ORIGINAL text (plus 1-based
    line/column there), never the matched value.  Nothing in this module returns, formats or
    logs a matched value; :func:`describe` prints kind and position only.
@@ -41,362 +41,41 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
-import html
 import re
-import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+
+from notegate.safety.rules import (
+    PLACEHOLDER,
+    Check,
+    Finding,
+    Hit,
+    Rule,
+    describe,
+    is_word_char,
+    left_ok,
+    right_ok,
+    run_rules,
+)
+from notegate.safety.textview import NormalisedText, joined, normalise, rendered
+
+__all__ = [
+    "GATE",
+    "JOINABLE_KINDS",
+    "RULES",
+    "describe",  # re-exported while services/importer.py and services/notes.py import it from here
+    "looks_secret",
+    "scan_credentials",
+    "scan_joined",
+    "scan_view",
+]
 
 GATE = "credential"
 
 # --------------------------------------------------------------------------------------------
-# Normalisation
+# Credential value tests
 # --------------------------------------------------------------------------------------------
 
-#: Default_Ignorable_Code_Point, from Unicode 15.1 ``DerivedCoreProperties.txt``.  These render
-#: as nothing, so they can split a token without changing how it looks.
-_DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD),  # SOFT HYPHEN
-    (0x034F, 0x034F),  # COMBINING GRAPHEME JOINER
-    (0x061C, 0x061C),  # ARABIC LETTER MARK
-    (0x115F, 0x1160),  # HANGUL CHOSEONG FILLER, HANGUL JUNGSEONG FILLER
-    (0x17B4, 0x17B5),  # KHMER VOWEL INHERENT AQ, AA
-    (0x180B, 0x180F),  # MONGOLIAN FREE VARIATION SELECTORS, VOWEL SEPARATOR
-    (0x200B, 0x200F),  # ZERO WIDTH SPACE .. RIGHT-TO-LEFT MARK
-    (0x202A, 0x202E),  # bidi embeddings and overrides
-    (0x2060, 0x206F),  # WORD JOINER, invisible operators, bidi isolates, deprecated formats
-    (0x3164, 0x3164),  # HANGUL FILLER
-    (0xFE00, 0xFE0F),  # VARIATION SELECTOR-1 .. 16
-    (0xFEFF, 0xFEFF),  # ZERO WIDTH NO-BREAK SPACE (byte order mark)
-    (0xFFA0, 0xFFA0),  # HALFWIDTH HANGUL FILLER
-    (0xFFF0, 0xFFF8),  # reserved specials
-    (0x1BCA0, 0x1BCA3),  # SHORTHAND FORMAT CONTROLS
-    (0x1D173, 0x1D17A),  # MUSICAL SYMBOL BEGIN BEAM .. END PHRASE
-    (0xE0000, 0xE0FFF),  # TAG characters, VARIATION SELECTOR-17 .. 256
-)
-
-#: Combining diacritical marks (the blocks the floor's ``combining-diacritic`` class lists): a mark
-#: renders on top of its neighbour, so ``ghp_ab\u0301c…`` shows a token a reader can retype.
-_COMBINING: tuple[tuple[int, int], ...] = (
-    (0x0300, 0x036F),
-    (0x1AB0, 0x1AFF),
-    (0x1DC0, 0x1DFF),
-    (0x20D0, 0x20FF),
-    (0xFE20, 0xFE2F),
-)
-_INVISIBLE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _DEFAULT_IGNORABLE + _COMBINING) + "]")
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
-
-
-@functools.lru_cache(maxsize=8192)
-def _fold_char(ch: str) -> str:
-    """NFKC of one character, default-ignorables and combining marks removed (may be "" or several)."""
-    if _INVISIBLE.match(ch):
-        return ""
-    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", ch))
-
-
-class NormalisedText:
-    """The view the rules read, and the way back to positions in what the caller sent.
-
-    ``text`` is the folded view.  Folding is done per character, so the mapping is a list of
-    breakpoints ``(view_pos, original_pos, fixed)``: after a linear breakpoint positions advance
-    together; inside a *fixed* one (a character that folded to several) every view position maps
-    to the same original character.  Pure ASCII text is its own view and has no breakpoints.
-    """
-
-    __slots__ = ("_cache", "_keys", "_line_starts", "_lower", "_parent", "_points", "original", "text")
-
-    def __init__(
-        self,
-        original: str,
-        text: str,
-        points: list[tuple[int, int, bool]],
-        parent: NormalisedText | None = None,
-    ) -> None:
-        self.original = original
-        self.text = text
-        self._points = points
-        #: A derived view (:func:`derive`) maps to its parent's positions, the parent to the original.
-        self._parent = parent
-        self._keys = [p[0] for p in points]
-        self._lower: str | None = None
-        self._line_starts: list[int] | None = None
-        #: Per-view memo for rule checks (e.g. where PEM END lines are), so checks stay linear.
-        self._cache: dict[str, object] = {}
-
-    @property
-    def lower(self) -> str:
-        """ASCII projection of the view, lower-cased: every non-ASCII character becomes ``?``.
-
-        Same length as ``text``, so positions found here are positions in ``text``.  Rules run
-        on it use ASCII-only patterns; lower-casing ASCII is ~10x faster than ``re.IGNORECASE``
-        and than ``str.lower`` on wide strings, and never changes the length (``İ`` would).
-        """
-        if self._lower is None:
-            text = self.text if self.text.isascii() else self.text.encode("ascii", "replace").decode("ascii")
-            self._lower = text.lower()
-        return self._lower
-
-    def remapped(self, text: str) -> NormalisedText:
-        """Same positions, different characters: for a 1:1 re-mapping of the view (skeletons)."""
-        if len(text) != len(self.text):
-            raise ValueError("a remapped view must keep its length")
-        twin = NormalisedText(self.original, text, self._points, self._parent)
-        twin._line_starts = self._line_starts
-        return twin
-
-    def _local(self, pos: int) -> int:
-        if not self._keys:
-            return pos
-        i = bisect_right(self._keys, pos) - 1
-        if i < 0:
-            return pos
-        view0, orig0, fixed = self._points[i]
-        return orig0 if fixed else orig0 + (pos - view0)
-
-    def _to_original(self, pos: int) -> int:
-        local = self._local(pos)
-        return local if self._parent is None else self._parent._to_original(local)
-
-    def span(self, start: int, end: int) -> tuple[int, int]:
-        """Map a half-open span of the view to the original text."""
-        first = self._to_original(start)
-        last = self._to_original(end - 1) + 1 if end > start else first
-        return first, max(first, last)
-
-    def line_col(self, offset: int) -> tuple[int, int]:
-        """1-based line and column (in code points) of an offset in the original text."""
-        if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in re.finditer("\n", self.original)]
-        i = bisect_right(self._line_starts, offset) - 1
-        return i + 1, offset - self._line_starts[i] + 1
-
-
-def normalise(text: str) -> NormalisedText:
-    """Fold ``text`` for scanning: NFKC per character, default-ignorables removed.
-
-    Why per character and not ``normalize(text)``: a whole-string NFKC cannot tell us where each
-    output character came from, and findings must point into the original.
-    """
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and _INVISIBLE.search(text) is None):
-        return NormalisedText(text, text, [])
-    pieces: list[str] = []
-    points: list[tuple[int, int, bool]] = []
-    view = 0
-    last = 0
-    for run in _NON_ASCII_RUN.finditer(text):
-        start, end = run.span()
-        pieces.append(text[last:start])
-        view += start - last
-        chunk = run.group()
-        if unicodedata.is_normalized("NFKC", chunk) and _INVISIBLE.search(chunk) is None:
-            pieces.append(chunk)
-            view += len(chunk)
-        else:
-            for offset, ch in enumerate(chunk, start):
-                folded = _fold_char(ch)
-                if len(folded) == 1:
-                    pieces.append(folded)
-                    view += 1
-                    continue
-                if folded:
-                    points.append((view, offset, True))
-                    pieces.append(folded)
-                    view += len(folded)
-                points.append((view, offset + 1, False))
-        last = end
-    pieces.append(text[last:])
-    return NormalisedText(text, "".join(pieces), points)
-
-
-# --------------------------------------------------------------------------------------------
-# Derived views: what a reader sees once Markdown is rendered, and text joined across line breaks
-# --------------------------------------------------------------------------------------------
-
-Edit = tuple[int, int, str]
-
-
-def derive(view: NormalisedText, edits: Iterable[Edit]) -> NormalisedText:
-    """A view of ``view`` with sorted, non-overlapping ``(start, end, replacement)`` edits applied.
-
-    Positions of the result map back through ``view`` to the original text, so findings in a
-    derived view still point at what the caller sent.  No edits: ``view`` itself.
-    """
-    pieces: list[str] = []
-    points: list[tuple[int, int, bool]] = []
-    out = 0
-    last = 0
-    for start, end, replacement in edits:
-        pieces.append(view.text[last:start])
-        out += start - last
-        if replacement:
-            points.append((out, start, True))
-            pieces.append(replacement)
-            out += len(replacement)
-        points.append((out, end, False))
-        last = end
-    if not points:
-        return view
-    pieces.append(view.text[last:])
-    return NormalisedText(view.original, "".join(pieces), points, view)
-
-
-_RENDER = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|<!--")
-
-
-def rendered(view: NormalisedText) -> NormalisedText:
-    """The view as Markdown/HTML renders it: ``ghp\\_…``, ``ghp&#95;…`` and ``gh<!-- -->p_…`` read ``ghp_…``.
-
-    Backslash escapes lose their backslash, character references are decoded (and folded like
-    any other character), HTML comments disappear.  Linear: one regex pass, and a comment's end
-    is found with ``str.find`` once; an unclosed ``<!--`` ends comment handling for the rest.
-    """
-    text = view.text
-    if "\\" not in text and "&" not in text and "<!--" not in text:
-        return view
-    edits: list[Edit] = []
-    pos = 0
-    comments_close = True
-    while (m := _RENDER.search(text, pos)) is not None:
-        piece = m.group()
-        pos = m.end()
-        if piece == "<!--":
-            close = text.find("-->", m.end()) if comments_close else -1
-            if close < 0:
-                comments_close = False
-                continue
-            pos = close + 3
-            edits.append((m.start(), pos, ""))
-        elif m.group(1) is not None:
-            edits.append((m.start(), m.end(), m.group(1)))
-        else:
-            decoded = html.unescape(piece)
-            if decoded != piece:
-                edits.append((m.start(), m.end(), "".join(_fold_char(c) for c in decoded)))
-    return derive(view, edits)
-
-
-#: A line break with what a renderer puts around it: indentation, quote markers, a list marker.
-#: How provider tokens begin (the literal starts of the :data:`JOINABLE_KINDS` rules).
-_TOKEN_HEAD = re.compile(
-    r"sk-|gh[pousr]_|github_pat_|gl(?:pat|ptt|dt|rt)-|xox[abposre]-|[sr]k_(?:live|test)_|AIza|eyJ|npm_|pypi-|hf_"
-    r"|SG\.|ng[ts]_|A(?:KIA|SIA|BIA|CCA)|hooks\.slack\.com"
-)
-_BREAK = re.compile(r"(?:\r?\n[ \t]*(?:>[ \t]*)*)+(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
-
-
-def joined(view: NormalisedText) -> NormalisedText:
-    """The view with line breaks (and the indentation, quote and list markers after them) removed.
-
-    A token split over two fields of a model answer comes back from a renderer as ``ghp_abc\\n-
-    def…``; read joined, it is whole again.  Only provider-format rules read this view (their
-    prefixes do not occur by accident), so joining unrelated lines costs no false positives.
-    Trailing blanks before a break are dropped too, looking back at most 64 characters.
-    """
-    text = view.text
-    edits: list[Edit] = []
-    floor = 0
-    for m in _BREAK.finditer(text):
-        start = m.start()
-        stop = max(floor, start - 64)
-        while start > stop and text[start - 1] in " \t":
-            start -= 1
-        # A line that starts a token keeps a boundary before it, or "Next step\nghp_…" would glue.
-        edits.append((start, m.end(), " " if _TOKEN_HEAD.match(text, m.end()) else ""))
-        floor = m.end()
-    return derive(view, edits)
-
-
-# --------------------------------------------------------------------------------------------
-# Findings
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One hit: which gate, what kind, where in the ORIGINAL text.  Never the value.
-
-    ``line`` and ``col`` (1-based, in the original text) are filled in by the scanners so that
-    :func:`describe` can be called without the text; 0 means "not known".
-    """
-
-    gate: str
-    kind: str
-    start: int
-    end: int
-    line: int = 0
-    col: int = 0
-
-
-def describe(f: Finding) -> str:
-    """Human/model-readable location of a finding: gate, kind and position, never the value."""
-    if f.line:
-        return f"{f.gate} ({f.kind}) at line {f.line}, col {f.col}"
-    return f"{f.gate} ({f.kind}) at offset {f.start}"
-
-
-Hit = tuple[str, int, int]
-Check = Callable[[NormalisedText, "re.Match[str]", str], Iterable[Hit]]
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A pattern over the view (``lowered`` → over ``view.lower``) and a check turning a match into hits."""
-
-    gate: str
-    kind: str
-    pattern: re.Pattern[str]
-    check: Check | None = None
-    lowered: bool = False
-
-
-def run_rules(view: NormalisedText, rules: Iterable[Rule]) -> list[Finding]:
-    """Apply rules to a view; return de-duplicated findings in original positions, sorted."""
-    hits: set[tuple[int, int, str, str]] = set()
-    for rule in rules:
-        haystack = view.lower if rule.lowered else view.text
-        for m in rule.pattern.finditer(haystack):
-            found = rule.check(view, m, rule.kind) if rule.check is not None else ((rule.kind, *m.span()),)
-            for kind, start, end in found:
-                first, last = view.span(start, end)
-                hits.add((first, last, rule.gate, kind))
-    out = []
-    for start, end, gate, kind in sorted(hits):
-        line, col = view.line_col(start)
-        out.append(Finding(gate, kind, start, end, line, col))
-    return out
-
-
-# --------------------------------------------------------------------------------------------
-# Shared value tests (also used by the content gates)
-# --------------------------------------------------------------------------------------------
-
-
-def is_word_char(ch: str) -> bool:
-    """Letters, digits and underscore: what may not touch a token on either side."""
-    return ch.isalnum() or ch == "_"
-
-
-def left_ok(s: str, i: int) -> bool:
-    """True when position ``i`` starts a token (nothing word-like right before it)."""
-    return i == 0 or not is_word_char(s[i - 1])
-
-
-def right_ok(s: str, i: int) -> bool:
-    """True when position ``i`` ends a token (nothing word-like at it)."""
-    return i >= len(s) or not is_word_char(s[i])
-
-
-#: Values that are obviously not secrets: templates, masks, and the words docs use instead.
-PLACEHOLDER = re.compile(
-    r"x{4,}|\*{3,}|\.{3}|…|<|>|\{\{|\$\{|%\(|%s\b"
-    r"|example|placeholder|redacted|changeme|change[_-]me|dummy|sample|fake|not[_-]?a[_-]?real"
-    r"|your[_-]?(?:own[_-]?)?(?:api[_-]?)?(?:key|token|secret|pass)",
-    re.IGNORECASE,
-)
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _DOTTED_REF = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(\)?)?")
 _LOWER_PATH = re.compile(r"[a-z0-9_.-]+(?:/[a-z0-9_.-]+)+/?")

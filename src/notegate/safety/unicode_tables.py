@@ -1,16 +1,20 @@
-"""Unicode data the floor decides with: one table of character classes, each row citing its source.
+"""Unicode data the safety gates and vault paths decide with: the only copy, for one named Unicode version.
 
-Why a table and not ad-hoc sets: the floor's behaviour must be reviewable line by line against the Unicode
-reports it claims to follow, and one place to update when Unicode changes. `floor.py` builds its regular
-expressions from these rows once at import; nothing here does I/O and nothing is fetched at run time.
+Why one module: the floor, the credential and content gates and the vault path parser must agree on what is
+invisible, what looks like what, and what a control is called; three copies had drifted to three Unicode
+versions. Each table here cites its source and is derived from Unicode ``UNICODE_VERSION`` (the interpreter's
+``unicodedata.unidata_version``; ``tests/safety/test_unicode_tables.py`` fails when they differ). The floor
+builds its regular expressions from these rows once at import; nothing here does I/O and nothing is fetched
+at run time. Every other module imports the table it needs from here and keeps no copy of its own.
 
-Provenance and versions (keep in step with the interpreter: Python 3.11 ships Unicode 14.0.0):
+Provenance (all for ``UNICODE_VERSION``, the version Python 3.11 ships):
 
-* ``_GC_*`` and ``_VIRAMA`` are generated from ``unicodedata`` 14.0.0 (UnicodeData.txt General_Category,
+* ``_GC_*`` and ``_VIRAMA`` are generated from ``unicodedata`` (UnicodeData.txt General_Category,
   DerivedCombiningClass.txt ccc=9). ``tests/safety/test_floor.py`` regenerates them exhaustively and fails if
   the interpreter's Unicode version disagrees, printing the new literal.
-* Default_Ignorable_Code_Point, Bidi_Control and Variation_Selector are restated from DerivedCoreProperties.txt
-  and PropList.txt (Unicode 14.0.0); they are short and stable.
+* Default_Ignorable_Code_Point (``DEFAULT_IGNORABLE``), Bidi_Control and Variation_Selector are restated from
+  DerivedCoreProperties.txt and PropList.txt; they are short and stable (Default_Ignorable has had the same
+  4,174 code points since Unicode 6.1).
 * ``_EXTENDED_PICTOGRAPHIC`` restates emoji-data.txt Extended_Pictographic as merged runs;
   ``_EMOJI_VARIATION_BASES`` lists the bases of emoji-variation-sequences.txt (UTS #51). Both were checked
   against every RGI emoji sequence of the ``emoji`` 2.16.0 package data when written (development time only).
@@ -19,6 +23,8 @@ Provenance and versions (keep in step with the interpreter: Python 3.11 ships Un
   text look like an instruction-file name. Extracted at development time from the confusables.txt data shipped
   in ``confusable-homoglyphs`` 3.3.1 (its newest source character is Unicode 14.0); spot-checked against the
   Unicode 17.0.0 file. Fullwidth and mathematical letters are not listed: NFKC/NFKD already folds them.
+  ``SEPARATOR_LOOKALIKES``, ``DOT_LOOKALIKES`` and ``READER_CONFUSABLES`` are further slices of the same file,
+  each chosen for the one reader that needs it (see each).
 
 Range strings are space-separated hex code points or ``FIRST-LAST`` runs, inclusive.
 """
@@ -29,7 +35,16 @@ import unicodedata
 from typing import NamedTuple
 
 UNICODE_VERSION = "14.0.0"
-"""The Unicode version the generated rows were derived from (``unicodedata.unidata_version`` at generation)."""
+"""The Unicode version every table here is derived from; must equal ``unicodedata.unidata_version``."""
+
+
+def parse_ranges(spec: str) -> tuple[tuple[int, int], ...]:
+    """``"0041-005A 00AD"`` -> ``((0x41, 0x5A), (0xAD, 0xAD))``: a range string as inclusive pairs."""
+    out = []
+    for token in spec.split():
+        first, _, last = token.partition("-")
+        out.append((int(first, 16), int(last or first, 16)))
+    return tuple(out)
 
 
 class CharClass(NamedTuple):
@@ -197,19 +212,26 @@ _GC_MN_ME = (
 )
 
 _UNIFIED_IDEOGRAPHS = "3400-4DBF 4E00-9FFF 20000-2A6DF 2A700-2B738 2B740-2B81D 2B820-2CEA1 2CEB0-2EBE0 30000-3134A"
-"""Names ``CJK UNIFIED IDEOGRAPH-*`` (UnicodeData.txt, Unicode 14.0.0). The twelve unified ideographs inside
+"""Names ``CJK UNIFIED IDEOGRAPH-*`` (UnicodeData.txt). The twelve unified ideographs inside
 the compatibility block (U+FA0E ...) are added by :func:`_cjk_variation_bases` from the decomposition data."""
 
 
-# Default_Ignorable_Code_Point, DerivedCoreProperties.txt (Unicode 14.0.0), merged runs. Includes the soft
-# hyphen, CGJ, ALM, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0: letters, not Cf, yet render as
-# nothing), Khmer inherent vowels, Mongolian FVS/MVS, ZWSP..RLM, bidi embeddings, word joiner..invisible plus,
-# isolates, VS1-16, BOM, the FFF0-FFF8 reserve, shorthand format controls, musical beam controls, and the
-# whole E0000-E0FFF tag/VS17-256/reserve plane slice.
-_DEFAULT_IGNORABLE = (
+DEFAULT_IGNORABLE = (
     "00AD 034F 061C 115F-1160 17B4-17B5 180B-180F 200B-200F 202A-202E 2060-206F 3164 FE00-FE0F FEFF FFA0 "
     "FFF0-FFF8 1BCA0-1BCA3 1D173-1D17A E0000-E0FFF"
 )
+"""Default_Ignorable_Code_Point, DerivedCoreProperties.txt (UAX #44), merged runs, 4,174 code points: what
+renders as nothing, so it can split a name or a token without changing how it looks. Includes the soft hyphen,
+CGJ, ALM, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0: letters, not Cf, yet render as nothing), Khmer
+inherent vowels, Mongolian FVS/MVS, ZWSP..RLM, bidi embeddings, word joiner..invisible plus, isolates, VS1-16,
+BOM, the FFF0-FFF8 reserve, shorthand format controls, musical beam controls, and the whole E0000-E0FFF
+tag/VS17-256/reserve plane slice. Read by the floor, the credential scanner's view and vault paths."""
+DEFAULT_IGNORABLE_RANGES = parse_ranges(DEFAULT_IGNORABLE)
+
+COMBINING_DIACRITICS = "0300-036F 1AB0-1AFF 1DC0-1DFF 20D0-20FF FE20-FE2F"
+"""Blocks.txt combining diacritical mark blocks (Combining Diacritical Marks, ... Extended, ... Supplement,
+... for Symbols, Combining Half Marks): a mark renders on top of its neighbour, so names and tokens are
+compared without them."""
 
 # Cursive-joining scripts whose letters take ZWNJ between them (UAX #31 section 2.3 rule A1). Whole blocks of
 # the scripts that ArabicShaping.txt gives Joining_Type values: Arabic, Syriac, Arabic Supplement, NKo,
@@ -330,14 +352,14 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
     CharClass(
         "default-ignorable",
         "invisible-char",
-        _DEFAULT_IGNORABLE,
+        DEFAULT_IGNORABLE,
         "DerivedCoreProperties.txt Default_Ignorable_Code_Point (UAX #44)",
     ),
     CharClass(
         "unassigned",
         "unassigned",
         _GC_CN,
-        "UnicodeData.txt General_Category=Cn: unassigned code points and noncharacters (Unicode 14.0.0)",
+        f"UnicodeData.txt General_Category=Cn: unassigned code points and noncharacters (Unicode {UNICODE_VERSION})",
     ),
     CharClass("surrogate", "unassigned", _GC_CS, "UnicodeData.txt General_Category=Cs: a lone surrogate"),
     # --- context-only rows: where an otherwise-held character is legitimate -----------------------------
@@ -395,7 +417,7 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
     CharClass(
         "combining-diacritic",
         None,
-        "0300-036F 1AB0-1AFF 1DC0-1DFF 20D0-20FF FE20-FE2F",
+        COMBINING_DIACRITICS,
         "Blocks.txt combining diacritical mark blocks: ignored when comparing names (UTS #39 skeleton keeps"
         " them; dropping them also catches 'cla\\u0301ude.md')",
     ),
@@ -606,3 +628,27 @@ CONFUSABLE_PROTOTYPES: tuple[tuple[str, str], ...] = (
     ),
     ("z", "\u0396\u13c3\u1d22\ua4dc\uab93\U000102f5\U000118a9\U000118c4\U000118e5"),
 )
+
+PATH_CONTROL_NAMES: dict[int, str] = {0x00: "NUL", 0x09: "TAB"} | {cp: CONTROL_NAMES[cp] for cp in (0x0A, 0x0D, 0x7F)}
+"""The controls people meet in file names, by the name they know: NameAliases.txt abbreviations NUL and TAB,
+the control aliases otherwise. Vault path refusals name only these (other controls by code point alone)."""
+
+SEPARATOR_LOOKALIKES: frozenset[str] = frozenset(
+    "\u1735\u2041\u2044\u2215\u2571\u27cb\u29f8\u2f03\u31d3\U0001d23a"  # look like / (SOLIDUS)
+    "\u2216\u27cd\u29f5\u29f9\u2f02\u31d4\U0001d20f\U0001d23b"  # look like \\ (REVERSE SOLIDUS)
+)
+"""Symbols that UTS #39 confusables.txt maps to SOLIDUS or REVERSE SOLIDUS; vault paths refuse them.
+
+Unlike ``CONFUSABLE_PROTOTYPES`` (which folds text for name comparison), the letters and ideographs on the
+same lines of that file (KATAKANA LETTER NO, U+4E3F, U+4E36, ...) are left out on purpose: they are ordinary
+text in Japanese and Chinese names. Characters whose NFKC form contains '/' or '\\' (U+FF0F, U+FF3C, U+FE68)
+are caught by the NFKC test instead. The KANGXI RADICALs are listed here although NFKD turns them into
+ideographs, because it is the unnormalised character a listing shows."""
+
+DOT_LOOKALIKES = "\u00b7\u2024\u2027\u3002\uff0e"
+"""MIDDLE DOT, ONE DOT LEADER, HYPHENATION POINT, IDEOGRAPHIC FULL STOP, FULLWIDTH FULL STOP: what a reader of
+a rendered note takes for a full stop in ``CLAUDE\u3002md``. The floor's rendered views fold them to ``.``."""
+
+READER_CONFUSABLES: dict[str, str] = {"\u0237": "j"}
+"""Look-alike letters that ``CONFUSABLE_PROTOTYPES``' name folding leaves alone but a reader takes for Latin
+ones (UTS #39 confusables.txt: U+0237 LATIN SMALL LETTER DOTLESS J). The instruction gate adds them."""

@@ -48,6 +48,8 @@ Deliberate decisions:
   invisible characters: a name must look like what it is.  Plain emoji are fine.
 * Python's ``unicodedata`` decides Cn; a character newer than its Unicode version is refused
   as unassigned, which is the safe direction.
+* The Unicode tables (Default_Ignorable, separator look-alikes, control names) are
+  :mod:`notegate.safety.unicode_tables`, the one copy the floor and the gates read too.
 
 Out of scope here (the store's job): symlinks, and two paths that differ only by case, which
 :meth:`NotePath.case_key` exists to detect.
@@ -60,6 +62,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from notegate.errors import PathRejected
+from notegate.safety.unicode_tables import DEFAULT_IGNORABLE_RANGES, PATH_CONTROL_NAMES, SEPARATOR_LOOKALIKES
 
 __all__ = [
     "MAX_PATH_BYTES",
@@ -78,68 +81,9 @@ NOTE_SUFFIX = ".md"
 # comes near it (an accepted path is at most 1024 bytes after NFC).
 _MAX_RAW_CHARS = 4 * MAX_PATH_BYTES
 
-# Default_Ignorable_Code_Point, from DerivedCoreProperties.txt (Unicode 15.0.0), 4174 code
-# points.  Inclusive ranges; the Cf ones are also caught by category, the rest are not.
-_DEFAULT_IGNORABLE: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD),  # Cf  SOFT HYPHEN
-    (0x034F, 0x034F),  # Mn  COMBINING GRAPHEME JOINER
-    (0x061C, 0x061C),  # Cf  ARABIC LETTER MARK
-    (0x115F, 0x1160),  # Lo  HANGUL CHOSEONG FILLER..HANGUL JUNGSEONG FILLER
-    (0x17B4, 0x17B5),  # Mn  KHMER VOWEL INHERENT AQ..KHMER VOWEL INHERENT AA
-    (0x180B, 0x180D),  # Mn  MONGOLIAN FREE VARIATION SELECTOR ONE..THREE
-    (0x180E, 0x180E),  # Cf  MONGOLIAN VOWEL SEPARATOR
-    (0x180F, 0x180F),  # Mn  MONGOLIAN FREE VARIATION SELECTOR FOUR
-    (0x200B, 0x200F),  # Cf  ZERO WIDTH SPACE..RIGHT-TO-LEFT MARK
-    (0x202A, 0x202E),  # Cf  LEFT-TO-RIGHT EMBEDDING..RIGHT-TO-LEFT OVERRIDE
-    (0x2060, 0x2064),  # Cf  WORD JOINER..INVISIBLE PLUS
-    (0x2065, 0x2065),  # Cn  <reserved-2065>
-    (0x2066, 0x206F),  # Cf  LEFT-TO-RIGHT ISOLATE..NOMINAL DIGIT SHAPES
-    (0x3164, 0x3164),  # Lo  HANGUL FILLER
-    (0xFE00, 0xFE0F),  # Mn  VARIATION SELECTOR-1..VARIATION SELECTOR-16
-    (0xFEFF, 0xFEFF),  # Cf  ZERO WIDTH NO-BREAK SPACE
-    (0xFFA0, 0xFFA0),  # Lo  HALFWIDTH HANGUL FILLER
-    (0xFFF0, 0xFFF8),  # Cn  <reserved-FFF0>..<reserved-FFF8>
-    (0x1BCA0, 0x1BCA3),  # Cf  SHORTHAND FORMAT LETTER OVERLAP..SHORTHAND FORMAT UP STEP
-    (0x1D173, 0x1D17A),  # Cf  MUSICAL SYMBOL BEGIN BEAM..MUSICAL SYMBOL END PHRASE
-    (0xE0000, 0xE0000),  # Cn  <reserved-E0000>
-    (0xE0001, 0xE0001),  # Cf  LANGUAGE TAG
-    (0xE0002, 0xE001F),  # Cn  <reserved-E0002>..<reserved-E001F>
-    (0xE0020, 0xE007F),  # Cf  TAG SPACE..CANCEL TAG
-    (0xE0080, 0xE00FF),  # Cn  <reserved-E0080>..<reserved-E00FF>
-    (0xE0100, 0xE01EF),  # Mn  VARIATION SELECTOR-17..VARIATION SELECTOR-256
-    (0xE01F0, 0xE0FFF),  # Cn  <reserved-E01F0>..<reserved-E0FFF>
-)
-
 # General categories refused anywhere in a path (UAX #44, General_Category), besides Cc and Cs
 # which get their own rules.
 _INVISIBLE_CATEGORIES = frozenset({"Cf", "Co", "Cn", "Zl", "Zp"})
-
-# Symbols that UTS #39 confusables.txt maps to SOLIDUS or REVERSE SOLIDUS.  Letters
-# and ideographs on the same lines of that file (KATAKANA LETTER NO, U+4E3F, U+4E36, ...) are left
-# out on purpose: they are ordinary text in Japanese and Chinese names.  Characters whose NFKC
-# form contains '/' or '\' (U+FF0F, U+FF3C, U+FE68) are caught by the NFKC test instead.
-_SEPARATOR_LOOKALIKES = frozenset(
-    {
-        "\u1735",  # PHILIPPINE SINGLE PUNCTUATION -> /
-        "\u2041",  # CARET INSERTION POINT -> /
-        "\u2044",  # FRACTION SLASH -> /
-        "\u2215",  # DIVISION SLASH -> /
-        "\u2571",  # BOX DRAWINGS LIGHT DIAGONAL UPPER RIGHT TO LOWER LEFT -> /
-        "\u27cb",  # MATHEMATICAL RISING DIAGONAL -> /
-        "\u29f8",  # BIG SOLIDUS -> /
-        "\u2f03",  # KANGXI RADICAL SLASH -> /
-        "\u31d3",  # CJK STROKE SP -> /
-        "\U0001d23a",  # GREEK INSTRUMENTAL NOTATION SYMBOL-47 -> /
-        "\u2216",  # SET MINUS -> \
-        "\u27cd",  # MATHEMATICAL FALLING DIAGONAL -> \
-        "\u29f5",  # REVERSE SOLIDUS OPERATOR -> \
-        "\u29f9",  # BIG REVERSE SOLIDUS -> \
-        "\u2f02",  # KANGXI RADICAL DOT -> \
-        "\u31d4",  # CJK STROKE D -> \
-        "\U0001d20f",  # GREEK VOCAL NOTATION SYMBOL-16 -> \
-        "\U0001d23b",  # GREEK INSTRUMENTAL NOTATION SYMBOL-48 -> \
-    }
-)
 
 # Names Windows reserves for devices, with any extension (Microsoft, "Naming Files, Paths, and
 # Namespaces"); Git for Windows refuses to check them out.  'git~1' is the NTFS short name of
@@ -155,19 +99,17 @@ _RESERVED = re.compile(r'[<>:"|?*]')
 _DRIVE = re.compile(r"[A-Za-z]:")
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 
-# unicodedata has no names for Cc; these are the ones people meet.
-_CONTROL_NAMES = {0x00: "NUL", 0x09: "TAB", 0x0A: "LINE FEED", 0x0D: "CARRIAGE RETURN", 0x7F: "DELETE"}
 _EXAMPLE = {"note": "'projects/notegate.md'", "folder": "'projects/notegate'"}
 
 
 def _is_default_ignorable(cp: int) -> bool:
-    return any(lo <= cp <= hi for lo, hi in _DEFAULT_IGNORABLE)
+    return any(lo <= cp <= hi for lo, hi in DEFAULT_IGNORABLE_RANGES)
 
 
 def _describe(ch: str) -> str:
     """Name a character by code point, never by printing it (it may be invisible or reorder text)."""
     cp = ord(ch)
-    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(cp, "")
+    name = unicodedata.name(ch, "") or PATH_CONTROL_NAMES.get(cp, "")
     if not name and unicodedata.category(ch) == "Cn":
         name = "unassigned"
     return f"U+{cp:04X} ({name})" if name else f"U+{cp:04X}"
@@ -221,7 +163,7 @@ def _check_lookalikes(raw: str, value: str) -> None:
     for ch in value:
         if ch.isascii():
             continue
-        if ch in _SEPARATOR_LOOKALIKES or any(sep in unicodedata.normalize("NFKC", ch) for sep in "/\\"):
+        if ch in SEPARATOR_LOOKALIKES or any(sep in unicodedata.normalize("NFKC", ch) for sep in "/\\"):
             raise PathRejected(
                 raw,
                 "path-lookalike-separator",
