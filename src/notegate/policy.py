@@ -33,8 +33,7 @@ from notegate.policyfile import (
     policy_values,
     template_regex,
 )
-from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
-from notegate.safety.names import fold_name as skeleton
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
 
 __all__ = [  # what other modules take from here besides the decisions
     "CLIENT_CLASSES",
@@ -228,7 +227,7 @@ def _plain_fold(name: str) -> str:
 
 def _name_key(name: str) -> str:
     """A file name as a case-insensitive, look-alike-blind file system resolves it (the floor's skeleton)."""
-    return skeleton(_plain_fold(name)).rstrip(". ")
+    return fold_name(_plain_fold(name)).rstrip(". ")
 
 
 @lru_cache(maxsize=64)

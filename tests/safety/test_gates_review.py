@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from notegate.safety.contentgates import ALL_GATES, scan_content
 from notegate.safety.outputgate import check_output, ecma_pattern, load_schema, rescan_text
-from notegate.safety.secrets import PLACEHOLDER, scan_credentials
+from notegate.safety.rules import PLACEHOLDER
+from notegate.safety.secrets import scan_credentials
 
 from . import gate_corpus as corpus
 from .test_outputgate import REFLECT_MANIFEST, REFLECT_OK, SESSION_OK

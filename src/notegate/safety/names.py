@@ -111,8 +111,8 @@ def fold_name(text: str) -> str:
 
     NFKD (fullwidth, mathematical, circled letters become plain; accents split off), then per character:
     confusable prototype, full case folding, prototype again; invisible characters, controls and combining
-    diacritics are dropped; I/i/1/| fold to l, 0 to o, m to rn. Examples: ``skeleton("СLАUDЕ.md")`` (Cyrillic
-    С, А, Е) and ``skeleton("ＣＬＡＵＤＥ.md")`` are both ``"claude.rnd"``.
+    diacritics are dropped; I/i/1/| fold to l, 0 to o, m to rn. Examples: ``fold_name("СLАUDЕ.md")`` (Cyrillic
+    С, А, Е) and ``fold_name("ＣＬＡＵＤＥ.md")`` are both ``"claude.rnd"``.
     """
     return _fold_decomposed(unicodedata.normalize("NFKD", text))
 

@@ -51,7 +51,6 @@ from notegate.safety.rules import (
     Finding,
     Hit,
     Rule,
-    describe,
     is_word_char,
     left_ok,
     right_ok,
@@ -63,7 +62,6 @@ __all__ = [
     "GATE",
     "JOINABLE_KINDS",
     "RULES",
-    "describe",  # re-exported while services/importer.py and services/notes.py import it from here
     "looks_secret",
     "scan_credentials",
     "scan_joined",

@@ -20,7 +20,8 @@ import pygit2
 
 from notegate.errors import PathRejected
 from notegate.policy import Action, Caller, decide, decide_credential
-from notegate.safety.secrets import describe, scan_credentials
+from notegate.safety.rules import describe
+from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Environment
 from notegate.vault.paths import NotePath

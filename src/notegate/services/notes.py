@@ -42,7 +42,8 @@ from notegate.policy import (
     sees_private,
     write_limits,
 )
-from notegate.safety.secrets import describe, scan_credentials
+from notegate.safety.rules import describe
+from notegate.safety.secrets import scan_credentials
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.paths import FolderPath, NotePath
