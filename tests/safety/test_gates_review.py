@@ -204,8 +204,10 @@ def test_a_generated_token_is_found_in_every_encoding(body: str, encoding: str, 
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,.\n", max_size=400))
+@given(st.text(alphabet="bcdfghkmnpqrstvwxz ,.\n", max_size=400))
 def test_text_from_a_safe_alphabet_passes_every_gate(text: str) -> None:
+    """Consonants, spaces and punctuation: no word a gate looks for (lowercase letters alone can spell
+    "jailbreak", which the instruction gate rightly flags) and no digits a card or token needs."""
     assert scan_content(text) == []
 
 

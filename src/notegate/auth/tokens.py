@@ -130,8 +130,8 @@ def _record(row) -> TokenRecord:
 
 def verify_token(db: StateDB, token: str, *, now: float | None = None) -> TokenRecord | None:
     """The live record for ``token``, or None. Never says which part was wrong."""
-    if not token.startswith(PREFIX) or len(token) > 200:
-        return None
+    if not token.startswith(PREFIX) or len(token) > 200 or not token.isascii():
+        return None  # real tokens are ASCII: anything else (a lone surrogate, say) is simply not one
     token_id, sep, secret = token[len(PREFIX) :].partition("_")
     if not sep or not token_id or not secret:
         return None
