@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.config import load_config
-from notegate.errors import ConfigError, UnknownEnvironment
+from notegate.errors import RULES, ConfigError, UnknownEnvironment
 
 PERSONAL = '[environments.personal]\norigin = "origin.git"\nowner = "owner"\n'
 
@@ -106,7 +106,7 @@ def test_no_environment_is_refused(tmp_path: Path) -> None:
 
 def test_an_environment_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
     text = refusal(write(tmp_path, "[environments]\npersonal = 1\n"))
-    assert text == "Refused [config-invalid]: [environments.personal] must be a table"
+    assert text == "Refused [config-invalid]: [environments.personal] must be a table " + RULES["config-invalid"]
 
 
 def test_a_default_environment_that_is_not_configured_is_refused(tmp_path: Path) -> None:
@@ -118,7 +118,10 @@ def test_a_default_environment_that_is_not_configured_is_refused(tmp_path: Path)
 def test_a_bad_environment_name_is_refused(tmp_path: Path, name: str) -> None:
     quoted = json.dumps(name)
     text = refusal(write(tmp_path, f'[server]\ndefault_environment = {quoted}\n[environments.{quoted}]\nowner = "o"\n'))
-    assert text == f"Refused [config-invalid]: environment name '{name}' must be ASCII letters, digits, - or _"
+    assert text == (
+        f"Refused [config-invalid]: environment name '{name}' must be ASCII letters, digits, - or _ "
+        + RULES["config-invalid"]
+    )
 
 
 GOOD_NAME = re.compile(r"[A-Za-z0-9_-]*[A-Za-z0-9][A-Za-z0-9_-]*")
