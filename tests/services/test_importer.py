@@ -20,13 +20,6 @@ AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"  # built here so no credential-looking lit
 
 
 @pytest.fixture
-def rt(vault: Path):
-    runtime = Runtime(load_config(vault))
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
 def env(rt: Runtime) -> Environment:
     return rt.environment(None)
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_caller
-from notegate.config import load_config
 from notegate.errors import ConfigError, NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
 from notegate.policy import DEFAULT_INSTRUCTION_FILES, Action, glob_match, policy_from_table
 from notegate.services.inbox import InboxService
@@ -22,18 +19,6 @@ PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", cli
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="cloud", client="cloud-agent")
 REVIEWER = make_caller(tier="trusted", client_class="workstation", login="reviewer", client="review")
 OWNER = make_caller(tier="trusted", client_class="workstation", login="owner", client="laptop")
-
-
-@pytest.fixture
-def clock():
-    return [1_800_000_000.0]
-
-
-@pytest.fixture
-def rt(vault: Path, clock):
-    runtime = Runtime(load_config(vault), clock=lambda: clock[0])
-    yield runtime
-    runtime.close()
 
 
 @pytest.fixture

@@ -34,13 +34,6 @@ def origin_head(vault: Path) -> str:
 
 
 @pytest.fixture
-def rt(vault: Path):
-    runtime = Runtime(load_config(vault))
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
 def foreign(vault: Path):
     runtime = Runtime(load_config(second_clone(vault)))
     yield runtime

@@ -31,18 +31,6 @@ ONE_SEGMENT_NAMES = [n for n in DEFAULT_INSTRUCTION_FILES if "/" not in n and n.
 
 
 @pytest.fixture
-def clock():
-    return [1_800_000_000.0]
-
-
-@pytest.fixture
-def rt(vault: Path, clock):
-    runtime = Runtime(load_config(vault), clock=lambda: clock[0])
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
 def notes(rt: Runtime) -> NotesService:
     return NotesService(rt)
 

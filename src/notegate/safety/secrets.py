@@ -512,19 +512,26 @@ def _drop_nested(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(out, key=lambda f: (f.start, f.end, f.gate, f.kind))
 
 
+def _read(view: NormalisedText, rules: tuple[Rule, ...]) -> tuple[list[Finding], NormalisedText]:
+    """``rules`` over the view as sent and as rendered, and the provider formats over the rendered view joined
+    across line breaks. Returns the findings and the rendered view (the decoded runs are read from it)."""
+    found = run_rules(view, rules)
+    shown = rendered(view)
+    if shown is not view:
+        found.extend(run_rules(shown, rules))
+    whole = joined(shown)
+    if whole is not shown:
+        found.extend(run_rules(whole, _JOINABLE_RULES))
+    return found, shown
+
+
 def scan_view(view: NormalisedText) -> list[Finding]:
     """Credential findings for an already normalised view (the content gates share one view).
 
     Four readings of the same text: as sent (normalised), as rendered (escapes, entities and
     comments resolved), joined across line breaks (provider formats only), and decoded runs.
     """
-    found = run_rules(view, RULES)
-    shown = rendered(view)
-    if shown is not view:
-        found.extend(run_rules(shown, RULES))
-    whole = joined(shown)
-    if whole is not shown:
-        found.extend(run_rules(whole, _JOINABLE_RULES))
+    found, shown = _read(view, RULES)
     found.extend(_encoded_findings(shown))
     return _drop_nested(found)
 
@@ -543,13 +550,7 @@ def scan_joined(parts: Iterable[str]) -> list[tuple[int, Finding]]:
         starts.append(size)
         size += len(part)
     view = normalise("".join(texts))
-    hits = run_rules(view, _JOINABLE_RULES)
-    shown = rendered(view)
-    if shown is not view:
-        hits.extend(run_rules(shown, _JOINABLE_RULES))
-    whole = joined(shown)
-    if whole is not shown:
-        hits.extend(run_rules(whole, _JOINABLE_RULES))
+    hits, _ = _read(view, _JOINABLE_RULES)
     return [(bisect_right(starts, f.start) - 1, f) for f in _drop_nested(hits)]
 
 
