@@ -22,6 +22,7 @@ EXAMPLES = {
     "reindex": "notegate reindex --config ./vault/notegate.toml",
     "review": "ANTHROPIC_API_KEY=... notegate review --config ./vault/notegate.toml --dry-run",
     "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
+    "device": "notegate device keygen laptop && notegate device header --url http://127.0.0.1:8765",
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
 }
 
@@ -122,6 +123,43 @@ def build_parser() -> argparse.ArgumentParser:
     # No `choices`: the hook itself answers 1 for an unknown event and never 2 (which Claude Code reads as "block").
     p.add_argument("event", help="session-start, session-end, pre-compact, stop or codex-notify")
     p.add_argument("hook_args", nargs="*", metavar="ARG", help="codex-notify: the JSON argument Codex passes")
+
+    p = _sub(subs, "device", "device keys: the owner's own machine is trusted (keygen, list, header)")
+    dsubs = p.add_subparsers(dest="device_command", required=True, metavar="ACTION")
+    dk = dsubs.add_parser(
+        "keygen",
+        help="write a new Ed25519 private key (mode 0600) and print the config lines for its public key",
+        description="example:\n  notegate device keygen laptop --person owner",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dk.add_argument("name", help="the device's name (lowercase letters, digits, - and _)")
+    dk.add_argument("--person", default="owner", help="whose machine this is (default: owner)")
+    dk.add_argument("--dir", default=None, help="key folder (default: $XDG_CONFIG_HOME/notegate/devices)")
+    dl = dsubs.add_parser(
+        "list",
+        help="list this machine's device keys (and, with a config, the devices it trusts)",
+        description="example:\n  notegate device list --config ./vault/notegate.toml --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dl.add_argument("--dir", default=None, help="key folder (default: $XDG_CONFIG_HOME/notegate/devices)")
+    dl.add_argument("--config", default=os.environ.get("NOTEGATE_CONFIG"), help="also list [devices.*] of this file")
+    dl.add_argument("--json", action="store_true")
+    dh = dsubs.add_parser(
+        "header",
+        help='print {"X-Notegate-Device": "<JWS>"}, what Claude Code\'s headersHelper expects',
+        description="example (Claude Code sets CLAUDE_CODE_MCP_SERVER_URL for its headersHelper):\n"
+        "  notegate device header --name laptop --url http://127.0.0.1:8765/mcp",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dh.add_argument("--name", default=os.environ.get("NOTEGATE_DEVICE"), help="device key (default: the only one)")
+    dh.add_argument(
+        "--url",
+        default=os.environ.get("CLAUDE_CODE_MCP_SERVER_URL") or os.environ.get("NOTEGATE_URL"),
+        help="the server's URL (default: $CLAUDE_CODE_MCP_SERVER_URL, else $NOTEGATE_URL)",
+    )
+    dh.add_argument("--lifetime", type=int, default=None, help="seconds the header is valid (default and max: 12 h)")
+    dh.add_argument("--value", action="store_true", help="print only the JWS (for Codex's env_http_headers)")
+    dh.add_argument("--dir", default=None, help="key folder (default: $XDG_CONFIG_HOME/notegate/devices)")
 
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
@@ -417,6 +455,67 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _device_dir(args: argparse.Namespace) -> Path:
+    from notegate.auth.devices import key_dir
+
+    return Path(args.dir) if args.dir else key_dir(os.environ, Path.home())
+
+
+def cmd_device(args: argparse.Namespace) -> int:
+    from notegate.auth import devices
+    from notegate.errors import NotegateError
+
+    directory = _device_dir(args)
+    if args.device_command == "keygen":
+        if not devices.is_device_name(args.name):
+            raise NotegateError(f"'{args.name}' is not a device name.", rule="device-name-invalid")
+        pem, public_key = devices.generate_device_key()
+        path = devices.write_private_key(directory, args.name, pem)
+        print(f"[devices.{args.name}]")
+        print(f'public_key = "{public_key}"')
+        print(f'person = "{args.person}"')
+        print(
+            f"private key written to {path} (mode 600). Paste the lines above into the server's deployment config "
+            "(notegate.toml), never into the vault; delete them to revoke this device.",
+            file=sys.stderr,
+        )
+        return 0
+    if args.device_command == "list":
+        local = devices.local_keys(directory)
+        configured = {}
+        if args.config and Path(args.config).exists():
+            configured = dict(_load(args).devices)
+        by_key = {d.public_key: d.name for d in configured.values()}
+        rows = [
+            {"name": name, "public_key": key, "file": str(path), "configured_as": by_key.get(key)}
+            for name, key, path in local
+        ]
+        trusted = [{"name": d.name, "person": d.person, "public_key": d.public_key} for d in configured.values()]
+        if args.json:
+            print(json.dumps({"local": rows, "configured": trusted}, indent=2))
+            return 0
+        for row in rows:
+            state = f"configured as {row['configured_as']}" if row["configured_as"] else "not in this config"
+            print(f"local       {row['name']:<20} {row['public_key']}  {state if configured else ''}".rstrip())
+        for device in trusted:
+            print(f"configured  {device['name']:<20} {device['public_key']}  person {device['person']}")
+        if not rows and not trusted:
+            print(f"no device keys in {directory}", file=sys.stderr)
+        return 0
+    if not args.url:
+        raise NotegateError("no server URL to sign the device header for.", rule="device-audience-missing")
+    name, path = devices.choose_key(directory, args.name)
+    header = devices.mint_device_header(
+        path.read_bytes(),
+        name,
+        args.url,
+        now=time.time(),
+        lifetime=args.lifetime or devices.DEVICE_DEFAULT_LIFETIME_SECONDS,
+    )
+    print(header if args.value else json.dumps({devices.HEADER_NAME: header}))
+    return 0
+
+
 def cmd_floor(args: argparse.Namespace) -> int:
     from notegate.safety.floor import check_item
     from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
@@ -474,6 +573,7 @@ COMMANDS = {
     "review": cmd_review,
     "reflect": cmd_reflect,
     "hook": cmd_hook,
+    "device": cmd_device,
 }
 
 

@@ -9,8 +9,10 @@ source.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from notegate.errors import ConfigError
@@ -58,6 +60,43 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
 )
 
 
+def _device_public_key(value: str) -> str | None:
+    from notegate.auth.devices import parse_public_key
+
+    try:
+        parse_public_key(value)
+    except ValueError:
+        return "is not an Ed25519 public key line (ed25519: and 43 base64url characters)"
+    return None
+
+
+def _non_empty(value: str) -> str | None:
+    return None if value.strip() else "must name a person (the owner's or a member's login)"
+
+
+# A device's public key lives here, in the deployment config, never in the vault: no session can enrol a
+# key of its own. Deleting a [devices.NAME] table revokes that device at the next load.
+DEVICE_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "public_key",
+        str,
+        "",
+        "The device's Ed25519 public key, as `notegate device keygen NAME` prints it (ed25519:...).",
+        _device_public_key,
+    ),
+    Setting("person", str, "", "Whose machine this is: the login of an environment's owner or member.", _non_empty),
+)
+
+
+@dataclass(frozen=True)
+class DeviceConfig:
+    """One trusted device: its name (the JWS kid), its public key line and its person."""
+
+    name: str
+    public_key: str
+    person: str
+
+
 @dataclass(frozen=True)
 class EnvironmentConfig:
     name: str
@@ -87,6 +126,7 @@ class Config:
     max_connections: int
     policy: Policy = field(repr=False)
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
+    devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -118,10 +158,10 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy", "models"):
+        if key not in ("server", "environments", "policy", "models", "devices"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has four parts: [server], [environments.NAME], [policy] and [models].",
+                remedy="The file has five parts: [server], [environments.NAME], [policy], [models] and [devices.NAME].",
             )
     server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     base = path.parent
@@ -145,6 +185,7 @@ def load_config(path: str | Path) -> Config:
             f"default_environment '{server['default_environment']}' is not configured",
             remedy=f"Configured: {', '.join(sorted(environments))}.",
         )
+    devices = _devices(raw.get("devices", {}), environments)
     policy = policy_from_table(raw.get("policy", {}))
     models = models_from_table(raw.get("models", {}))
     return Config(
@@ -163,4 +204,38 @@ def load_config(path: str | Path) -> Config:
         environments=environments,
         policy=policy,
         models=models,
+        devices=devices,
     )
+
+
+def _devices(raw: Any, environments: dict[str, EnvironmentConfig]) -> Mapping[str, DeviceConfig]:
+    """The [devices.NAME] tables: every key known, every person a configured login, one device per key."""
+    from notegate.auth.devices import is_device_name
+
+    if not isinstance(raw, dict):
+        raise ConfigError("[devices] must hold one [devices.NAME] table per device")
+    people = {env.owner for env in environments.values()} | {m for env in environments.values() for m in env.members}
+    devices: dict[str, DeviceConfig] = {}
+    owners_of_key: dict[str, str] = {}
+    for name, table in raw.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"[devices.{name}] must be a table")
+        if not is_device_name(name):
+            raise ConfigError(
+                f"device name '{name}' must be lowercase ASCII letters, digits, - or _ (at most 63)",
+                remedy="Use the name given to `notegate device keygen NAME`.",
+            )
+        values = check_table(f"devices.{name}", table, DEVICE_SETTINGS)
+        if values["person"] not in people:
+            raise ConfigError(
+                f"[devices.{name}] person '{values['person']}' is neither an owner nor a member of any environment",
+                remedy="Name a login from [environments.*] owner or members.",
+            )
+        if values["public_key"] in owners_of_key:
+            raise ConfigError(
+                f"[devices.{name}] has the same public key as [devices.{owners_of_key[values['public_key']]}]",
+                remedy="Give each device its own key (`notegate device keygen NAME` on that machine).",
+            )
+        owners_of_key[values["public_key"]] = name
+        devices[name] = DeviceConfig(name=name, public_key=values["public_key"], person=values["person"])
+    return MappingProxyType(devices)

@@ -22,6 +22,15 @@ RULES: dict[str, str] = {
     "session-handle-unknown": "Call session_start again and pass the new handle.",
     "session-handle-expired": "Call session_start again and pass the new handle.",
     "session-handle-foreign": "Call session_start yourself and pass your own handle.",
+    # -- device keys (a header that does not count leaves the caller restricted; reads still work)
+    "device-not-verified": "Run `notegate device header` on a machine whose key is in [devices.*] of the config.",
+    "device-wrong-class": "Use the device header with a workstation token (notegate token create --class workstation).",
+    "device-wrong-person": "Use the device with a token of the person named in its [devices.NAME] person.",
+    "device-key-exists": "Keep the existing key, or pick another device name (remove the old file by hand first).",
+    "device-key-unknown": "Name the key with --name, or create one with `notegate device keygen NAME`.",
+    "device-name-invalid": "Use lowercase letters, digits, - and _ (at most 63 characters), e.g. laptop.",
+    "device-lifetime-invalid": "Pass --lifetime between 1 and 43200 seconds (12 h).",
+    "device-audience-missing": "Pass --url (the server's URL), or run it as Claude Code's headersHelper.",
     # -- the policy
     "policy-denied": "Ask the owner for a trusted session.",
     "no-such-note": "Check the path with list_notes or search_notes.",

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from notegate.globs import any_match, folder_could_hold, glob_match
 from notegate.policyfile import (
@@ -323,6 +323,35 @@ def needs_session_handle(policy: Policy, caller: Caller) -> bool:
 def inbox_write_needs_preview(policy: Policy, caller: Caller) -> bool:
     """Does the policy make this caller preview inbox writes too (two_step_inbox for its class)?"""
     return policy.two_step_inbox and caller.client_class in policy.two_step_classes
+
+
+class DeviceProof(Protocol):
+    """What the device-key verifier proved (``notegate.auth.devices.DeviceVerdict``): policy needs only this."""
+
+    @property
+    def trusted(self) -> bool: ...
+
+    @property
+    def person(self) -> str | None: ...
+
+
+def decide_device_tier(caller: Caller, verdict: DeviceProof) -> Decision:
+    """Does a verified device key make this caller trusted? Allowed: the caller becomes trusted. Denied: the
+    caller keeps exactly the tier its credential gave it (a bad header never lowers or raises anything).
+
+    Only the owner's own machine qualifies: a workstation-class credential of the device's person. A hosted
+    connector or a machine presenting a device header gains nothing (a key copied into a chat app's config
+    must not turn the chat into the owner's workstation), nor does another person's workstation."""
+    if not verdict.trusted:
+        return deny("device-not-verified", "the device header did not verify; the caller keeps its tier.")
+    if caller.client_class != "workstation" or caller.tier not in ("restricted", "trusted"):
+        return deny(
+            "device-wrong-class",
+            f"a device key lifts only a workstation credential, not a {caller.client_class} one.",
+        )
+    if not verdict.person or verdict.person != caller.login:
+        return deny("device-wrong-person", "the device belongs to another person than this credential's.")
+    return allow("device-trusted", "a configured device key of this person verified.")
 
 
 def decide_environment(caller: Caller, requested: str, *, default: str) -> Decision:
