@@ -206,3 +206,114 @@ def test_connect_hint_never_prints_the_token(tmp_path: Path) -> None:
     token_file.write_text("ngt_0123456789abcdef_secret-part-of-the-token\n")
     hint = _connect_hint("http://127.0.0.1:8765", str(token_file))
     assert "secret-part" not in hint and f"$(cat {token_file})" in hint and "/mcp" in hint
+
+
+# ------------------------------------------------------------------ device keys
+def device_cli(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """`notegate device …` with its own config directory (XDG_CONFIG_HOME) and nothing from this shell."""
+    import os
+
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("NOTEGATE_", "CLAUDE_CODE_", "XDG_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "notegate.cli", "device", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean | {"XDG_CONFIG_HOME": str(home), "HOME": str(home.parent)} | env,
+    )
+
+
+def test_device_keygen_writes_a_0600_key_and_prints_config_lines_the_server_loads(vault: Path, tmp_path: Path) -> None:
+    home = tmp_path / "xdg"
+    made = device_cli(home, "keygen", "laptop")
+    assert made.returncode == 0, made.stderr
+    key = home / "notegate" / "devices" / "laptop.pem"
+    assert key.stat().st_mode & 0o777 == 0o600 and key.parent.stat().st_mode & 0o777 == 0o700
+    assert key.read_bytes().startswith(b"-----BEGIN PRIVATE KEY-----")
+    assert made.stdout.splitlines()[0] == "[devices.laptop]" and 'person = "owner"' in made.stdout
+    assert "PRIVATE" not in made.stdout + made.stderr  # the private key is never printed
+    vault.write_text(vault.read_text() + "\n" + made.stdout)
+    loaded = load_config(vault).devices["laptop"]
+    assert loaded.person == "owner" and loaded.public_key in made.stdout
+
+    before = key.read_bytes()
+    again = device_cli(home, "keygen", "laptop")
+    assert again.returncode == 1 and "Refused [device-key-exists]" in again.stderr
+    assert key.read_bytes() == before  # the existing key is untouched
+
+    bad = device_cli(home, "keygen", "../laptop")
+    assert bad.returncode == 1 and "Refused [device-name-invalid]" in bad.stderr
+
+
+def test_device_keys_default_to_dot_config_without_xdg(tmp_path: Path) -> None:
+    made = device_cli(tmp_path / "unused", "keygen", "desk", XDG_CONFIG_HOME="")
+    assert made.returncode == 0, made.stderr
+    assert (tmp_path / ".config" / "notegate" / "devices" / "desk.pem").is_file()
+
+
+def test_device_header_prints_what_claude_codes_headers_helper_expects(vault: Path, tmp_path: Path) -> None:
+    import time
+
+    from notegate.auth.devices import DeviceVerifier, Reason
+
+    home = tmp_path / "xdg"
+    made = device_cli(home, "keygen", "laptop")
+    vault.write_text(vault.read_text() + "\n" + made.stdout)
+    # Claude Code runs the helper with the server's URL in CLAUDE_CODE_MCP_SERVER_URL and reads stdout as a
+    # JSON object of header names to string values.
+    out = device_cli(home, "header", CLAUDE_CODE_MCP_SERVER_URL="http://127.0.0.1:8765/mcp")
+    assert out.returncode == 0, out.stderr
+    headers = json.loads(out.stdout)
+    assert isinstance(headers, dict) and list(headers) == ["X-Notegate-Device"]
+    assert all(isinstance(v, str) for v in headers.values()) and out.stdout.count("\n") == 1
+    verifier = DeviceVerifier(load_config(vault), time.time)
+    assert verifier.verify(headers["X-Notegate-Device"]).reason is Reason.TRUSTED
+
+    value = device_cli(home, "header", "--value", "--url", "http://localhost:8765", "--lifetime", "60")
+    assert value.returncode == 0 and verifier.verify(value.stdout.strip()).trusted  # Codex: env_http_headers
+
+    elsewhere = device_cli(home, "header", "--url", "https://notes.example.org/mcp")
+    assert verifier.verify(json.loads(elsewhere.stdout)["X-Notegate-Device"]).reason is Reason.WRONG_AUDIENCE
+
+
+def test_device_header_refusals_name_their_rule(tmp_path: Path) -> None:
+    home = tmp_path / "xdg"
+    none = device_cli(home, "header", "--url", "http://127.0.0.1:8765")
+    assert none.returncode == 1 and "Refused [device-key-unknown]" in none.stderr and not none.stdout
+    device_cli(home, "keygen", "laptop")
+    device_cli(home, "keygen", "desk")
+    two = device_cli(home, "header", "--url", "http://127.0.0.1:8765")
+    assert two.returncode == 1 and "Refused [device-key-unknown]" in two.stderr and "desk, laptop" in two.stderr
+    named = device_cli(home, "header", "--url", "http://127.0.0.1:8765", NOTEGATE_DEVICE="desk")
+    assert named.returncode == 0, named.stderr
+    no_url = device_cli(home, "header", "--name", "laptop")
+    assert no_url.returncode == 1 and "Refused [device-audience-missing]" in no_url.stderr
+    unknown = device_cli(home, "header", "--name", "phone", "--url", "http://127.0.0.1:8765")
+    assert unknown.returncode == 1 and "Refused [device-key-unknown]" in unknown.stderr
+    long = device_cli(home, "header", "--name", "laptop", "--url", "http://127.0.0.1:8765", "--lifetime", "43201")
+    assert long.returncode == 1 and "Refused [device-lifetime-invalid]" in long.stderr
+
+
+def test_device_list_shows_local_keys_and_the_configured_devices(vault: Path, tmp_path: Path) -> None:
+    home = tmp_path / "xdg"
+    laptop = device_cli(home, "keygen", "laptop")
+    device_cli(home, "keygen", "desk")
+    vault.write_text(vault.read_text() + "\n" + laptop.stdout)
+    listed = device_cli(home, "list", "--config", str(vault), "--json")
+    assert listed.returncode == 0, listed.stderr
+    data = json.loads(listed.stdout)
+    assert [(r["name"], r["configured_as"]) for r in data["local"]] == [("desk", None), ("laptop", "laptop")]
+    assert [(d["name"], d["person"]) for d in data["configured"]] == [("laptop", "owner")]
+    assert "PRIVATE" not in listed.stdout
+    plain = device_cli(home, "list")
+    assert plain.returncode == 0 and "laptop" in plain.stdout and "desk" in plain.stdout
+
+
+def test_readme_documents_the_device_settings() -> None:
+    from notegate.config import DEVICE_SETTINGS
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert "`[devices.NAME]`" in readme
+    for setting in DEVICE_SETTINGS:
+        assert f"- `{setting.name}` (required)" in readme, setting.name
+    assert "headersHelper" in readme and "env_http_headers" in readme

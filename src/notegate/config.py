@@ -8,6 +8,8 @@ source.
 
 from __future__ import annotations
 
+import base64
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,9 +62,29 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
 )
 
 
-def _device_public_key(value: str) -> str | None:
-    from notegate.auth.devices import parse_public_key
+PUBLIC_KEY_PREFIX = "ed25519:"
+_PUBLIC_KEY = re.compile(r"ed25519:[A-Za-z0-9_-]{43}\Z")
+_DEVICE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}\Z")
 
+
+def is_device_name(name: str) -> bool:
+    """A device name is a lowercase slug (it becomes a key file's name and the device header's ``kid``)."""
+    return isinstance(name, str) and _DEVICE_NAME.match(name) is not None
+
+
+def parse_public_key(text: str) -> bytes:
+    """The 32 raw bytes of an ``ed25519:<base64url>`` public key line; ValueError for anything else
+    (non-canonical encodings too, so one key has exactly one spelling and duplicates are caught)."""
+    if not isinstance(text, str) or not _PUBLIC_KEY.match(text):
+        raise ValueError("expected ed25519: followed by 43 base64url characters")
+    encoded = text[len(PUBLIC_KEY_PREFIX) :]
+    raw = base64.urlsafe_b64decode(encoded + "=")
+    if len(raw) != 32 or base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii") != encoded:
+        raise ValueError("not a canonical 32-byte Ed25519 public key")
+    return raw
+
+
+def _device_public_key(value: str) -> str | None:
     try:
         parse_public_key(value)
     except ValueError:
@@ -210,8 +232,6 @@ def load_config(path: str | Path) -> Config:
 
 def _devices(raw: Any, environments: dict[str, EnvironmentConfig]) -> Mapping[str, DeviceConfig]:
     """The [devices.NAME] tables: every key known, every person a configured login, one device per key."""
-    from notegate.auth.devices import is_device_name
-
     if not isinstance(raw, dict):
         raise ConfigError("[devices] must hold one [devices.NAME] table per device")
     people = {env.owner for env in environments.values()} | {m for env in environments.values() for m in env.members}

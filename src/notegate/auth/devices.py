@@ -50,6 +50,7 @@ from joserfc import jws
 from joserfc.errors import BadSignatureError, JoseError
 from joserfc.jwk import OKPKey
 
+from notegate.config import PUBLIC_KEY_PREFIX, is_device_name, parse_public_key
 from notegate.errors import NotegateError
 from notegate.policy import Caller, decide_device_tier
 
@@ -65,9 +66,6 @@ DEVICE_MAX_LIFETIME_SECONDS = 12 * 3600  # exp - iat, at most
 DEVICE_DEFAULT_LIFETIME_SECONDS = 12 * 3600  # headersHelper runs once per connection, which lasts a session
 MAX_JTI_CHARS = 128
 MAX_AUDITED_JTIS = 1024  # signed headers remembered so that each is audited once, not once per request
-PUBLIC_KEY_PREFIX = "ed25519:"
-_PUBLIC_KEY = re.compile(r"ed25519:[A-Za-z0-9_-]{43}\Z")
-_DEVICE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}\Z")
 _B64URL = re.compile(r"[A-Za-z0-9_-]*\Z")
 _HEADER_KEYS = frozenset({"alg", "kid", "typ"})
 _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -107,27 +105,12 @@ class DeviceVerdict:
 
 
 # ----------------------------------------------------------------- keys
-def is_device_name(name: str) -> bool:
-    """A device name is a lowercase slug (it becomes a file name and the JWS ``kid``)."""
-    return isinstance(name, str) and _DEVICE_NAME.match(name) is not None
-
-
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def parse_public_key(text: str) -> bytes:
-    """The 32 raw bytes of an ``ed25519:<base64url>`` public key line; ValueError for anything else."""
-    if not isinstance(text, str) or not _PUBLIC_KEY.match(text):
-        raise ValueError("expected ed25519: followed by 43 base64url characters")
-    raw = _unb64(text[len(PUBLIC_KEY_PREFIX) :])
-    if len(raw) != 32 or _b64(raw) != text[len(PUBLIC_KEY_PREFIX) :]:
-        raise ValueError("not a canonical 32-byte Ed25519 public key")
-    return raw
 
 
 @lru_cache(maxsize=256)
