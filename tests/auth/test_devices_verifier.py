@@ -95,6 +95,16 @@ def test_a_config_without_devices_trusts_none(config_path: Path) -> None:
             "same public key",
         ),
     ],
+    ids=[
+        "short-key",
+        "no-person",
+        "unknown-person",
+        "unknown-key",
+        "bad-name",
+        "not-a-table",
+        "person-type",
+        "dup-key",
+    ],
 )
 def test_a_bad_device_table_stops_start_up_naming_it(config_path: Path, snippet: str, needle: str) -> None:
     with pytest.raises(ConfigError) as info:
@@ -152,6 +162,7 @@ def test_the_owners_workstation_becomes_trusted(config: Config, db: StateDB) -> 
         ("garbage", "x" * 100, Reason.MALFORMED),
         ("a megabyte", "x" * (1 << 20), Reason.TOO_LARGE),
     ],
+    ids=["expired", "future-dated", "wrong-audience", "unknown-key", "garbage", "a-megabyte"],  # headers are random
 )
 def test_a_header_that_does_not_count_leaves_the_caller_and_is_audited(
     config: Config, db: StateDB, case: str, value: str, reason: Reason
