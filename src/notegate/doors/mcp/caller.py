@@ -65,15 +65,14 @@ class CallerResolver:
     def __call__(self, ctx: Context | None) -> Caller:
         headers = _headers(ctx)
         if self.fixed is not None:
-            return self.fixed_caller(headers)
+            return self.fixed_caller(self.fixed, headers)
         token = get_access_token()
         if token is None or not token.claims:
             raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
         return self.caller_from_token(token, headers)
 
-    def fixed_caller(self, headers: Mapping[str, str] | None) -> Caller:
+    def fixed_caller(self, fixed: Caller, headers: Mapping[str, str] | None) -> Caller:
         """The stdio process's own caller, while the token it started with is still valid."""
-        assert self.fixed is not None
         if self.still_valid is not None and not self.still_valid():
             raise AuthError(
                 "the token this notegate mcp started with is no longer valid (it was revoked)",
@@ -81,7 +80,7 @@ class CallerResolver:
                 remedy=REVOKED_REMEDY,
             )
         session = _session(headers)
-        return self.fixed if session == "-" else with_session(self.fixed, session)
+        return fixed if session == "-" else with_session(fixed, session)
 
     def caller_from_token(self, token: AccessToken, headers: Mapping[str, str] | None) -> Caller:
         """The caller a verified token names; ``headers`` only name the session today.
