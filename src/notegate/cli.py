@@ -272,8 +272,8 @@ def _progress(total: int | None, desc: str, quiet: bool):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from notegate.services.container import Services
     from notegate.services.importer import import_folder, importing_caller
-    from notegate.services.notes import NotesService
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -291,7 +291,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             bar.refresh()
 
         report = import_folder(
-            NotesService(runtime),
+            Services.build(runtime).notes,
             env,
             importing_caller(login),
             src,
@@ -348,6 +348,7 @@ def _connect_hint(url: str, token_file: str | None) -> str:
 
 def cmd_review(args: argparse.Namespace) -> int:
     from notegate.models import build_chain
+    from notegate.services.container import Services
     from notegate.services.review import ReviewJob
     from notegate.services.runtime import Runtime
 
@@ -355,7 +356,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     runtime = Runtime(config)
     try:
         job = ReviewJob(
-            runtime, build_chain(config.models, os.environ), dry_run=args.dry_run, environment=args.environment
+            Services.build(runtime),
+            build_chain(config.models, os.environ),
+            dry_run=args.dry_run,
+            environment=args.environment,
         )
         summary = job.run()
     finally:
@@ -373,13 +377,19 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_reflect(args: argparse.Namespace) -> int:
     from notegate.models import build_chain
+    from notegate.services.container import Services
     from notegate.services.reflect import ReflectJob
     from notegate.services.runtime import Runtime
 
     config = _load(args)
     runtime = Runtime(config)
     try:
-        job = ReflectJob(runtime, build_chain(config.models, os.environ), Path(args.raw), environment=args.environment)
+        job = ReflectJob(
+            Services.build(runtime),
+            build_chain(config.models, os.environ),
+            Path(args.raw),
+            environment=args.environment,
+        )
         outcome = job.run(force=args.force)
     finally:
         runtime.close()
@@ -427,6 +437,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     from notegate.auth.tokens import verify_token
     from notegate.doors.mcp import CallerResolver, build_mcp
+    from notegate.services.container import Services
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -450,7 +461,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     def still_valid() -> bool:  # one indexed row per call: a revoked token stops this process at its next call
         return verify_token(runtime.state, token) is not None
 
-    server = build_mcp(runtime, resolver=CallerResolver(fixed=record.caller(), still_valid=still_valid))
+    services = Services.build(runtime)
+    server = build_mcp(services, resolver=CallerResolver(fixed=record.caller(), still_valid=still_valid))
     server.run()
     return 0
 

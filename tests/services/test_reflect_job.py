@@ -12,6 +12,7 @@ from models.standins import Answer, AnthropicStandIn
 from notegate.config import load_config
 from notegate.errors import GateRejected
 from notegate.models import build_chain
+from notegate.services.container import Services
 from notegate.services.modelwrite import guarded_write, staged_lines
 from notegate.services.notes import NotesService
 from notegate.services.reflect import REFLECTOR, ReflectJob
@@ -89,7 +90,7 @@ def run_job(vault: Path, raw: Path, answers: list[Answer], *, force: bool = True
         configure(vault, anthropic_url=server.base_url)
         config = load_config(vault)
         rt = Runtime(config)
-        job = ReflectJob(rt, build_chain(config.models, {"TEST_ANTHROPIC_KEY": KEY}), raw)
+        job = ReflectJob(Services.build(rt), build_chain(config.models, {"TEST_ANTHROPIC_KEY": KEY}), raw)
         outcome = job.run(force=force)
         requests = list(server.requests)
     return rt, outcome, requests
@@ -107,7 +108,7 @@ def test_reflect_writes_state_and_captures(vault: Path, raw: Path) -> None:
     assert store.blob_id("inbox/captures/secret-stuff.md") == "absent"  # do-not-store is never stored
     sent = json.dumps(requests[0].json["messages"])
     assert "please do step 4" in sent and "fix the parser" in sent
-    again = ReflectJob(rt, build_chain(rt.config.models, {}), raw).run(force=True)
+    again = ReflectJob(Services.build(rt), build_chain(rt.config.models, {}), raw).run(force=True)
     assert again.status == "nothing-new"
     rt.close()
 
@@ -119,7 +120,8 @@ def test_invented_source_writes_fallback_only(vault: Path, raw: Path) -> None:
     state = store.read("sessions/reflector-state.md")[0].decode()
     assert "withheld (source-not-in-manifest)" in state and "parser" not in state.lower()
     assert not any(p.startswith("inbox/captures/") for p in store.listing().notes)
-    assert ReflectJob(rt, build_chain(rt.config.models, {}), raw).run(force=True).status == "nothing-new"
+    again = ReflectJob(Services.build(rt), build_chain(rt.config.models, {}), raw).run(force=True)
+    assert again.status == "nothing-new"
     rt.close()
 
 
@@ -159,7 +161,7 @@ def test_lock_and_debounce(vault: Path, raw: Path) -> None:
     rt, first, _ = run_job(vault, raw, [Answer.json(answer(["codex.jsonl"]))], force=False)
     assert first.status == "done"
     (raw / "codex.jsonl").write_text(codex_lines() * 2)
-    job = ReflectJob(rt, build_chain(rt.config.models, {}), raw)
+    job = ReflectJob(Services.build(rt), build_chain(rt.config.models, {}), raw)
     assert job.run().status == "skipped"  # within the minimum interval
     import fcntl
     import os

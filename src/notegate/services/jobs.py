@@ -1,7 +1,9 @@
 """What the scheduled jobs (reviewer, reflector) share: the services they write through, as their own caller.
 
 A job writes only through the notes and inbox services, so every policy, gate and revision rule applies to it
-exactly as to a person; its caller is bound to the one environment it works in.
+exactly as to a person; its caller is bound to the one environment it works in.  It takes the process's
+:class:`Services` container rather than building its own, so a job and a door in one process share the
+inbox's caches and one constructor wires them all.
 """
 
 from __future__ import annotations
@@ -13,18 +15,17 @@ from notegate.models import DataPart, ModelError, ModelSkipped
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
 from notegate.safety.outputgate import check_output, load_schema
-from notegate.services.inbox import InboxService
-from notegate.services.notes import NotesService
-from notegate.services.runtime import Runtime
+from notegate.services.container import Services
 
 
 class Job:
-    def __init__(self, runtime: Runtime, chain: FallbackChain, caller: Caller, environment: str | None) -> None:
+    def __init__(self, services: Services, chain: FallbackChain, caller: Caller, environment: str | None) -> None:
+        runtime = services.runtime
         self.rt = runtime
         self.chain = chain
         self.environment = environment
-        self.notes = NotesService(runtime)
-        self.inbox = InboxService(self.notes)
+        self.notes = services.notes
+        self.inbox = services.inbox
         self.policy = runtime.policy
         self.caller = replace(caller, environment=runtime.config.environment(environment).name)
 

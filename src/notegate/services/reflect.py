@@ -28,10 +28,10 @@ from notegate.hooks.transcript import parse_transcript, window
 from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
 from notegate.policy import Caller
+from notegate.services.container import Services
 from notegate.services.inbox import slugify
 from notegate.services.jobs import Job
 from notegate.services.modelwrite import guarded_write
-from notegate.services.runtime import Runtime
 
 REFLECTOR = Caller(
     login="reflector",
@@ -78,9 +78,9 @@ class ReflectOutcome:
 
 class ReflectJob(Job):
     def __init__(
-        self, runtime: Runtime, chain: FallbackChain, raw_dir: Path, *, environment: str | None = None
+        self, services: Services, chain: FallbackChain, raw_dir: Path, *, environment: str | None = None
     ) -> None:
-        super().__init__(runtime, chain, REFLECTOR, environment)
+        super().__init__(services, chain, REFLECTOR, environment)
         self.raw_dir = raw_dir
 
     # ------------------------------------------------------------ reading

@@ -24,9 +24,9 @@ from notegate.models.chain import FallbackChain
 from notegate.policy import Caller, decide_author
 from notegate.safety.floor import check_item
 from notegate.safety.outputgate import rescan_text
+from notegate.services.container import Services
 from notegate.services.inbox import InboxItem
 from notegate.services.jobs import Job
-from notegate.services.runtime import Runtime
 
 REVIEWER = Caller(
     login="reviewer",
@@ -71,9 +71,9 @@ class ReviewSummary:
 
 class ReviewJob(Job):
     def __init__(
-        self, runtime: Runtime, chain: FallbackChain, *, dry_run: bool = False, environment: str | None = None
+        self, services: Services, chain: FallbackChain, *, dry_run: bool = False, environment: str | None = None
     ) -> None:
-        super().__init__(runtime, chain, REVIEWER, environment)
+        super().__init__(services, chain, REVIEWER, environment)
         self.dry_run = dry_run
 
     # ----------------------------------------------------------- helpers

@@ -25,14 +25,13 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import UTC, datetime
-
-from pydantic import Field
 
 from notegate.errors import NotegateError, PolicyDenied
 from notegate.policy import Caller, can_see, decide_reader, is_slug, needs_session_handle
 from notegate.services.inbox import InboxService
-from notegate.services.notes import NotesService, ToolResult
+from notegate.services.notes import NotesService
 from notegate.vault import formats
 
 HANDLE_PREFIX = "ngs_"
@@ -45,22 +44,21 @@ SESSION_REMEDY = (
 )
 
 
-class SessionStartResult(ToolResult):
-    handle: str | None = Field(description="Pass this as `handle` to every other tool (hosted clients must).")
+@dataclass(frozen=True, kw_only=True)
+class SessionStartResult:
+    handle: str | None  # pass this as `handle` to every other tool (hosted clients must)
     expires_after_idle_hours: float
     login: str
     client: str
     tier: str
     project: str | None
-    digest: str | None = Field(description="The house rules digest, fenced as quoted data.")
-    handoff: str | None = Field(description="The project's last handoff, fenced as quoted data.")
-    handoff_on_your_branch: bool | None = Field(
-        default=None, description="Whether the handoff was written on the branch you passed (None: unknown)."
-    )
-    handoff_written: str | None = Field(default=None, description="The handoff's date, YYYY-MM-DD (UTC).")
-    context_to_resume: str | None = Field(description="The project summary's 'Context to resume', fenced.")
-    inbox_count: int = Field(description="Inbox items waiting for review.")
-    context: str = Field(description="Everything above, combined and ready to read first.")
+    digest: str | None  # the house rules digest, fenced as quoted data
+    handoff: str | None  # the project's last handoff, fenced as quoted data
+    handoff_on_your_branch: bool | None = None  # None: unknown
+    handoff_written: str | None = None  # YYYY-MM-DD (UTC)
+    context_to_resume: str | None  # the project summary's 'Context to resume', fenced
+    inbox_count: int  # inbox items waiting for review
+    context: str  # everything above, combined and ready to read first
 
 
 def _hash(handle: str) -> str:

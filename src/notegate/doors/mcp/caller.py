@@ -1,0 +1,118 @@
+"""Who is calling: the verified bearer token over HTTP, or the fixed caller of a stdio process.
+
+Why apart: this is the one place a door turns credentials into a :class:`Caller`.  Tiers come from
+credentials, never from anything a caller writes; the request headers are caller data and only ever name the
+session (hashed when they do not look plain).  :meth:`CallerResolver.caller_from_token` is the seam where a
+verified device header or an owner-approved grant will raise a caller's tier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.mcpserver import Context
+
+from notegate.errors import AuthError
+from notegate.policy import Caller
+from notegate.safety.secrets import scan_credentials
+
+SESSION_HEADER = "x-notegate-session"
+
+#: A session label a caller may choose, kept verbatim in commit trailers: short, plain, no ``_`` (every
+#: notegate token has one) and nothing :func:`scan_credentials` takes for a credential.
+SESSION_LABEL = re.compile(r"[A-Za-z0-9.:-]{1,64}")
+SESSION_LABEL_MAX = 64
+
+REVOKED_REMEDY = "Ask the owner for a new token, put it in the token file and restart notegate mcp."
+
+
+def session_label(raw: str | None) -> str:
+    """The label a caller's session gets in commits and history: its own if plain, else ``h-`` + a hash.
+
+    Why: the label comes from a request header, so it is caller data that would be committed verbatim and
+    shown by note_history; a credential pasted there must never reach history.  Linear in ``raw``: the
+    length is checked before the pattern, the pattern has no backtracking, and only 64 characters at most
+    are scanned for credentials.  Deterministic, so one session keeps one label."""
+    if not raw:
+        return "-"
+    if len(raw) <= SESSION_LABEL_MAX and SESSION_LABEL.fullmatch(raw) and not scan_credentials(raw):
+        return raw
+    digest = hashlib.sha256()
+    for start in range(0, len(raw), 4096):  # in pieces: no second copy of a huge header, steady cost per byte
+        digest.update(raw[start : start + 4096].encode("utf-8", errors="surrogatepass"))
+    return "h-" + digest.hexdigest()[:16]
+
+
+def with_session(caller: Caller, session: str) -> Caller:
+    return replace(caller, session=session)
+
+
+class CallerResolver:
+    """Decides the caller of a request. Over HTTP from the verified token; over stdio, a fixed caller.
+
+    ``still_valid`` (stdio) re-checks the token the process started with on every call, so revoking it
+    stops a running ``notegate mcp`` at its next call, not at its next restart."""
+
+    def __init__(self, fixed: Caller | None = None, *, still_valid: Callable[[], bool] | None = None) -> None:
+        self.fixed = fixed
+        self.still_valid = still_valid
+
+    def __call__(self, ctx: Context | None) -> Caller:
+        headers = _headers(ctx)
+        if self.fixed is not None:
+            return self.fixed_caller(self.fixed, headers)
+        token = get_access_token()
+        if token is None or not token.claims:
+            raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
+        return self.caller_from_token(token, headers)
+
+    def fixed_caller(self, fixed: Caller, headers: Mapping[str, str] | None) -> Caller:
+        """The stdio process's own caller, while the token it started with is still valid."""
+        if self.still_valid is not None and not self.still_valid():
+            raise AuthError(
+                "the token this notegate mcp started with is no longer valid (it was revoked)",
+                rule="token-revoked",
+                remedy=REVOKED_REMEDY,
+            )
+        session = _session(headers)
+        return fixed if session == "-" else with_session(fixed, session)
+
+    def caller_from_token(self, token: AccessToken, headers: Mapping[str, str] | None) -> Caller:
+        """The caller a verified token names; ``headers`` only name the session today.
+
+        Why one method: a later change raises the tier here, from a verified device header or a grant the
+        owner approved, and from nothing else the request carries."""
+        claims = token.claims or {}
+        return Caller(
+            login=str(claims["login"]),
+            display_name=str(claims["display_name"]),
+            client=token.client_id,
+            client_class=str(claims["client_class"]),
+            tier=str(claims["tier"]),
+            session=_session(headers),
+            environment=claims.get("environment"),
+            connector=str(claims.get("connector") or ""),
+        )
+
+
+def _headers(ctx: Context | None) -> Mapping[str, str] | None:
+    """The request's headers, or None (stdio, the in-memory client, or no request at all)."""
+    if ctx is None:
+        return None
+    try:
+        return ctx.headers
+    except (AttributeError, LookupError, ValueError):
+        return None
+
+
+def _session(headers: Mapping[str, str] | None) -> str:
+    try:
+        raw = headers.get(SESSION_HEADER) if headers is not None else None
+    except (AttributeError, LookupError, ValueError):
+        return "-"
+    return session_label(raw)
