@@ -17,11 +17,13 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 
+from notegate.auth.devices import DeviceVerifier
 from notegate.errors import AuthError
 from notegate.policy import Caller
 from notegate.safety.secrets import scan_credentials
 
 SESSION_HEADER = "x-notegate-session"
+DEVICE_HEADER = "x-notegate-device"
 
 #: A session label a caller may choose, kept verbatim in commit trailers: short, plain, no ``_`` (every
 #: notegate token has one) and nothing :func:`scan_credentials` takes for a credential.
@@ -58,9 +60,16 @@ class CallerResolver:
     ``still_valid`` (stdio) re-checks the token the process started with on every call, so revoking it
     stops a running ``notegate mcp`` at its next call, not at its next restart."""
 
-    def __init__(self, fixed: Caller | None = None, *, still_valid: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        fixed: Caller | None = None,
+        *,
+        still_valid: Callable[[], bool] | None = None,
+        devices: DeviceVerifier | None = None,
+    ) -> None:
         self.fixed = fixed
         self.still_valid = still_valid
+        self.devices = devices
 
     def __call__(self, ctx: Context | None) -> Caller:
         headers = _headers(ctx)
@@ -83,12 +92,13 @@ class CallerResolver:
         return fixed if session == "-" else with_session(fixed, session)
 
     def caller_from_token(self, token: AccessToken, headers: Mapping[str, str] | None) -> Caller:
-        """The caller a verified token names; ``headers`` only name the session today.
+        """The caller a verified token names, raised to trusted only by a verified device header.
 
-        Why one method: a later change raises the tier here, from a verified device header or a grant the
-        owner approved, and from nothing else the request carries."""
+        Why one method: this is the only place a tier rises, from a device key in the deployment config (or,
+        later, a grant the owner approved), and from nothing else the request carries.  A header that does
+        not count leaves the caller exactly as its token made it; the verifier audits why."""
         claims = token.claims or {}
-        return Caller(
+        caller = Caller(
             login=str(claims["login"]),
             display_name=str(claims["display_name"]),
             client=token.client_id,
@@ -98,6 +108,16 @@ class CallerResolver:
             environment=claims.get("environment"),
             connector=str(claims.get("connector") or ""),
         )
+        if self.devices is not None:
+            caller, _verdict = self.devices.tier_for(caller, _header(headers, DEVICE_HEADER))
+        return caller
+
+
+def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
+    try:
+        return headers.get(name) if headers is not None else None
+    except (AttributeError, LookupError, ValueError):
+        return None
 
 
 def _headers(ctx: Context | None) -> Mapping[str, str] | None:
@@ -111,8 +131,4 @@ def _headers(ctx: Context | None) -> Mapping[str, str] | None:
 
 
 def _session(headers: Mapping[str, str] | None) -> str:
-    try:
-        raw = headers.get(SESSION_HEADER) if headers is not None else None
-    except (AttributeError, LookupError, ValueError):
-        return "-"
-    return session_label(raw)
+    return session_label(_header(headers, SESSION_HEADER))

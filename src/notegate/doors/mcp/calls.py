@@ -52,9 +52,11 @@ class ToolCall:
     ) -> R:
         """``session_tool`` (session_start itself) skips the handle and the notice (it reports the count)."""
         try:
-            caller = self.resolver(ctx)
 
             def run() -> R:
+                # In the worker thread (context variables follow it): resolving may read the state DB
+                # (a revoked stdio token, a device header's audit row) and must not hold the event loop.
+                caller = self.resolver(ctx)
                 if session_tool:
                     return to_result(out, fn(caller, environment=environment, **arguments))
                 gated = self.gate(caller, handle)
