@@ -1,6 +1,11 @@
 """The layout shows the architecture: one table says which layer may import which, and a test holds every
 module of the package to it (shared/DESIGN.md §4: doors call services; services call the store, index,
-state and policy; policy and the safety gates are pure)."""
+state and policy; policy and the safety gates are pure).
+
+This is the only purity test: the pure layer (policy, the safety gates, the vault's paths, fence, lines,
+front matter and formats) imports only the allow-listed standard library and the pure third-party parsers,
+never uses a relative import, calls no I/O or dynamic code, and reads no clock or environment. The Unicode
+tables sit below everything: they import nothing of the package."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policyfile": "pure",
     "notegate.policy": "pure",
     "notegate.safety": "pure",
+    "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
     "notegate.vault.fence": "pure",
     "notegate.vault.frontmatter": "pure",
@@ -46,16 +52,19 @@ LAYER_OF: dict[str, str] = {
 
 #: Layer -> the layers it may import (its own included).
 MAY_IMPORT: dict[str, set[str]] = {
-    "pure": {"pure"},
-    "storage": {"pure", "storage"},
-    "config": {"pure", "config"},
-    "models": {"pure", "config", "models"},
-    "auth": {"pure", "storage", "config", "auth"},
-    "services": {"pure", "storage", "config", "models", "auth", "services"},
-    "doors": {"pure", "config", "auth", "services", "doors"},
-    "hooks": {"pure", "config", "models", "hooks"},
-    "cli": {"pure", "storage", "config", "models", "auth", "services", "doors", "hooks", "cli"},
+    "tables": {"tables"},
+    "pure": {"tables", "pure"},
+    "storage": {"tables", "pure", "storage"},
+    "config": {"tables", "pure", "config"},
+    "models": {"tables", "pure", "config", "models"},
+    "auth": {"tables", "pure", "storage", "config", "auth"},
+    "services": {"tables", "pure", "storage", "config", "models", "auth", "services"},
+    "doors": {"tables", "pure", "config", "auth", "services", "doors"},
+    "hooks": {"tables", "pure", "config", "models", "hooks"},
+    "cli": {"tables", "pure", "storage", "config", "models", "auth", "services", "doors", "hooks", "cli"},
 }
+#: Layers held to the pure rules below (no I/O, no clock, allow-listed imports only).
+PURE_LAYERS = {"tables", "pure"}
 
 #: The few edges across the table, each with its reason.
 EXCEPTIONS: dict[tuple[str, str], str] = {
@@ -88,7 +97,7 @@ PURE_STDLIB = {
     "hashlib",
     "hmac",
     "textwrap",
-    "importlib",  # importlib: the output gate's shipped schemas
+    "importlib.resources",  # the output gate's shipped schemas (package data); not import_module
 }
 PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic"}
 
@@ -124,29 +133,77 @@ def _imports(path: Path) -> set[str]:
 MODULES = sorted(PACKAGE.rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: _module_name(p))
-def test_every_import_follows_the_layer_table(path: Path) -> None:
-    module = _module_name(path)
+def _pure_import_allowed(imported: str) -> bool:
+    top = imported.split(".")[0]
+    return top in PURE_THIRD_PARTY or any(imported == m or imported.startswith(m + ".") for m in PURE_STDLIB)
+
+
+def _layer_violations(module: str, imports: set[str]) -> list[str]:
     layer = _layer(module)
-    for imported in _imports(path):
+    found = []
+    for imported in sorted(imports):
         if imported.startswith("notegate"):
             target = _layer(imported)
-            assert target in MAY_IMPORT[layer] or (module, imported) in EXCEPTIONS, (
-                f"{module} ({layer}) may not import {imported} ({target})"
-            )
-        elif layer == "pure":
-            top = imported.split(".")[0]
-            assert top in PURE_STDLIB or top in PURE_THIRD_PARTY, f"pure module {module} imports {imported}"
+            if target not in MAY_IMPORT[layer] and (module, imported) not in EXCEPTIONS:
+                found.append(f"{module} ({layer}) may not import {imported} ({target})")
+        elif layer in PURE_LAYERS and not _pure_import_allowed(imported):
+            found.append(f"pure module {module} imports {imported}")
+    return found
 
 
-FORBIDDEN_IN_PURE = {"open", "eval", "exec", "compile", "__import__", "globals", "input", "breakpoint"}
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: _module_name(p))
+def test_every_import_follows_the_layer_table(path: Path) -> None:
+    assert _layer_violations(_module_name(path), _imports(path)) == []
 
 
-@pytest.mark.parametrize("path", [p for p in MODULES if _layer(_module_name(p)) == "pure"], ids=_module_name)
+FORBIDDEN_IN_PURE = {"open", "eval", "exec", "compile", "__import__", "globals", "input", "breakpoint", "print"}
+#: Attributes that read a clock or the environment (``datetime.now()``, ``time.time()``, ``os.environ``...):
+#: pure code takes ``now`` as a parameter instead.
+CLOCK_AND_ENVIRONMENT = {"now", "utcnow", "today", "time", "monotonic", "perf_counter", "environ", "getenv"}
+
+
+def _impurities(source: str) -> list[str]:
+    """What makes a module impure, beyond its imports: I/O or dynamic-code names, clock or environment
+    reads, and relative imports (they hide what is imported)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name) and node.id in FORBIDDEN_IN_PURE:
+            found.append(f"line {node.lineno}: uses {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in CLOCK_AND_ENVIRONMENT:
+            found.append(f"line {node.lineno}: reads .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            found.append(f"line {node.lineno}: relative import")
+    return found
+
+
+PURE_MODULES = [p for p in MODULES if _layer(_module_name(p)) in PURE_LAYERS]
+
+
+@pytest.mark.parametrize("path", PURE_MODULES, ids=_module_name)
 def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Name):
-            assert node.id not in FORBIDDEN_IN_PURE, f"{_module_name(path)} uses {node.id}"
+    assert _impurities(path.read_text(encoding="utf-8")) == [], _module_name(path)
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "notegate.policy",
+        "notegate.safety.floor",
+        "notegate.safety.outputgate",
+        "notegate.safety.secrets",
+        "notegate.safety.unicode_tables",
+        "notegate.vault.paths",
+        "notegate.vault.fence",
+        "notegate.vault.lines",
+        "notegate.vault.frontmatter",
+        "notegate.vault.formats",
+        "notegate.vault.formats.sections",
+    ],
+)
+def test_the_pure_core_is_in_the_pure_layers(module: str) -> None:
+    """The modules the five hand-written purity tests used to cover are all held to the pure rules."""
+    assert _layer(module) in PURE_LAYERS
+    assert any(_module_name(p) == module for p in PURE_MODULES)
 
 
 def test_the_table_names_only_existing_modules_and_layers() -> None:
@@ -164,6 +221,38 @@ def test_the_checker_catches_a_forbidden_edge(tmp_path: Path) -> None:
     assert "storage" not in MAY_IMPORT["doors"]
     assert "os" not in PURE_STDLIB and "subprocess" not in PURE_STDLIB and "sqlite3" not in PURE_STDLIB
     assert sys.version_info >= (3, 11)
+    assert _layer_violations("notegate.doors.mcp", {"notegate.vault.store"}) != []
+
+
+@pytest.mark.parametrize(
+    ("module", "imported"),
+    [
+        ("notegate.vault.formats.log", "os"),  # file system
+        ("notegate.vault.formats", "subprocess"),
+        ("notegate.safety.floor", "sqlite3"),
+        ("notegate.safety.outputgate", "importlib"),  # import_module: dynamic code
+        ("notegate.policy", "notegate.state"),  # pure -> storage
+        ("notegate.safety.unicode_tables", "notegate.errors"),  # the tables depend on nothing
+        ("notegate.vault.lines", "notegate.services.notes"),
+    ],
+)
+def test_the_checker_catches_an_impure_import(module: str, imported: str) -> None:
+    assert _layer_violations(module, {imported}) != []
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from datetime import datetime\nx = datetime.now()\n",
+        "import time\nx = time.time()\n",
+        "import os\nx = os.environ\n",
+        "x = open('f')\n",
+        "print('x')\n",
+        "from . import y\n",
+    ],
+)
+def test_the_checker_catches_impure_code(source: str) -> None:
+    assert _impurities(source) != []
 
 
 def test_every_commit_goes_through_the_one_recipe() -> None:

@@ -1,17 +1,15 @@
-"""Tests for notegate.safety.floor: the corpus, reason text, purity, the tables, and properties."""
+"""Tests for notegate.safety.floor: the corpus, reason text, the tables, properties (purity: test_layering)."""
 
 from __future__ import annotations
 
-import ast
 import re
 import unicodedata
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.safety import floor, floor_chars, names, unicode_tables
+from notegate.safety import floor_chars, names, unicode_tables
 from notegate.safety.floor import (
     MAX_REASONS,
     RULES,
@@ -25,7 +23,6 @@ from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
 
 from .floor_corpus import ENGLAND, HOSTILE, LEGIT, Case
 
-SAFETY_SRC = Path(floor.__file__).parent
 PROPERTIES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -202,54 +199,7 @@ def test_skeleton_examples() -> None:
 # Purity and tables
 # --------------------------------------------------------------------------------------------------------
 
-ALLOWED_IMPORTS = {
-    "floor.py": {
-        "__future__",
-        "collections.abc",
-        "dataclasses",
-        "typing",
-        "notegate.safety.floor_chars",
-        "notegate.safety.names",
-        "notegate.safety.rendered",
-    },
-    "floor_chars.py": {
-        "__future__",
-        "bisect",
-        "collections.abc",
-        "functools",
-        "heapq",
-        "re",
-        "typing",
-        "unicodedata",
-        "notegate.safety.unicode_tables",
-    },
-    "names.py": {
-        "__future__",
-        "collections.abc",
-        "dataclasses",
-        "functools",
-        "re",
-        "unicodedata",
-        "notegate.safety.floor_chars",
-        "notegate.safety.unicode_tables",
-    },
-    "rendered.py": {"__future__", "html", "re", "notegate.safety.unicode_tables"},
-    "unicode_tables.py": {"__future__", "typing", "unicodedata"},
-}
-
-
-@pytest.mark.parametrize("filename", sorted(ALLOWED_IMPORTS))
-def test_module_is_pure(filename: str) -> None:
-    tree = ast.parse((SAFETY_SRC / filename).read_text(encoding="utf-8"))
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module or "")
-        elif isinstance(node, ast.Name):
-            assert node.id not in {"open", "exec", "eval", "__import__", "input", "print"}, node.id
-    assert imported <= ALLOWED_IMPORTS[filename]
+# Purity (imports, no I/O) is checked for every module by tests/test_layering.py.
 
 
 def _ranges(code_points: list[int]) -> str:

@@ -119,52 +119,14 @@ PURE_MODULES = [
     "notegate.safety.rules",
     "notegate.safety.textview",
 ]
-ALLOWED_IMPORTS = {
-    "__future__",
-    "base64",
-    "binascii",
-    "bisect",
-    "collections.abc",
-    "dataclasses",
-    "functools",
-    "html",  # html.unescape: a pure table lookup, for the rendered view of a note
-    "importlib.resources",  # package data (the shipped schemas), nothing else
-    "json",
-    "math",
-    "re",
-    "typing",
-    "unicodedata",
-    "jsonschema",
-    "jsonschema.exceptions",  # ValidationError, for the ECMA-262 `pattern` keyword
-    "notegate.errors",
-    "notegate.safety",
-    "notegate.safety.secrets",
-    "notegate.safety.contentgates",
-    "notegate.safety.names",  # the floor's name fold: the instruction gate folds look-alikes the same way
-    "notegate.safety.rules",
-    "notegate.safety.textview",
-    "notegate.safety.unicode_tables",
-}
-FORBIDDEN_CALLS = {"open", "exec", "eval", "compile", "__import__", "input", "print", "breakpoint"}
+# Imports, I/O and dynamic code are checked for every module by tests/test_layering.py.
 
 
 @pytest.mark.parametrize("module", PURE_MODULES)
-def test_security_modules_are_pure(module: str) -> None:
+def test_security_modules_open_with_their_theory_of_operation(module: str) -> None:
     spec = importlib.util.find_spec(module)
     assert spec is not None and spec.origin is not None
     tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-    imported: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative imports hide what is imported"
-            imported.add(node.module or "")
-            if node.module == "notegate.safety":
-                imported.update(f"notegate.safety.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            assert node.func.id not in FORBIDDEN_CALLS, f"{module} calls {node.func.id}()"
-    assert imported <= ALLOWED_IMPORTS, sorted(imported - ALLOWED_IMPORTS)
     assert "Theory of operation" in (ast.get_docstring(tree) or "")
 
 

@@ -1,11 +1,9 @@
-"""Tests for vault/formats.py and vault/frontmatter.py: round trips, hostile text, the fence, the cap."""
+"""Tests for vault/formats/ and vault/frontmatter.py: round trips, hostile text, the fence, the cap."""
 
 from __future__ import annotations
 
-import ast
 import re
 from datetime import UTC, date, datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -124,38 +122,7 @@ utc_times = st.datetimes(min_value=datetime(1970, 1, 1), max_value=datetime(2100
 labels = st.one_of(st.sampled_from(["handoff", "rules digest", "log ## x", "</data>"]), ident)
 
 
-# --------------------------------------------------------------- import policy --
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "notegate" / "vault"
-ALLOWED_IMPORTS = {
-    "__future__",
-    "collections.abc",
-    "dataclasses",
-    "datetime",
-    "re",
-    "unicodedata",
-    "notegate.errors",
-    "notegate.vault.frontmatter",
-    "notegate.vault.fence",
-    "notegate.vault.lines",
-}
-
-
-@pytest.mark.parametrize("module", ["formats.py", "frontmatter.py", "fence.py", "lines.py"])
-def test_module_is_pure(module: str) -> None:
-    """Only the allow-list is imported; no clock, file, eval or dynamic-import calls."""
-    tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module or "")
-        elif isinstance(node, ast.Attribute):
-            assert node.attr not in {"now", "utcnow", "today", "time", "environ"}, node.attr
-        elif isinstance(node, ast.Name):
-            assert node.id not in {"open", "eval", "exec", "__import__", "compile"}, node.id
-    assert imported <= ALLOWED_IMPORTS, imported - ALLOWED_IMPORTS
+# Purity (imports, no clock or I/O) is checked for every module of the package by tests/test_layering.py.
 
 
 def test_format_error_is_a_notegate_refusal_and_a_value_error() -> None:

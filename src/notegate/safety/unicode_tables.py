@@ -652,3 +652,26 @@ a rendered note takes for a full stop in ``CLAUDE\u3002md``. The floor's rendere
 READER_CONFUSABLES: dict[str, str] = {"\u0237": "j"}
 """Look-alike letters that ``CONFUSABLE_PROTOTYPES``' name folding leaves alone but a reader takes for Latin
 ones (UTS #39 confusables.txt: U+0237 LATIN SMALL LETTER DOTLESS J). The instruction gate adds them."""
+
+# --- the vault formats' sets (line structure and one-line values) ------------------------------------------
+
+LINE_BOUNDARIES = "000A-000D 001C-001E 0085 2028-2029"
+"""Every line boundary ``str.splitlines()`` honours (the Python documentation's table for it): LF, VT, FF, CR,
+the information separators FS/GS/RS, NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR; CommonMark's (CR, LF) and
+UAX #14's mandatory breaks (BK, CR, LF, NL) are subsets. The vault formats treat each as a line start, so no
+text can hide a line break some other reader honours. ``tests/vault/formats/test_sets.py`` checks it against
+the interpreter."""
+
+INLINE_FORBIDDEN_CATEGORIES: frozenset[str] = frozenset({"Cc", "Cf", "Cn", "Cs", "Zl", "Zp"})
+"""General_Category values (UnicodeData.txt) a one-line identifier in a note may not hold: controls, format
+characters (invisible), unassigned code points (U+FFFE/U+FFFF among them), lone surrogates (UTF-8 and YAML
+cannot carry them), and the line and paragraph separators."""
+
+SUMMARY_BLANKED_CATEGORIES: frozenset[str] = frozenset({"Cc", "Cf"})
+"""General_Category values a session's one-line summary in the "Recent sessions" block turns into spaces
+before its whitespace is folded: controls (line breaks among them) and invisible format characters."""
+
+FRONT_MATTER_UNSAFE = "0000-0008 000A-001F 007F-009F 2028-2029 D800-DFFF FFFE-FFFF"
+"""What a one-line YAML value in front matter may not hold: General_Category Cc except TAB, Zl, Zp and Cs,
+plus the noncharacters U+FFFE/U+FFFF (all outside YAML 1.2's c-printable set, §5.1, or line breaks to some
+reader). A range string, so the front matter reader searches for them with one compiled class."""

@@ -31,7 +31,8 @@ Invariants (tested):
   Obsidian and other YAML readers see the same strings we do.  ISO timestamps
   such as ``2025-01-02T10:00:00Z`` stay plain: they are dates to every reader.
 
-Pure: no I/O; imports only the standard library's ``re``.
+Pure: no I/O; imports only the standard library's ``re`` and the one Unicode table it needs
+(``unicode_tables.FRONT_MATTER_UNSAFE``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from __future__ import annotations
 import re
 
 from notegate.errors import ContentRejected
+from notegate.safety.unicode_tables import FRONT_MATTER_UNSAFE, parse_ranges
 
 __all__ = [
     "FormatError",
@@ -88,7 +90,9 @@ def _fail(message: str) -> FrontMatterError:
 
 
 # Exactly the categories Cc (minus TAB), Cs, Zl and Zp, plus U+FFFE/U+FFFF: one C-speed search per line.
-_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+_UNSAFE = re.compile(
+    "[" + "".join(re.escape(chr(lo)) + "-" + re.escape(chr(hi)) for lo, hi in parse_ranges(FRONT_MATTER_UNSAFE)) + "]"
+)
 
 
 def _unsafe_char(text: str) -> str | None:
