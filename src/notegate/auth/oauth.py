@@ -215,7 +215,8 @@ class NotegateOAuthProvider:
                 state=params.state,
                 code_challenge=params.code_challenge,
                 scopes=params.scopes,
-                resource=params.resource,
+                # No resource asked (RFC 8707 is optional): the token is for the one resource here, /mcp.
+                resource=params.resource or self.resource,
                 now=self.clock(),
             )
         except NotegateError as exc:
