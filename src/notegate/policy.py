@@ -484,7 +484,6 @@ def requires_two_step(policy: Policy, caller: Caller, path: str) -> bool:
 
 
 # ------------------------------------------------------------------ OAuth
-LOOPBACK_HOSTS = ("127.0.0.1", "[::1]", "localhost")
 
 
 #: An RFC 8252 loopback redirect: http, a loopback host, an optional port, a path (no user info, no fragment).
