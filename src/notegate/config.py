@@ -47,6 +47,18 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
     Setting("max_connections", int, 256, "Connections served at once (more are refused before HTTP).", _positive),
+    Setting(
+        "cimd_ca_file",
+        str,
+        "",
+        "CA bundle for fetching OAuth client metadata documents ('' = the system's; a file for tests).",
+    ),
+    Setting(
+        "cimd_private_hosts",
+        list,
+        [],
+        "Hosts whose client metadata documents may be fetched from a private or loopback address.",
+    ),
 )
 
 
@@ -147,6 +159,8 @@ class Config:
     idle_connection_seconds: int
     max_connections: int
     policy: Policy = field(repr=False)
+    cimd_ca_file: str = ""  # the [server] rows above hold the defaults; resolved against the file's folder
+    cimd_private_hosts: tuple[str, ...] = ()
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
 
@@ -223,6 +237,8 @@ def load_config(path: str | Path) -> Config:
         body_timeout_seconds=server["body_timeout_seconds"],
         idle_connection_seconds=server["idle_connection_seconds"],
         max_connections=server["max_connections"],
+        cimd_ca_file=str((base / server["cimd_ca_file"]).resolve()) if server["cimd_ca_file"] else "",
+        cimd_private_hosts=tuple(server["cimd_private_hosts"]),
         environments=environments,
         policy=policy,
         models=models,

@@ -123,6 +123,22 @@ RULES: dict[str, str] = {
     "config-invalid": "Fix the named key in notegate.toml.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
+    # -- OAuth (the authorization server for hosted clients)
+    "redirect-not-registered": "Use a redirect URI exactly as the client registered it (or as its metadata "
+    "document lists it).",
+    "redirect-not-allowed": "Use a redirect URI the policy allows (oauth_redirect_allowlist), or ask the owner "
+    "to add it.",
+    "pkce-required": "Send code_challenge with code_challenge_method=S256 (plain is not accepted).",
+    "registration-cap": "Reuse an existing registration, or ask the owner to raise oauth_max_registrations; "
+    "unused ones are swept after 24 hours.",
+    "consent-unknown": "Start the connection again from the client: the request is unknown or expired.",
+    "consent-answered": "Start the connection again from the client: this request was already answered.",
+    "consent-no-environment": "Ask the owner to add you to an environment (owner or members in notegate.toml).",
+    "cimd-invalid": "Serve the client metadata document as https JSON whose client_id equals its URL.",
+    "cimd-unreachable": "Check that the client metadata document is served over https, without redirects, "
+    "quickly and under 10 KB.",
+    "cimd-private-address": "Serve the client metadata document from a public address, or name the host in "
+    "[server] cimd_private_hosts.",
 }
 
 # Rules built from a family and a detail (a schema pointer, a gate, a floor rule): the family is registered.

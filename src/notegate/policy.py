@@ -158,6 +158,14 @@ class Policy:
     reflect_min_interval_seconds: int = default("reflect_min_interval_seconds")
     restricted_writes_per_hour: int = default("restricted_writes_per_hour")
     restricted_bytes_per_hour: int = default("restricted_bytes_per_hour")
+    oauth_max_registrations: int = default("oauth_max_registrations")
+    oauth_redirect_allowlist: tuple[str, ...] = default("oauth_redirect_allowlist")
+    oauth_code_seconds: int = default("oauth_code_seconds")
+    oauth_access_token_seconds: int = default("oauth_access_token_seconds")
+    oauth_refresh_token_seconds: int = default("oauth_refresh_token_seconds")
+    oauth_consent_seconds: int = default("oauth_consent_seconds")
+    oauth_unused_registration_seconds: int = default("oauth_unused_registration_seconds")
+    oauth_default_scope: str = default("oauth_default_scope")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -502,3 +510,63 @@ def requires_two_step(policy: Policy, caller: Caller, path: str) -> bool:
     if caller.client_class not in policy.two_step_classes:
         return False
     return policy.two_step_inbox or policy.inbox_item(path) is None
+
+
+# ------------------------------------------------------------------ OAuth
+
+
+#: An RFC 8252 loopback redirect: http, a loopback host, an optional port, a path (no user info, no fragment).
+_LOOPBACK = re.compile(r"http://(127\.0\.0\.1|\[::1\]|localhost)(?::[0-9]{1,5})?(/[^#@\s]*)?\Z")
+
+
+def _loopback_key(uri: str) -> tuple[str, str] | None:
+    """``(host, path?query)`` of a loopback redirect, else None: the port is left out because a native
+    client picks it when it starts listening (RFC 8252 §7.3)."""
+    match = _LOOPBACK.match(uri)
+    if match is None:
+        return None
+    return match.group(1), match.group(2) or "/"
+
+
+def decide_redirect_uri(uri: str, registered: Iterable[str], allowlist: Iterable[str]) -> Decision:
+    """May an authorization code be sent to ``uri``?  Both checks must pass, enforced at every authorize:
+
+    * it is exactly one the client registered (or its metadata document lists); a loopback redirect may
+      differ from the registered one only in its port (RFC 8252 §7.3);
+    * it is on the policy's allowlist: an exact entry, or ``http://<loopback>:*`` for that loopback host.
+    """
+    registered = tuple(registered)
+    loop = _loopback_key(uri)
+    if uri not in registered and (loop is None or loop not in {_loopback_key(r) for r in registered}):
+        return deny("redirect-not-registered", "the redirect URI is not one this client registered")
+    for entry in allowlist:
+        if entry == uri:
+            return allow("redirect-allowed")
+        if entry.endswith(":*") and loop is not None and entry[: -len(":*")] == f"http://{loop[0]}":
+            return allow("redirect-allowed", "loopback")
+    return deny("redirect-not-allowed", "the redirect URI is not on this server's allowlist (oauth_redirect_allowlist)")
+
+
+def decide_registration_redirects(uris: Iterable[str], allowlist: Iterable[str]) -> Decision:
+    """May a client register these redirect URIs?  Each must be on the allowlist (checked at registration so a
+    client learns at once, and again at every authorize in :func:`decide_redirect_uri`)."""
+    uris = tuple(uris)
+    allowlist = tuple(allowlist)
+    if not uris:
+        return deny("redirect-not-registered", "a client must register at least one redirect URI")
+    for uri in uris:
+        decision = decide_redirect_uri(uri, uris, allowlist)
+        if not decision.allowed:
+            return decision
+    return allow("redirects-allowed")
+
+
+def decide_registration(count: int, cap: int) -> Decision:
+    """May one more dynamic client registration be kept?  Past the cap it is refused: nothing is evicted,
+    so a client in use never loses its registration to a flood of new ones."""
+    if count < cap:
+        return allow("registration")
+    return deny(
+        "registration-cap",
+        f"this server already keeps {count} client registrations, its limit (oauth_max_registrations = {cap})",
+    )

@@ -24,6 +24,16 @@ _SLUG_RE = re.compile(rf"{SLUG}\Z")
 _TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
 
 TIERS = ("restricted", "trusted", "machine")
+#: The callbacks of claude.ai / Claude's apps and of ChatGPT connectors, and RFC 8252 loopback redirects (any
+#: port on the three loopback spellings) for CLI clients.  Sources: shared/STACK.md, issue 10.
+OAUTH_REDIRECT_DEFAULTS = (
+    "https://claude.ai/api/mcp/auth_callback",
+    "https://claude.com/api/mcp/auth_callback",
+    "https://chatgpt.com/connector_platform_oauth_redirect",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "http://localhost:*",
+)
 CLIENT_CLASSES = ("hosted", "workstation", "machine")
 
 
@@ -120,6 +130,29 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         2 << 20,
         "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
     ),
+    # -- OAuth: the authorization server hosted clients connect through
+    PolicySetting(
+        "oauth_max_registrations", int, 100, "Dynamic client registrations kept at most; past it one is refused."
+    ),
+    PolicySetting(
+        "oauth_redirect_allowlist",
+        list,
+        list(OAUTH_REDIRECT_DEFAULTS),
+        "Redirect URIs an OAuth client may use (exact; 'http://127.0.0.1:*' = that loopback host, any port).",
+    ),
+    PolicySetting("oauth_code_seconds", int, 60, "An authorization code is single-use and lives this long."),
+    PolicySetting("oauth_access_token_seconds", int, 3600, "An OAuth access token lives this long."),
+    PolicySetting(
+        "oauth_refresh_token_seconds", int, 30 * 86400, "An OAuth refresh token (rotated on every use) lives this long."
+    ),
+    PolicySetting("oauth_consent_seconds", int, 600, "A consent request must be answered within this long."),
+    PolicySetting(
+        "oauth_unused_registration_seconds",
+        int,
+        86400,
+        "A registration never used within this long (and holding no live token) is swept.",
+    ),
+    PolicySetting("oauth_default_scope", str, "notes", "The scope granted when a client asks for none."),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
@@ -182,6 +215,22 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
     if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
         raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
+    for key in (
+        "oauth_max_registrations",
+        "oauth_code_seconds",
+        "oauth_access_token_seconds",
+        "oauth_refresh_token_seconds",
+        "oauth_consent_seconds",
+        "oauth_unused_registration_seconds",
+    ):
+        if values[key] <= 0:
+            raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
+    for entry in values["oauth_redirect_allowlist"]:
+        if entry.endswith(":*") and entry not in ("http://127.0.0.1:*", "http://[::1]:*", "http://localhost:*"):
+            raise ConfigError(
+                f"[policy] oauth_redirect_allowlist: '{entry}' uses ':*', which only loopback hosts may",
+                remedy="Write other redirect URIs exactly; ':*' is for http://127.0.0.1, http://[::1], http://localhost.",
+            )
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
     return values

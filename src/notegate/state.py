@@ -95,6 +95,53 @@ CREATE TABLE IF NOT EXISTS notices (
     last_at REAL NOT NULL,
     PRIMARY KEY (environment, login, client)
 );
+-- OAuth: registrations, consent requests, codes, grant families and tokens. Every secret (request id,
+-- code, token) is stored only as its SHA-256; a DCR client's own client_secret is kept as the SDK's
+-- client authenticator compares it (a registration is open to anyone, so it guards nothing alone).
+CREATE TABLE IF NOT EXISTS oauth_clients (
+    client_id TEXT PRIMARY KEY,
+    info_json TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_used_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oauth_pending (
+    request_hash TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    client_name TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    answered_at REAL
+);
+CREATE TABLE IF NOT EXISTS oauth_codes (
+    code_hash TEXT PRIMARY KEY,
+    family_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    used_at REAL
+);
+CREATE TABLE IF NOT EXISTS oauth_families (
+    family_id TEXT PRIMARY KEY,
+    client_id TEXT NOT NULL,
+    client_name TEXT NOT NULL,
+    login TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    revoked_at REAL
+);
+CREATE TABLE IF NOT EXISTS oauth_tokens (
+    token_hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    family_id TEXT NOT NULL,
+    client_id TEXT NOT NULL,
+    scopes TEXT NOT NULL,
+    resource TEXT,
+    expires_at REAL NOT NULL,
+    created_at REAL NOT NULL,
+    used_at REAL,
+    revoked_at REAL
+);
+CREATE INDEX IF NOT EXISTS oauth_tokens_family ON oauth_tokens(family_id);
 """
 
 
@@ -360,3 +407,161 @@ class StateDB:
             if row is not None:
                 db.execute("UPDATE session_handles SET last_used_at = ? WHERE handle_hash = ?", (now, handle_hash))
             return row
+
+    # --------------------------------------------------------------- OAuth
+    # -- OAuth: SQL of the authorization server (auth/oauth.py). Rows in, rows out; no decisions here.
+    def oauth_register_client(self, client_id: str, info_json: str, now: float, fits: Callable[[int], bool]) -> bool:
+        """Keep a registration if ``fits(count of registrations)``: one immediate transaction, so two
+        registrations racing cannot both take the last place."""
+        with self.tx() as db:
+            count = int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
+            if not fits(count):
+                return False
+            db.execute(
+                "INSERT INTO oauth_clients (client_id, info_json, created_at, last_used_at) VALUES (?,?,?,?)",
+                (client_id, info_json, now, now),
+            )
+            return True
+
+    def oauth_client(self, client_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM oauth_clients WHERE client_id = ?", (client_id,))
+        return rows[0] if rows else None
+
+    def oauth_touch_client(self, client_id: str, now: float) -> None:
+        with self.tx() as db:
+            db.execute("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?", (now, client_id))
+
+    def oauth_insert_pending(
+        self, *, request_hash: str, client_id: str, client_name: str, params_json: str, now: float
+    ) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO oauth_pending (request_hash, client_id, client_name, params_json, created_at)"
+                " VALUES (?,?,?,?,?)",
+                (request_hash, client_id, client_name, params_json, now),
+            )
+
+    def oauth_pending(self, request_hash: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM oauth_pending WHERE request_hash = ?", (request_hash,))
+        return rows[0] if rows else None
+
+    def oauth_answer_pending(self, request_hash: str, now: float) -> sqlite3.Row | None:
+        """Mark the request answered and return it, or None if it was already answered (or never was):
+        one UPDATE, so two answers racing cannot both win."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE oauth_pending SET answered_at = ? WHERE request_hash = ? AND answered_at IS NULL",
+                (now, request_hash),
+            )
+            if cur.rowcount != 1:
+                return None
+            return db.execute("SELECT * FROM oauth_pending WHERE request_hash = ?", (request_hash,)).fetchone()
+
+    def oauth_insert_family(
+        self, *, family_id: str, client_id: str, client_name: str, login: str, environment: str, now: float
+    ) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO oauth_families (family_id, client_id, client_name, login, environment, created_at)"
+                " VALUES (?,?,?,?,?,?)",
+                (family_id, client_id, client_name, login, environment, now),
+            )
+
+    def oauth_family(self, family_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM oauth_families WHERE family_id = ?", (family_id,))
+        return rows[0] if rows else None
+
+    def oauth_revoke_family(self, family_id: str, now: float) -> None:
+        """The whole grant family: the family itself and every token it holds."""
+        with self.tx() as db:
+            db.execute(
+                "UPDATE oauth_families SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", (now, family_id)
+            )
+            db.execute(
+                "UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", (now, family_id)
+            )
+
+    def oauth_insert_code(
+        self, *, code_hash: str, family_id: str, client_id: str, params_json: str, expires_at: float
+    ) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO oauth_codes (code_hash, family_id, client_id, params_json, expires_at) VALUES (?,?,?,?,?)",
+                (code_hash, family_id, client_id, params_json, expires_at),
+            )
+
+    def oauth_code(self, code_hash: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM oauth_codes WHERE code_hash = ?", (code_hash,))
+        return rows[0] if rows else None
+
+    def oauth_use_code(self, code_hash: str, now: float) -> bool:
+        """Spend a code: True once (one UPDATE, so two exchanges racing cannot both win)."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE oauth_codes SET used_at = ? WHERE code_hash = ? AND used_at IS NULL", (now, code_hash)
+            )
+            return cur.rowcount == 1
+
+    def oauth_insert_token(
+        self,
+        *,
+        token_hash: str,
+        kind: str,
+        family_id: str,
+        client_id: str,
+        scopes: str,
+        resource: str | None,
+        expires_at: float,
+        now: float,
+    ) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO oauth_tokens (token_hash, kind, family_id, client_id, scopes, resource, expires_at,"
+                " created_at) VALUES (?,?,?,?,?,?,?,?)",
+                (token_hash, kind, family_id, client_id, scopes, resource, expires_at, now),
+            )
+
+    def oauth_token(self, token_hash: str) -> sqlite3.Row | None:
+        """A token joined with its family (login, environment, client name, family revocation)."""
+        rows = self.query(
+            "SELECT t.*, f.login, f.environment, f.client_name, f.revoked_at AS family_revoked_at"
+            " FROM oauth_tokens t JOIN oauth_families f ON f.family_id = t.family_id WHERE t.token_hash = ?",
+            (token_hash,),
+        )
+        return rows[0] if rows else None
+
+    def oauth_use_refresh(self, token_hash: str, now: float) -> bool:
+        """Rotate a refresh token out: True once; False means it was used (or revoked) before."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE oauth_tokens SET used_at = ? WHERE token_hash = ? AND kind = 'refresh' AND used_at IS NULL"
+                " AND revoked_at IS NULL",
+                (now, token_hash),
+            )
+            return cur.rowcount == 1
+
+    def oauth_sweep(self, *, now: float, consent_seconds: float, unused_client_seconds: float) -> dict[str, int]:
+        """Drop what can no longer be used: answered or expired consent requests, expired codes, expired
+        or revoked tokens, families with no token left, and registrations unused for ``unused_client_seconds``
+        that hold no live token. Returns how many rows of each went."""
+        with self.tx() as db:
+            counts = {
+                "pending": db.execute(
+                    "DELETE FROM oauth_pending WHERE answered_at IS NOT NULL OR created_at < ?",
+                    (now - consent_seconds,),
+                ).rowcount,
+                "codes": db.execute("DELETE FROM oauth_codes WHERE expires_at < ?", (now,)).rowcount,
+                "tokens": db.execute(
+                    "DELETE FROM oauth_tokens WHERE expires_at < ? OR revoked_at IS NOT NULL", (now,)
+                ).rowcount,
+            }
+            counts["families"] = db.execute(
+                "DELETE FROM oauth_families WHERE family_id NOT IN (SELECT family_id FROM oauth_tokens)"
+                " AND family_id NOT IN (SELECT family_id FROM oauth_codes)"
+            ).rowcount
+            counts["clients"] = db.execute(
+                "DELETE FROM oauth_clients WHERE last_used_at < ? AND client_id NOT IN"
+                " (SELECT client_id FROM oauth_tokens WHERE revoked_at IS NULL AND expires_at >= ?)",
+                (now - unused_client_seconds, now),
+            ).rowcount
+            return counts

@@ -1,7 +1,12 @@
 """One ASGI app: MCP (Streamable HTTP, stateless) at /mcp, /healthz, and the background sync loop.
 
-The bearer check is the SDK's own middleware driven by our :class:`StaticTokenVerifier`; a missing or
-wrong token gets a 401 with a ``WWW-Authenticate`` challenge before any tool code runs.
+notegate is its own OAuth 2.1 authorization server (:mod:`notegate.auth.oauth`): the SDK serves /authorize,
+/token, /register and the protected-resource metadata over our provider, and :mod:`notegate.auth.oauth_routes`
+answers the metadata, /authorize's PKCE and ``iss`` and /revoke in front of it.  The bearer check is the
+SDK's own middleware driven by the same provider, for static tokens and OAuth access tokens alike; a
+missing or wrong token (or one minted for another resource) gets a 401 with a ``WWW-Authenticate``
+challenge before any tool code runs.  An hourly sweep drops expired OAuth codes and tokens and unused
+registrations.
 
 In front of the SDK sits :class:`DoorGuard`, the door's own limits, because the SDK's are the wrong shape
 for a model to act on (a bare ``413 Request body too large`` in plain text) or absent (any number of
@@ -31,15 +36,16 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from notegate.auth.tokens import TokenRecord, verify_token
+from notegate.auth.oauth import NotegateOAuthProvider
+from notegate.auth.oauth_core import TokenGrant
+from notegate.auth.oauth_routes import auth_settings, oauth_routes
+from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.errors import NotegateError
@@ -61,6 +67,11 @@ DRAIN_SECONDS = 2.0
 # their defaults live in notegate.config.SERVER_SETTINGS, the one table.
 
 MCP_PATHS = ("/mcp", "/mcp/")
+#: How often expired OAuth codes and tokens and unused registrations are swept.
+OAUTH_SWEEP_SECONDS = 3600.0
+#: What the door knows of a verified credential: a static token's record or an OAuth grant (both have ``id``,
+#: the credential open requests are counted against, and ``environment``).
+Credential = TokenRecord | TokenGrant
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -70,33 +81,6 @@ Send = Callable[[Message], Awaitable[None]]
 def body_limit(max_note_bytes: int) -> int:
     """The transport's body limit: the largest note the policy accepts, fully escaped, plus the envelope."""
     return BODY_ESCAPE_FACTOR * max_note_bytes + BODY_HEADROOM_BYTES
-
-
-class StaticTokenVerifier:
-    """Maps a bearer token to its record; the claims carry what the door needs to build the caller."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        record = await anyio.to_thread.run_sync(lambda: verify_token(self.runtime.state, token))
-        if record is None:
-            return None
-        return AccessToken(
-            token=token,
-            client_id=record.name,
-            scopes=[],
-            subject=record.login,
-            claims={
-                "login": record.login,
-                "display_name": record.display_name,
-                "client_class": record.client_class,
-                "tier": record.tier,
-                "environment": record.environment,
-                "token_id": record.id,
-                "connector": record.connector,
-            },
-        )
 
 
 def base_url(runtime: Runtime, host: str, port: int) -> str:
@@ -133,6 +117,17 @@ async def sync_loop(runtime: Runtime) -> None:
                 await anyio.to_thread.run_sync(runtime.maintain)
         except Exception:  # keep serving; the next tick tries again
             log.exception("background sync failed")
+
+
+async def oauth_sweep_loop(provider: NotegateOAuthProvider, interval: float = OAUTH_SWEEP_SECONDS) -> None:
+    """Drop expired codes and tokens and registrations unused for a day (never one with a live token)."""
+    while True:
+        await anyio.sleep(interval)
+        try:
+            swept = await anyio.to_thread.run_sync(lambda: provider.core.sweep(now=provider.clock()))
+            log.info("oauth sweep: %s", swept)
+        except Exception:  # keep serving; the next tick tries again
+            log.exception("oauth sweep failed")
 
 
 class Refusal(NotegateError):
@@ -235,7 +230,7 @@ class DoorGuard:
         self,
         app: Callable[[Scope, Receive, Send], Awaitable[None]],
         *,
-        verify: Callable[[str], TokenRecord | None],
+        verify: Callable[[str], Credential | None],
         max_note_bytes: int,
         per_credential: int = server_default("max_open_requests_per_credential"),
         total: int = server_default("max_open_requests"),
@@ -371,7 +366,7 @@ class DoorGuard:
         )
 
 
-def environment_details(runtime: Runtime, record: TokenRecord | None) -> dict[str, object]:
+def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
     """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
     if record is None:
         return {"status": "ok"}
@@ -384,16 +379,14 @@ def environment_details(runtime: Runtime, record: TokenRecord | None) -> dict[st
 
 def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -> Starlette:
     url = base_url(runtime, host, port)
+    provider = NotegateOAuthProvider(
+        runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock
+    )
     mcp = build_mcp(
         runtime,
         resolver=CallerResolver(),
-        token_verifier=StaticTokenVerifier(runtime),
-        auth=AuthSettings(
-            # Static tokens carry no audience; the verifier itself is the authority for this server.
-            issuer_url=url,
-            resource_server_url=f"{url}/mcp",
-            validate_token_resource=False,
-        ),
+        auth_server_provider=provider,
+        auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
     )
     max_note_bytes = runtime.policy.max_note_bytes
     mcp_app = mcp.streamable_http_app(
@@ -405,8 +398,8 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         max_request_body_size=body_limit(max_note_bytes),
     )
 
-    def verify(token: str) -> TokenRecord | None:
-        return verify_token(runtime.state, token)
+    def verify(token: str) -> Credential | None:
+        return provider.credential(token)
 
     async def healthz(request: Request) -> JSONResponse:
         header = request.headers.get("authorization")
@@ -434,6 +427,7 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
+            tasks.start_soon(oauth_sweep_loop, provider)
             try:
                 yield
             finally:
@@ -450,10 +444,11 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         body_timeout=config.body_timeout_seconds,
     )
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=guarded)],
+        routes=[Route("/healthz", healthz, methods=["GET"]), *oauth_routes(provider), Mount("/", app=guarded)],
         lifespan=lifespan,
     )
     app.state.mcp = mcp
     app.state.guard = guarded
     app.state.runtime = runtime
+    app.state.oauth = provider
     return app

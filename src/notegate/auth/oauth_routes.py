@@ -1,0 +1,157 @@
+"""The few OAuth endpoints notegate answers itself, in front of the SDK's, and why each one:
+
+* ``/.well-known/oauth-authorization-server`` (RFC 8414): the SDK's document omits ``none`` among the token
+  endpoint's auth methods, ``client_id_metadata_document_supported`` and
+  ``authorization_response_iss_parameter_supported``; hosted clients need all three.
+* ``/authorize``: refuses PKCE without ``code_challenge_method=S256`` (a missing method means ``plain``,
+  RFC 7636 §4.3, which the SDK would take as S256), then runs the SDK's handler and adds ``iss``
+  (RFC 9207) to every redirect that goes back to the client, errors included.
+* ``/revoke`` (RFC 7009): the SDK's wants a ``client_secret`` form field even from public clients; here a
+  public client revokes with its ``client_id`` alone, a confidential one with its secret.  Revoking either
+  token of a family revokes the whole family.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.provider import construct_redirect_uri
+from mcp.server.auth.routes import build_metadata
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
+from mcp.shared.auth import InvalidRedirectUriError
+from pydantic import AnyHttpUrl, AnyUrl, ValidationError
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route, request_response
+
+from notegate.auth.oauth import NotegateOAuthProvider
+from notegate.errors import NotegateError
+
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+
+def auth_settings(issuer: str, resource: str, scope: str) -> AuthSettings:
+    return AuthSettings(
+        issuer_url=issuer,
+        resource_server_url=resource,
+        # Every token carries the resource it was minted for (static tokens: this server's); /mcp refuses others.
+        validate_token_resource=True,
+        client_registration_options=ClientRegistrationOptions(
+            enabled=True, valid_scopes=[scope], default_scopes=[scope]
+        ),
+        revocation_options=RevocationOptions(enabled=True),
+    )
+
+
+def metadata(issuer: str, scope: str) -> dict[str, object]:
+    """RFC 8414 authorization-server metadata, from the SDK's builder plus what hosted clients need."""
+    built = build_metadata(
+        AnyHttpUrl(issuer),
+        None,
+        ClientRegistrationOptions(enabled=True, valid_scopes=[scope], default_scopes=[scope]),
+        RevocationOptions(enabled=True),
+    )
+    doc = built.model_dump(mode="json", exclude_none=True)
+    doc["issuer"] = issuer  # exact string comparison (RFC 8414 §3.3): no trailing slash added
+    doc.update(
+        scopes_supported=[scope],
+        code_challenge_methods_supported=["S256"],
+        token_endpoint_auth_methods_supported=["none", "client_secret_post", "client_secret_basic"],
+        revocation_endpoint_auth_methods_supported=["none", "client_secret_post"],
+        client_id_metadata_document_supported=True,
+        authorization_response_iss_parameter_supported=True,
+    )
+    return doc
+
+
+def with_iss(location: str, issuer: str) -> str:
+    return construct_redirect_uri(location, iss=issuer)
+
+
+def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
+    issuer = provider.issuer
+    document = metadata(issuer, provider.policy.oauth_default_scope)
+    sdk_authorize = AuthorizationHandler(provider)
+    consent_prefix = f"{issuer}/oauth/consent?"
+
+    async def well_known(_request: Request) -> Response:
+        return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
+
+    async def authorize(request: Request) -> Response:
+        params = request.query_params if request.method == "GET" else await request.form()
+        method = params.get("code_challenge_method")
+        if not params.get("code_challenge") or method != "S256":
+            refused = NotegateError(
+                f"PKCE is required with code_challenge_method S256 (got {'none' if method is None else 'plain'})"
+                if method in (None, "plain")
+                else "PKCE is required with code_challenge_method S256",
+                rule="pkce-required",
+            )
+            return await _refuse(params, "invalid_request", refused.explain())
+        response = await sdk_authorize.handle(request)
+        location = response.headers.get("location")
+        if isinstance(response, RedirectResponse) and location and not location.startswith(consent_prefix):
+            response.headers["location"] = with_iss(location, issuer)
+        return response
+
+    async def _refuse(params, error: str, description: str) -> Response:
+        """Back to the client's redirect when it is a valid one for this client, else a 400 page (never a
+        redirect to an address the client did not register)."""
+        client_id = params.get("client_id")
+        client = await provider.get_client(str(client_id)) if isinstance(client_id, str) and client_id else None
+        raw = params.get("redirect_uri")
+        if client is not None:
+            try:
+                target = client.validate_redirect_uri(AnyUrl(raw) if isinstance(raw, str) else None)
+            except (InvalidRedirectUriError, ValidationError):
+                target = None
+            if target is not None:
+                state = params.get("state")
+                location = construct_redirect_uri(
+                    str(target),
+                    error=error,
+                    error_description=description,
+                    state=state if isinstance(state, str) else None,
+                    iss=issuer,
+                )
+                return RedirectResponse(location, status_code=302, headers=NO_STORE)
+        return JSONResponse({"error": error, "error_description": description}, status_code=400, headers=NO_STORE)
+
+    async def revoke(request: Request) -> Response:
+        form = await request.form()
+        client_id, token, secret = form.get("client_id"), form.get("token"), form.get("client_secret")
+        if not isinstance(client_id, str) or not client_id or not isinstance(token, str) or not token:
+            return JSONResponse(
+                {"error": "invalid_request", "error_description": "token and client_id are required"},
+                status_code=400,
+                headers=NO_STORE,
+            )
+        client = await provider.get_client(client_id)
+        if client is None or (
+            client.client_secret
+            and not (isinstance(secret, str) and hmac.compare_digest(client.client_secret.encode(), secret.encode()))
+        ):
+            return JSONResponse(
+                {"error": "invalid_client", "error_description": "unknown client or wrong client secret"},
+                status_code=401,
+                headers=NO_STORE,
+            )
+        await provider.revoke_for(client.client_id, token)
+        return Response(status_code=200, headers=NO_STORE)
+
+    def cors(app):
+        return CORSMiddleware(app, allow_origins="*", allow_methods=["GET", "POST", "OPTIONS"])
+
+    return [
+        Route("/.well-known/oauth-authorization-server", cors(_endpoint(well_known)), methods=["GET", "OPTIONS"]),
+        Route("/authorize", _endpoint(authorize), methods=["GET", "POST"]),
+        Route("/revoke", cors(_endpoint(revoke)), methods=["POST", "OPTIONS"]),
+    ]
+
+
+def _endpoint(handler):
+    """A request handler as an ASGI app with the SDK's body limit (these forms are small)."""
+    return RequestBodyLimitMiddleware(request_response(handler), DEFAULT_MAX_REQUEST_BODY_SIZE)
