@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from notegate.auth.devices import DeviceVerifier
 from notegate.auth.oauth import NotegateOAuthProvider
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
@@ -49,6 +50,7 @@ from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.errors import NotegateError
+from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
@@ -382,9 +384,12 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
     provider = NotegateOAuthProvider(
         runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock
     )
+    services = Services.build(runtime)
+    # One verifier per server: its audience is this server's URL (public_url, or host:port on loopback).
+    devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)
     mcp = build_mcp(
-        runtime,
-        resolver=CallerResolver(),
+        services,
+        resolver=CallerResolver(devices=devices),
         auth_server_provider=provider,
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
     )
@@ -450,5 +455,6 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
     app.state.mcp = mcp
     app.state.guard = guarded
     app.state.runtime = runtime
+    app.state.services = services
     app.state.oauth = provider
     return app
