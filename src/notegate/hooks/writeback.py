@@ -36,13 +36,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notegate.hooks.mcpclient import HookError
 from notegate.hooks.project import Place
 from notegate.hooks.settings import HookSettings
 from notegate.hooks.state import LOG_FILE, PERIODIC_SECONDS, HookState, dedup_key, periodic_due, segment_key
 from notegate.hooks.transcript import MIN_TURNS, Segment, Transcript, parse_transcript, window
+
+if TYPE_CHECKING:  # only for annotations: the session-start path must not import the model stack
+    from notegate.models import ModelsConfig
+    from notegate.models.gated import Answer
 
 #: A detached write-back gives up after this long (seconds), whatever it is doing.
 WRITEBACK_BUDGET = 300.0
@@ -293,7 +297,7 @@ SCHEMA = "session"
 UNSAFE_SAYS = {"rescan": "the rendered notes failed the re-scan", "floor": "the floor held the rendered notes"}
 
 
-def _models_of(settings: HookSettings, say: Callable[[str], None]) -> Any | None:
+def _models_of(settings: HookSettings, say: Callable[[str], None]) -> ModelsConfig | None:
     """The ``[models]`` config, or ``None`` after saying why the write-back is skipped."""
     from notegate.errors import ConfigError
     from notegate.models import models_from_table
@@ -308,7 +312,7 @@ def _models_of(settings: HookSettings, say: Callable[[str], None]) -> Any | None
         return None
 
 
-def _refusal(answer: Any) -> tuple[str, bool] | None:
+def _refusal(answer: Answer) -> tuple[str, bool] | None:
     """What to say about an answer that gave no value, and whether to release the claim."""
     if answer.skipped:
         return "skipped: the model chain ends in 'none' (no model configured to write back)", True
