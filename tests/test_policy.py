@@ -130,3 +130,49 @@ def test_parts_recorded_before_connector_logins_count_for_every_connector_of_the
     assert decide_author(make_caller(login="bob", client="laptop"), legacy).allowed
     own = [Author("token:abc", "phone", "owner")]
     assert decide_author(make_caller(login="owner", client="laptop"), own).allowed
+
+
+@pytest.mark.parametrize(
+    ("connector", "person", "client", "display_name", "session"),
+    [  # the values each caller was built with by hand before issue 9: authorship and trailers name them
+        ("job:review", "reviewer", "notegate-review", "notegate reviewer", "scheduled-review"),
+        ("job:reflect", "reflector", "notegate-reflect", "notegate reflector", "reflect"),
+        ("cli:import", "owner", "notegate-import", "owner", "-"),
+        ("cli:init", "owner", "notegate-init", "notegate init", "-"),
+    ],
+)
+def test_fixed_callers_come_from_one_helper(
+    connector: str, person: str, client: str, display_name: str, session: str
+) -> None:
+    from notegate.policy import Caller, fixed_caller
+
+    expected = Caller(person, display_name, client, "workstation", "trusted", session, None, connector)
+    assert fixed_caller(connector, person) == expected
+    assert fixed_caller(connector, person).connector_id == connector
+
+
+def test_an_unknown_fixed_connector_is_a_bug() -> None:
+    from notegate.policy import fixed_caller
+
+    with pytest.raises(ValueError, match="not a fixed connector"):
+        fixed_caller("token:abc", "owner")  # a credential's connector is never fixed
+
+
+def test_no_fixed_caller_is_built_by_hand() -> None:
+    """Outside policy.py, a fixed connector's name appears only as fixed_caller's first argument."""
+    import re
+    from pathlib import Path
+
+    from notegate.policy import FIXED_CONNECTORS
+
+    names = "|".join(re.escape(name) for name in FIXED_CONNECTORS)
+    mention = re.compile(rf"""(.{{0,14}})["']({names})["']""")
+    src = Path(__file__).parents[1] / "src" / "notegate"
+    stray = [
+        f"{path.relative_to(src)}: {m.group(0)}"
+        for path in src.rglob("*.py")
+        if path.name != "policy.py"
+        for m in mention.finditer(path.read_text(encoding="utf-8"))
+        if not m.group(1).endswith("fixed_caller(")
+    ]
+    assert stray == []

@@ -88,6 +88,37 @@ class Caller:
         return self.connector or f"client:{self.client}@{self.login}"
 
 
+#: The fixed connector logins: callers no credential decides, built only by code that the owner runs
+#: (the scheduled jobs, the CLI).  connector -> (client, display name or None for the person, session).
+FIXED_CONNECTORS: dict[str, tuple[str, str | None, str]] = {
+    "job:review": ("notegate-review", "notegate reviewer", "scheduled-review"),
+    "job:reflect": ("notegate-reflect", "notegate reflector", "reflect"),
+    "cli:import": ("notegate-import", None, "-"),
+    "cli:init": ("notegate-init", "notegate init", "-"),
+}
+
+
+def fixed_caller(connector: str, person: str) -> Caller:
+    """The caller of a fixed connector login: a trusted workstation, because only the owner starts it.
+
+    One table and one function, so the four fixed callers cannot drift apart (a job built by hand with
+    another tier or class would be judged by different rules).  An unknown connector is a bug: it raises.
+    """
+    try:
+        client, display_name, session = FIXED_CONNECTORS[connector]
+    except KeyError:
+        raise ValueError(f"{connector!r} is not a fixed connector login") from None
+    return Caller(
+        login=person,
+        display_name=display_name or person,
+        client=client,
+        client_class="workstation",
+        tier="trusted",
+        session=session,
+        connector=connector,
+    )
+
+
 @dataclass(frozen=True)
 class Author:
     """Who wrote part of an inbox item: a connector login, its client name and its person.

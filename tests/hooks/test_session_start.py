@@ -152,8 +152,10 @@ def test_server_down_is_silent_and_fast(home: Path, tmp_path):
     env = base_env(home, NOTEGATE_URL=f"http://127.0.0.1:{port}", NOTEGATE_TOKEN="x")
     run = run_hook("session-start", session_start_payload("s", tmp_path / "t", tmp_path), env, timeout=15)
     assert run.returncode == 0 and run.stdout == ""
-    assert "unreachable" in run.stderr
-    assert run.seconds < 3
+    # Fast because it stops at the refused connection, not at a timeout or the budget's alarm: asserted on
+    # that reason rather than on a wall-clock limit (which flaked under load).
+    assert "no context injected: server unreachable (ConnectionRefusedError)" in run.stderr
+    assert "timed out" not in run.stderr and "gave up" not in run.stderr
 
 
 def test_server_that_never_answers_costs_at_most_the_budget(home: Path, tmp_path):
@@ -185,7 +187,10 @@ def test_server_that_never_answers_costs_at_most_the_budget(home: Path, tmp_path
             conn.close()
         listener.close()
     assert run.returncode == 0 and run.stdout == ""
-    assert run.seconds < 9
+    # The socket timeout (at most 5 s) ended it, before the 8 s budget alarm and Claude Code's 10 s kill:
+    # asserted on which one fired, not on a wall-clock limit.
+    assert "no context injected: server unreachable (timed out)" in run.stderr
+    assert "gave up" not in run.stderr
 
 
 def test_wrong_token_is_silent(served: Served, home: Path, tmp_path):

@@ -451,6 +451,7 @@ class CliAnswer:
     is_error: bool = False
     subtype: str = "success"
     grandchild: bool = False
+    until: str | None = None  # answer only once this file exists (at most MAX_DELAY_SECONDS)
 
     @classmethod
     def json(cls, value: Any) -> CliAnswer:
@@ -471,6 +472,11 @@ class CliAnswer:
     @classmethod
     def slow(cls, seconds: float) -> CliAnswer:
         return cls(structured={}, delay=seconds, grandchild=True)
+
+    @classmethod
+    def held(cls, value: Any, release: Path) -> CliAnswer:
+        """Answer ``value`` once the test creates ``release``: the test decides when the model answers."""
+        return cls(structured=value, until=str(release))
 
 
 _FAKE_CLAUDE = r'''#!{python}
@@ -522,8 +528,15 @@ if not isinstance(schema, dict) or mcp != {{"mcpServers": {{}}}}:
 
 if ANSWER["delay"]:
     if ANSWER["grandchild"]:  # holds our stdout open: only a process-group kill ends it early
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(%r)" % MAX_DELAY])
+        sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(%r)" % MAX_DELAY])
+        with open(CALLS + ".grandchild", "w", encoding="utf-8") as f:
+            f.write(str(sleeper.pid))
     time.sleep(min(ANSWER["delay"], MAX_DELAY))
+if ANSWER["until"]:
+    waited = 0.0
+    while not os.path.exists(ANSWER["until"]) and waited < MAX_DELAY:
+        time.sleep(0.02)
+        waited += 0.02
 if ANSWER["stdout"] is not None:
     sys.stdout.write(ANSWER["stdout"])
 else:
@@ -567,6 +580,7 @@ class FakeClaude:
             "is_error": answer.is_error,
             "subtype": answer.subtype,
             "grandchild": answer.grandchild,
+            "until": answer.until,
         }
         self.path.write_text(
             _FAKE_CLAUDE.format(
@@ -587,6 +601,12 @@ class FakeClaude:
     def environ(self, **extra: str) -> dict[str, str]:
         """A minimal job environment for the provider: PATH (fake first) plus ``extra``."""
         return {"PATH": self.path_env(), **extra}
+
+    @property
+    def grandchild_pid(self) -> int | None:
+        """The pid of the last sleeper a slow answer started (None if it never got that far)."""
+        path = Path(str(self.calls_file) + ".grandchild")
+        return int(path.read_text(encoding="utf-8")) if path.exists() else None
 
     @property
     def calls(self) -> list[dict[str, Any]]:

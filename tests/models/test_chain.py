@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import Any
 
@@ -60,10 +59,10 @@ def test_anthropic_down_then_openai_answers(failure: Answer) -> None:
         OpenAIStandIn([Answer.json(cases.verdicts())], api_key=OPENAI_KEY) as up,
     ):
         chain = build_chain(models_from_table(chain_for(["anthropic", "openai", "none"], down, up)), ENVIRON)
-        started = time.monotonic()
         done = ask(chain, timeout=0.4)
-        assert time.monotonic() - started < 1.2  # a slow provider costs its timeout, not its delay
         assert len(down.requests) == 1 and len(up.requests) == 1
+    # A slow provider costs its timeout, not its delay: had the chain waited the delay out, the slow
+    # reply would have arrived and been "answered".  So the outcome is the check, not a wall-clock limit.
     expected = "model-timeout" if failure.delay else "model-unavailable"
     assert done.provider == "openai" == chain.answered_by
     assert outcomes(done.attempts) == [("anthropic", expected), ("openai", "answered")]

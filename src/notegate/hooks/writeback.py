@@ -16,9 +16,10 @@ Theory of operation
    turn holds only fenced data: the transcript window, ``projects/<project>.md``,
    ``handoffs/<project>.md`` and a ``MEMORY.md``: the owner's (client.toml's ``[memory]``,
    labelled authoritative) or else the checkout's (labelled repository data).
-4. **Gate**: :func:`check_output` (strict JSON, schema, content gates), render with the pure
-   formats, :func:`rescan_text` the rendered Markdown, and run the floor on it for every tier
-   (the trusted route skips the inbox review that would otherwise run it).
+4. **Gate**: the jobs' gated call, :func:`notegate.models.gated.ask` (strict JSON, schema,
+   content gates), render with the pure formats, then the jobs' check of the exact bytes,
+   :func:`notegate.models.gated.exact_bytes` (re-scan, then the floor, for every tier: the trusted
+   route skips the inbox review that would otherwise run it).
 5. **Write as the caller's tier** (from ``session_start``): see :mod:`notegate.hooks.writes`.
 
 A model failure, a gate refusal or the ``none`` provider writes nothing from the model; the
@@ -35,13 +36,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from notegate.hooks.mcpclient import HookError
 from notegate.hooks.project import Place
 from notegate.hooks.settings import HookSettings
 from notegate.hooks.state import LOG_FILE, PERIODIC_SECONDS, HookState, dedup_key, periodic_due, segment_key
 from notegate.hooks.transcript import MIN_TURNS, Segment, Transcript, parse_transcript, window
+
+if TYPE_CHECKING:  # only for annotations: the session-start path must not import the model stack
+    from notegate.models import ModelsConfig
+    from notegate.models.gated import Answer
 
 #: A detached write-back gives up after this long (seconds), whatever it is doing.
 WRITEBACK_BUDGET = 300.0
@@ -287,25 +292,50 @@ def _data_parts(vault: Any, job: Job, data_part: type, memory: Mapping[str, Path
     return parts
 
 
-def _execute(
-    job: Job, settings: HookSettings, *, environ: Mapping[str, str], say: Callable[[str], None], now: float
-) -> None:
-    # Heavy imports only here: the session-start path never reaches this function.
+#: The write-back's output-gate schema; what differs from the jobs' calls is data, not code.
+SCHEMA = "session"
+UNSAFE_SAYS = {"rescan": "the rendered notes failed the re-scan", "floor": "the floor held the rendered notes"}
+
+
+def _models_of(settings: HookSettings, say: Callable[[str], None]) -> ModelsConfig | None:
+    """The ``[models]`` config, or ``None`` after saying why the write-back is skipped."""
     from notegate.errors import ConfigError
-    from notegate.hooks import writes
-    from notegate.hooks.vaultclient import VaultClient
-    from notegate.models import DataPart, ModelError, ModelSkipped, build_chain, models_from_table
-    from notegate.safety.outputgate import check_output, load_schema
-    from notegate.vault.formats import FormatError
+    from notegate.models import models_from_table
 
     if settings.models is None:
         say("skipped: no [models] table in client.toml (the write-back needs a model)")
-        release(settings, job)
-        return
+        return None
     try:
-        models = models_from_table(dict(settings.models))
+        return models_from_table(dict(settings.models))
     except ConfigError as exc:
         say(f"skipped: client.toml [models]: {exc.explain()}")
+        return None
+
+
+def _refusal(answer: Answer) -> tuple[str, bool] | None:
+    """What to say about an answer that gave no value, and whether to release the claim."""
+    if answer.skipped:
+        return "skipped: the model chain ends in 'none' (no model configured to write back)", True
+    if answer.stage == "model":
+        return f"not written: model failed [{answer.error}] ({answer.provider})", True
+    if answer.error is not None:
+        return f"not written: the output gate refused the model's answer [{answer.error}]", False
+    return None
+
+
+def _execute(
+    job: Job, settings: HookSettings, *, environ: Mapping[str, str], say: Callable[[str], None], now: float
+) -> None:
+    """Ask the model through the jobs' gated call, render, check the exact bytes, write as the tier allows."""
+    # Heavy imports only here: the session-start path never reaches this function.
+    from notegate.hooks import writes
+    from notegate.hooks.vaultclient import VaultClient
+    from notegate.models import DataPart, build_chain
+    from notegate.models.gated import ask
+    from notegate.vault.formats import FormatError
+
+    models = _models_of(settings, say)
+    if models is None:
         release(settings, job)
         return
     started = time.monotonic()
@@ -323,82 +353,57 @@ def _execute(
         say(f"not written: this token's tier ({tier}) cannot write session notes")
         return
     left = WRITEBACK_BUDGET - (time.monotonic() - started) - WRITE_RESERVE
-    try:
-        chain = build_chain(models, environ)
-        timeout = max(5.0, min(models.timeout_seconds, left))
-        done = chain.complete(SYSTEM_PROMPT, parts, load_schema("session"), schema_name="session", timeout=timeout)
-    except ModelSkipped:
-        say("skipped: the model chain ends in 'none' (no model configured to write back)")
-        release(settings, job)
-        return
-    except ModelError as exc:
-        say(f"not written: model failed [{exc.rule}] ({exc.provider})")
-        release(settings, job)
-        return
-    gate = check_output(done.text, "session", [p.source for p in parts])
-    if not gate.ok:
-        say(f"not written: the output gate refused the model's answer [{gate.error}]")
+    timeout = max(5.0, min(models.timeout_seconds, left))
+    answer = ask(build_chain(models, environ), SYSTEM_PROMPT, parts, SCHEMA, [p.source for p in parts], timeout=timeout)
+    refused = _refusal(answer)
+    if refused is not None:
+        say(refused[0])
+        if refused[1]:
+            release(settings, job)
         return
     seg_key = segment_key(job.session, job.segment.index)
-    state = HookState(settings.state_dir).read()
-    seg = state.segment(seg_key)
+    seg = HookState(settings.state_dir).read().segment(seg_key)
     when = datetime.fromtimestamp(now, UTC)
     created = datetime.fromtimestamp(seg.get("first_seen") or now, UTC)
+    meta = {"project": project, "branch": branch, "client": job.client, "session": job.session}
     try:
-        rendered = writes.render(
-            gate.value,
-            project=project,
-            branch=branch,
-            client=job.client,
-            session=job.session,
-            created=created,
-            now=when,
-        )
+        rendered = writes.render(answer.value, **meta, created=created, now=when)
     except FormatError as exc:
         say(f"not written: the answer does not fit the note formats [{exc.rule}]")
         return
-    findings = writes.rescan(rendered)
-    if findings:
-        say(f"not written: the rendered notes failed the re-scan [{', '.join(findings)}]")
-        return
-    held = writes.floor_findings(rendered, project=project)
-    if held:
-        say(f"not written: the floor held the rendered notes [{', '.join(held)}]")
+    unsafe = writes.unsafe(rendered, project=project)
+    if unsafe is not None:
+        say(f"not written: {UNSAFE_SAYS[unsafe.stage]} [{', '.join(unsafe.names)}]")
         return
     try:
-        if tier == "trusted":
-            outcome = writes.write_trusted(
-                vault,
-                project=project,
-                session=job.session,
-                segment=job.segment.index,
-                turns=len(job.segment.turns),
-                rendered=rendered,
-                previous_log=seg.get("log_entry") if isinstance(seg.get("log_entry"), str) else None,
-                final=job.event in FINAL_EVENTS,
-                now=when,
-            )
-        else:
-            outcome = writes.write_restricted(
-                vault,
-                project=project,
-                session=job.session,
-                branch=branch,
-                client=job.client,
-                rendered=rendered,
-                now=when,
-            )
+        previous = seg.get("log_entry")
+        outcome = writes.write_as(
+            tier,
+            vault,
+            rendered,
+            **meta,
+            segment=job.segment.index,
+            turns=len(job.segment.turns),
+            previous_log=previous if isinstance(previous, str) else None,
+            final=job.event in FINAL_EVENTS,
+            now=when,
+        )
     except HookError as exc:
         say(f"not written: {exc}")
         return
-    with HookState(settings.state_dir).locked() as locked:
-        updates: dict[str, Any] = {}
-        if outcome.log_rendered:
-            updates["log_entry"] = outcome.log_rendered
-        if outcome.session_note:
-            updates["session_note"] = outcome.session_note
-        if updates:
-            locked.update_segment(seg_key, **updates)
+    _remember(settings, seg_key, outcome)
     done_list = ", ".join(outcome.written) or "nothing"
     failed = f"; failed: {'; '.join(outcome.failed)}" if outcome.failed else ""
-    say(f"wrote {done_list} for {project} as {tier} (model: {done.provider}){failed}")
+    say(f"wrote {done_list} for {project} as {tier} (model: {answer.provider}){failed}")
+
+
+def _remember(settings: HookSettings, seg_key: str, outcome: Any) -> None:
+    """Keep what this machine wrote for the segment, so the next write-back replaces its own log entry."""
+    updates: dict[str, Any] = {}
+    if outcome.log_rendered:
+        updates["log_entry"] = outcome.log_rendered
+    if outcome.session_note:
+        updates["session_note"] = outcome.session_note
+    with HookState(settings.state_dir).locked() as locked:
+        if updates:
+            locked.update_segment(seg_key, **updates)

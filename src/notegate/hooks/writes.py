@@ -1,8 +1,9 @@
 """Turn a gated model answer into notes, and write them as the caller's tier allows.
 
 Rendering is done only by the pure formats in :mod:`notegate.vault.formats`; the model never
-writes Markdown structure.  Every rendered text is re-scanned (:func:`rescan_text`) as the exact
-bytes to be committed before anything is written: one finding and nothing of this answer is written.
+writes Markdown structure.  Every rendered text is re-scanned and held to the floor as the exact
+bytes to be committed (:func:`unsafe`: the jobs' own check) before anything is written: one
+finding and nothing of this answer is written.
 
 * **trusted** — the segment's log entry goes to the top of ``log/<project>.md`` (replacing the
   entry this machine wrote earlier for the same segment, so a segment has one entry), the handoff
@@ -24,7 +25,7 @@ from typing import Any
 
 from notegate.hooks.mcpclient import Refused
 from notegate.hooks.vaultclient import ABSENT, VaultClient
-from notegate.safety.outputgate import rescan_text
+from notegate.models.gated import Unsafe, exact_bytes
 from notegate.vault import formats
 
 # Matched against the file name only (anchored): searching the whole path retried at every offset.
@@ -101,31 +102,20 @@ def render(
     )
 
 
-def rescan(rendered: Rendered) -> list[str]:
-    """Gate names of every finding in the exact texts to commit (empty = clean)."""
-    found = []
-    for text in (rendered.log_rendered, rendered.handoff, rendered.note_text):
-        found.extend(f.gate for f in rescan_text(text))
-    return sorted(set(found))
+def unsafe(rendered: Rendered, *, project: str) -> Unsafe | None:
+    """Why the exact texts to commit are refused (``None`` = clean): the jobs' re-scan and floor.
 
-
-def floor_findings(rendered: Rendered, *, project: str) -> list[str]:
-    """Rule names the floor holds in the exact texts to commit (empty = clean), for every tier.
-
-    The trusted route skips the inbox, and with it the review that runs the floor; so the floor
-    runs here, on model output, before anything is written (bidi and ANSI escapes, instruction-file
-    names such as CLAUDE.md).  A hold writes nothing, like any gate refusal.
+    The floor runs here for every tier: the trusted route skips the inbox, and with it the review
+    that runs the floor; so it runs on model output before anything is written (bidi and ANSI
+    escapes, instruction-file names such as CLAUDE.md).  A hold writes nothing, like any gate refusal.
     """
-    from notegate.safety.floor import check_item
-
-    rules: set[str] = set()
-    for text, path in (
-        (rendered.log_rendered, f"log/{project}.md"),
-        (rendered.handoff, f"handoffs/{project}.md"),
-        (rendered.note_text, None),
-    ):
-        rules.update(reason.rule for reason in check_item(text, path).reasons)
-    return sorted(rules)
+    return exact_bytes(
+        [
+            (rendered.log_rendered, f"log/{project}.md"),
+            (rendered.handoff, f"handoffs/{project}.md"),
+            (rendered.note_text, None),  # its name is chosen later, by code
+        ]
+    )
 
 
 def _retry_stale(action: Callable[[], str]) -> str:
@@ -305,3 +295,36 @@ def write_restricted(
     _step(outcome, "inbox-log", lambda: vault.inbox("log", log_text, project))
     _step(outcome, "inbox-handoff", lambda: vault.inbox("handoff", rendered.handoff, project))
     return outcome
+
+
+def write_as(
+    tier: str,
+    vault: VaultClient,
+    rendered: Rendered,
+    *,
+    project: str,
+    branch: str,
+    client: str,
+    session: str,
+    segment: int,
+    turns: int,
+    previous_log: str | None,
+    final: bool,
+    now: datetime,
+) -> Outcome:
+    """Write the checked notes the way the caller's tier allows (``trusted`` or else ``restricted``)."""
+    if tier == "trusted":
+        return write_trusted(
+            vault,
+            project=project,
+            session=session,
+            segment=segment,
+            turns=turns,
+            rendered=rendered,
+            previous_log=previous_log,
+            final=final,
+            now=now,
+        )
+    return write_restricted(
+        vault, project=project, session=session, branch=branch, client=client, rendered=rendered, now=now
+    )

@@ -19,7 +19,7 @@ from pathlib import Path
 import pygit2
 
 from notegate.errors import PathRejected
-from notegate.policy import Action, Caller, decide, decide_credential
+from notegate.policy import Action, Caller, decide, decide_credential, fixed_caller
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import NotesService
@@ -75,15 +75,7 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
 
 def importing_caller(login: str) -> Caller:
     """Who an import is written by: the owner at a shell, trusted, through the CLI's own connector."""
-    return Caller(
-        login=login,
-        display_name=login,
-        client="notegate-import",
-        client_class="workstation",
-        tier="trusted",
-        session="-",
-        connector="cli:import",
-    )
+    return fixed_caller("cli:import", login)
 
 
 def import_folder(

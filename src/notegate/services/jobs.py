@@ -8,14 +8,15 @@ inbox's caches and one constructor wires them all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
-from notegate.models import DataPart, ModelError, ModelSkipped
+from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
+from notegate.models.gated import Answer, ask
 from notegate.policy import Caller
-from notegate.safety.outputgate import check_output, load_schema
 from notegate.services.container import Services
+
+__all__ = ["Answer", "Job"]  # Answer lives in notegate.models.gated; kept importable here
 
 
 class Job:
@@ -30,28 +31,5 @@ class Job:
         self.caller = replace(caller, environment=runtime.config.environment(environment).name)
 
     def ask(self, system: str, parts: list[DataPart], schema_name: str, manifest: list[str]) -> Answer:
-        """One structured question to the model chain; the answer is only ever the output gate's value."""
-        try:
-            done = self.chain.complete(
-                system,
-                parts,
-                load_schema(schema_name),
-                schema_name=schema_name,
-                timeout=self.rt.config.models.timeout_seconds,
-            )
-        except ModelSkipped:
-            return Answer(skipped=True)
-        except ModelError as exc:
-            return Answer(error=exc.rule, stage="model")
-        result = check_output(done.text, schema_name, manifest)
-        if not result.ok:
-            return Answer(error=result.error or "gate", stage="gate")
-        return Answer(value=result.value)
-
-
-@dataclass(frozen=True)
-class Answer:
-    value: Any | None = None  # the gated answer
-    skipped: bool = False  # no model configured (the `none` provider): decisions left undone
-    error: str | None = None  # a model failure's rule, or the output gate's code
-    stage: str | None = None  # "model" or "gate"
+        """One structured question through the shared gated call (the hook asks the same way)."""
+        return ask(self.chain, system, parts, schema_name, manifest, timeout=self.rt.config.models.timeout_seconds)

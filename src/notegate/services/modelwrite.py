@@ -15,9 +15,8 @@ from __future__ import annotations
 from typing import Literal
 
 from notegate.errors import GateRejected
+from notegate.models.gated import exact_bytes
 from notegate.policy import Caller
-from notegate.safety.floor import check_item
-from notegate.safety.outputgate import rescan_text
 from notegate.services.notes import NotesService, WriteResult
 from notegate.vault.store import ABSENT
 
@@ -34,27 +33,27 @@ def staged_lines(diff: str) -> str:
 
 
 def refuse_unsafe(stage: str, text: str, instruction_files: tuple[str, ...], path: str | None = None) -> None:
-    """Raise unless ``text`` passes the content gates *and* the floor.
+    """Raise unless ``text`` passes the content gates *and* the floor (:func:`exact_bytes`, as the hook).
 
     The floor runs on model output for every tier: a trusted job's note is loaded by the next session just
     like a promoted item, so hidden characters, terminal escapes and instruction-file names are held here too.
     """
-    findings = rescan_text(text)
-    if findings:
-        first = findings[0]
+    unsafe = exact_bytes([(text, path)], instruction_files)
+    if unsafe is None:
+        return
+    if unsafe.stage == "rescan":
+        first = unsafe.findings[0]
         raise GateRejected(
             f"the {stage} holds unsafe content ({first.gate}: {first.kind})",
             rule=f"{stage}-rescan:unsafe-content:{first.gate}",
             remedy="Nothing was written; the job records the failure and keeps provenance only.",
         )
-    verdict = check_item(text, path=path, instruction_files=instruction_files)
-    if verdict.held:
-        first_reason = verdict.reasons[0]
-        raise GateRejected(
-            f"the floor holds the {stage}: {first_reason.as_text()}",
-            rule=f"{stage}-floor:{first_reason.rule}",
-            remedy="Nothing was written; the job records the failure and keeps provenance only.",
-        )
+    first_reason = unsafe.reasons[0]
+    raise GateRejected(
+        f"the floor holds the {stage}: {first_reason.as_text()}",
+        rule=f"{stage}-floor:{first_reason.rule}",
+        remedy="Nothing was written; the job records the failure and keeps provenance only.",
+    )
 
 
 def guarded_write(

@@ -27,21 +27,13 @@ from notegate.errors import NotegateError
 from notegate.hooks.transcript import parse_transcript, window
 from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
-from notegate.policy import Caller
+from notegate.policy import fixed_caller
 from notegate.services.container import Services
 from notegate.services.inbox import slugify
 from notegate.services.jobs import Job
 from notegate.services.modelwrite import guarded_write
 
-REFLECTOR = Caller(
-    login="reflector",
-    display_name="notegate reflector",
-    client="notegate-reflect",
-    client_class="workstation",
-    tier="trusted",
-    session="reflect",
-    connector="job:reflect",
-)
+REFLECTOR = fixed_caller("job:reflect", "reflector")
 MAX_FILES = 40
 MAX_TOTAL_BYTES = 120_000
 PER_FILE_BYTES = 40_000

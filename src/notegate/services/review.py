@@ -21,22 +21,14 @@ from dataclasses import dataclass, field
 from notegate.errors import GateRejected, NotegateError
 from notegate.models import DataPart
 from notegate.models.chain import FallbackChain
-from notegate.policy import Caller, decide_author
+from notegate.policy import decide_author, fixed_caller
 from notegate.safety.floor import check_item
 from notegate.safety.outputgate import rescan_text
 from notegate.services.container import Services
 from notegate.services.inbox import InboxItem
 from notegate.services.jobs import Job
 
-REVIEWER = Caller(
-    login="reviewer",
-    display_name="notegate reviewer",
-    client="notegate-review",
-    client_class="workstation",
-    tier="trusted",
-    session="scheduled-review",
-    connector="job:review",
-)
+REVIEWER = fixed_caller("job:review", "reviewer")
 
 SYSTEM = """\
 You review items that AI sessions left in a shared-memory inbox. Each item arrives as quoted data inside a \

@@ -13,23 +13,11 @@ import pygit2
 
 from notegate.config import load_config
 from notegate.errors import InitError
-from notegate.policy import Caller
+from notegate.policy import fixed_caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.layout import CONFIG_NAME, default_notes, render_config
 from notegate.vault.store import Change
-
-
-def init_caller(owner: str) -> Caller:
-    return Caller(
-        login=owner,
-        display_name="notegate init",
-        client="notegate-init",
-        client_class="workstation",
-        tier="trusted",
-        session="-",
-        connector="cli:init",
-    )
 
 
 def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None) -> Path:
@@ -48,7 +36,7 @@ def init_directory(directory: Path, *, owner: str = "owner", now: datetime | Non
         env = runtime.environment(None, index_now=False)
         changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]
         NotesService(runtime).commit_as(
-            init_caller(owner),
+            fixed_caller("cli:init", owner),
             env,
             changes,
             {change.path: "absent" for change in changes},
