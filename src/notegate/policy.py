@@ -473,3 +473,11 @@ def requires_two_step(policy: Policy, caller: Caller, path: str) -> bool:
     if caller.client_class not in policy.two_step_classes:
         return False
     return policy.two_step_inbox or policy.inbox_item(path) is None
+
+
+def decide_person(persons: frozenset[str], login: str) -> Decision:
+    """May ``login`` hold passkeys and use the console? Only an owner or member of an environment (the
+    deployment config), so removing a member from the config locks them out at once."""
+    if login in persons:
+        return allow("person", "an owner or member of an environment")
+    return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")

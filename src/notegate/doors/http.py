@@ -39,9 +39,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from notegate.auth.consent import ConsentBackend
 from notegate.auth.tokens import TokenRecord, verify_token
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
 from notegate.services.runtime import Runtime
 
@@ -382,7 +384,9 @@ def environment_details(runtime: Runtime, record: TokenRecord | None) -> dict[st
     return {"status": "ok", "environments": {name: {"head": env.store.head(), "indexed": env.index.indexed_commit}}}
 
 
-def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -> Starlette:
+def create_app(
+    runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765, consent: ConsentBackend | None = None
+) -> Starlette:
     url = base_url(runtime, host, port)
     mcp = build_mcp(
         runtime,
@@ -450,7 +454,11 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         body_timeout=config.body_timeout_seconds,
     )
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), Mount("/", app=guarded)],
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            *web_routes(runtime, consent=consent, port=port),  # the console: passkey login, consent page
+            Mount("/", app=guarded),
+        ],
         lifespan=lifespan,
     )
     app.state.mcp = mcp
