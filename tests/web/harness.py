@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 import uvicorn
@@ -220,8 +221,9 @@ class Device:
                     if response.request.method == "POST" and response.status != 200:
                         return response.json()["rule"]
                     if response.request.method == "POST" and response.url.endswith("/verify"):
-                        if any(r.request.is_navigation_request() for r in seen[i + 1 :]):
-                            self.page.wait_for_load_state("load")
+                        went = [r for r in seen[i + 1 :] if r.request.is_navigation_request()]
+                        if went:
+                            self._arrive(urlsplit(went[-1].url))
                             return "ok"
                 try:
                     rule = self.page.evaluate("() => document.getElementById('status')?.getAttribute('data-rule')")
@@ -234,6 +236,71 @@ class Device:
         finally:
             self.page.remove_listener("response", record)
 
+    def _arrive(self, url: Any) -> None:
+        """Wait until the script's navigation to ``path`` has loaded a new page (the old one said "ok")."""
+        self.page.wait_for_function(
+            "(path) => location.pathname + location.search === path && document.readyState === 'complete'"
+            " && document.getElementById('status')?.getAttribute('data-rule') !== 'ok'",
+            arg=url.path + (f"?{url.query}" if url.query else ""),
+            timeout=20_000,
+        )
+
     def login(self, console: Console, next_path: str | None = None) -> str:
         self.page.goto(f"{console.url}/login" + (f"?next={next_path}" if next_path else ""))
         return self.ceremony()
+
+
+#: A same-origin JSON POST from the page, with the page's CSRF token (as the console's script sends it).
+FETCH = """async ([url, body]) => {
+  const csrf = document.getElementById('ceremony')?.getAttribute('data-csrf') ?? '';
+  const r = await fetch(url, {method: 'POST', headers: {'Content-Type': 'application/json', 'X-CSRF-Token': csrf},
+                              body: JSON.stringify(body)});
+  return await r.json();
+}"""
+
+
+def _b64url(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def sign_assertion(credential: dict, options: dict, origin: str, *, user_verified: bool) -> dict:
+    """An assertion signed with a virtual authenticator's own key (from WebAuthn.getCredentials), with the UV
+    flag as asked: what a hostile or broken client could send, which the browser never would."""
+    import base64
+    import hashlib
+    import json as jsonlib
+    import struct
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = serialization.load_der_private_key(base64.b64decode(credential["privateKey"]), password=None)
+    client_data = jsonlib.dumps(
+        {"type": "webauthn.get", "challenge": options["challenge"], "origin": origin, "crossOrigin": False}
+    ).encode()
+    flags = 0x01 | (0x04 if user_verified else 0)
+    auth_data = (
+        hashlib.sha256(options["rpId"].encode()).digest()
+        + bytes([flags])
+        + struct.pack(">I", 1000 + time.time_ns() % 1000)
+    )
+    signed = auth_data + hashlib.sha256(client_data).digest()
+    if isinstance(key, ec.EllipticCurvePrivateKey):
+        signature = key.sign(signed, ec.ECDSA(hashes.SHA256()))
+    else:  # Ed25519, which webauthn offers first
+        signature = key.sign(signed)
+    raw_id = base64.b64decode(credential["credentialId"])
+    return {
+        "id": _b64url(raw_id),
+        "rawId": _b64url(raw_id),
+        "type": "public-key",
+        "response": {
+            "clientDataJSON": _b64url(client_data),
+            "authenticatorData": _b64url(auth_data),
+            "signature": _b64url(signature),
+            "userHandle": _b64url(base64.b64decode(credential["userHandle"])),
+        },
+        "clientExtensionResults": {},
+    }

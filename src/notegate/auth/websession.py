@@ -78,9 +78,14 @@ def check_csrf(binding: str | None, presented: object) -> None:
         raise NotegateError("the form's CSRF token is not this browser's", rule="csrf-invalid")
 
 
-def check_origin(origin: str | None, expected: str) -> None:
-    """A POST whose Origin header names another site is refused (browsers send it on every POST)."""
-    if origin is not None and origin != expected:
+def check_origin(origin: str | None, fetch_site: str | None, expected: str) -> None:
+    """A POST from a page of another site is refused. Browsers say where a request comes from in
+    ``Sec-Fetch-Site``; where that is missing, an ``Origin`` naming another site refuses. (``Origin: null`` is
+    what our own forms send under ``Referrer-Policy: no-referrer``, so it decides nothing: the CSRF token does.)"""
+    if fetch_site is not None:
+        if fetch_site != "same-origin":
+            raise NotegateError(f"the request came from a {fetch_site} page, not this console", rule="origin-mismatch")
+    elif origin not in (None, "null", expected):
         raise NotegateError("the request came from a page of another site", rule="origin-mismatch")
 
 

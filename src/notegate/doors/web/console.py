@@ -119,7 +119,7 @@ class Console:
 
     async def json_body(self, request: Request, binding: str | None) -> dict[str, Any]:
         """A JSON POST from the console's own script: Origin, CSRF header, then at most 64 KiB of JSON."""
-        check_origin(request.headers.get("origin"), self.origin)
+        check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
         check_csrf(binding, request.headers.get("x-csrf-token"))
         body = await request.body()
         try:
@@ -132,7 +132,7 @@ class Console:
 
     async def form(self, request: Request, binding: str | None) -> dict[str, str]:
         """A form POST: Origin, then the CSRF field."""
-        check_origin(request.headers.get("origin"), self.origin)
+        check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
         form = await request.form(max_files=0, max_fields=8)
         values = {k: v for k, v in form.items() if isinstance(v, str)}
         check_csrf(binding, values.get("csrf"))
