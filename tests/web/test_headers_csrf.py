@@ -128,3 +128,12 @@ def test_a_post_from_another_site_is_refused(console: Console, device: Device) -
         f"{console.url}/logout", data={"csrf": csrf}, cookies=cookie, headers={"Origin": "https://evil.example"}
     )
     assert 'data-rule="origin-mismatch"' in response.text
+
+
+def test_an_oversized_form_is_refused_before_it_is_parsed(console: Console) -> None:
+    response = httpx2.post(
+        f"{console.url}/logout",
+        content=b"csrf=" + b"A" * (100 << 10),
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert response.status_code == 400 and 'data-rule="web-bad-request"' in response.text

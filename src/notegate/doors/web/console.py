@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote
 
 import anyio.to_thread
 from jinja2 import Environment, FileSystemLoader
@@ -51,6 +51,21 @@ STATUS = {
     "enrol-link-used": 410,
     "enrol-link-expired": 410,
 }
+
+
+MAX_FORM_FIELDS = 8
+
+
+async def bounded_body(request: Request) -> bytes:
+    """The request body, read at most :data:`MAX_JSON_BYTES` far: the console's forms and answers are small."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_JSON_BYTES:
+            raise NotegateError(f"the request body is over {MAX_JSON_BYTES} bytes", rule="web-bad-request")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def templates() -> Environment:
@@ -121,9 +136,9 @@ class Console:
         """A JSON POST from the console's own script: Origin, CSRF header, then at most 64 KiB of JSON."""
         check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
         check_csrf(binding, request.headers.get("x-csrf-token"))
-        body = await request.body()
+        body = await bounded_body(request)
         try:
-            data = json.loads(body) if len(body) <= MAX_JSON_BYTES else None
+            data = json.loads(body)
         except ValueError:
             data = None
         if not isinstance(data, dict):
@@ -133,8 +148,12 @@ class Console:
     async def form(self, request: Request, binding: str | None) -> dict[str, str]:
         """A form POST: Origin, then the CSRF field."""
         check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
-        form = await request.form(max_files=0, max_fields=8)
-        values = {k: v for k, v in form.items() if isinstance(v, str)}
+        body = await bounded_body(request)
+        try:
+            pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+        except (UnicodeDecodeError, ValueError):
+            raise NotegateError("the form is not one of this console's", rule="web-bad-request") from None
+        values = dict(pairs)
         check_csrf(binding, values.get("csrf"))
         return values
 
