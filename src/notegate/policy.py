@@ -601,3 +601,11 @@ def decide_registration(count: int, cap: int) -> Decision:
         "registration-cap",
         f"this server already keeps {count} client registrations, its limit (oauth_max_registrations = {cap})",
     )
+
+
+def decide_person(persons: frozenset[str], login: str) -> Decision:
+    """May ``login`` hold passkeys and use the console? Only an owner or member of an environment (the
+    deployment config), so removing a member from the config locks them out at once."""
+    if login in persons:
+        return allow("person", "an owner or member of an environment")
+    return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")
