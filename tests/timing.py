@@ -12,9 +12,11 @@ nor noise moves it across:
 * Samples are interleaved (small, large, small, large...), so a burst of load hits both sizes alike.
   A function faster than :data:`MIN_SAMPLE_SECONDS` at ``n`` is called in a loop, the same number of
   times at both sizes, so that one sample is never a handful of clock ticks.
-* Early stop: at least :data:`MIN_ROUNDS` rounds, then stop as soon as the ratio is under the bound
-  (linear) or over twice the bound (quadratic); at most :data:`MAX_ROUNDS`.  Load can make a linear
-  function look worse for a while, so the verdict "not linear" needs every round to say so.
+* Early stop: one round settles "linear" when its ratio is under half the bound (a quadratic function
+  would need its small sample inflated 6x for that, which CPU time never is); otherwise at least
+  :data:`MIN_ROUNDS` rounds, then stop as soon as the ratio is under the bound (linear) or over twice the
+  bound (quadratic); at most :data:`MAX_ROUNDS`.  Load can make a linear function look worse for a
+  while, so the verdict "not linear" needs every round to say so.
 * A function over :data:`FAST_ENOUGH_BYTES_PER_SECOND` at ``8n`` passes whatever its ratio: at that speed
   its ratio is the input falling out of the CPU cache, and a quadratic scan of ``8n`` could not be that
   fast (the quadratic stand-in below runs at ~1 MB/s at 128 KiB).
@@ -101,7 +103,7 @@ def measure(
         best_small = min(best_small, _sample(fn, a, loops, clock))
         best_large = min(best_large, _sample(fn, b, loops, clock))
         ratio = best_large / max(best_small, 1e-9)
-        if rounds >= MIN_ROUNDS and (ratio < BOUND or ratio > 2 * BOUND):
+        if ratio < BOUND / 2 or (rounds >= MIN_ROUNDS and (ratio < BOUND or ratio > 2 * BOUND)):
             break
     return Measure(ratio, best_large / loops, len(b), rounds)
 
