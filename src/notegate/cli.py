@@ -257,14 +257,11 @@ def cmd_token(args: argparse.Namespace) -> int:
             )
         return 0
     if args.token_command == "list":  # noqa: S105 - a sub-command name
-        rows = list_tokens(db)
-        if args.json:
-            print(json.dumps([r.__dict__ for r in rows], indent=2))
-        else:
-            for r in rows:
-                state = "revoked" if r.revoked_at else "active"
-                print(f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {state}")
-        return 0
+        return _print_rows(
+            list_tokens(db),
+            args.json,
+            lambda r: f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {_state(r)}",
+        )
     if args.token_command == "tier":  # noqa: S105 - a sub-command name
         count = set_token_tier(db, args.token, args.tier)
         if not count:
@@ -275,6 +272,20 @@ def cmd_token(args: argparse.Namespace) -> int:
     if not count:
         return _fail(f"no active token with id or name '{args.token}'")
     print(f"revoked {count} token(s)")
+    return 0
+
+
+def _state(row) -> str:
+    return "revoked" if row.revoked_at else "active"
+
+
+def _print_rows(rows, as_json: bool, line) -> int:
+    """A listing command's output: JSON objects with --json, else one aligned line per row."""
+    if as_json:
+        print(json.dumps([r.__dict__ for r in rows], indent=2))
+    else:
+        for r in rows:
+            print(line(r))
     return 0
 
 
@@ -296,14 +307,7 @@ def cmd_owner(args: argparse.Namespace) -> int:
         print(f"one-time link for {login}: open it within 15 minutes; it works once", file=sys.stderr)
         return 0
     if args.owner_command == "list":
-        rows = list_passkeys(db)
-        if args.json:
-            print(json.dumps([r.__dict__ for r in rows], indent=2))
-        else:
-            for r in rows:
-                state = "revoked" if r.revoked_at else "active"
-                print(f"{r.id}  {r.login:<12} {r.name:<24} {state}")
-        return 0
+        return _print_rows(list_passkeys(db), args.json, lambda r: f"{r.id}  {r.login:<12} {r.name:<24} {_state(r)}")
     if not revoke_passkey(db, args.passkey_id, now=time.time()):
         return _fail(f"no active passkey with id '{args.passkey_id}'")
     print(f"revoked passkey {args.passkey_id}; its sessions ended")
