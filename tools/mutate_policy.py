@@ -18,6 +18,9 @@ TESTS = [
     "tests/test_policy.py",
     "tests/services/test_inbox.py",
     "tests/services/test_write_rules.py",
+    "tests/auth/test_devices_verifier.py",
+    "tests/auth/test_oauth.py",
+    "tests/auth/test_passkeys.py",
 ]
 
 # (name, text in policy.py, replacement): each breaks exactly one rule.
@@ -68,14 +71,40 @@ MUTATIONS = [
         "if self.names_instruction_file(target):",
     ),
     ("machines may read", 'if caller.tier == "machine" or caller.client_class == "machine":', "if False:"),
+    # issue 10: device keys, OAuth redirects and registrations, persons
+    (
+        "a device lifts any class",
+        'if caller.client_class != "workstation" or caller.tier not in',
+        "if False and caller.tier not in",
+    ),
+    ("a device lifts any person", "if not verdict.person or verdict.person != caller.login:", "if not verdict.person:"),
+    (
+        "an unverified device counts",
+        "    if not verdict.trusted:\n        return deny(",
+        "    if False:\n        return deny(",
+    ),
+    (
+        "any registered redirect is allowed",
+        '    return deny("redirect-not-allowed"',
+        '    return allow("redirect-not-allowed"',
+    ),
+    (
+        "loopback ports match any host",
+        'entry[: -len(":*")] == f"http://{loop[0]}"',
+        'entry.startswith("http://")',
+    ),
+    ("registration cap off by one", "    if count < cap:", "    if count <= cap:"),
+    ("anyone is a person", "    if login in persons:", "    if login:"),
 ]
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """``tools/mutate_policy.py [WORD …]`` runs only the mutations whose name contains one of the words."""
     original = POLICY.read_text(encoding="utf-8")
     survived = 0
+    chosen = [m for m in MUTATIONS if not argv or any(word in m[0] for word in argv)]
     try:
-        for name, before, after in MUTATIONS:
+        for name, before, after in chosen:
             if original.count(before) != 1:
                 print(f"?? {name}: the text to mutate is not in policy.py exactly once")
                 survived += 1
@@ -96,9 +125,9 @@ def main() -> int:
                 print(f"caught    {name}: {failed[0][7:110] if failed else run.stdout.splitlines()[-1]}")
     finally:
         POLICY.write_text(original, encoding="utf-8")
-    print(f"{len(MUTATIONS) - survived}/{len(MUTATIONS)} mutations caught")
+    print(f"{len(chosen) - survived}/{len(chosen)} mutations caught")
     return 1 if survived else 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

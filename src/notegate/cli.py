@@ -391,7 +391,10 @@ def _connect_hint(url: str, token_file: str | None) -> str:
         "Connect Claude Code:\n"
         f'  claude mcp add --transport http notegate {url}/mcp --header "Authorization: Bearer {token}"\n'
         "Any MCP client: Streamable HTTP at the URL above with that Authorization header.\n"
-        "Make a token: notegate token create --config CONFIG --name NAME --class workstation [--tier trusted]"
+        "Make a token: notegate token create --config CONFIG --name NAME --class workstation [--tier trusted]\n"
+        "Hosted apps (claude.ai, ChatGPT, phones) connect with OAuth to the same URL, no token: enrol your passkey\n"
+        "first (notegate owner enroll --config CONFIG prints a one-time link), then approve the app on the consent\n"
+        "page. They stay restricted; put notegate behind TLS for them (README: OAuth / hosted clients)."
     )
 
 
