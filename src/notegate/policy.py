@@ -383,7 +383,7 @@ def decide_device_tier(caller: Caller, verdict: DeviceProof) -> Decision:
     must not turn the chat into the owner's workstation), nor does another person's workstation."""
     if not verdict.trusted:
         return deny("device-not-verified", "the device header did not verify; the caller keeps its tier.")
-    if False and caller.tier not in ("restricted", "trusted"):
+    if caller.client_class != "workstation" or caller.tier not in ("restricted", "trusted"):
         return deny(
             "device-wrong-class",
             f"a device key lifts only a workstation credential, not a {caller.client_class} one.",

@@ -310,3 +310,11 @@ def test_sweep_drops_expired_codes_tokens_and_unused_registrations(core: OAuthCo
 def test_token_grant_is_a_credential_for_the_door() -> None:
     grant = TokenGrant("h", "access", "fam", "cid", "Name", "owner", "personal", ("notes",), RESOURCE, T0)
     assert grant.id == "oauth:fam" and grant.environment == "personal"
+
+
+def test_a_loopback_wildcard_names_its_own_host_only() -> None:
+    """``http://127.0.0.1:*`` on the allowlist admits any port of 127.0.0.1, never another loopback name."""
+    allowlist = ["http://127.0.0.1:*"]
+    assert decide_redirect_uri("http://127.0.0.1:5000/cb", ["http://127.0.0.1:1/cb"], allowlist).allowed
+    refused = decide_redirect_uri("http://localhost:5000/cb", ["http://localhost:5000/cb"], allowlist)
+    assert (refused.allowed, refused.rule) == (False, "redirect-not-allowed")
