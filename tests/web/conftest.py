@@ -1,5 +1,8 @@
-"""Browser fixtures: one chromium per test session (Debian's, never a downloaded one), a fresh console
-server per test. Browser tests skip only when chromium is missing and NOTEGATE_REQUIRE_BROWSER is unset."""
+"""Browser fixtures: one chromium per run of this package (Debian's, never a downloaded one), a fresh console
+server per test. Browser tests skip only when chromium is missing and NOTEGATE_REQUIRE_BROWSER is unset.
+Package scope, not session: Playwright's sync API leaves its event loop marked running on the main thread,
+so every anyio test after it in the same process fails "Cannot run the event loop while another loop is
+running"; tearing it down on leaving tests/web frees the loop for the next package."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import pytest
 from web.harness import CHROMIUM, CHROMIUM_ARGS, Console, Device, serve_console
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
     if not Path(CHROMIUM).exists():
         if os.environ.get("NOTEGATE_REQUIRE_BROWSER"):
