@@ -40,12 +40,14 @@ def build_mcp(
     *,
     resolver: CallerResolver,
     elevation_base: str | None = None,
+    elevation: ElevationService | None = None,
     **server_kwargs,
 ) -> MCPServer:
     """The MCPServer with every notegate tool registered, over ``services`` (the caller keeps the container).
 
     ``elevation_base`` is the URL approval links start with (the HTTP door passes its own); a resolver built
-    without grants (stdio, tests) gets the state DB's, so a grant approved in the browser counts there too."""
+    without grants (stdio, tests) gets the state DB's, so a grant approved in the browser counts there too.
+    ``elevation`` is for tests that record what the door hands the service."""
     services = Services.of(services)
     runtime = services.runtime
     if resolver.grants is None:
@@ -53,7 +55,8 @@ def build_mcp(
     if elevation_base is None:
         config = runtime.config
         elevation_base = config.public_url or f"http://{config.host}:{config.port}"
-    elevation = ElevationService(resolver.grants, base=elevation_base, clock=resolver.clock or runtime.clock)
+    if elevation is None:
+        elevation = ElevationService(resolver.grants, base=elevation_base, clock=resolver.clock or runtime.clock)
     install_log_redaction()
     # No subscriptions/listen: nothing here ever changes a list a client could watch, so each such stream
     # would only be an idle connection held open (over HTTP, a file descriptor per stream).
