@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -52,6 +53,13 @@ async def _write(client, path: str, grant: str | None = None, meta: dict | None 
     return await client.call_tool("write_note", {**args, "confirmed": True}, meta=meta)
 
 
+def _last_commit_message(vault: Path) -> str:
+    origin = load_config(vault).environment(None).origin_url
+    return subprocess.run(
+        ["git", "-C", str(origin), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def _refused(result, rule: str) -> None:
     assert result.is_error and f"Refused [{rule}]" in text_of(result), text_of(result)
 
@@ -80,6 +88,9 @@ async def test_request_approve_then_the_same_connector_writes_outside_the_inbox(
             done = await _write(client, "projects/elevated.md", ticket["grant"])
             assert not done.is_error, text_of(done)
             assert done.structured_content["status"] == "committed", done.structured_content
+            message = _last_commit_message(vault)
+            assert f"Notegate-Grant: {ticket['grant_id']}" in message and "Notegate-Tier: trusted" in message
+            assert ticket["grant"] not in message
             _refused(await _write(client, "projects/after.md"), "restricted-outside-inbox")  # no grant, no trust
         async with mcp_http(server.url, other) as client:
             _refused(await _write(client, "projects/stolen.md", ticket["grant"]), "grant-other-connector")
