@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx2
 from mcp import Client
@@ -20,6 +21,9 @@ from mcp.client.streamable_http import streamable_http_client
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.state import StateDB
+
+if TYPE_CHECKING:
+    from zygote import Forked
 
 
 def free_port() -> int:
@@ -64,14 +68,28 @@ class PortTaken(RuntimeError):
     pass
 
 
+#: Set NOTEGATE_TEST_FRESH_SERVER=1 to start every server as a fresh interpreter (slow; the old way), to
+#: tell a fork-server artefact from a real failure.
+FRESH_INTERPRETER = os.environ.get("NOTEGATE_TEST_FRESH_SERVER") == "1"
+#: How often a starting server is polled: a connect() to a closed port costs microseconds.
+POLL_SECONDS = 0.01
+
+
+def _listening(port: int) -> bool:
+    """Whether something accepts on the port yet (cheaper than an HTTP request per poll)."""
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
 class Server:
-    """`notegate serve` as a real subprocess on a free loopback port."""
+    """`notegate serve` as a real separate process on a free loopback port: a fork of the worker's warm fork
+    server (tests/zygote.py), or a fresh interpreter with NOTEGATE_TEST_FRESH_SERVER=1."""
 
     def __init__(self, config_path: Path, port: int | None = None) -> None:
         self.config_path = config_path
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | Forked | None = None
         self.log = config_path.parent / f"serve-{self.port}.log"
 
     def start(self, timeout: float = 60.0) -> Server:
@@ -86,36 +104,32 @@ class Server:
         return self._start(timeout)
 
     def _start(self, timeout: float) -> Server:
+        argv = ["serve", "--config", str(self.config_path), "--port", str(self.port)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        handle = open(self.log, "ab")  # noqa: SIM115 - closed with the process
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "notegate.cli",
-                "serve",
-                "--config",
-                str(self.config_path),
-                "--port",
-                str(self.port),
-            ],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+        if FRESH_INTERPRETER:
+            with open(self.log, "ab") as handle:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "notegate.cli", *argv], stdout=handle, stderr=subprocess.STDOUT, env=env
+                )
+        else:
+            from zygote import fork_cli  # imports the server stack: only tests that start a server pay it
+
+            self.proc = fork_cli(argv, self.log, env)
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                tail = self.log.read_text()[-2000:]
-                if "address already in use" in tail.lower():
-                    raise PortTaken(tail)
-                raise RuntimeError(f"server exited: {tail}")
-            try:
-                if httpx2.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return self
-            except httpx2.HTTPError:
-                pass
-            time.sleep(0.05)
+        with httpx2.Client(timeout=1) as http:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    tail = self.log.read_text()[-2000:]
+                    if "address already in use" in tail.lower():
+                        raise PortTaken(tail)
+                    raise RuntimeError(f"server exited: {tail}")
+                if _listening(self.port):
+                    try:
+                        if http.get(f"{self.url}/healthz").status_code == 200:
+                            return self
+                    except httpx2.HTTPError:
+                        pass
+                time.sleep(POLL_SECONDS)
         self.kill()
         raise RuntimeError(f"server did not answer /healthz in {timeout} s: {self.log.read_text()[-2000:]}")
 

@@ -24,6 +24,7 @@ EXAMPLES = {
     "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
     "grant": "notegate grant list --config ./vault/notegate.toml && notegate grant revoke g-0123456789abcdef",
     "device": "notegate device keygen laptop && notegate device header --url http://127.0.0.1:8765",
+    "owner": "notegate owner enroll --config ./vault/notegate.toml --login alice",
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
 }
 
@@ -90,6 +91,18 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(tr)
     tr.add_argument("token", help="id or name")
     tr.add_argument("tier", choices=("restricted", "trusted"))
+
+    p = _sub(subs, "owner", "passkeys of persons (owners and members): one-time enrol links, list, revoke")
+    osubs = p.add_subparsers(dest="owner_command", required=True, metavar="ACTION")
+    oe = osubs.add_parser("enroll", help="print a one-time link (15 min, single use) that enrols a first passkey")
+    _config_arg(oe)
+    oe.add_argument("--login", default=None, help="whose passkey (default: the default environment's owner)")
+    ol = osubs.add_parser("list", help="list passkeys (never their keys)")
+    _config_arg(ol)
+    ol.add_argument("--json", action="store_true")
+    orv = osubs.add_parser("revoke", help="revoke a passkey by id: it logs in no more, its sessions end")
+    _config_arg(orv)
+    orv.add_argument("passkey_id", metavar="ID")
 
     p = _sub(subs, "import", "import a Markdown/Obsidian folder as one commit")
     _config_arg(p)
@@ -308,6 +321,38 @@ def cmd_grant(args: argparse.Namespace) -> int:
     return 0
 
 
+def console_url(config, port: int | None = None) -> str:
+    """Where a person opens the console: the public URL, or http://localhost:PORT (passkeys need a domain)."""
+    return config.public_url.rstrip("/") if config.public_url else f"http://localhost:{port or config.port}"
+
+
+def cmd_owner(args: argparse.Namespace) -> int:
+    from notegate.auth.passkeys import create_enrol_link, list_passkeys, persons, revoke_passkey
+    from notegate.state import StateDB
+
+    config = _load(args)
+    db = StateDB(config.state_dir / "state.sqlite")
+    if args.owner_command == "enroll":
+        login = args.login or config.environment(None).owner
+        token = create_enrol_link(db, login=login, known=persons(config), now=time.time())
+        print(f"{console_url(config)}/enroll/{token}")
+        print(f"one-time link for {login}: open it within 15 minutes; it works once", file=sys.stderr)
+        return 0
+    if args.owner_command == "list":
+        rows = list_passkeys(db)
+        if args.json:
+            print(json.dumps([r.__dict__ for r in rows], indent=2))
+        else:
+            for r in rows:
+                state = "revoked" if r.revoked_at else "active"
+                print(f"{r.id}  {r.login:<12} {r.name:<24} {state}")
+        return 0
+    if not revoke_passkey(db, args.passkey_id, now=time.time()):
+        return _fail(f"no active passkey with id '{args.passkey_id}'")
+    print(f"revoked passkey {args.passkey_id}; its sessions ended")
+    return 0
+
+
 def _progress(total: int | None, desc: str, quiet: bool):
     from tqdm import tqdm
 
@@ -461,6 +506,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(runtime, host=host, port=port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
+    print(f"Console (passkey login): {console_url(config, port)}/login", file=sys.stderr, flush=True)
     # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
     # bounds open requests per credential below that.
     uvicorn.run(
@@ -621,6 +667,7 @@ COMMANDS = {
     "serve": cmd_serve,
     "mcp": cmd_mcp,
     "token": cmd_token,
+    "owner": cmd_owner,
     "import": cmd_import,
     "reindex": cmd_reindex,
     "floor": cmd_floor,

@@ -693,3 +693,11 @@ def decide_grant(grant: GrantFacts, caller: Caller, conversation: str | None, no
     if grant.conversation is not None and conversation != grant.conversation:
         return deny("grant-other-conversation", "this grant was approved for another conversation.")
     return allow("grant-trusted", "an owner-approved grant of this connector login.")
+
+
+def decide_person(persons: frozenset[str], login: str) -> Decision:
+    """May ``login`` hold passkeys and use the console? Only an owner or member of an environment (the
+    deployment config), so removing a member from the config locks them out at once."""
+    if login in persons:
+        return allow("person", "an owner or member of an environment")
+    return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")

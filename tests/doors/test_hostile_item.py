@@ -3,7 +3,9 @@
 The review's item: `<!--` repeated to 128 KiB made list_inbox take 17.7 s and held the interpreter lock,
 so /healthz and every other caller waited too. Measured as ratios, never as absolute times: the hostile
 item costs list_inbox about what an ordinary item of the same size costs, and a caller polling /healthz
-meanwhile is never held for the whole call.
+meanwhile is never held for the whole call, nor much longer than while an ordinary item is judged (on a
+loaded machine a health check can wait a second for a core; a held interpreter lock holds it for the
+whole call). 128 KiB, the review's size: the old comment regex took 17.7 s on it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from support import mcp_http, mint, running, set_policy, text_of
 
 pytestmark = pytest.mark.anyio
 
-SIZE = 256 * 1024
+SIZE = 128 * 1024
 SHAPES = {"comment-flood": "<!--", "tag-flood": "<b", "entity-flood": "&#", "link-flood": "]("}
 
 
@@ -30,6 +32,29 @@ async def _list_seconds(url: str, reviewer: str) -> float:
         elapsed = time.perf_counter() - started
         assert not listed.is_error, text_of(listed)
         return elapsed
+
+
+async def _list_while_polling(url: str, reviewer: str) -> tuple[float, list[float]]:
+    """list_inbox's time, and how long each /healthz asked meanwhile (one keep-alive client) waited."""
+    waits: list[float] = []
+    stop = threading.Event()
+
+    def poll() -> None:
+        with httpx2.Client(timeout=120) as http:
+            while not stop.is_set():
+                started = time.perf_counter()
+                assert http.get(f"{url}/healthz").status_code == 200
+                waits.append(time.perf_counter() - started)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        seconds = await _list_seconds(url, reviewer)
+    finally:
+        stop.set()
+        poller.join(timeout=120)
+    assert waits, "the health check never answered"
+    return seconds, waits
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPES))
@@ -47,27 +72,12 @@ async def test_a_hostile_item_costs_what_an_ordinary_one_does_and_stalls_nobody(
         async with mcp_http(server.url, phone, start_session=True) as client:
             done = await client.call_tool("inbox_write", {"kind": "capture", "text": ordinary + "!", "title": "b"})
             assert not done.is_error, text_of(done)
-        baseline = await _list_seconds(server.url, reviewer)  # one new ordinary version to judge
+        baseline, ordinary_waits = await _list_while_polling(server.url, reviewer)  # one new ordinary version
 
         async with mcp_http(server.url, phone, start_session=True) as client:
             done = await client.call_tool("inbox_write", {"kind": "capture", "text": hostile, "title": shape})
             assert not done.is_error, text_of(done)
-        waits: list[float] = []
-        stop = threading.Event()
-
-        def poll() -> None:
-            while not stop.is_set():
-                started = time.perf_counter()
-                assert httpx2.get(f"{server.url}/healthz", timeout=120).status_code == 200
-                waits.append(time.perf_counter() - started)
-
-        poller = threading.Thread(target=poll, daemon=True)
-        poller.start()
-        try:
-            hostile_seconds = await _list_seconds(server.url, reviewer)
-        finally:
-            stop.set()
-            poller.join(timeout=120)
+        hostile_seconds, waits = await _list_while_polling(server.url, reviewer)
     assert hostile_seconds < 8 * baseline + 0.5, (hostile_seconds, baseline)
-    assert waits, "the health check never answered"
-    assert max(waits) < max(0.5 * hostile_seconds, 0.5), (max(waits), hostile_seconds)
+    allowed = max(0.5 * hostile_seconds, 0.5, 2 * max(ordinary_waits))
+    assert max(waits) < allowed, (max(waits), hostile_seconds, max(ordinary_waits))

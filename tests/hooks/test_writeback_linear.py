@@ -1,4 +1,4 @@
-"""The write-back's transcript parsing is linear in the transcript (same measure as the formats)."""
+"""The write-back's transcript parsing is linear in the transcript (tests/timing.py's measure)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from notegate.hooks.transcript import parse_transcript
-from vault.test_formats_linear import assert_linear
+from timing import assert_catches_quadratic, assert_linear
 
 LINE = json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "x" * 40}]}})
 
@@ -28,6 +28,11 @@ SHAPES = {
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_transcript_parse_is_linear(shape: str) -> None:
     assert_linear(lambda text: parse_transcript(text.splitlines()), SHAPES[shape])
+
+
+def test_the_ratio_catches_a_quadratic_parser() -> None:
+    """The measuring stick at this file's sizes: a deliberately quadratic scan of a transcript fails it."""
+    assert_catches_quadratic(_assistant_lines)
 
 
 def test_a_reply_over_many_lines_is_one_turn() -> None:

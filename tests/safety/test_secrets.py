@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import timing
 from notegate.safety.contentgates import ALL_GATES, iban_valid, luhn_valid, scan_content
 from notegate.safety.outputgate import rescan_text
 from notegate.safety.rules import Finding, describe
@@ -173,12 +174,16 @@ ADVERSARIAL_PREFIXES = [
 
 @pytest.mark.parametrize("glue", ["", "x", "\u200b"])
 def test_adversarial_repetition_stays_linear(glue: str) -> None:
+    # A ratio (tests/timing.py: CPU time at 4 KiB vs 32 KiB), not a time limit: a ReDoS-prone rule measures
+    # ~64x however fast the machine, a linear one ~8x however loaded.
     for prefix in ADVERSARIAL_PREFIXES:
-        text = (prefix + glue) * (60_000 // len(prefix + glue))
-        started = time.perf_counter()
-        rescan_text(text)
-        # Not a speed test (bench/ has those): a ReDoS-prone rule would take minutes here, a linear one ms.
-        assert time.perf_counter() - started < 10.0, prefix
+        measured = timing.measure(rescan_text, lambda n, unit=prefix + glue: timing.fill(unit, n), small=4 * timing.KIB)
+        assert measured.linear, (prefix, str(measured))
+
+
+def test_the_ratio_catches_a_quadratic_scan() -> None:
+    """The measuring stick at the sizes above: a deliberately quadratic scan of a prefix run fails it."""
+    timing.assert_catches_quadratic(lambda n: timing.fill("sk-", n), small=4 * timing.KIB)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,78 +1,21 @@
-"""Every parser that sees caller or model text runs in time linear in it (checked to 512 KiB here).
+"""Every parser that sees caller or model text runs in time linear in it.
 
-Each case builds a hostile shape at two sizes (64 KiB and 512 KiB, 8x apart), times the parser
-best-of-5 after a warm-up, and asserts the ratio stays well under quadratic: linear is 8x, quadratic
-64x, the bound is 24x (room for cache effects and busy cores).  A ratio, not an absolute time: the
-test machines are busy.
+Measured with tests/timing.py: each case builds a hostile shape at two sizes (16 KiB and 128 KiB, 8x
+apart) and compares the parser's CPU time: linear is ~8x, quadratic ~64x, the bound 20x. A ratio, not an
+absolute time: the test machines are busy.
 The shapes are the ones the review found or that the old patterns would retry on: runs of blanks
 after a key or inside a title, ``---`` runs, ``#``/backtick/``:`` runs, many ``key:`` lines, CR runs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 
 from notegate.vault import fence, formats, frontmatter, held, lines
-
-KIB = 1024
-SMALL, LARGE = 64 * KIB, 512 * KIB
-MAX_RATIO = 24.0
-
-
-def _quiet(fn: Callable[[str], object], text: str) -> None:
-    with contextlib.suppress(ValueError):  # FormatError is a ValueError: refusing fast is fine, slowly is not
-        fn(text)
-
-
-def _once(fn: Callable[[str], object], text: str, loops: int) -> float:
-    started = time.perf_counter()
-    for _ in range(loops):
-        _quiet(fn, text)
-    return time.perf_counter() - started
-
-
-def ratio(
-    fn: Callable[[str], object], build: Callable[[int], str], small: int = SMALL, large: int = LARGE
-) -> tuple[float, float]:
-    """(time at ``large`` over time at ``small``, seconds per call at ``large``); best of 5 each,
-    interleaved, after a warm-up.
-
-    A fast parser is called in a loop, the same number of times at both sizes, so that the small
-    size takes at least ~30 ms: sub-millisecond timings are mostly noise.
-    """
-    a, b = build(small), build(large)
-    assert len(b) >= 6 * len(a)
-    _quiet(fn, a)  # warm-up
-    started = time.perf_counter()
-    _quiet(fn, a)
-    once = time.perf_counter() - started
-    loops = max(1, min(5000, int(0.03 / max(once, 1e-6))))
-    small_best = large_best = float("inf")
-    for _ in range(5):  # interleaved, so a burst of load on the machine hits both sizes alike
-        small_best = min(small_best, _once(fn, a, loops))
-        large_best = min(large_best, _once(fn, b, loops))
-    return large_best / small_best, large_best / loops
-
-
-#: Below this time per call at 512 KiB (>100 MB/s) a parser cannot be quadratic: n^2 steps on 512 KiB
-#: are ~10^11, minutes even in C.  Such fast parsers are pure C copies whose ratio is dominated by
-#: the input falling out of the CPU cache (64 KiB fits, 512 KiB does not), not by the algorithm.
-FAST_ENOUGH = 0.005
-
-
-def assert_linear(fn: Callable[[str], object], build: Callable[[int], str], attempts: int = 3) -> None:
-    """Linear if any of ``attempts`` measurements says so: load from other processes only ever inflates
-    a ratio, and a quadratic parser never measures under the bound (64x expected against 24x)."""
-    for _ in range(attempts):
-        r, per_call = ratio(fn, build)
-        if r < MAX_RATIO or per_call < FAST_ENOUGH:
-            return
-    raise AssertionError(f"ratio {r:.1f} for 8x the input, {per_call * 1e3:.1f} ms/call at 512 KiB")
+from timing import assert_catches_quadratic, assert_linear
 
 
 def _fm(body: str) -> str:
@@ -229,11 +172,5 @@ def test_note_parsers_are_linear(name: str) -> None:
 
 
 def test_the_ratio_catches_a_quadratic_parser() -> None:
-    """The measuring stick itself: a deliberately quadratic scan fails the bound."""
-
-    def quadratic(text: str) -> None:
-        for i in range(0, len(text), 64):
-            text.count("x", i)
-
-    r, per_call = ratio(quadratic, lambda n: "y" * n, small=16 * KIB, large=128 * KIB)
-    assert r > MAX_RATIO and per_call > FAST_ENOUGH
+    """The measuring stick itself, at this file's sizes: a deliberately quadratic scan fails the bound."""
+    assert_catches_quadratic(lambda n: "y" * n)

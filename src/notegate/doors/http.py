@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
 from notegate.auth.grants import Grants
 from notegate.auth.oauth import NotegateOAuthProvider
@@ -50,6 +51,7 @@ from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
@@ -380,7 +382,9 @@ def environment_details(runtime: Runtime, record: Credential | None) -> dict[str
     return {"status": "ok", "environments": {name: {"head": env.store.head(), "indexed": env.index.indexed_commit}}}
 
 
-def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -> Starlette:
+def create_app(
+    runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765, consent: ConsentBackend | None = None
+) -> Starlette:
     url = base_url(runtime, host, port)
     provider = NotegateOAuthProvider(
         runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock
@@ -451,7 +455,13 @@ def create_app(runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765) -
         body_timeout=config.body_timeout_seconds,
     )
     app = Starlette(
-        routes=[Route("/healthz", healthz, methods=["GET"]), *oauth_routes(provider), Mount("/", app=guarded)],
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            *oauth_routes(provider),
+            # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
+            *web_routes(runtime, consent=consent if consent is not None else provider.core, port=port),
+            Mount("/", app=guarded),
+        ],
         lifespan=lifespan,
     )
     app.state.mcp = mcp

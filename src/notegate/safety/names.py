@@ -326,9 +326,21 @@ def normalise_names(instruction_files: Iterable[str]) -> tuple[str, ...]:
 def validate_instruction_files(instruction_files: Iterable[str]) -> tuple[str, ...]:
     """Check a policy's instruction-file list once at start-up; raises ``ValueError``/``TypeError`` if unusable.
 
-    Returns the de-duplicated names. A name is unusable when its fold is empty or not ASCII.
+    Returns the de-duplicated names. A name is unusable when its fold is empty or not ASCII.  Checked
+    without compiling the matcher (seconds of regex compilation every CLI start would pay for nothing);
+    :func:`name_hits` compiles it on first use, and the check here is the same one the compiler makes.
     """
     names = normalise_names(instruction_files)
     if names:
-        _name_matcher(names)
+        inverse, _deleted = _fold_inverse()
+        for name in names:
+            skel = fold_name(name)
+            if not skel or not all(c in inverse for c in skel):
+                raise ValueError(f"instruction-file name {name!a} does not fold to a usable ASCII skeleton")
     return names
+
+
+def warm(names: tuple[str, ...]) -> None:
+    """Compile the matcher for ``names`` now (a server does it at start, so no first write pays for it)."""
+    if names:
+        _name_matcher(names)

@@ -22,6 +22,7 @@ from pathlib import Path
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
+from notegate.safety import names
 from notegate.state import StateDB
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
@@ -95,6 +96,13 @@ class Runtime:
     def open_all(self, *, background_index: bool = False) -> None:
         """Open every environment. With ``background_index``, reads are served at once while the search
         index catches up in a thread (a search waits for it, so it never answers from a stale index)."""
+        # The instruction-file name matcher takes seconds to compile; do it now, not in the first write.
+        warm = threading.Thread(
+            target=names.warm, args=(self.policy.instruction_files,), name="warm-names", daemon=True
+        )
+        warm.start()
+        if not background_index:
+            warm.join()
         for name in self.config.environments:
             env = self.environment(name, index_now=not background_index)
             if background_index:

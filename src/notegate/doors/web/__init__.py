@@ -1,0 +1,80 @@
+"""The web console: passkey login for persons, their passkeys page, and the OAuth consent page.
+
+``web_routes`` is all ``doors/http.py`` needs: it returns the console's routes, each wrapped in the
+security-headers middleware, for the one ASGI app.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import Route, request_response
+
+from notegate.auth.consent import ConsentBackend
+from notegate.auth.passkeys import Passkeys, persons, relying_party
+from notegate.auth.websession import CookiePolicy, is_loopback
+from notegate.doors.web.consent_page import ConsentPage
+from notegate.doors.web.console import Console
+from notegate.doors.web.headers import SecurityHeaders
+from notegate.services.runtime import Runtime
+
+STATIC = Path(__file__).parent / "static"
+STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css"}
+
+
+def console_hosts(runtime: Runtime, port: int) -> frozenset[str]:
+    """The Host values the console answers to: loopback names on its port, the public host, allowed_hosts."""
+    hosts = {f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"}
+    if runtime.config.public_url:
+        parts = urlsplit(runtime.config.public_url)
+        hosts.add(parts.netloc.lower())
+        if parts.port is None:
+            hosts.add(f"{parts.hostname}:{443 if parts.scheme == 'https' else 80}")
+    hosts.update(h.lower() for h in runtime.config.allowed_hosts)
+    return frozenset(hosts)
+
+
+def web_routes(runtime: Runtime, *, consent: ConsentBackend | None = None, port: int = 8765) -> list[Route]:
+    """The console's routes. ``consent`` is the authorization server's side of the consent page; without
+    one, the page answers "no such request" to every request id."""
+    rp = relying_party(runtime.config.public_url, port)
+    console = Console(
+        state=runtime.state,
+        clock=runtime.clock,
+        passkeys=Passkeys(runtime.state, rp, lambda: persons(runtime.config)),
+        cookies=CookiePolicy(secure=not is_loopback(runtime.config.public_url)),
+        origin=rp.origin,
+    )
+    page = ConsentPage(console, consent)
+    hosts = console_hosts(runtime, port)
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in STATIC_FILES:
+            return Response("not found", status_code=404, media_type="text/plain")
+        return FileResponse(STATIC / name, media_type=STATIC_FILES[name])
+
+    table = [
+        ("/", console.home, ["GET"]),
+        ("/login", console.login_page, ["GET"]),
+        ("/login/options", console.login_options, ["POST"]),
+        ("/login/verify", console.login_verify, ["POST"]),
+        ("/logout", console.logout, ["POST"]),
+        ("/enroll/{token}", console.enrol_page, ["GET"]),
+        ("/enroll/{token}/options", console.enrol_options, ["POST"]),
+        ("/enroll/{token}/verify", console.enrol_verify, ["POST"]),
+        ("/passkeys", console.passkeys_page, ["GET"]),
+        ("/passkeys/options", console.add_options, ["POST"]),
+        ("/passkeys/verify", console.add_verify, ["POST"]),
+        ("/passkeys/{passkey_id}/revoke", console.revoke, ["POST"]),
+        ("/oauth/consent", page.show, ["GET"]),
+        ("/oauth/consent", page.answer, ["POST"]),
+        ("/static/web/{name}", static, ["GET"]),
+    ]
+    return [
+        Route(path, SecurityHeaders(request_response(handler), allowed_hosts=hosts), methods=methods)
+        for path, handler, methods in table
+    ]

@@ -1,0 +1,343 @@
+"""The console's person pages: login, logout, enrol through a one-time link, and the passkeys page.
+
+Every state-changing request is a POST that carries the CSRF token of the browser's cookie secret (form
+field ``csrf`` or header ``X-CSRF-Token``) and, when the browser sends one, an Origin equal to the
+console's. The WebAuthn ceremonies run in ``static/passkeys.js``: the page asks for options, the browser
+asks the authenticator, the page posts the answer back; the server decides everything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, quote
+
+import anyio.to_thread
+from jinja2 import Environment, FileSystemLoader
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from notegate.auth.passkeys import Passkeys, check_enrol_link, list_passkeys, revoke_passkey
+from notegate.auth.websession import (
+    PRE_PREFIX,
+    PRE_SESSION_SECONDS,
+    CookiePolicy,
+    WebSession,
+    WebSessions,
+    check_csrf,
+    check_origin,
+    csrf_token,
+    mint_secret,
+    parse_next,
+    parse_secret,
+)
+from notegate.errors import NotegateError
+
+HERE = Path(__file__).parent
+MAX_JSON_BYTES = 64 << 10
+#: HTTP status of each console refusal (anything else: 400).
+STATUS = {
+    "login-required": 401,
+    "csrf-missing": 403,
+    "csrf-invalid": 403,
+    "origin-mismatch": 403,
+    "passkey-unknown": 403,
+    "passkey-user-verification": 403,
+    "person-unknown": 403,
+    "consent-unknown": 404,
+    "enrol-link-unknown": 404,
+    "enrol-link-used": 410,
+    "enrol-link-expired": 410,
+}
+
+
+MAX_FORM_FIELDS = 8
+
+
+async def bounded_body(request: Request) -> bytes:
+    """The request body, read at most :data:`MAX_JSON_BYTES` far: the console's forms and answers are small."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_JSON_BYTES:
+            raise NotegateError(f"the request body is over {MAX_JSON_BYTES} bytes", rule="web-bad-request")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def templates() -> Environment:
+    """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
+    return Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+
+
+class Console:
+    """State and helpers shared by the console's handlers (one per app)."""
+
+    def __init__(
+        self,
+        *,
+        state: Any,
+        clock: Callable[[], float],
+        passkeys: Passkeys,
+        cookies: CookiePolicy,
+        origin: str,
+    ) -> None:
+        self.state = state
+        self.clock = clock
+        self.passkeys = passkeys
+        self.sessions = WebSessions(state)
+        self.cookies = cookies
+        self.origin = origin
+        self.env = templates()
+
+    # -- helpers
+    async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+    async def session(self, request: Request) -> WebSession | None:
+        raw = request.cookies.get(self.cookies.session_name)
+        return await self.run(self.sessions.current, raw, now=self.clock()) if raw else None
+
+    def pre_secret(self, request: Request) -> str | None:
+        return parse_secret(request.cookies.get(self.cookies.pre_name), PRE_PREFIX)
+
+    def page(self, name: str, status: int = 200, *, csp: str | None = None, **values: Any) -> HTMLResponse:
+        html = self.env.get_template(name).render(**values)
+        headers = {"content-security-policy": csp} if csp else None
+        return HTMLResponse(html, status_code=status, headers=headers)
+
+    def refused_page(self, exc: NotegateError, session: WebSession | None = None) -> HTMLResponse:
+        return self.page("refused.html", STATUS.get(exc.rule, 400), rule=exc.rule, text=exc.explain(), session=session)
+
+    @staticmethod
+    def refused_json(exc: NotegateError) -> JSONResponse:
+        return JSONResponse({"error": exc.explain(), "rule": exc.rule}, status_code=STATUS.get(exc.rule, 400))
+
+    def with_pre_cookie(self, request: Request, render: Callable[[str], Response]) -> Response:
+        """Render with the browser's pre-session secret, minting one (and its cookie) if it has none."""
+        secret = self.pre_secret(request)
+        fresh = secret is None
+        secret = secret or mint_secret(PRE_PREFIX)
+        response = render(secret)
+        if fresh:
+            response.headers.append(
+                "set-cookie", self.cookies.header(self.cookies.pre_name, secret, PRE_SESSION_SECONDS)
+            )
+        return response
+
+    def login_redirect(self, request: Request) -> RedirectResponse:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    async def json_body(self, request: Request, binding: str | None) -> dict[str, Any]:
+        """A JSON POST from the console's own script: Origin, CSRF header, then at most 64 KiB of JSON."""
+        check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
+        check_csrf(binding, request.headers.get("x-csrf-token"))
+        body = await bounded_body(request)
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise NotegateError("the request is not a JSON object", rule="web-bad-request")
+        return data
+
+    async def form(self, request: Request, binding: str | None) -> dict[str, str]:
+        """A form POST: Origin, then the CSRF field."""
+        check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
+        body = await bounded_body(request)
+        try:
+            pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+        except (UnicodeDecodeError, ValueError):
+            raise NotegateError("the form is not one of this console's", rule="web-bad-request") from None
+        values = dict(pairs)
+        check_csrf(binding, values.get("csrf"))
+        return values
+
+    def open_session(self, response: Response, login: str, passkey_id: str) -> None:
+        session = self.sessions.open(login=login, passkey_id=passkey_id, now=self.clock())
+        max_age = int(session.expires_at - self.clock())
+        response.headers.append("set-cookie", self.cookies.header(self.cookies.session_name, session.secret, max_age))
+
+    def audit(self, tool: str, login: str | None, outcome: str) -> None:
+        self.state.audit(
+            now=self.clock(),
+            environment=None,
+            login=login,
+            client="web-console",
+            client_class="person",
+            tier=None,
+            session=None,
+            tool=tool,
+            path=None,
+            outcome=outcome,
+        )
+
+    # -- pages
+    async def home(self, request: Request) -> Response:
+        session = await self.session(request)
+        return RedirectResponse("/passkeys" if session else "/login", status_code=303)
+
+    async def login_page(self, request: Request) -> Response:
+        if await self.session(request) is not None:
+            return RedirectResponse(parse_next(request.query_params.get("next")) or "/passkeys", status_code=303)
+        after = parse_next(request.query_params.get("next")) or "/passkeys"
+        return self.with_pre_cookie(
+            request, lambda secret: self.page("login.html", csrf=csrf_token(secret), next=after, session=None)
+        )
+
+    async def login_options(self, request: Request) -> Response:
+        binding = self.pre_secret(request)
+        try:
+            await self.json_body(request, binding)
+            assert binding is not None  # check_csrf refused a browser without one
+            options = await self.run(self.passkeys.authentication_options, binding=binding, now=self.clock())
+        except NotegateError as exc:
+            return self.refused_json(exc)
+        return JSONResponse(options)
+
+    async def login_verify(self, request: Request) -> Response:
+        binding = self.pre_secret(request)
+        try:
+            data = await self.json_body(request, binding)
+            assert binding is not None
+            record = await self.run(
+                self.passkeys.authenticate, binding=binding, credential=data.get("credential"), now=self.clock()
+            )
+        except NotegateError as exc:
+            await self.run(self.audit, "web:login", None, f"refused:{exc.rule}")
+            return self.refused_json(exc)
+        response = JSONResponse({"redirect": parse_next(data.get("next")) or "/passkeys"})
+        await self.run(self.open_session, response, record.login, record.id)
+        await self.run(self.audit, "web:login", record.login, f"ok:{record.id}")
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        session = await self.session(request)
+        try:
+            await self.form(request, session.secret if session else None)
+        except NotegateError as exc:
+            return self.refused_page(exc, session)
+        await self.run(self.sessions.close, request.cookies.get(self.cookies.session_name))
+        response = RedirectResponse("/login", status_code=303)
+        response.headers.append("set-cookie", self.cookies.clear(self.cookies.session_name))
+        return response
+
+    # -- enrolment through a one-time link
+    async def enrol_page(self, request: Request) -> Response:
+        token = request.path_params["token"]
+        try:
+            login = await self.run(check_enrol_link, self.state, token, now=self.clock())
+        except NotegateError as exc:
+            return self.refused_page(exc)
+        return self.with_pre_cookie(
+            request,
+            lambda secret: self.page(
+                "enroll.html", csrf=csrf_token(secret), login=login, base=f"/enroll/{token}", session=None
+            ),
+        )
+
+    async def enrol_options(self, request: Request) -> Response:
+        binding = self.pre_secret(request)
+        try:
+            await self.json_body(request, binding)
+            assert binding is not None
+            options = await self.run(
+                self.passkeys.enrol_options,
+                enrol_token=request.path_params["token"],
+                binding=binding,
+                now=self.clock(),
+            )
+        except NotegateError as exc:
+            return self.refused_json(exc)
+        return JSONResponse(options)
+
+    async def enrol_verify(self, request: Request) -> Response:
+        binding = self.pre_secret(request)
+        try:
+            data = await self.json_body(request, binding)
+            assert binding is not None
+            record = await self.run(
+                self.passkeys.enrol,
+                enrol_token=request.path_params["token"],
+                binding=binding,
+                credential=data.get("credential"),
+                name=data.get("name"),
+                now=self.clock(),
+            )
+        except NotegateError as exc:
+            await self.run(self.audit, "web:enrol", None, f"refused:{exc.rule}")
+            return self.refused_json(exc)
+        response = JSONResponse({"redirect": "/passkeys"})
+        await self.run(self.open_session, response, record.login, record.id)
+        await self.run(self.audit, "web:enrol", record.login, f"ok:{record.id}")
+        return response
+
+    # -- the logged-in passkeys page
+    async def passkeys_page(self, request: Request) -> Response:
+        session = await self.session(request)
+        if session is None:
+            return self.login_redirect(request)
+        rows = await self.run(list_passkeys, self.state, session.login)
+        return self.page(
+            "passkeys.html",
+            session=session,
+            csrf=session.csrf,
+            passkeys=[r for r in rows if r.revoked_at is None],
+            current=session.passkey_id,
+        )
+
+    async def add_options(self, request: Request) -> Response:
+        session = await self.session(request)
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            await self.json_body(request, session.secret)
+            options = await self.run(
+                self.passkeys.registration_options, login=session.login, binding=session.secret, now=self.clock()
+            )
+        except NotegateError as exc:
+            return self.refused_json(exc)
+        return JSONResponse(options)
+
+    async def add_verify(self, request: Request) -> Response:
+        session = await self.session(request)
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            data = await self.json_body(request, session.secret)
+            record = await self.run(
+                self.passkeys.register,
+                login=session.login,
+                binding=session.secret,
+                credential=data.get("credential"),
+                name=data.get("name"),
+                now=self.clock(),
+            )
+        except NotegateError as exc:
+            return self.refused_json(exc)
+        await self.run(self.audit, "web:passkey-add", session.login, f"ok:{record.id}")
+        return JSONResponse({"redirect": "/passkeys", "id": record.id})
+
+    async def revoke(self, request: Request) -> Response:
+        session = await self.session(request)
+        if session is None:
+            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+        passkey_id = request.path_params["passkey_id"]
+        try:
+            await self.form(request, session.secret)
+            live = [r for r in await self.run(list_passkeys, self.state, session.login) if r.revoked_at is None]
+            if not any(r.id == passkey_id for r in live):
+                raise NotegateError("you have no such passkey", rule="passkey-unknown")
+            if len(live) == 1:
+                raise NotegateError("this is your only passkey: revoking it would lock you out", rule="passkey-last")
+            await self.run(revoke_passkey, self.state, passkey_id, now=self.clock(), login=session.login)
+        except NotegateError as exc:
+            return self.refused_page(exc, session)
+        await self.run(self.audit, "web:passkey-revoke", session.login, f"ok:{passkey_id}")
+        if passkey_id == session.passkey_id:  # its sessions, this one included, ended with it
+            return RedirectResponse("/login", status_code=303)
+        return RedirectResponse("/passkeys", status_code=303)

@@ -1,0 +1,107 @@
+"""A fork server for `notegate serve` in tests: the interpreter start and the imports are paid once per worker.
+
+A fresh ``python -m notegate.cli serve`` spends ~2 s importing the MCP SDK and ~1.4 s compiling the
+instruction-file matcher before it listens; 100+ tests start a server, so that was most of the suite.
+Here multiprocessing's "forkserver" process (started once per pytest worker, single-threaded, so forking
+it is safe) imports this module, which imports the server stack and warms that cache; each server is a
+fork of it running the same entry point, ``notegate.cli.main(["serve", ...])``. It is still a separate
+process on a real loopback socket: tests SIGKILL it, count its descriptors by pid and read its log.
+
+What the child gets, so it behaves as the old subprocess did: the environment the test had when it started
+the server (passed explicitly, not the fork server's), the test's working directory, stdout and stderr
+appended to the log file, no blocked signals and default dispositions (the fork server ignores SIGINT),
+and the same process group as the pytest worker (as ``subprocess.Popen`` gave it).
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import uvicorn  # noqa: F401 - imported here so every fork has it already
+
+import notegate.doors.http  # noqa: F401 - the MCP SDK: most of a fresh server's start-up
+from notegate.cli import main
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+
+validate_instruction_files(DEFAULT_INSTRUCTION_FILES)  # warm the per-process matcher cache every fork shares
+
+_context = multiprocessing.get_context("forkserver")
+_context.set_forkserver_preload([__name__])
+
+
+def _ensure_fork_server() -> None:
+    """Start the fork server with this directory importable: Python 3.11's fork server ignores the sys.path
+    it is sent and skips a preload module it cannot import, so it reads PYTHONPATH from its environment."""
+    here = str(Path(__file__).resolve().parent)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+def _child(argv: list[str], env: dict[str, str], log: str) -> None:
+    """The forked server: the log on fds 1 and 2, the caller's environment, default signals, then the CLI."""
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True, write_through=True)
+    sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True, write_through=True)
+    os.environ.clear()
+    os.environ.update(env)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.argv = ["notegate", *argv]
+    code = main(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+class Forked:
+    """The part of :class:`subprocess.Popen` the tests use (pid, poll, wait, send_signal), for a fork."""
+
+    def __init__(self, process: multiprocessing.process.BaseProcess) -> None:
+        self._process = process
+        assert process.pid is not None
+        self.pid: int = process.pid
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        code = self._process.exitcode
+        if code is None:
+            raise subprocess.TimeoutExpired(["notegate", "serve"], timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self._process.exitcode is None:  # never signal a pid the system may have handed on
+            os.kill(self.pid, sig)
+
+
+def fork_cli(argv: list[str], log: Path, env: Mapping[str, str] | None = None) -> Forked:
+    """Run ``notegate ARGV`` as a fork of the warm fork server, output appended to ``log``, in the caller's
+    working directory (multiprocessing sends it) with ``env`` (default: the caller's environment now)."""
+    env = dict(os.environ if env is None else env)
+    _ensure_fork_server()
+    log.touch()  # there is a log to read even if the child dies before it opens it
+    process = _context.Process(target=_child, args=(list(argv), env, str(log)), daemon=True)
+    process.start()
+    return Forked(process)
