@@ -22,6 +22,7 @@ EXAMPLES = {
     "reindex": "notegate reindex --config ./vault/notegate.toml",
     "review": "ANTHROPIC_API_KEY=... notegate review --config ./vault/notegate.toml --dry-run",
     "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
+    "grant": "notegate grant list --config ./vault/notegate.toml && notegate grant revoke g-0123456789abcdef",
     "device": "notegate device keygen laptop && notegate device header --url http://127.0.0.1:8765",
     "owner": "notegate owner enroll --config ./vault/notegate.toml --login alice",
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
@@ -136,6 +137,15 @@ def build_parser() -> argparse.ArgumentParser:
     # No `choices`: the hook itself answers 1 for an unknown event and never 2 (which Claude Code reads as "block").
     p.add_argument("event", help="session-start, session-end, pre-compact, stop or codex-notify")
     p.add_argument("hook_args", nargs="*", metavar="ARG", help="codex-notify: the JSON argument Codex passes")
+
+    p = _sub(subs, "grant", "elevation grants the owner approved: list them, revoke one")
+    gsub = p.add_subparsers(dest="grant_command", required=True, metavar="ACTION")
+    gl = gsub.add_parser("list", help="list grants (their ids, never their values)")
+    _config_arg(gl)
+    gl.add_argument("--json", action="store_true")
+    gr = gsub.add_parser("revoke", help="revoke a grant by its id (g-...): it stops counting at once")
+    _config_arg(gr)
+    gr.add_argument("grant_id")
 
     p = _sub(subs, "device", "device keys: the owner's own machine is trusted (keygen, list, header)")
     dsubs = p.add_subparsers(dest="device_command", required=True, metavar="ACTION")
@@ -286,6 +296,39 @@ def _print_rows(rows, as_json: bool, line) -> int:
     else:
         for r in rows:
             print(line(r))
+    return 0
+
+
+def cmd_grant(args: argparse.Namespace) -> int:
+    """The owner's view of elevation grants: state, expiry, connector login; revoke by id."""
+    from notegate.auth.grants import Grants
+    from notegate.state import StateDB
+
+    config = _load(args)
+    grants = Grants(StateDB(config.state_dir / "state.sqlite"), config.policy)
+    now = time.time()
+    if args.grant_command == "list":
+        rows = [
+            {
+                **{k: v for k, v in g.__dict__.items() if k != "conversation"},
+                "bound_to_conversation": g.conversation is not None,
+                "state": "revoked" if g.revoked_at else ("expired" if g.expires_at <= now else "active"),
+            }
+            for g in grants.list()
+        ]
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            for r in rows:
+                until = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["expires_at"]))
+                print(
+                    f"{r['grant_id']}  {r['login']:<12} {r['client']:<20} {r['connector']:<24} {r['state']:<8} {until}Z"
+                )
+        return 0
+    owner = config.environment(None).owner
+    if not grants.revoke(args.grant_id, person=owner, now=now):
+        return _fail(f"no active grant with id '{args.grant_id}'")
+    print(f"revoked grant {args.grant_id}")
     return 0
 
 
@@ -640,6 +683,7 @@ COMMANDS = {
     "reflect": cmd_reflect,
     "hook": cmd_hook,
     "device": cmd_device,
+    "grant": cmd_grant,
 }
 
 

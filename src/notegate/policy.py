@@ -81,6 +81,7 @@ class Caller:
     session: str = "-"
     environment: str | None = None
     connector: str = ""
+    grant_id: str = ""  # the owner-approved grant that made it trusted (its public id), if one did
 
     @property
     def connector_id(self) -> str:
@@ -197,6 +198,10 @@ class Policy:
     oauth_consent_seconds: int = default("oauth_consent_seconds")
     oauth_unused_registration_seconds: int = default("oauth_unused_registration_seconds")
     oauth_default_scope: str = default("oauth_default_scope")
+    elevation_link_seconds: int = default("elevation_link_seconds")
+    elevation_grant_seconds: int = default("elevation_grant_seconds")
+    elevation_pending_cap: int = default("elevation_pending_cap")
+    elevation_assertion_seconds: int = default("elevation_assertion_seconds")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -601,6 +606,93 @@ def decide_registration(count: int, cap: int) -> Decision:
         "registration-cap",
         f"this server already keeps {count} client registrations, its limit (oauth_max_registrations = {cap})",
     )
+
+
+# -------------------------------------------------------------- elevation
+
+
+def decide_elevation_request(policy: Policy, caller: Caller, pending: int) -> Decision:
+    """May ``caller`` ask the owner for elevation, with ``pending`` unanswered requests of its connector login
+    still live?  Only a restricted conversation caller needs it; the cap keeps a session from flooding the
+    owner with links (each one is something the owner must read)."""
+    reader = decide_reader(caller)
+    if not reader.allowed:
+        return reader
+    if caller.tier == "trusted":
+        return deny("elevation-not-needed", "this caller is already trusted; it needs no grant.")
+    if pending >= policy.elevation_pending_cap:
+        return deny(
+            "elevation-pending-cap",
+            f"this connector login already has {pending} unanswered elevation requests, the limit "
+            f"(elevation_pending_cap = {policy.elevation_pending_cap}).",
+        )
+    return allow("elevation-request")
+
+
+def decide_elevation_approval(
+    policy: Policy,
+    *,
+    asked_by: str,
+    person: str,
+    assertion_at: float | None,
+    user_verified: bool,
+    now: float,
+) -> Decision:
+    """May ``person`` approve a request the connector login of ``asked_by`` made, with a passkey assertion
+    made at ``assertion_at``?  Only the person whose connector asked, with a user-verified assertion at most
+    ``elevation_assertion_seconds`` old (a login cookie from hours ago proves nobody is at the keyboard)."""
+    if person != asked_by:
+        return deny("elevation-wrong-person", "this request was made by a connector login of another person.")
+    if assertion_at is None or not user_verified:
+        return deny(
+            "elevation-assertion-unverified",
+            "approving needs a passkey assertion with user verification (PIN or biometric).",
+        )
+    age = now - assertion_at
+    if age < 0 or age > policy.elevation_assertion_seconds:
+        return deny(
+            "elevation-assertion-stale",
+            f"the passkey assertion is {int(age)} s old; approving needs one at most "
+            f"{policy.elevation_assertion_seconds} s old.",
+        )
+    return allow("elevation-approved")
+
+
+class GrantFacts(Protocol):
+    """What a stored grant says (``notegate.auth.grants.Grant``): policy needs only this."""
+
+    @property
+    def connector(self) -> str: ...
+
+    @property
+    def conversation(self) -> str | None: ...
+
+    @property
+    def expires_at(self) -> float: ...
+
+    @property
+    def revoked_at(self) -> float | None: ...
+
+
+def decide_grant(grant: GrantFacts, caller: Caller, conversation: str | None, now: float) -> Decision:
+    """Does this grant make ``caller`` trusted?  Allowed: trusted for everything a trusted caller may do (its
+    connector login stays the same, so :func:`decide_author` still keeps it from promoting what it wrote).
+
+    Bound to the connector login that asked: any other one, even another OAuth login of the same client,
+    gets nothing.  Bound to the conversation where the client sent an id when asking (``conversation`` is
+    that id's hash, or None when the client sends none)."""
+    reader = decide_reader(caller)
+    if not reader.allowed:
+        return reader
+    if grant.revoked_at is not None:
+        return deny("grant-revoked", "the owner revoked this grant.")
+    if now >= grant.expires_at:
+        return deny("grant-expired", "this grant has expired.")
+    if grant.connector != caller.connector_id:
+        return deny("grant-other-connector", "this grant belongs to another connector login; it counts only there.")
+    if grant.conversation is not None and conversation != grant.conversation:
+        return deny("grant-other-conversation", "this grant was approved for another conversation.")
+    return allow("grant-trusted", "an owner-approved grant of this connector login.")
 
 
 def decide_person(persons: frozenset[str], login: str) -> Decision:

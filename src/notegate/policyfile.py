@@ -153,6 +153,19 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "A registration never used within this long (and holding no live token) is swept.",
     ),
     PolicySetting("oauth_default_scope", str, "notes", "The scope granted when a client asks for none."),
+    PolicySetting(
+        "elevation_link_seconds", int, 600, "An elevation request's approval link (and its code) lives this long."
+    ),
+    PolicySetting("elevation_grant_seconds", int, 4 * 3600, "An owner-approved elevation grant is valid this long."),
+    PolicySetting(
+        "elevation_pending_cap", int, 5, "Unanswered elevation requests one connector login may have at once."
+    ),
+    PolicySetting(
+        "elevation_assertion_seconds",
+        int,
+        300,
+        "Approving an elevation needs a passkey assertion (user verified) at most this old.",
+    ),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
@@ -222,6 +235,10 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         "oauth_refresh_token_seconds",
         "oauth_consent_seconds",
         "oauth_unused_registration_seconds",
+        "elevation_link_seconds",
+        "elevation_grant_seconds",
+        "elevation_pending_cap",
+        "elevation_assertion_seconds",
     ):
         if values[key] <= 0:
             raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)

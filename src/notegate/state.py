@@ -142,6 +142,41 @@ CREATE TABLE IF NOT EXISTS oauth_tokens (
     revoked_at REAL
 );
 CREATE INDEX IF NOT EXISTS oauth_tokens_family ON oauth_tokens(family_id);
+-- elevation: requests (the approval link only as its SHA-256) and owner-approved grants (the grant value only
+-- as its SHA-256; grant_id is public: listings, audit rows and trailers name it). A request carries the hash of
+-- the grant it turns into, so the model holds its grant from the start and it counts once the owner approves.
+CREATE TABLE IF NOT EXISTS elevation_requests (
+    link_hash TEXT PRIMARY KEY,
+    grant_id TEXT NOT NULL UNIQUE,
+    grant_hash TEXT NOT NULL UNIQUE,
+    code TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    connector TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT NOT NULL,
+    client_class TEXT NOT NULL,
+    environment TEXT,
+    conversation TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    answered_at REAL,
+    outcome TEXT
+);
+CREATE INDEX IF NOT EXISTS elevation_requests_connector ON elevation_requests(connector);
+CREATE TABLE IF NOT EXISTS elevation_grants (
+    grant_id TEXT PRIMARY KEY,
+    grant_hash TEXT NOT NULL UNIQUE,
+    connector TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT NOT NULL,
+    environment TEXT,
+    conversation TEXT,
+    approved_by TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    revoked_at REAL,
+    expiry_audited INTEGER NOT NULL DEFAULT 0
+);
 """
 
 
@@ -610,6 +645,92 @@ class StateDB:
                 (now - unused_client_seconds, now),
             ).rowcount
             return counts
+
+    # ----------------------------------------------------------- elevation
+    # -- elevation: SQL of auth/grants.py. Rows in, rows out; no decisions here.
+    def elevation_insert_request(self, row: dict[str, object], *, now: float, fits: Callable[[int], bool]) -> bool:
+        """Keep a request if ``fits(live unanswered requests of its connector login)``: one immediate
+        transaction, so two requests racing cannot both take the last place."""
+        with self.tx() as db:
+            pending = int(
+                db.execute(
+                    "SELECT COUNT(*) FROM elevation_requests WHERE connector = ? AND answered_at IS NULL"
+                    " AND expires_at > ?",
+                    (row["connector"], now),
+                ).fetchone()[0]
+            )
+            if not fits(pending):
+                return False
+            db.execute(
+                "INSERT INTO elevation_requests (link_hash, grant_id, grant_hash, code, reason, connector, login,"
+                " client, client_class, environment, conversation, created_at, expires_at) VALUES (:link_hash,"
+                " :grant_id, :grant_hash, :code, :reason, :connector, :login, :client, :client_class, :environment,"
+                " :conversation, :created_at, :expires_at)",
+                row,
+            )
+            return True
+
+    def elevation_pending_count(self, connector: str, now: float) -> int:
+        rows = self.query(
+            "SELECT COUNT(*) FROM elevation_requests WHERE connector = ? AND answered_at IS NULL AND expires_at > ?",
+            (connector, now),
+        )
+        return int(rows[0][0])
+
+    def elevation_request(self, link_hash: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM elevation_requests WHERE link_hash = ?", (link_hash,))
+        return rows[0] if rows else None
+
+    def elevation_request_by_grant(self, grant_hash: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM elevation_requests WHERE grant_hash = ?", (grant_hash,))
+        return rows[0] if rows else None
+
+    def elevation_answer(self, link_hash: str, *, outcome: str, now: float) -> sqlite3.Row | None:
+        """Mark a live request answered and return it, or None (answered before, expired, unknown): one UPDATE,
+        so two answers racing cannot both win."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE elevation_requests SET answered_at = ?, outcome = ? WHERE link_hash = ?"
+                " AND answered_at IS NULL AND expires_at > ?",
+                (now, outcome, link_hash, now),
+            )
+            if cur.rowcount != 1:
+                return None
+            return db.execute("SELECT * FROM elevation_requests WHERE link_hash = ?", (link_hash,)).fetchone()
+
+    def elevation_insert_grant(self, row: dict[str, object]) -> None:
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO elevation_grants (grant_id, grant_hash, connector, login, client, environment,"
+                " conversation, approved_by, created_at, expires_at) VALUES (:grant_id, :grant_hash, :connector,"
+                " :login, :client, :environment, :conversation, :approved_by, :created_at, :expires_at)",
+                row,
+            )
+
+    def elevation_grant(self, grant_hash: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM elevation_grants WHERE grant_hash = ?", (grant_hash,))
+        return rows[0] if rows else None
+
+    def elevation_grants(self) -> list[sqlite3.Row]:
+        return self.query("SELECT * FROM elevation_grants ORDER BY created_at")
+
+    def elevation_revoke(self, grant_id: str, now: float) -> sqlite3.Row | None:
+        """Revoke a live grant by its id; the row, or None if there was none to revoke."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE elevation_grants SET revoked_at = ? WHERE grant_id = ? AND revoked_at IS NULL", (now, grant_id)
+            )
+            if cur.rowcount != 1:
+                return None
+            return db.execute("SELECT * FROM elevation_grants WHERE grant_id = ?", (grant_id,)).fetchone()
+
+    def elevation_mark_expiry_audited(self, grant_id: str) -> bool:
+        """True once per grant: the first caller to see it expired writes the expiry's audit row."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE elevation_grants SET expiry_audited = 1 WHERE grant_id = ? AND expiry_audited = 0", (grant_id,)
+            )
+            return cur.rowcount == 1
 
     # -- persons and passkeys ---------------------------------------------------------------------------
     # Everything the console's login needs: passkeys, one-time enrol links, web sessions, pending WebAuthn

@@ -17,10 +17,12 @@ import pytest
 from mcp import Client
 
 from conftest import make_caller
+from notegate.auth.grants import Grants
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.errors import NotegateError
 from notegate.services.container import Services
+from notegate.services.elevation import ElevationService
 from notegate.services.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -101,7 +103,10 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any]]] = {
         {"item": "inbox/log/p.md", "version": REV, "reason": "why", "environment": ENV},
     ),
     "session_start": ("sessions", "start", {"project": "p", "branch": "dev", "environment": ENV}),
+    "request_elevation": ("elevation", "request_elevation", {"reason": "why", "environment": ENV}),
 }
+#: What the door adds of its own (from the request, never from the model's arguments).
+DOOR_ADDS: dict[str, dict[str, Any]] = {"request_elevation": {"conversation": None}}
 
 
 class Recorded(NotegateError):
@@ -128,21 +133,23 @@ def services(vault: Path):
 
 async def test_every_tool_forwards_every_argument_by_keyword(services: Services, monkeypatch) -> None:
     calls: dict[str, list] = {}
+    runtime = services.runtime
+    elevation = ElevationService(Grants(runtime.state, runtime.policy), base="http://x", clock=runtime.clock)
     for tool, (service, method, _) in TOOLS.items():
-        target = getattr(services, service)
+        target = elevation if service == "elevation" else getattr(services, service)
         calls[tool] = []
         monkeypatch.setattr(target, method, recorder(getattr(target, method), calls[tool]))
     caller = make_caller()
-    server = build_mcp(services, resolver=CallerResolver(fixed=caller))
+    server = build_mcp(services, resolver=CallerResolver(fixed=caller), elevation=elevation)
     async with Client(server) as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
         assert set(listed) == set(TOOLS), "a new tool needs a line in TOOLS"
         for tool, (_, _, sent) in TOOLS.items():
-            schema = set(listed[tool].input_schema["properties"]) - {"handle"}
+            schema = set(listed[tool].input_schema["properties"]) - {"handle", "grant"}  # the door's own
             assert schema == set(sent), f"{tool}: set every argument to a non-default value"
             result = await client.call_tool(tool, sent)
             assert result.is_error and "Refused [bad-argument]" in result.content[0].text, (tool, result.content)
-            assert calls[tool] == [((caller,), sent)], tool
+            assert calls[tool] == [((caller,), {**sent, **DOOR_ADDS.get(tool, {})})], tool
 
 
 def test_the_recorder_catches_a_renamed_parameter(services: Services) -> None:

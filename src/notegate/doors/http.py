@@ -44,6 +44,7 @@ from starlette.routing import Mount, Route
 
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
+from notegate.auth.grants import Grants
 from notegate.auth.oauth import NotegateOAuthProvider
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
@@ -393,7 +394,8 @@ def create_app(
     devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)
     mcp = build_mcp(
         services,
-        resolver=CallerResolver(devices=devices),
+        resolver=CallerResolver(devices=devices, grants=Grants(runtime.state, runtime.policy), clock=runtime.clock),
+        elevation_base=url,
         auth_server_provider=provider,
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
     )

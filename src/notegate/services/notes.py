@@ -385,6 +385,7 @@ class NotesService:
             "Notegate-Connector": caller.connector_id,
             "Notegate-Session": caller.session,
             "Notegate-Tier": caller.tier,
+            **({"Notegate-Grant": caller.grant_id} if caller.grant_id else {}),  # its public id, never its value
             **(extra or {}),
         }
         body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())

@@ -35,3 +35,10 @@ HandleArg = Annotated[
     str | None,
     Field(description="The handle session_start returned. Required for hosted clients: call session_start first."),
 ]
+GrantArg = Annotated[
+    str | None,
+    Field(
+        description="The grant request_elevation returned, once the owner approved it: makes this call trusted. "
+        "Omit it otherwise."
+    ),
+]

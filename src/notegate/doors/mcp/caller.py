@@ -3,7 +3,7 @@
 Why apart: this is the one place a door turns credentials into a :class:`Caller`.  Tiers come from
 credentials, never from anything a caller writes; the request headers are caller data and only ever name the
 session (hashed when they do not look plain).  :meth:`CallerResolver.caller_from_token` is the seam where a
-verified device header or an owner-approved grant will raise a caller's tier.
+verified device header or an owner-approved grant raises a caller's tier.
 """
 
 from __future__ import annotations
@@ -18,12 +18,16 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver import Context
 
 from notegate.auth.devices import DeviceVerifier
-from notegate.errors import AuthError
+from notegate.auth.grants import Grants, conversation_key
+from notegate.errors import AuthError, NotegateError
 from notegate.policy import Caller
 from notegate.safety.secrets import scan_credentials
 
 SESSION_HEADER = "x-notegate-session"
 DEVICE_HEADER = "x-notegate-device"
+#: Where clients put a conversation id in a request's ``_meta``: ChatGPT's anonymised conversation id
+#: (OpenAI Apps SDK reference: ``openai/session``, "for correlating tool calls within the same ChatGPT session").
+CONVERSATION_META_KEYS = ("openai/session",)
 
 #: A session label a caller may choose, kept verbatim in commit trailers: short, plain, no ``_`` (every
 #: notegate token has one) and nothing :func:`scan_credentials` takes for a credential.
@@ -66,19 +70,40 @@ class CallerResolver:
         *,
         still_valid: Callable[[], bool] | None = None,
         devices: DeviceVerifier | None = None,
+        grants: Grants | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.fixed = fixed
         self.still_valid = still_valid
         self.devices = devices
+        self.grants = grants
+        self.clock = clock
 
-    def __call__(self, ctx: Context | None) -> Caller:
+    def __call__(self, ctx: Context | None, *, grant: str | None = None) -> Caller:
         headers = _headers(ctx)
         if self.fixed is not None:
-            return self.fixed_caller(self.fixed, headers)
-        token = get_access_token()
-        if token is None or not token.claims:
-            raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
-        return self.caller_from_token(token, headers)
+            caller = self.fixed_caller(self.fixed, headers)
+        else:
+            token = get_access_token()
+            if token is None or not token.claims:
+                raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
+            caller = self.caller_from_token(token, headers)
+        return self.with_grant(caller, grant, conversation_of(ctx))
+
+    def with_grant(self, caller: Caller, grant: str | None, conversation: str | None) -> Caller:
+        """The caller as a presented grant leaves it: trusted when the grant applies; a grant that does not
+        apply is refused with its rule (the model passed it on purpose, so it must learn why it did not count).
+
+        Why here, after the device header: a grant is the other credential that raises a tier, and this
+        resolver is the one place a tier rises."""
+        if not grant:
+            return caller
+        if self.grants is None or self.clock is None:
+            raise NotegateError("this server does not issue grants", rule="grant-unknown")
+        granted, decision = self.grants.tier_for(caller, grant, conversation, self.clock())
+        if not decision.allowed:
+            raise NotegateError(decision.reason, rule=decision.rule)
+        return granted
 
     def fixed_caller(self, fixed: Caller, headers: Mapping[str, str] | None) -> Caller:
         """The stdio process's own caller, while the token it started with is still valid."""
@@ -118,6 +143,23 @@ def _header(headers: Mapping[str, str] | None, name: str) -> str | None:
         return headers.get(name) if headers is not None else None
     except (AttributeError, LookupError, ValueError):
         return None
+
+
+def conversation_of(ctx: Context | None) -> str | None:
+    """The hashed conversation id the client sent in this request's ``_meta``, or None (none sent, stdio)."""
+    if ctx is None:
+        return None
+    try:
+        meta = ctx.request_context.meta
+    except (AttributeError, LookupError, ValueError):
+        return None
+    if not isinstance(meta, Mapping):
+        return None
+    for key in CONVERSATION_META_KEYS:
+        found = conversation_key(meta.get(key))
+        if found is not None:
+            return found
+    return None
 
 
 def _headers(ctx: Context | None) -> Mapping[str, str] | None:

@@ -47,16 +47,18 @@ class ToolCall:
         *,
         environment: str | None = None,
         handle: str | None = None,
+        grant: str | None = None,
         session_tool: bool = False,
         **arguments: Any,
     ) -> R:
-        """``session_tool`` (session_start itself) skips the handle and the notice (it reports the count)."""
+        """``session_tool`` (session_start itself) skips the handle and the notice (it reports the count).
+        ``grant`` goes to the resolver only (it may raise the tier), never to a service."""
         try:
 
             def run() -> R:
                 # In the worker thread (context variables follow it): resolving may read the state DB
                 # (a revoked stdio token, a device header's audit row) and must not hold the event loop.
-                caller = self.resolver(ctx)
+                caller = self.resolver(ctx, grant=grant)
                 if session_tool:
                     return to_result(out, fn(caller, environment=environment, **arguments))
                 gated = self.gate(caller, handle)

@@ -1,0 +1,331 @@
+"""Elevation: a restricted session asks, the owner approves with a passkey, the session holds a grant.
+
+Theory of operation
+-------------------
+* ``request`` (the ``request_elevation`` tool) stores one request for the asking connector login and returns
+  three values: an approval **link** ``{base}/elevate/<id>`` for the owner (single use, ``elevation_link_seconds``),
+  a 4-letter **code** from an unambiguous alphabet that the page shows too, so the owner can tell which
+  session asked, and the **grant** value the model passes back as ``grant``.  The grant counts for nothing
+  until the owner approves the link.
+* The approval page talks to :class:`ElevationBackend` only: ``pending``, ``approve`` (with the time and the
+  user verification of a fresh passkey assertion), ``deny``.  It never sees the grant value.
+* ``tier_for`` turns a presented grant into a tier: trusted when :func:`notegate.policy.decide_grant` allows
+  (same connector login, same conversation where the client sent an id, not expired, not revoked), else the
+  caller exactly as its token made it, with the refusing rule.  It never raises, whatever string it is given.
+
+Invariants
+----------
+* The link id (192 random bits) and the grant value (256 random bits) are stored only as SHA-256.  The grant
+  id (``g-`` + 64 random bits, not a secret) is what listings, audit rows and trailers name.
+* A request is answered at most once (one UPDATE); a stale or unverified assertion does not consume it, so the
+  page can ask for a fresh one.
+* Every step is an audit row (tool ``elevation``) naming the person, the client and the connector login:
+  request, approval, refused approval, denial, first use per session, refused use, expiry (once), revocation.
+* ``now`` is always a parameter: tests inject time, nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
+
+from notegate.errors import NotegateError
+from notegate.policy import (
+    Caller,
+    Decision,
+    Policy,
+    decide_elevation_approval,
+    decide_elevation_request,
+    decide_grant,
+    deny,
+)
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from notegate.state import StateDB
+
+#: No 0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B, Q, U/V: letters that read alike on a phone screen or when spoken.
+CODE_ALPHABET = "ACDEFHJKMNPRTWXY"
+CODE_LENGTH = 4
+GRANT_PREFIX = "ngg_"
+_GRANT_VALUE = re.compile(r"ngg_[A-Za-z0-9_-]{43}\Z")
+MAX_REASON_CHARS = 500
+MAX_CONVERSATION_CHARS = 512
+MAX_AUDITED_USES = 4096  # (grant, session) pairs whose first use was audited, bounded
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def conversation_key(raw: object) -> str | None:
+    """The stored form of a client's conversation id (ChatGPT's ``openai/session``): its hash, or None.
+
+    Why hashed: the id is client data of any length; only equality matters."""
+    if not isinstance(raw, str) or not raw or len(raw) > MAX_CONVERSATION_CHARS:
+        return None
+    return _sha("conversation:" + raw)[:32]
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What ``request_elevation`` hands the model: show link and code to the owner, keep the grant."""
+
+    link: str
+    code: str
+    grant: str  # secret: returned once, stored only as a hash
+    grant_id: str
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class PendingElevation:
+    """What the approval page shows (never the grant value)."""
+
+    link_id: str
+    code: str
+    reason: str  # the session's own words: show escaped and marked as such
+    person: str
+    client: str
+    client_class: str
+    connector: str
+    asked_at: float
+    expires_at: float
+
+
+@dataclass(frozen=True)
+class Grant:
+    grant_id: str
+    connector: str
+    login: str
+    client: str
+    environment: str | None
+    conversation: str | None
+    approved_by: str
+    created_at: float
+    expires_at: float
+    revoked_at: float | None
+
+    @classmethod
+    def of(cls, row: sqlite3.Row) -> Grant:
+        return cls(**{name: row[name] for name in cls.__dataclass_fields__})
+
+
+class ElevationBackend(Protocol):
+    """What the approval page (``doors/web``) needs, and nothing more."""
+
+    def pending(self, link_id: str, *, now: float) -> PendingElevation | None:
+        """The live, unanswered request behind this link, or None (unknown, expired or answered)."""
+        ...
+
+    def approve(
+        self, link_id: str, *, person: str, assertion_at: float | None, user_verified: bool, now: float
+    ) -> Grant:
+        """Answer yes with a passkey assertion made at ``assertion_at``; the grant now counts."""
+        ...
+
+    def deny(self, link_id: str, *, person: str, now: float) -> None:
+        """Answer no: the grant never counts."""
+        ...
+
+
+class Grants:
+    """Requests, approvals and grants over the state DB (the :class:`ElevationBackend` of the pages)."""
+
+    def __init__(self, state: StateDB, policy: Policy) -> None:
+        self.state = state
+        self.policy = policy
+        self._used: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    # ------------------------------------------------------------ asking
+    def request(self, caller: Caller, *, reason: str, conversation: str | None, base: str, now: float) -> Ticket:
+        """Store a request of ``caller``'s connector login; refused past the pending cap."""
+        reason = " ".join(reason.split()) if isinstance(reason, str) else ""
+        if not reason or len(reason) > MAX_REASON_CHARS:
+            raise NotegateError(
+                f"the reason must be 1 to {MAX_REASON_CHARS} characters: what you want to do and why",
+                rule="elevation-reason-invalid",
+            )
+        first = decide_elevation_request(self.policy, caller, 0)
+        if not first.allowed:
+            raise NotegateError(first.reason, rule=first.rule)
+        link_id = secrets.token_urlsafe(24)
+        grant = GRANT_PREFIX + secrets.token_urlsafe(32)
+        grant_id = "g-" + secrets.token_hex(8)
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+        expires_at = now + self.policy.elevation_link_seconds
+        refused: list[Decision] = []
+
+        def fits(pending: int) -> bool:
+            decision = decide_elevation_request(self.policy, caller, pending)
+            refused.extend([] if decision.allowed else [decision])
+            return decision.allowed
+
+        row = {
+            "link_hash": _sha(link_id),
+            "grant_id": grant_id,
+            "grant_hash": _sha(grant),
+            "code": code,
+            "reason": reason,
+            "connector": caller.connector_id,
+            "login": caller.login,
+            "client": caller.client,
+            "client_class": caller.client_class,
+            "environment": caller.environment,
+            "conversation": conversation,
+            "created_at": now,
+            "expires_at": expires_at,
+        }
+        if not self.state.elevation_insert_request(row, now=now, fits=fits):
+            decision = refused[-1]
+            self._audit(caller, grant_id, f"elevation-refused:{decision.rule}", now)
+            raise NotegateError(decision.reason, rule=decision.rule)
+        self._audit(caller, grant_id, "elevation-requested", now)
+        return Ticket(f"{base.rstrip('/')}/elevate/{link_id}", code, grant, grant_id, expires_at)
+
+    # ---------------------------------------------------- the owner's page
+    def pending(self, link_id: str, *, now: float) -> PendingElevation | None:
+        row = self._live_request(link_id, now)
+        if row is None:
+            return None
+        return PendingElevation(
+            link_id=link_id,
+            code=row["code"],
+            reason=row["reason"],
+            person=row["login"],
+            client=row["client"],
+            client_class=row["client_class"],
+            connector=row["connector"],
+            asked_at=row["created_at"],
+            expires_at=row["expires_at"],
+        )
+
+    def approve(
+        self, link_id: str, *, person: str, assertion_at: float | None, user_verified: bool, now: float
+    ) -> Grant:
+        row = self._live_request(link_id, now)
+        if row is None:
+            raise _unknown()
+        decision = decide_elevation_approval(
+            self.policy,
+            asked_by=row["login"],
+            person=person,
+            assertion_at=assertion_at,
+            user_verified=user_verified,
+            now=now,
+        )
+        if not decision.allowed:
+            self._audit_row(row, f"elevation-approval-refused:{decision.rule} by={person}", now)
+            raise NotegateError(decision.reason, rule=decision.rule)
+        answered = self.state.elevation_answer(_sha(link_id), outcome="approved", now=now)
+        if answered is None:
+            raise _unknown()
+        grant = {
+            "grant_id": row["grant_id"],
+            "grant_hash": row["grant_hash"],
+            "connector": row["connector"],
+            "login": row["login"],
+            "client": row["client"],
+            "environment": row["environment"],
+            "conversation": row["conversation"],
+            "approved_by": person,
+            "created_at": now,
+            "expires_at": now + self.policy.elevation_grant_seconds,
+        }
+        self.state.elevation_insert_grant(grant)
+        self._audit_row(row, f"elevation-approved by={person}", now)
+        return Grant(**{k: v for k, v in grant.items() if k != "grant_hash"}, revoked_at=None)
+
+    def deny(self, link_id: str, *, person: str, now: float) -> None:
+        row = self._live_request(link_id, now)
+        if row is None or self.state.elevation_answer(_sha(link_id), outcome="denied", now=now) is None:
+            raise _unknown()
+        self._audit_row(row, f"elevation-denied by={person}", now)
+
+    # ------------------------------------------------------ the owner's CLI
+    def list(self) -> list[Grant]:
+        return [Grant.of(row) for row in self.state.elevation_grants()]
+
+    def revoke(self, grant_id: str, *, person: str, now: float) -> bool:
+        row = self.state.elevation_revoke(grant_id, now)
+        if row is None:
+            return False
+        self._audit_row(row, f"grant-revoked by={person}", now)
+        return True
+
+    # ------------------------------------------------------------- using
+    def tier_for(self, caller: Caller, grant: object, conversation: str | None, now: float) -> tuple[Caller, Decision]:
+        """The caller as this grant leaves it: trusted, or exactly as it was with the refusing rule. Never raises
+        on the grant's value (any string, any length, lone surrogates included)."""
+        if not isinstance(grant, str) or not _GRANT_VALUE.match(grant):
+            return caller, deny("grant-unknown", "this is not a grant notegate issued.")
+        digest = _sha(grant)
+        row = self.state.elevation_grant(digest)
+        if row is None:
+            asked = self.state.elevation_request_by_grant(digest)
+            if asked is not None and asked["answered_at"] is None and asked["expires_at"] > now:
+                return caller, deny("grant-pending", "the owner has not approved this request yet.")
+            return caller, deny("grant-unknown", "no such grant (never approved, denied or expired unanswered).")
+        facts = Grant.of(row)
+        decision = decide_grant(facts, caller, conversation, now)
+        if decision.allowed:
+            granted = replace(caller, tier="trusted", grant_id=facts.grant_id)
+            key = (facts.grant_id, caller.session)
+            if key not in self._used:
+                self._used[key] = None
+                while len(self._used) > MAX_AUDITED_USES:
+                    self._used.popitem(last=False)
+                self._audit(granted, facts.grant_id, "grant-used", now)
+            return granted, decision
+        if decision.rule == "grant-expired":
+            if self.state.elevation_mark_expiry_audited(facts.grant_id):
+                self._audit(caller, facts.grant_id, "grant-expired", now)
+        else:
+            self._audit(caller, facts.grant_id, f"grant-refused:{decision.rule}", now)
+        return caller, decision
+
+    # ------------------------------------------------------------- audit
+    def _live_request(self, link_id: object, now: float) -> sqlite3.Row | None:
+        if not isinstance(link_id, str) or not 20 <= len(link_id) <= 64:
+            return None
+        row = self.state.elevation_request(_sha(link_id))
+        if row is None or row["answered_at"] is not None or row["expires_at"] <= now:
+            return None
+        return row
+
+    def _audit(self, caller: Caller, grant_id: str, outcome: str, now: float) -> None:
+        self.state.audit(
+            now=now,
+            environment=caller.environment,
+            login=caller.login,
+            client=caller.client,
+            client_class=caller.client_class,
+            tier=caller.tier,
+            session=caller.session,
+            tool="elevation",
+            path=f"grant:{grant_id} connector:{caller.connector_id}",
+            outcome=outcome,
+        )
+
+    def _audit_row(self, row: sqlite3.Row, outcome: str, now: float) -> None:
+        self.state.audit(
+            now=now,
+            environment=row["environment"],
+            login=row["login"],
+            client=row["client"],
+            client_class=row["client_class"] if "client_class" in row.keys() else None,  # noqa: SIM118 - sqlite3.Row
+            tier=None,
+            session=None,
+            tool="elevation",
+            path=f"grant:{row['grant_id']} connector:{row['connector']}",
+            outcome=outcome,
+        )
+
+
+def _unknown() -> NotegateError:
+    return NotegateError("this approval link is unknown, expired or already answered", rule="elevation-unknown")
