@@ -392,9 +392,10 @@ def create_app(
     services = Services.build(runtime)
     # One verifier per server: its audience is this server's URL (public_url, or host:port on loopback).
     devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)
+    grants = Grants(runtime.state, runtime.policy)  # one per app: the MCP resolver and the approval page
     mcp = build_mcp(
         services,
-        resolver=CallerResolver(devices=devices, grants=Grants(runtime.state, runtime.policy), clock=runtime.clock),
+        resolver=CallerResolver(devices=devices, grants=grants, clock=runtime.clock),
         elevation_base=url,
         auth_server_provider=provider,
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
@@ -459,7 +460,12 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             *oauth_routes(provider),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
-            *web_routes(runtime, consent=consent if consent is not None else provider.core, port=port),
+            *web_routes(
+                runtime,
+                consent=consent if consent is not None else provider.core,
+                elevation=grants,
+                port=port,
+            ),
             Mount("/", app=guarded),
         ],
         lifespan=lifespan,

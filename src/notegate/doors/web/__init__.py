@@ -1,4 +1,5 @@
-"""The web console: passkey login for persons, their passkeys page, and the OAuth consent page.
+"""The web console: passkey login for persons, their passkeys page, the OAuth consent page and the
+elevation approval page.
 
 ``web_routes`` is all ``doors/http.py`` needs: it returns the console's routes, each wrapped in the
 security-headers middleware, for the one ASGI app.
@@ -14,10 +15,12 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route, request_response
 
 from notegate.auth.consent import ConsentBackend
+from notegate.auth.grants import ElevationBackend, Grants
 from notegate.auth.passkeys import Passkeys, persons, relying_party
 from notegate.auth.websession import CookiePolicy, is_loopback
 from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
+from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
 from notegate.services.runtime import Runtime
 
@@ -37,9 +40,16 @@ def console_hosts(runtime: Runtime, port: int) -> frozenset[str]:
     return frozenset(hosts)
 
 
-def web_routes(runtime: Runtime, *, consent: ConsentBackend | None = None, port: int = 8765) -> list[Route]:
+def web_routes(
+    runtime: Runtime,
+    *,
+    consent: ConsentBackend | None = None,
+    elevation: ElevationBackend | None = None,
+    port: int = 8765,
+) -> list[Route]:
     """The console's routes. ``consent`` is the authorization server's side of the consent page; without
-    one, the page answers "no such request" to every request id."""
+    one, the page answers "no such request" to every request id. ``elevation`` should be the very
+    :class:`Grants` the MCP door's resolver uses (one per app); without one, one is built over the runtime."""
     rp = relying_party(runtime.config.public_url, port)
     console = Console(
         state=runtime.state,
@@ -49,6 +59,7 @@ def web_routes(runtime: Runtime, *, consent: ConsentBackend | None = None, port:
         origin=rp.origin,
     )
     page = ConsentPage(console, consent)
+    elevate = ElevationPage(console, elevation if elevation is not None else Grants(runtime.state, runtime.policy))
     hosts = console_hosts(runtime, port)
 
     async def static(request: Request) -> Response:
@@ -72,6 +83,10 @@ def web_routes(runtime: Runtime, *, consent: ConsentBackend | None = None, port:
         ("/passkeys/{passkey_id}/revoke", console.revoke, ["POST"]),
         ("/oauth/consent", page.show, ["GET"]),
         ("/oauth/consent", page.answer, ["POST"]),
+        ("/elevate/{link_id}", elevate.show, ["GET"]),
+        ("/elevate/{link_id}", elevate.answer, ["POST"]),
+        ("/elevate/{link_id}/options", elevate.options, ["POST"]),
+        ("/elevate/{link_id}/verify", elevate.verify, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     return [

@@ -1,0 +1,179 @@
+"""The elevation approval page: the owner approves or denies one restricted session's request.
+
+Why two steps: approving needs a user-verified passkey assertion at most ``elevation_assertion_seconds`` old
+(a login cookie from hours ago proves nobody is at the keyboard). The page's passkey button runs a fresh
+assertion against this person's web session (``/elevate/<id>/verify``); the server notes when it verified
+it, and the Approve form then hands that time and its user-verification flag to the backend, which alone
+decides (stale, unverified or wrong person: refused with its rule, and the page asks for a fresh one).
+A noted assertion is spent by the first Approve, whatever the answer. Deny is always offered.
+
+What it shows comes from :class:`~notegate.auth.grants.PendingElevation` only; it never sees the grant value.
+The reason is the asking session's own words: autoescaped and marked as such.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import OrderedDict
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from notegate.auth.grants import ElevationBackend, PendingElevation
+from notegate.auth.websession import WebSession
+from notegate.doors.web.console import Console
+from notegate.errors import NotegateError
+
+MAX_LINK_ID = 64
+MAX_NOTED = 1024  # fresh assertions waiting for their Approve click, bounded
+
+
+def _unknown() -> NotegateError:
+    return NotegateError("this approval link is unknown, expired or already answered", rule="elevation-unknown")
+
+
+def _when(at: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+class ElevationPage:
+    def __init__(self, console: Console, backend: ElevationBackend | None) -> None:
+        self.console = console
+        self.backend = backend
+        # (hash of the web session secret, link id) -> when the server verified a UV passkey assertion
+        self._noted: OrderedDict[tuple[str, str], float] = OrderedDict()
+
+    @staticmethod
+    def _key(session: WebSession, link_id: str) -> tuple[str, str]:
+        return hashlib.sha256(session.secret.encode()).hexdigest(), link_id
+
+    async def _pending(self, link_id: object) -> PendingElevation | None:
+        if self.backend is None or not isinstance(link_id, str) or not 0 < len(link_id) <= MAX_LINK_ID:
+            return None
+        return await self.console.run(self.backend.pending, link_id, now=self.console.clock())
+
+    def _render(self, session: WebSession, pending: PendingElevation, **extra: object) -> Response:
+        noted = self._noted.get(self._key(session, pending.link_id))
+        return self.console.page(
+            "elevate.html",
+            extra.pop("status", 200),  # type: ignore[arg-type]
+            session=session,
+            csrf=session.csrf,
+            pending=pending,
+            asked=_when(pending.asked_at),
+            expires=_when(pending.expires_at),
+            verified=_when(noted) if noted is not None else None,
+            **extra,
+        )
+
+    async def show(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return console.login_redirect(request)
+        pending = await self._pending(request.path_params["link_id"])
+        if pending is None:
+            return console.refused_page(_unknown(), session)
+        return self._render(session, pending)
+
+    async def options(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            await console.json_body(request, session.secret)
+            if await self._pending(request.path_params["link_id"]) is None:
+                raise _unknown()
+            options = await console.run(
+                console.passkeys.authentication_options, binding=session.secret, now=console.clock()
+            )
+        except NotegateError as exc:
+            return console.refused_json(exc)
+        return JSONResponse(options)
+
+    async def verify(self, request: Request) -> Response:
+        """Verify a fresh assertion for this session; note its time. Without UV the backend refuses at once."""
+        console = self.console
+        session = await console.session(request)
+        link_id = request.path_params["link_id"]
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            data = await console.json_body(request, session.secret)
+            pending = await self._pending(link_id)
+            if pending is None or self.backend is None:
+                raise _unknown()
+            try:
+                record = await console.run(
+                    console.passkeys.authenticate,
+                    binding=session.secret,
+                    credential=data.get("credential"),
+                    now=console.clock(),
+                )
+            except NotegateError as exc:
+                if exc.rule != "passkey-user-verification":
+                    raise
+                # The assertion lacked user verification: the backend's own rule refuses (and audits it).
+                await console.run(
+                    self.backend.approve,
+                    link_id,
+                    person=session.login,
+                    assertion_at=console.clock(),
+                    user_verified=False,
+                    now=console.clock(),
+                )
+                raise  # not reached: approve without UV always refuses
+            if record.login != session.login:
+                raise NotegateError(
+                    "this passkey belongs to another person than this session's", rule="passkey-invalid"
+                )
+        except NotegateError as exc:
+            await console.run(
+                console.audit, "web:elevation-assertion", session.login if session else None, f"refused:{exc.rule}"
+            )
+            return console.refused_json(exc)
+        key = self._key(session, link_id)
+        self._noted[key] = console.clock()
+        self._noted.move_to_end(key)
+        while len(self._noted) > MAX_NOTED:
+            self._noted.popitem(last=False)
+        return JSONResponse({"redirect": f"/elevate/{link_id}"})
+
+    async def answer(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+        link_id = request.path_params["link_id"]
+        pending: PendingElevation | None = None
+        try:
+            form = await console.form(request, session.secret)
+            decision = form.get("decision")
+            if decision not in ("approve", "deny"):
+                raise NotegateError("the form named no decision", rule="web-bad-request")
+            pending = await self._pending(link_id)
+            if pending is None or self.backend is None:
+                raise _unknown()
+            now = console.clock()
+            if decision == "approve":
+                assertion_at = self._noted.pop(self._key(session, link_id), None)  # spent, whatever the answer
+                await console.run(
+                    self.backend.approve,
+                    link_id,
+                    person=session.login,
+                    assertion_at=assertion_at,
+                    user_verified=assertion_at is not None,
+                    now=now,
+                )
+            else:
+                self._noted.pop(self._key(session, link_id), None)
+                await console.run(self.backend.deny, link_id, person=session.login, now=now)
+        except NotegateError as exc:
+            await console.run(console.audit, "web:elevation", session.login, f"refused:{exc.rule}")
+            if pending is not None and exc.rule != "elevation-unknown" and await self._pending(link_id) is not None:
+                return self._render(session, pending, refusal=exc, status=403)
+            return console.refused_page(exc, session)
+        await console.run(console.audit, f"web:elevation-{decision}", session.login, f"ok:{pending.connector}")
+        return console.page("elevated.html", session=session, decision=decision, pending=pending)
