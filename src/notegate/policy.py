@@ -83,6 +83,17 @@ class Caller:
     connector: str = ""
     grant_id: str = ""  # the owner-approved grant that made it trusted (its public id), if one did
 
+    def audit_fields(self, default_environment: str | None = None) -> dict[str, str | None]:
+        """Who this caller is, as an audit row names it (one spelling for every door and service)."""
+        return {
+            "environment": self.environment or default_environment,
+            "login": self.login,
+            "client": self.client,
+            "client_class": self.client_class,
+            "tier": self.tier,
+            "session": self.session,
+        }
+
     @property
     def connector_id(self) -> str:
         """The connector login's stable id (``token:<id>``); callers built without one are named by client."""

@@ -385,12 +385,7 @@ class DeviceVerifier:
         outcome = f"device-{verdict.reason.value}" + (f":{denied_rule}" if denied_rule else "")
         self.state.audit(
             now=self.clock(),
-            environment=caller.environment or self._config().default_environment,
-            login=caller.login,
-            client=caller.client,
-            client_class=caller.client_class,
-            tier=caller.tier,
-            session=caller.session,
+            **caller.audit_fields(self._config().default_environment),
             tool="device-key",
             path=f"device:{verdict.device}" if verdict.device else None,
             outcome=outcome,

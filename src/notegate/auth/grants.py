@@ -301,12 +301,7 @@ class Grants:
     def _audit(self, caller: Caller, grant_id: str, outcome: str, now: float) -> None:
         self.state.audit(
             now=now,
-            environment=caller.environment,
-            login=caller.login,
-            client=caller.client,
-            client_class=caller.client_class,
-            tier=caller.tier,
-            session=caller.session,
+            **caller.audit_fields(),
             tool="elevation",
             path=f"grant:{grant_id} connector:{caller.connector_id}",
             outcome=outcome,

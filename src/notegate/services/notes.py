@@ -227,12 +227,7 @@ class NotesService:
         finally:
             self.rt.state.audit(
                 now=self.rt.clock(),
-                environment=caller.environment or self.rt.config.default_environment,
-                login=caller.login,
-                client=caller.client,
-                client_class=caller.client_class,
-                tier=caller.tier,
-                session=caller.session,
+                **caller.audit_fields(self.rt.config.default_environment),
                 tool=tool,
                 path=(path or "")[:300] or None,
                 outcome=outcome,
