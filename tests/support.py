@@ -88,9 +88,14 @@ class Server:
     def __init__(self, config_path: Path, port: int | None = None) -> None:
         self.config_path = config_path
         self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"http://localhost:{self.port}"  # what `notegate serve` prints
         self.proc: subprocess.Popen | Forked | None = None
         self.log = config_path.parent / f"serve-{self.port}.log"
+
+    @property
+    def issuer(self) -> str:
+        """The URL the server names itself by on loopback (doors/http.base_url): localhost, for passkeys."""
+        return self.url
 
     def start(self, timeout: float = 60.0) -> Server:
         """Start, retrying on another port if the chosen one was taken meanwhile (tests run in parallel)."""
@@ -99,7 +104,7 @@ class Server:
                 return self._start(timeout)
             except PortTaken:
                 self.port = free_port()
-                self.url = f"http://127.0.0.1:{self.port}"
+                self.url = f"http://localhost:{self.port}"  # what `notegate serve` prints
                 self.log = self.config_path.parent / f"serve-{self.port}.log"
         return self._start(timeout)
 

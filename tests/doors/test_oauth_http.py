@@ -148,17 +148,17 @@ async def test_metadata_documents(served: Server) -> None:
         meta = (await http.get(f"{served.url}/.well-known/oauth-authorization-server")).json()
         resource = (await http.get(f"{served.url}/.well-known/oauth-protected-resource/mcp")).json()
         challenge = await http.post(f"{served.url}/mcp", json={})
-    assert meta["issuer"] == served.url
+    assert meta["issuer"] == served.issuer
     assert meta["code_challenge_methods_supported"] == ["S256"]
     assert "none" in meta["token_endpoint_auth_methods_supported"]
     assert meta["client_id_metadata_document_supported"] is True
     assert meta["authorization_response_iss_parameter_supported"] is True
-    assert meta["registration_endpoint"] == f"{served.url}/register"
-    assert meta["revocation_endpoint"] == f"{served.url}/revoke"
-    assert meta["authorization_endpoint"] == f"{served.url}/authorize"
-    assert meta["token_endpoint"] == f"{served.url}/token"
-    assert resource["resource"] == f"{served.url}/mcp"
-    assert resource["authorization_servers"] == [served.url]
+    assert meta["registration_endpoint"] == f"{served.issuer}/register"
+    assert meta["revocation_endpoint"] == f"{served.issuer}/revoke"
+    assert meta["authorization_endpoint"] == f"{served.issuer}/authorize"
+    assert meta["token_endpoint"] == f"{served.issuer}/token"
+    assert resource["resource"] == f"{served.issuer}/mcp"
+    assert resource["authorization_servers"] == [served.issuer]
     assert challenge.status_code == 401
     assert "oauth-protected-resource/mcp" in challenge.headers["www-authenticate"]
 
@@ -240,7 +240,7 @@ async def test_authorize_refusals(served: Server) -> None:
             assert refused.status_code == 302
             query = parse_qs(urlsplit(refused.headers["location"]).query)
             assert query["error"] == ["invalid_request"] and "Refused [pkce-required]" in query["error_description"][0]
-            assert query["state"] == ["st4te"] and query["iss"] == [served.url]
+            assert query["state"] == ["st4te"] and query["iss"] == [served.issuer]
         no_method = await authorize(code_challenge_method="")  # RFC 7636: no method means plain
         assert (
             "Refused [pkce-required]" in parse_qs(urlsplit(no_method.headers["location"]).query)["error_description"][0]
@@ -255,7 +255,7 @@ async def test_authorize_refusals(served: Server) -> None:
         scope_error = await authorize(scope="admin")
         assert scope_error.status_code == 302
         query = parse_qs(urlsplit(scope_error.headers["location"]).query)
-        assert query["error"] == ["invalid_scope"] and query["iss"] == [served.url]  # iss on every redirect
+        assert query["error"] == ["invalid_scope"] and query["iss"] == [served.issuer]  # iss on every redirect
 
 
 async def test_registration_refuses_a_redirect_not_in_the_allowlist(served: Server) -> None:

@@ -237,12 +237,6 @@ def test_deny_clicked_in_the_browser_gives_access_denied_and_no_token(vault: Pat
     assert client.storage.tokens is None and client.tier is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: without public_url the issuer is http://127.0.0.1:PORT (doors/http.py base_url), so "
-    "/authorize sends the browser to the consent and login pages on 127.0.0.1, where WebAuthn (rp_id localhost) "
-    "refuses the passkey with SecurityError",
-)
 def test_default_loopback_serve_lets_the_person_log_in_at_consent(vault: Path, device: Device) -> None:
     with serve_console(vault, with_consent=False) as console, RedirectServer() as redirect:
         enrolled(console, device)

@@ -88,9 +88,20 @@ def body_limit(max_note_bytes: int) -> int:
     return BODY_ESCAPE_FACTOR * max_note_bytes + BODY_HEADROOM_BYTES
 
 
+#: Listen addresses that mean "this machine only": the server names itself ``localhost`` on them.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
 def base_url(runtime: Runtime, host: str, port: int) -> str:
+    """The one URL this server names itself by: the OAuth issuer, the resource and the links it prints.
+
+    Behind a proxy it is ``public_url``. On loopback it is ``http://localhost:PORT``, never the IP: a
+    passkey's relying party must be a domain (WebAuthn refuses IP addresses), so the consent and login
+    pages the issuer sends a browser to have to live on ``localhost`` for the owner to log in there."""
     if runtime.config.public_url:
         return runtime.config.public_url.rstrip("/")
+    if host in LOOPBACK_HOSTS:
+        return f"http://localhost:{port}"
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
 
