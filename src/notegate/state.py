@@ -732,6 +732,31 @@ class StateDB:
             )
             return cur.rowcount == 1
 
+    def elevation_grants_expired_unaudited(self, now: float) -> list[sqlite3.Row]:
+        """Grants past their expiry (not revoked) whose expiry has no audit row yet."""
+        return self.query(
+            "SELECT * FROM elevation_grants WHERE expires_at <= ? AND revoked_at IS NULL AND expiry_audited = 0",
+            (now,),
+        )
+
+    def elevation_requests_lapsed(self, now: float) -> list[sqlite3.Row]:
+        """Requests whose link expired unanswered."""
+        return self.query("SELECT * FROM elevation_requests WHERE answered_at IS NULL AND expires_at <= ?", (now,))
+
+    def elevation_sweep(self, *, now: float, keep_ended_seconds: float) -> dict[str, int]:
+        """Drop requests answered or expired, and grants that ended (expired or revoked) before
+        ``now - keep_ended_seconds``. Returns how many rows of each went."""
+        ended = now - keep_ended_seconds
+        with self.tx() as db:
+            return {
+                "requests": db.execute(
+                    "DELETE FROM elevation_requests WHERE answered_at IS NOT NULL OR expires_at <= ?", (now,)
+                ).rowcount,
+                "grants": db.execute(
+                    "DELETE FROM elevation_grants WHERE expires_at < ? OR revoked_at < ?", (ended, ended)
+                ).rowcount,
+            }
+
     # -- persons and passkeys ---------------------------------------------------------------------------
     # Everything the console's login needs: passkeys, one-time enrol links, web sessions, pending WebAuthn
     # challenges. Callers pass ``now``; expired rows are swept on the way.
