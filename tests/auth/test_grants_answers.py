@@ -212,3 +212,32 @@ def test_the_five_steps_each_leave_a_row_naming_person_and_connector(grants: Gra
     ]
     assert {(r["login"], r["client"]) for r in rows} == {("member", "claude.ai")}
     assert all(r["path"].startswith("grant:g-") and r["path"].endswith(" connector:oauth:fam-m") for r in rows)
+
+
+# ------------------------------------------------------------------ the grant value handed out early
+def test_an_unapproved_grant_value_is_worth_nothing_to_anyone(grants: Grants, state: StateDB) -> None:
+    """Why request_elevation may return the value at once: before approval it changes no caller, whoever
+    presents it and however the request ends (docs/security-model.md, elevation)."""
+    pending, denied, lapsed = (_ask(grants, OWNER_PHONE, now=T0 + i) for i in range(3))
+    grants.deny(_link_id(denied.link), person="owner", now=T0 + 5)
+    other = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s9", connector="oauth:fam-x")
+    trusted = Caller("owner", "Owner", "laptop", "workstation", "trusted", connector="token:t1")
+    seen = {}
+    for name, ticket, now in (("pending", pending, T0 + 10), ("denied", denied, T0 + 10), ("lapsed", lapsed, T0 + 700)):
+        for caller in (OWNER_PHONE, other, MEMBER_PHONE, trusted):
+            got, decision = grants.tier_for(caller, ticket.grant, None, now)
+            assert got == caller and not decision.allowed
+            seen[name, caller.connector] = decision.rule
+    assert seen["pending", "oauth:fam-o"] == "grant-pending"
+    assert seen["pending", "oauth:fam-x"] == seen["pending", "oauth:fam-m"] == "grant-other-connector"
+    assert {seen[k] for k in seen if k[0] != "pending"} == {"grant-unknown"}
+
+
+def test_the_secret_gate_refuses_a_grant_value_in_a_note(grants: Grants) -> None:
+    from notegate.safety.secrets import scan_credentials
+
+    ticket = _ask(grants, OWNER_PHONE)
+    text = f"Note to self: the grant is {ticket.grant} (keep it)."
+    (finding,) = scan_credentials(text)
+    assert finding.kind == "notegate-grant" and text[finding.start : finding.end] == ticket.grant
+    assert ticket.grant not in repr(finding)
