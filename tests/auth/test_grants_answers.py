@@ -241,3 +241,39 @@ def test_the_secret_gate_refuses_a_grant_value_in_a_note(grants: Grants) -> None
     (finding,) = scan_credentials(text)
     assert finding.kind == "notegate-grant" and text[finding.start : finding.end] == ticket.grant
     assert ticket.grant not in repr(finding)
+
+
+async def _sweep_once(vault: Path, tmp_path: Path) -> StateDB:
+    """The server's hourly loop (doors/http.py) with a short interval, until it swept the grants once."""
+    import anyio
+
+    from notegate.auth.oauth import NotegateOAuthProvider
+    from notegate.doors.http import oauth_sweep_loop
+
+    state = StateDB(tmp_path / "loop.sqlite")
+    config = load_config(vault)
+    grants = Grants(state, config.policy, owner_of=owners_in(lambda: config))
+    ticket = _ask(grants, OWNER_PHONE, now=T0)
+    grants.approve(_link_id(ticket.link), person="owner", assertion_at=T0, user_verified=True, now=T0 + 1)
+    _ask(grants, OWNER_PHONE, now=T0 + 2)  # lapses unanswered
+    provider = NotegateOAuthProvider(
+        state, config, issuer="http://x", resource="http://x/mcp", clock=lambda: T0 + 5 * 3600
+    )
+    with anyio.fail_after(20):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(oauth_sweep_loop, provider, grants, 0.01)
+            while "grant-expired" not in _outcomes(state):
+                await anyio.sleep(0.01)  # polls for the loop's work; the clock is injected
+            tasks.cancel_scope.cancel()
+    return state
+
+
+def test_the_servers_hourly_loop_runs_the_elevation_sweep(vault: Path, tmp_path: Path) -> None:
+    import anyio
+
+    state = anyio.run(_sweep_once, vault, tmp_path)
+    try:
+        assert _outcomes(state)[-2:] == ["grant-expired", "elevation-expired"]
+        assert _counts(state) == (0, 1)  # both requests gone; the grant is listed for a day after expiry
+    finally:
+        state.close()
