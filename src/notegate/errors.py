@@ -153,6 +153,7 @@ RULES: dict[str, str] = {
     "elevation-reason-invalid": "Say in one line (at most 500 characters) what you want to do and why.",
     "elevation-unknown": "Call request_elevation again: this link is unknown, expired or already answered.",
     "elevation-wrong-person": "Only the person whose session asked may approve it; log in as that person.",
+    "elevation-deny-wrong-person": "Only the person whose session asked, or the environment's owner, may deny it.",
     "elevation-assertion-unverified": "Approve again with your passkey, unlocking it with its PIN or biometric.",
     "elevation-assertion-stale": "Approve again: the page asks your passkey for a fresh assertion.",
     "grant-unknown": "Call again without grant, or call request_elevation and show the link and code to the owner.",

@@ -669,6 +669,22 @@ def decide_elevation_approval(
     return allow("elevation-approved")
 
 
+def decide_elevation_denial(*, asked_by: str, person: str, environment_owner: str | None) -> Decision:
+    """May ``person`` deny a request the connector login of ``asked_by`` made?  The person whose connector
+    asked, or the owner of the environment it asked in (``environment_owner``, None when unknown).
+
+    Why the owner too, when only the asker may approve: a denial takes nothing away but one request, and the
+    owner answers for everything written to their environment; approving raises a session, so it stays with
+    the person who will be accountable for what that session writes.  Anyone else logged in (another member
+    holding a forwarded link) may do neither: a member never cancels the owner's requests."""
+    if person == asked_by or (environment_owner is not None and person == environment_owner):
+        return allow("elevation-denied")
+    return deny(
+        "elevation-deny-wrong-person",
+        "this request was made by a connector login of another person, and you are not the environment's owner.",
+    )
+
+
 class GrantFacts(Protocol):
     """What a stored grant says (``notegate.auth.grants.Grant``): policy needs only this."""
 

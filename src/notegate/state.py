@@ -7,6 +7,8 @@ inject time instead of sleeping.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,13 +98,14 @@ CREATE TABLE IF NOT EXISTS notices (
     PRIMARY KEY (environment, login, client)
 );
 -- OAuth: registrations, consent requests, codes, grant families and tokens. Every secret (request id,
--- code, token) is stored only as its SHA-256; a DCR client's own client_secret is kept as the SDK's
--- client authenticator compares it (a registration is open to anyone, so it guards nothing alone).
+-- code, token, a DCR client's own client_secret) is stored only as its SHA-256: info_json never holds
+-- client_secret (auth/client_auth.py compares the hash; older databases are hashed at open).
 CREATE TABLE IF NOT EXISTS oauth_clients (
     client_id TEXT PRIMARY KEY,
     info_json TEXT NOT NULL,
     created_at REAL NOT NULL,
-    last_used_at REAL NOT NULL
+    last_used_at REAL NOT NULL,
+    secret_hash TEXT
 );
 CREATE TABLE IF NOT EXISTS oauth_pending (
     request_hash TEXT PRIMARY KEY,
@@ -253,6 +256,33 @@ class StateDB:
             if "connector" not in columns:
                 # Parts recorded before connector logins: '' = written by every connector of that person.
                 db.execute("ALTER TABLE inbox_parts ADD COLUMN connector TEXT NOT NULL DEFAULT ''")
+            if "secret_hash" not in {row[1] for row in db.execute("PRAGMA table_info(oauth_clients)")}:
+                db.execute("ALTER TABLE oauth_clients ADD COLUMN secret_hash TEXT")
+        self._hash_clear_client_secrets()
+
+    def _hash_clear_client_secrets(self) -> None:
+        """Registrations of an older database kept their client_secret in clear inside info_json: keep only
+        its SHA-256, then rewrite the whole file (VACUUM) and truncate the WAL, so no old page, free slot or
+        WAL frame still holds the secret (unless another process holds a read open at that moment: then the
+        checkpoint finishes later)."""
+        conn = self._conn()
+        rows = conn.execute(
+            "SELECT client_id, info_json FROM oauth_clients WHERE json_valid(info_json)"
+            " AND json_type(info_json, '$.client_secret') = 'text'"
+        ).fetchall()
+        if not rows:
+            return
+        with self.tx() as db:
+            for client_id, info_json in rows:
+                info = json.loads(info_json)
+                secret, info["client_secret"] = info["client_secret"], None
+                digest = hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+                db.execute(
+                    "UPDATE oauth_clients SET info_json = ?, secret_hash = ? WHERE client_id = ?",
+                    (json.dumps(info, separators=(",", ":")), digest, client_id),
+                )
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, params).fetchall()
@@ -490,16 +520,25 @@ class StateDB:
 
     # --------------------------------------------------------------- OAuth
     # -- OAuth: SQL of the authorization server (auth/oauth.py). Rows in, rows out; no decisions here.
-    def oauth_register_client(self, client_id: str, info_json: str, now: float, fits: Callable[[int], bool]) -> bool:
+    def oauth_register_client(
+        self,
+        client_id: str,
+        info_json: str,
+        now: float,
+        fits: Callable[[int], bool],
+        secret_hash: str | None = None,
+    ) -> bool:
         """Keep a registration if ``fits(count of registrations)``: one immediate transaction, so two
-        registrations racing cannot both take the last place."""
+        registrations racing cannot both take the last place. ``info_json`` holds no client_secret; its hash
+        is ``secret_hash``."""
         with self.tx() as db:
             count = int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
             if not fits(count):
                 return False
             db.execute(
-                "INSERT INTO oauth_clients (client_id, info_json, created_at, last_used_at) VALUES (?,?,?,?)",
-                (client_id, info_json, now, now),
+                "INSERT INTO oauth_clients (client_id, info_json, created_at, last_used_at, secret_hash)"
+                " VALUES (?,?,?,?,?)",
+                (client_id, info_json, now, now, secret_hash),
             )
             return True
 
@@ -731,6 +770,31 @@ class StateDB:
                 "UPDATE elevation_grants SET expiry_audited = 1 WHERE grant_id = ? AND expiry_audited = 0", (grant_id,)
             )
             return cur.rowcount == 1
+
+    def elevation_grants_expired_unaudited(self, now: float) -> list[sqlite3.Row]:
+        """Grants past their expiry (not revoked) whose expiry has no audit row yet."""
+        return self.query(
+            "SELECT * FROM elevation_grants WHERE expires_at <= ? AND revoked_at IS NULL AND expiry_audited = 0",
+            (now,),
+        )
+
+    def elevation_requests_lapsed(self, now: float) -> list[sqlite3.Row]:
+        """Requests whose link expired unanswered."""
+        return self.query("SELECT * FROM elevation_requests WHERE answered_at IS NULL AND expires_at <= ?", (now,))
+
+    def elevation_sweep(self, *, now: float, keep_ended_seconds: float) -> dict[str, int]:
+        """Drop requests answered or expired, and grants that ended (expired or revoked) before
+        ``now - keep_ended_seconds``. Returns how many rows of each went."""
+        ended = now - keep_ended_seconds
+        with self.tx() as db:
+            return {
+                "requests": db.execute(
+                    "DELETE FROM elevation_requests WHERE answered_at IS NOT NULL OR expires_at <= ?", (now,)
+                ).rowcount,
+                "grants": db.execute(
+                    "DELETE FROM elevation_grants WHERE expires_at < ? OR revoked_at < ?", (ended, ended)
+                ).rowcount,
+            }
 
     # -- persons and passkeys ---------------------------------------------------------------------------
     # Everything the console's login needs: passkeys, one-time enrol links, web sessions, pending WebAuthn

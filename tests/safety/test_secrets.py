@@ -168,7 +168,7 @@ ADVERSARIAL_PREFIXES = [
     "pypi-AgE", "hf_", "SG.", "://a:", "-u a:", "authorization: bearer ", "bearer ", "basic ", "password=",
     "token:", "key=", "@", "a@b.cd", "+1 ", "(415) ", "0171 ", "DE89", "4111", "?code=", "zoom.us/j/",
     "meet.google.com/", "jailbreak", "ignore ", "ignore all ", "you are now ", "DAN ", "<|im_start|>",
-    "-----BEGIN RSA PRIVATE KEY-----", "hooks.slack.com/services/T",
+    "-----BEGIN RSA PRIVATE KEY-----", "hooks.slack.com/services/T", "ngt_", "ngs_", "ngg_",
 ]  # fmt: skip
 
 

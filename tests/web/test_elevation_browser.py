@@ -4,12 +4,20 @@ rule (and the page offers a fresh one), deny always offered. Every refusal is as
 
 from __future__ import annotations
 
+import contextlib
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
+from anyio.from_thread import start_blocking_portal
+
 from notegate.auth.grants import Grants, Ticket
+from notegate.config import load_config
 from notegate.policy import Caller
+from support import mcp_http, mint, text_of
 from web.conftest import enrolled
-from web.harness import FETCH, Console, Device, sign_assertion
+from web.harness import FETCH, Console, Device, serve_console, sign_assertion
 
 PHONE = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s1", connector="oauth:fam-a")
 
@@ -111,3 +119,90 @@ def test_an_unknown_link_is_refused(console: Console, device: Device) -> None:
     enrolled(console, device)
     device.page.goto(f"{console.url}/elevate/{'x' * 32}")
     assert _rule(device) == "elevation-unknown"
+
+
+def _member_config(vault: Path) -> None:
+    vault.write_text(vault.read_text().replace("members = []", 'members = ["member"]', 1))
+
+
+def test_a_member_can_neither_approve_nor_deny_the_owners_request(vault: Path, browser, devices) -> None:
+    _member_config(vault)
+    with serve_console(vault) as console:
+        enrolled(console, devices())  # the owner has a passkey too (their phone)
+        member = enrolled(console, devices(), "member")
+        grants, ticket = _ask(console)  # the owner's phone connector asks
+        member.page.goto(ticket.link)
+        assert member.page.locator("#code").text_content() == ticket.code
+        assert member.ceremony() == "ok"  # a valid, fresh, user-verified assertion: of the wrong person
+        member.page.click("#approve")
+        member.page.wait_for_selector("#refusal")
+        assert _rule(member) == "elevation-wrong-person"
+        assert "Refused [elevation-wrong-person]" in (member.page.locator("#refusal").text_content() or "")
+        member.page.click("#deny")
+        member.page.wait_for_selector("#refusal")
+        assert _rule(member) == "elevation-deny-wrong-person"
+        assert "Refused [elevation-deny-wrong-person]" in (member.page.locator("#refusal").text_content() or "")
+        assert member.page.locator("#outcome").count() == 0
+        # neither answer consumed the request: the owner's session is still waiting for the owner
+        assert grants.tier_for(PHONE, ticket.grant, None, console.clock())[1].rule == "grant-pending"
+        assert grants.pending(urlsplit(ticket.link).path.rsplit("/", 1)[1], now=console.clock()) is not None
+        outcomes = [
+            r["outcome"]
+            for r in console.runtime.state.query("SELECT outcome FROM audit WHERE tool = 'elevation' ORDER BY id")
+        ]
+        assert outcomes[-2:] == [
+            "elevation-approval-refused:elevation-wrong-person by=member",
+            "elevation-denial-refused:elevation-deny-wrong-person by=member",
+        ]
+
+
+@contextlib.contextmanager
+def _sdk_client(url: str, token: str) -> Iterator[Callable[[str, dict], object]]:
+    """The official SDK client on an event loop of its own thread: Playwright's sync API holds this one's."""
+    with start_blocking_portal() as portal, portal.wrap_async_context_manager(mcp_http(url, token)) as client:
+        yield lambda name, arguments: portal.call(client.call_tool, name, arguments)
+
+
+def _write(call, path: str, grant: str | None = None):
+    args = {"path": path, "content": "elevated\n", "base_revision": "absent", **({"grant": grant} if grant else {})}
+    preview = call("write_note", args)
+    return preview if preview.is_error else call("write_note", {**args, "confirmed": True})
+
+
+def _refused(result, rule: str) -> None:
+    assert result.is_error and f"Refused [{rule}]" in text_of(result), text_of(result)
+
+
+def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Device) -> None:
+    """request_elevation over MCP -> the owner sees the same code in chromium and approves with a passkey ->
+    the session's next call with grant writes outside the inbox; another connector login with it gets nothing."""
+    phone, laptop = mint(vault, name="phone", tier="restricted"), mint(vault, name="laptop", tier="restricted")
+    with serve_console(vault, issuer_on_console=True) as console:
+        enrolled(console, device)
+        with _sdk_client(console.url, phone) as call:
+            asked = call("request_elevation", {"reason": "fix the <i>design</i> note"})
+            assert not asked.is_error, text_of(asked)
+            ticket = asked.structured_content
+            assert ticket["link"].startswith(f"{console.url}/elevate/")
+            _refused(_write(call, "projects/elevated.md", ticket["grant"]), "grant-pending")
+
+            device.page.goto(ticket["link"])
+            assert device.page.locator("#code").text_content() == ticket["code"]
+            assert device.page.locator("#reason").text_content() == "fix the <i>design</i> note"
+            assert device.ceremony() == "ok"
+            device.page.click("#approve")
+            device.page.wait_for_selector("#outcome")
+            assert device.page.locator("#outcome").get_attribute("data-decision") == "approve"
+
+            done = _write(call, "projects/elevated.md", ticket["grant"])
+            assert not done.is_error, text_of(done)
+            assert done.structured_content["status"] == "committed", done.structured_content
+            _refused(_write(call, "projects/without.md"), "restricted-outside-inbox")  # no grant, no trust
+        origin = load_config(vault).environment(None).origin_url
+        message = subprocess.run(
+            ["git", "-C", str(origin), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
+        ).stdout
+        assert f"Notegate-Grant: {ticket['grant_id']}" in message and "Notegate-Tier: trusted" in message
+        assert ticket["grant"] not in message
+        with _sdk_client(console.url, laptop) as call:
+            _refused(_write(call, "projects/stolen.md", ticket["grant"]), "grant-other-connector")

@@ -19,8 +19,15 @@ Invariants
   id (``g-`` + 64 random bits, not a secret) is what listings, audit rows and trailers name.
 * A request is answered at most once (one UPDATE); a stale or unverified assertion does not consume it, so the
   page can ask for a fresh one.
+* Only the person whose connector asked may approve; that person or the environment's owner may deny
+  (:func:`notegate.policy.decide_elevation_denial`); a refused answer consumes nothing.
+* A grant value presented before approval is held to the same bindings (connector login, conversation) and
+  only then told ``[grant-pending]``.
+* The hourly sweep (:meth:`Grants.sweep`) drops answered and lapsed requests and grants that ended a day ago;
+  a grant stays listed, and is refused by its own rule, until then.
 * Every step is an audit row (tool ``elevation``) naming the person, the client and the connector login:
-  request, approval, refused approval, denial, first use per session, refused use, expiry (once), revocation.
+  request, approval, refused approval, denial, refused denial, first use per session, refused use, expiry
+  (once: at the first presentation or the sweep, whichever comes first), a link lapsed unanswered, revocation.
 * ``now`` is always a parameter: tests inject time, nothing here reads a clock.
 """
 
@@ -30,6 +37,7 @@ import hashlib
 import re
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -39,6 +47,7 @@ from notegate.policy import (
     Decision,
     Policy,
     decide_elevation_approval,
+    decide_elevation_denial,
     decide_elevation_request,
     decide_grant,
     deny,
@@ -47,6 +56,7 @@ from notegate.policy import (
 if TYPE_CHECKING:
     import sqlite3
 
+    from notegate.config import Config
     from notegate.state import StateDB
 
 #: No 0/O, 1/I/L, 2/Z, 5/S, 6/G, 8/B, Q, U/V: letters that read alike on a phone screen or when spoken.
@@ -57,6 +67,9 @@ _GRANT_VALUE = re.compile(r"ngg_[A-Za-z0-9_-]{43}\Z")
 MAX_REASON_CHARS = 500
 MAX_CONVERSATION_CHARS = 512
 MAX_AUDITED_USES = 4096  # (grant, session) pairs whose first use was audited, bounded
+#: How long the hourly sweep keeps a grant after it expired or was revoked: presented within that day it is
+#: still refused by its own rule ([grant-expired], [grant-revoked]); after it, [grant-unknown].
+KEEP_ENDED_GRANT_SECONDS = 24 * 3600
 
 
 def _sha(text: str) -> str:
@@ -70,6 +83,28 @@ def conversation_key(raw: object) -> str | None:
     if not isinstance(raw, str) or not raw or len(raw) > MAX_CONVERSATION_CHARS:
         return None
     return _sha("conversation:" + raw)[:32]
+
+
+def owners_in(config: Callable[[], Config]) -> Callable[[str | None], str | None]:
+    """``owner_of`` over the live deployment config: environment name (None: the default) -> its owner."""
+
+    def owner_of(environment: str | None) -> str | None:
+        try:
+            return config().environment(environment).owner
+        except NotegateError:  # an environment removed from the config since: nobody owns it any more
+            return None
+
+    return owner_of
+
+
+@dataclass(frozen=True)
+class _Unapproved:
+    """A request's bindings as :func:`decide_grant` reads them, before the owner answered."""
+
+    connector: str
+    conversation: str | None
+    expires_at: float = float("inf")
+    revoked_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -130,16 +165,21 @@ class ElevationBackend(Protocol):
         ...
 
     def deny(self, link_id: str, *, person: str, now: float) -> None:
-        """Answer no: the grant never counts."""
+        """Answer no: the grant never counts.  Only the person whose connector asked, or the environment's
+        owner, may (:func:`notegate.policy.decide_elevation_denial`)."""
         ...
 
 
 class Grants:
     """Requests, approvals and grants over the state DB (the :class:`ElevationBackend` of the pages)."""
 
-    def __init__(self, state: StateDB, policy: Policy) -> None:
+    def __init__(
+        self, state: StateDB, policy: Policy, *, owner_of: Callable[[str | None], str | None] | None = None
+    ) -> None:
         self.state = state
         self.policy = policy
+        # environment name (None: the default) -> its owner's login, or None when unknown; only denial asks
+        self.owner_of = owner_of or (lambda _environment: None)
         self._used: OrderedDict[tuple[str, str], None] = OrderedDict()
 
     # ------------------------------------------------------------ asking
@@ -243,7 +283,15 @@ class Grants:
 
     def deny(self, link_id: str, *, person: str, now: float) -> None:
         row = self._live_request(link_id, now)
-        if row is None or self.state.elevation_answer(_sha(link_id), outcome="denied", now=now) is None:
+        if row is None:
+            raise _unknown()
+        decision = decide_elevation_denial(
+            asked_by=row["login"], person=person, environment_owner=self.owner_of(row["environment"])
+        )
+        if not decision.allowed:
+            self._audit_row(row, f"elevation-denial-refused:{decision.rule} by={person}", now)
+            raise NotegateError(decision.reason, rule=decision.rule)
+        if self.state.elevation_answer(_sha(link_id), outcome="denied", now=now) is None:
             raise _unknown()
         self._audit_row(row, f"elevation-denied by={person}", now)
 
@@ -269,8 +317,16 @@ class Grants:
         if row is None:
             asked = self.state.elevation_request_by_grant(digest)
             if asked is not None and asked["answered_at"] is None and asked["expires_at"] > now:
+                # The bindings hold before approval too: another connector login holding the value is told
+                # exactly what it would be told after approval, never that a request is waiting.
+                bound = decide_grant(_Unapproved(asked["connector"], asked["conversation"]), caller, conversation, now)
+                if not bound.allowed:
+                    self._audit(caller, asked["grant_id"], f"grant-refused:{bound.rule}", now)
+                    return caller, bound
                 return caller, deny("grant-pending", "the owner has not approved this request yet.")
-            return caller, deny("grant-unknown", "no such grant (never approved, denied or expired unanswered).")
+            return caller, deny(
+                "grant-unknown", "no such grant (never approved, denied, expired unanswered or ended over a day ago)."
+            )
         facts = Grant.of(row)
         decision = decide_grant(facts, caller, conversation, now)
         if decision.allowed:
@@ -288,6 +344,23 @@ class Grants:
         else:
             self._audit(caller, facts.grant_id, f"grant-refused:{decision.rule}", now)
         return caller, decision
+
+    # ------------------------------------------------------------- sweep
+    def sweep(self, *, now: float) -> dict[str, int]:
+        """The hourly sweep (with the OAuth one): audit every grant that expired unseen (``grant-expired``,
+        once, as a presented one would) and every link that expired unanswered (``elevation-expired``); drop
+        requests that are answered or expired (an approved one lives on as its grant) and grants that ended
+        (expired or revoked) more than :data:`KEEP_ENDED_GRANT_SECONDS` ago.  Grants stay listed until then."""
+        expired = 0
+        for row in self.state.elevation_grants_expired_unaudited(now):
+            if self.state.elevation_mark_expiry_audited(row["grant_id"]):
+                self._audit_row(row, "grant-expired", now)
+                expired += 1
+        lapsed = self.state.elevation_requests_lapsed(now)
+        for row in lapsed:
+            self._audit_row(row, "elevation-expired", now)
+        counts = self.state.elevation_sweep(now=now, keep_ended_seconds=KEEP_ENDED_GRANT_SECONDS)
+        return {"grants_expired": expired, "links_expired": len(lapsed), **counts}
 
     # ------------------------------------------------------------- audit
     def _live_request(self, link_id: object, now: float) -> sqlite3.Row | None:

@@ -38,7 +38,7 @@ from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthCli
 from pydantic import AnyUrl, PrivateAttr
 
 from notegate.auth.cimd import CimdFetcher, CimdRefused
-from notegate.auth.oauth_core import OAuthCore, TokenGrant
+from notegate.auth.oauth_core import OAuthCore, TokenGrant, digest
 from notegate.auth.tokens import PREFIX as STATIC_PREFIX
 from notegate.auth.tokens import TokenRecord, verify_token
 from notegate.config import Config
@@ -54,11 +54,20 @@ class NotegateClient(OAuthClientInformationFull):
 
     _allowlist: tuple[str, ...] = PrivateAttr(default=())
     _scopes: tuple[str, ...] = PrivateAttr(default=())
+    _secret_hash: str | None = PrivateAttr(default=None)
 
-    def bind(self, allowlist: tuple[str, ...], scopes: tuple[str, ...]) -> NotegateClient:
+    def bind(
+        self, allowlist: tuple[str, ...], scopes: tuple[str, ...], secret_hash: str | None = None
+    ) -> NotegateClient:
         self._allowlist = allowlist
         self._scopes = scopes
+        self._secret_hash = secret_hash
         return self
+
+    @property
+    def secret_hash(self) -> str | None:
+        """SHA-256 of the client_secret minted at registration (``client_secret`` itself is always None here)."""
+        return self._secret_hash
 
     @property
     def registered(self) -> tuple[str, ...]:
@@ -172,9 +181,9 @@ class NotegateOAuthProvider:
         if row is None:
             return None
         client = NotegateClient.model_validate_json(row["info_json"])
-        return client.bind(self.policy.oauth_redirect_allowlist, self.scopes)
+        return client.bind(self.policy.oauth_redirect_allowlist, self.scopes, row["secret_hash"])
 
-    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+    async def get_client(self, client_id: str) -> NotegateClient | None:
         return await self._run(self.client_sync, client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -195,8 +204,17 @@ class NotegateOAuthProvider:
                 refused.append(NotegateError(verdict.reason, rule=verdict.rule).explain())
             return verdict.allowed
 
+        # The SDK answers the registration with client_info (its secret shown once); the store gets a copy
+        # without the secret and the secret's SHA-256 (auth/client_auth.py compares it).
+        secret = client_info.client_secret
+        stored = client_info.model_copy(update={"client_secret": None})
         await self._run(
-            self.state.oauth_register_client, client_info.client_id, client_info.model_dump_json(), self.clock(), fits
+            self.state.oauth_register_client,
+            client_info.client_id,
+            stored.model_dump_json(),
+            self.clock(),
+            fits,
+            digest(secret) if secret else None,
         )
         if refused:
             raise RegistrationError("invalid_client_metadata", refused[0])

@@ -6,16 +6,19 @@
 * ``/authorize``: refuses PKCE without ``code_challenge_method=S256`` (a missing method means ``plain``,
   RFC 7636 §4.3, which the SDK would take as S256), then runs the SDK's handler and adds ``iss``
   (RFC 9207) to every redirect that goes back to the client, errors included.
-* ``/revoke`` (RFC 7009): the SDK's wants a ``client_secret`` form field even from public clients; here a
-  public client revokes with its ``client_id`` alone, a confidential one with its secret.  Revoking either
-  token of a family revokes the whole family.
+* ``/token`` and ``/revoke`` (RFC 7009): a DCR client's secret is stored only as its SHA-256, which the
+  SDK's client authenticator cannot compare; both authenticate with
+  :class:`~notegate.auth.client_auth.HashedSecretAuthenticator` (the SDK's ``TokenHandler`` does the rest of
+  /token).  A public client revokes with its ``client_id`` alone (the SDK's /revoke wanted a
+  ``client_secret`` field even then), a confidential one with its secret.  Revoking either token of a family
+  revokes the whole family.
 """
 
 from __future__ import annotations
 
-import hmac
-
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import AuthenticationError
 from mcp.server.auth.provider import construct_redirect_uri
 from mcp.server.auth.routes import build_metadata
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
@@ -27,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, request_response
 
+from notegate.auth.client_auth import HashedSecretAuthenticator
 from notegate.auth.oauth import NotegateOAuthProvider
 from notegate.errors import NotegateError
 
@@ -75,6 +79,8 @@ def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
     issuer = provider.issuer
     document = metadata(issuer, provider.policy.oauth_default_scope)
     sdk_authorize = AuthorizationHandler(provider)
+    authenticator = HashedSecretAuthenticator(provider)
+    token_handler = TokenHandler(provider, authenticator)
     consent_prefix = f"{issuer}/oauth/consent?"
 
     async def well_known(_request: Request) -> Response:
@@ -122,18 +128,16 @@ def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
 
     async def revoke(request: Request) -> Response:
         form = await request.form()
-        client_id, token, secret = form.get("client_id"), form.get("token"), form.get("client_secret")
+        client_id, token = form.get("client_id"), form.get("token")
         if not isinstance(client_id, str) or not client_id or not isinstance(token, str) or not token:
             return JSONResponse(
                 {"error": "invalid_request", "error_description": "token and client_id are required"},
                 status_code=400,
                 headers=NO_STORE,
             )
-        client = await provider.get_client(client_id)
-        if client is None or (
-            client.client_secret
-            and not (isinstance(secret, str) and hmac.compare_digest(client.client_secret.encode(), secret.encode()))
-        ):
+        try:
+            client = await authenticator.authenticate_request(request)
+        except AuthenticationError:
             return JSONResponse(
                 {"error": "invalid_client", "error_description": "unknown client or wrong client secret"},
                 status_code=401,
@@ -148,6 +152,7 @@ def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
     return [
         Route("/.well-known/oauth-authorization-server", cors(_endpoint(well_known)), methods=["GET", "OPTIONS"]),
         Route("/authorize", _endpoint(authorize), methods=["GET", "POST"]),
+        Route("/token", cors(_endpoint(token_handler.handle)), methods=["POST", "OPTIONS"]),
         Route("/revoke", cors(_endpoint(revoke)), methods=["POST", "OPTIONS"]),
     ]
 

@@ -44,7 +44,7 @@ from starlette.routing import Mount, Route
 
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
-from notegate.auth.grants import Grants
+from notegate.auth.grants import Grants, owners_in
 from notegate.auth.oauth import NotegateOAuthProvider
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
@@ -135,13 +135,19 @@ async def sync_loop(runtime: Runtime) -> None:
             log.exception("background sync failed")
 
 
-async def oauth_sweep_loop(provider: NotegateOAuthProvider, interval: float = OAUTH_SWEEP_SECONDS) -> None:
-    """Drop expired codes and tokens and registrations unused for a day (never one with a live token)."""
+async def oauth_sweep_loop(
+    provider: NotegateOAuthProvider, grants: Grants | None = None, interval: float = OAUTH_SWEEP_SECONDS
+) -> None:
+    """Drop expired codes and tokens and registrations unused for a day (never one with a live token); and
+    elevation requests answered or expired, grants ended a day ago (auditing expiries nobody presented)."""
     while True:
         await anyio.sleep(interval)
         try:
             swept = await anyio.to_thread.run_sync(lambda: provider.core.sweep(now=provider.clock()))
             log.info("oauth sweep: %s", swept)
+            if grants is not None:
+                swept = await anyio.to_thread.run_sync(lambda: grants.sweep(now=provider.clock()))
+                log.info("elevation sweep: %s", swept)
         except Exception:  # keep serving; the next tick tries again
             log.exception("oauth sweep failed")
 
@@ -403,7 +409,8 @@ def create_app(
     services = Services.build(runtime)
     # One verifier per server: its audience is this server's URL (public_url, or host:port on loopback).
     devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)
-    grants = Grants(runtime.state, runtime.policy)  # one per app: the MCP resolver and the approval page
+    # one per app: the MCP resolver and the approval page
+    grants = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
     mcp = build_mcp(
         services,
         resolver=CallerResolver(devices=devices, grants=grants, clock=runtime.clock),
@@ -450,7 +457,7 @@ def create_app(
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
-            tasks.start_soon(oauth_sweep_loop, provider)
+            tasks.start_soon(oauth_sweep_loop, provider, grants)
             try:
                 yield
             finally:

@@ -296,12 +296,19 @@ RULES: tuple[Rule, ...] = (
         _openai,
     ),
     Rule(GATE, "aws-access-key-id", re.compile(rf"{_start('A(?:KIA|SIA|BIA|CCA)')}[A-Z0-9]{{16}}"), _aws_key_id),
-    # notegate's own credentials: bearer tokens (ngt_<16 hex>_<43>) and session handles (ngs_<43>).
+    # notegate's own credentials: bearer tokens (ngt_<16 hex>_<43>), session handles (ngs_<43>) and elevation
+    # grants (ngg_<43>: a model holds one for hours; written into a note it would outlive the conversation).
     Rule(GATE, "notegate-token", re.compile(rf"{_start('ngt_')}[0-9a-f]{{16}}_[{_W}_-]{{43}}"), _random_token(4)),
     Rule(
         GATE,
         "notegate-session-handle",
         re.compile(rf"{_start('ngs_')}[{_W}_-]{{43}}"),
+        _random_token(4, need_digit=False),
+    ),
+    Rule(
+        GATE,
+        "notegate-grant",
+        re.compile(rf"{_start('ngg_')}[{_W}_-]{{43}}"),
         _random_token(4, need_digit=False),
     ),
     Rule(GATE, "github-token", re.compile(rf"{_start('gh[pousr]_')}[{_W}]{{36,251}}"), _random_token(4)),

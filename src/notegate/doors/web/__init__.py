@@ -15,7 +15,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import Route, request_response
 
 from notegate.auth.consent import ConsentBackend
-from notegate.auth.grants import ElevationBackend, Grants
+from notegate.auth.grants import ElevationBackend, Grants, owners_in
 from notegate.auth.passkeys import Passkeys, persons, relying_party
 from notegate.auth.websession import CookiePolicy, is_loopback
 from notegate.doors.web.consent_page import ConsentPage
@@ -59,7 +59,9 @@ def web_routes(
         origin=rp.origin,
     )
     page = ConsentPage(console, consent)
-    elevate = ElevationPage(console, elevation if elevation is not None else Grants(runtime.state, runtime.policy))
+    if elevation is None:
+        elevation = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
+    elevate = ElevationPage(console, elevation)
     hosts = console_hosts(runtime, port)
 
     async def static(request: Request) -> Response:
