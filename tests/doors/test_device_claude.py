@@ -3,9 +3,9 @@
 or one signed for another server leaves it restricted, and the audit names the exact reason.
 
 Everything is real: the key is made by ``notegate device keygen`` into a temporary config folder, its lines go
-into the served vault's deployment config, the Claude Code server entry is the README's JSON (read from the
-README, so the documentation is what is tested) added with ``claude mcp add-json --scope user``, and the helper
-is ``notegate device header`` run by Claude Code itself (it passes ``CLAUDE_CODE_MCP_SERVER_URL``; nothing else
+into the served vault's deployment config, the Claude Code server entry is the JSON the README has the user pass
+to ``claude mcp add-json --scope user`` (read from the README, so the documentation is what is tested), and the
+helper is ``notegate device header`` run by Claude Code itself (it passes ``CLAUDE_CODE_MCP_SERVER_URL``; nothing else
 tells the helper the URL).  The model is the stand-in Messages API (tests/hooks/claude_standin.py) scripted to
 call ``mcp__notegate__write_note`` once; the proof is read on the server's side: the audit rows in the state DB
 and the commit's ``Notegate-Tier`` trailer on the origin.
@@ -106,11 +106,15 @@ def keygen_and_trust(station: Workstation, config: Path) -> None:
 
 
 def readme_server_entry() -> dict:
-    """The Claude Code server entry exactly as the README shows it (the JSON block with a headersHelper)."""
-    for block in re.findall(r"```json\n(.*?)```", README.read_text(), flags=re.S):
-        if '"headersHelper"' in block:
-            return json.loads(block)["mcpServers"]["notegate"]
-    raise AssertionError("README shows no Claude Code server entry with a headersHelper")
+    """The Claude Code server entry exactly as the README has the user add it (`claude mcp add-json --scope user
+    notegate '…'`), checked to be the entry the README then shows in ``~/.claude.json``."""
+    readme = README.read_text()
+    [typed] = re.findall(r"claude mcp add-json --scope user notegate '([^']*)'", readme)
+    shown = [block for block in re.findall(r"```json\n(.*?)```", readme, flags=re.S) if '"headersHelper"' in block]
+    assert len(shown) == 1, "README shows one ~/.claude.json entry with a headersHelper"
+    entry = json.loads(typed)
+    assert json.loads(shown[0])["mcpServers"]["notegate"] == entry
+    return entry
 
 
 def add_server(claude: Path, station: Workstation, server: Server, helper: str | None = None, scope: str = "user"):
