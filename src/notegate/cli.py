@@ -26,6 +26,8 @@ EXAMPLES = {
     "device": "notegate device keygen laptop && notegate device header --url http://127.0.0.1:8765",
     "owner": "notegate owner enroll --config ./vault/notegate.toml --login alice",
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
+    "pre-receive": "notegate hooks install ./vault/origin.git --config ./vault/notegate.toml  # git then runs it",
+    "hooks": "notegate hooks install /srv/git/vault.git --config ./vault/notegate.toml --environment personal",
 }
 
 
@@ -183,6 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     dh.add_argument("--lifetime", type=int, default=None, help="seconds the header is valid (default and max: 12 h)")
     dh.add_argument("--value", action="store_true", help="print only the JWS (for Codex's env_http_headers)")
     dh.add_argument("--dir", default=None, help="key folder (default: $XDG_CONFIG_HOME/notegate/devices)")
+
+    p = _sub(subs, "pre-receive", "a bare origin's pre-receive hook: refuse a push that breaks the policy")
+    _config_arg(p)
+    p.add_argument("--environment", default=None, help="whose rules and owner apply (default: the default one)")
+
+    p = _sub(subs, "hooks", "install notegate's pre-receive hook into a bare origin")
+    hsubs = p.add_subparsers(dest="hooks_command", required=True, metavar="ACTION")
+    hi = hsubs.add_parser("install", help="write ORIGIN/hooks/pre-receive (refuses to replace another hook)")
+    hi.add_argument("origin", help="the bare repository (e.g. /srv/git/vault.git)")
+    _config_arg(hi)
+    hi.add_argument("--environment", default=None, help="whose rules and owner apply (default: the default one)")
+    hi.add_argument("--force", action="store_true", help="replace a pre-receive hook notegate did not write")
 
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
@@ -624,6 +638,47 @@ def cmd_device(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pre_receive(args: argparse.Namespace) -> int:
+    """git's pre-receive hook: fail closed (exit 1) on any finding and on anything unexpected."""
+    from notegate.policy import PUSHER_VARIABLES
+    from notegate.sync.prereceive import check_push, parse_alternates
+
+    config = _load(args)
+    environment = config.environment(args.environment).name
+    git_dir = Path(os.environ.get("GIT_DIR", ".")).resolve()
+    object_dirs = [os.environ[v] for v in ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH") if os.environ.get(v)]
+    object_dirs += parse_alternates(os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", ""))
+    pusher_values = {name: os.environ[name] for name in PUSHER_VARIABLES if name in os.environ}
+    stdin_text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    try:
+        report = check_push(config, environment, stdin_text, pusher_values, git_dir, [Path(d) for d in object_dirs])
+    except Exception as exc:  # a guard fails closed, whatever went wrong
+        return _fail(f"notegate pre-receive: push refused: the check could not run ({type(exc).__name__})", 1)
+    for line in report.lines():
+        print(f"notegate: {line}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def cmd_hooks(args: argparse.Namespace) -> int:
+    from notegate.sync.hookfile import HOOK_MARKER, hook_path, install_hook
+
+    origin = Path(args.origin)
+    if not (origin / "objects").is_dir() or not (origin / "HEAD").is_file():
+        return _fail(f"notegate hooks: {args.origin} is not a bare git repository", 2)
+    config = _load(args)
+    environment = config.environment(args.environment).name
+    existing = hook_path(origin)
+    if existing.exists() and not args.force:
+        text = existing.read_text(encoding="utf-8", errors="replace")
+        if HOOK_MARKER not in text:
+            return _fail(
+                f"notegate hooks: {existing} exists and notegate did not write it; pass --force to replace it", 1
+            )
+    path = install_hook(origin, config.path, environment)
+    print(f"installed {path} (environment {environment})")
+    return 0
+
+
 def cmd_floor(args: argparse.Namespace) -> int:
     from notegate.safety.floor import check_item
     from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
@@ -684,6 +739,8 @@ COMMANDS = {
     "hook": cmd_hook,
     "device": cmd_device,
     "grant": cmd_grant,
+    "pre-receive": cmd_pre_receive,
+    "hooks": cmd_hooks,
 }
 
 

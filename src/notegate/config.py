@@ -71,6 +71,13 @@ ENVIRONMENT_SETTINGS: tuple[Setting, ...] = (
     Setting("origin", str, "origin.git", "The git remote that is the truth: a URL, or a path relative to this file."),
     Setting("owner", str, "owner", "Login of the environment's owner."),
     Setting("members", list, [], "Other logins that may use this environment."),
+    Setting(
+        "owner_pushers",
+        list,
+        [],
+        "Forge user names that push as the owner (the pre-receive hook; [] = the owner's login). On a remote "
+        "forge, list notegate's own push account too.",
+    ),
 )
 
 
@@ -137,6 +144,7 @@ class EnvironmentConfig:
     origin_url: str
     owner: str
     members: tuple[str, ...]
+    owner_pushers: tuple[str, ...] = ()  # the ENVIRONMENT_SETTINGS row holds the default
 
     @property
     def is_local_origin(self) -> bool:
@@ -212,7 +220,11 @@ def load_config(path: str | Path) -> Config:
         if "://" not in origin and not origin.startswith("git@"):
             origin = str((base / origin).resolve())
         environments[name] = EnvironmentConfig(
-            name=name, origin_url=origin, owner=values["owner"], members=tuple(values["members"])
+            name=name,
+            origin_url=origin,
+            owner=values["owner"],
+            members=tuple(values["members"]),
+            owner_pushers=tuple(str(p) for p in values["owner_pushers"]),
         )
     if not environments:
         raise ConfigError("no environment is configured", remedy="Add an [environments.personal] table.")

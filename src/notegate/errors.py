@@ -170,6 +170,26 @@ RULES: dict[str, str] = {
     "quickly and under 10 KB.",
     "cimd-private-address": "Serve the client metadata document from a public address, or name the host in "
     "[server] cimd_private_hosts.",
+    # -- the git door (incoming commits: the pre-receive hook, fetch, sync)
+    "incoming-hidden-path": "Remove it from the commit (keep .obsidian/ and other hidden files local; add them to "
+    ".gitignore), then push again.",
+    "incoming-symlink": "Commit the file itself instead of a link to it.",
+    "incoming-submodule": "Remove the submodule and .gitmodules; copy the notes in instead.",
+    "incoming-executable": "Clear the executable bit (git update-index --chmod=-x PATH) and commit again.",
+    "incoming-mode": "Commit it as a plain file (mode 100644).",
+    "incoming-malformed": "Push commits made by git itself; this object cannot be read as a commit or tree.",
+    "protected-floor-hold": "Remove the invisible characters or instruction-file names the floor names, then push "
+    "again; or write the note through an inbox item and let a reviewer decide.",
+    "push-non-fast-forward": "Fetch, rebase or merge onto the origin's branch, then push without --force.",
+    "too-many-deletions": "Delete fewer notes per commit (split the commit), or raise max_deletions_per_commit.",
+    "too-many-files": "Add fewer files per commit (split the commit), or raise max_files_per_commit.",
+    "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",
+    "attachment-too-large": "Commit a smaller file, or raise max_attachment_bytes.",
+    "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
+    "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
+    "push-delete-default-branch": "Keep the default branch; delete other branches only.",
+    "push-protected-path": "Leave rules/, handoffs/, log/ and design/ to the owner: write an inbox item for a "
+    "reviewer, or ask the owner to push it.",
 }
 
 # Rules built from a family and a detail (a schema pointer, a gate, a floor rule): the family is registered.

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Protocol
 
+from notegate.errors import PathRejected
 from notegate.globs import any_match, folder_could_hold, glob_match
 from notegate.policyfile import (
     CLIENT_CLASSES,
@@ -33,7 +34,10 @@ from notegate.policyfile import (
     policy_values,
     template_regex,
 )
+from notegate.safety.attachments import extension_of, media_type_of, signature_matches
+from notegate.safety.floor import check_item
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
+from notegate.vault.paths import FolderPath, NotePath
 
 __all__ = [  # what other modules take from here besides the decisions
     "CLIENT_CLASSES",
@@ -213,6 +217,10 @@ class Policy:
     elevation_grant_seconds: int = default("elevation_grant_seconds")
     elevation_pending_cap: int = default("elevation_pending_cap")
     elevation_assertion_seconds: int = default("elevation_assertion_seconds")
+    max_deletions_per_commit: int = default("max_deletions_per_commit")
+    max_files_per_commit: int = default("max_files_per_commit")
+    attachment_types: tuple[tuple[str, str], ...] = default("attachment_types")
+    max_attachment_bytes: int = default("max_attachment_bytes")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -249,6 +257,17 @@ class Policy:
     def route_template(self, kind: str) -> str:
         return dict(self.routes).get(kind, "")
 
+    def is_session_loaded(self, path: str) -> bool:
+        """Is ``path`` what sessions load at start or what routes reach: the protected globs, the digest,
+        and the folders of the routes and of the notes ``session_start`` reads (handoffs/, log/, design/,
+        projects/ by default)?  Compared case-insensitively (a case-insensitive clone loads ``HANDOFFS/x.md``
+        as ``handoffs/x.md``).  The git door protects these: the floor runs on what is pushed there, and only
+        the owner may change them."""
+        if self.is_protected(path) or path.casefold() == self.digest_path.casefold():
+            return True
+        folded = path.casefold()
+        return any(folded.startswith(folder) for folder in _session_folders(self.routes))
+
     def names_instruction_file(self, path: str) -> bool:
         """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
         return instruction_file_named(self.instruction_files, path) is not None
@@ -269,6 +288,17 @@ class Policy:
         if self.is_inbox(target) or self.names_instruction_file(target):
             return deny("route-protected", f"the route for {kind} would reach {target}, which no route may reach.")
         return allow("route", target)
+
+
+#: The notes ``session_start`` reads besides the digest (services/sessions.py): their folders are loaded at
+#: start just like the routes' targets.
+SESSION_START_NOTES = ("handoffs/{project}.md", "projects/{project}.md")
+
+
+@lru_cache(maxsize=16)
+def _session_folders(routes: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    templates = [t for _, t in routes if t] + list(SESSION_START_NOTES)
+    return tuple(sorted({t.rsplit("/", 1)[0].casefold() + "/" for t in templates if "/" in t}))
 
 
 _SHORT_NAME = re.compile(r"([a-z0-9]{1,6})~[0-9]{1,6}(?:\.([a-z0-9]{1,3}))?\Z")
@@ -728,3 +758,241 @@ def decide_person(persons: frozenset[str], login: str) -> Decision:
     if login in persons:
         return allow("person", "an owner or member of an environment")
     return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")
+
+
+# ------------------------------------------------------------ the git door
+# What an incoming commit may carry (notegate.sync.incoming reads git and asks here), and who may push what
+# (notegate.sync.prereceive).  Every function takes facts already read from git: names, modes, sizes, bytes.
+
+#: Hidden names whose Windows 8.3 short names (``OBSIDI~1``, ``MCP~1.JSO``) alias them on an NTFS clone;
+#: ``git~1`` (``.git``) is the one git itself refuses (CVE-2019-1353).
+HIDDEN_SHORT_NAMES = (
+    ".git",
+    ".gitmodules",
+    ".gitattributes",
+    ".gitignore",
+    ".obsidian",
+    ".claude",
+    ".github",
+    ".mcp.json",
+    ".cursor",
+    ".vscode",
+    ".trash",
+)
+
+#: Forge variables naming who pushes, in the order they are believed (README, "The git door"): an SSH key's
+#: forced command, GitLab, Gitea/Forgejo, git http-backend behind a web server's authentication.
+PUSHER_VARIABLES = ("NOTEGATE_PUSHER", "GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER")
+
+MODE_FILE = 0o100644
+MODE_EXECUTABLE = 0o100755
+MODE_SYMLINK = 0o120000
+MODE_GITLINK = 0o160000
+MODE_TREE = 0o040000
+
+
+def _short_name_aliases(plain: str, long_names: Iterable[str]) -> bool:
+    """Could the 8.3 short name ``plain`` (already folded) be Windows' alias of one of ``long_names``?"""
+    match = _SHORT_NAME.match(plain)
+    if not match:
+        return False
+    stem, ext = match.group(1), match.group(2) or ""
+    for name in long_names:
+        long = name.lstrip(".")
+        long_stem, _, long_ext = long.rpartition(".") if "." in long else (long, "", "")
+        if re.sub(r"[^a-z0-9]", "", long_stem).startswith(stem) and long_ext.startswith(ext):
+            return True
+    return False
+
+
+def is_hidden_segment(segment: str) -> bool:
+    """Would a file system or a tool take ``segment`` for a hidden name (one starting with ``.``)?
+
+    Compared as the instruction-file check compares names (:func:`_plain_fold`): NFKC (a fullwidth or
+    small full stop is a dot), case folding, the NTFS aliases (a stream suffix, trailing dots and spaces),
+    and leading whitespace dropped; and the 8.3 short names of :data:`HIDDEN_SHORT_NAMES`."""
+    plain = _plain_fold(segment).lstrip()
+    return plain.startswith(".") or _short_name_aliases(plain, HIDDEN_SHORT_NAMES)
+
+
+def _is_gitmodules(segment: str) -> bool:
+    """``.gitmodules`` in any case or NTFS spelling (its 8.3 names are refused as hidden paths)."""
+    return _plain_fold(segment).lstrip() == ".gitmodules"
+
+
+def decide_incoming_mode(mode: int) -> Decision:
+    """May an incoming file have this git mode?  Only a plain file (100644): no symlink (it can point
+    outside the clone), no submodule (it fetches another repository), nothing executable, nothing else."""
+    if mode == MODE_FILE:
+        return allow("incoming-mode")
+    if mode == MODE_SYMLINK:
+        return deny("incoming-symlink", "a symbolic link is not a note; it could point outside the vault.")
+    if mode == MODE_GITLINK:
+        return deny("incoming-submodule", "a submodule (gitlink) would make clones fetch another repository.")
+    if mode == MODE_EXECUTABLE:
+        return deny("incoming-executable", "an executable file is not a note or an attachment.")
+    return deny("incoming-mode", f"mode {mode:o} is not a plain file (100644).")
+
+
+def decide_incoming_folder(policy: Policy, path: str) -> Decision:
+    """May an incoming commit hold a folder at ``path``?  (Refused folders are reported once and not entered.)"""
+    segments = path.split("/")
+    if any(_is_gitmodules(seg) for seg in segments):
+        return deny("incoming-submodule", "a .gitmodules entry configures submodules; it never enters a vault.")
+    if any(is_hidden_segment(seg) for seg in segments):
+        return deny(
+            "incoming-hidden-path",
+            "hidden files and folders (.obsidian/, .git..., .claude/, .mcp.json, in any spelling: case, "
+            "fullwidth dots, trailing dots or spaces, 8.3 short names) stay local to each device.",
+        )
+    try:
+        parsed = FolderPath.parse(path)
+    except PathRejected as exc:
+        return deny(exc.rule, exc.message)
+    return _decide_spelling(policy, path, parsed.value)
+
+
+def _decide_spelling(policy: Policy, path: str, value: str) -> Decision:
+    if value != path:
+        return deny("path-not-normalised", "the path is not in Unicode NFC; commit it in NFC (one spelling per name).")
+    return decide_name(policy, path)
+
+
+def decide_incoming_path(policy: Policy, path: str) -> Decision:
+    """May an incoming commit add or change a file at ``path``?  A note (``.md``) or an attachment of a type
+    the policy allows, at a path the foundation's rules accept, named like no instruction file.  Allowed:
+    rule ``incoming-note``, or ``incoming-attachment`` with the media type as its reason."""
+    folder = decide_incoming_folder(policy, path)
+    if not folder.allowed:
+        return folder
+    name = path.rsplit("/", 1)[-1]
+    if extension_of(name) == "md":
+        try:
+            NotePath.parse(path)  # the .md suffix in lowercase; the rest FolderPath checked above
+        except PathRejected as exc:
+            return deny(exc.rule, exc.message)
+        return allow("incoming-note")
+    media_type = media_type_of(policy.attachment_types, name)
+    if not media_type:
+        extra = " SVG may carry script, so it is never accepted." if extension_of(name) == "svg" else ""
+        return deny(
+            "file-type-refused",
+            "this file is neither a note (.md) nor an attachment of a type the policy allows "
+            f"(attachment_types).{extra}",
+        )
+    return allow("incoming-attachment", media_type)
+
+
+def decide_incoming_size(policy: Policy, kind: Decision, size: int) -> Decision:
+    """Is an incoming file of ``size`` bytes small enough?  ``kind`` is what :func:`decide_incoming_path`
+    allowed.  Decided from the object's header, before its content is read."""
+    if kind.rule == "incoming-note":
+        if size > policy.max_note_bytes:
+            return deny("note-too-large", f"the note is {size} bytes, over max_note_bytes ({policy.max_note_bytes}).")
+        return allow("size")
+    if kind.rule == "incoming-attachment":
+        if size > policy.max_attachment_bytes:
+            return deny(
+                "attachment-too-large",
+                f"the attachment is {size} bytes, over max_attachment_bytes ({policy.max_attachment_bytes}).",
+            )
+        return allow("size")
+    return deny("file-type-refused", "this file is neither a note nor an allowed attachment.")
+
+
+def decide_attachment(policy: Policy, name: str, head: bytes, size: int) -> Decision:
+    """Is ``name`` an attachment of an allowed type, ``size`` bytes long, whose first bytes ``head`` are
+    those of its media type?  (A ``.png`` that is an HTML page or a script is refused.)"""
+    media_type = media_type_of(policy.attachment_types, name)
+    if not media_type:
+        return deny("file-type-refused", "this file is neither a note (.md) nor an allowed attachment type.")
+    if size > policy.max_attachment_bytes:
+        return deny(
+            "attachment-too-large",
+            f"the attachment is {size} bytes, over max_attachment_bytes ({policy.max_attachment_bytes}).",
+        )
+    if not signature_matches(media_type, head):
+        return deny(
+            "attachment-type-mismatch",
+            f"its first bytes are not those of {media_type}, the type its extension names.",
+        )
+    return allow("incoming-attachment", media_type)
+
+
+def decide_incoming_note(policy: Policy, path: str, data: bytes) -> Decision:
+    """May these exact bytes be the note at ``path``?  UTF-8 without NUL, like every note the server writes;
+    where sessions load it at start (:meth:`Policy.is_session_loaded`), the floor must not hold it,
+    whoever pushed it."""
+    if b"\x00" in data:
+        return deny("content-binary", "the note contains NUL bytes; notes are UTF-8 Markdown text.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return deny("content-not-utf8", "the note is not valid UTF-8.")
+    if policy.is_session_loaded(path):
+        verdict = check_item(text, path=path, instruction_files=policy.instruction_files)
+        if verdict.held:
+            return deny(
+                "protected-floor-hold",
+                "sessions load this note at start and the floor holds it: "
+                + "; ".join(r.as_text() for r in verdict.reasons[:3]),
+            )
+    return allow("incoming-content")
+
+
+def decide_commit_size(policy: Policy, *, deleted: int, added: int) -> Decision:
+    """May one commit delete ``deleted`` files (renames already left out) and add ``added``?"""
+    if deleted > policy.max_deletions_per_commit:
+        return deny(
+            "too-many-deletions",
+            f"the commit deletes {deleted} files; one commit may delete at most {policy.max_deletions_per_commit} "
+            "(max_deletions_per_commit; a rename is not a deletion).",
+        )
+    if added > policy.max_files_per_commit:
+        return deny(
+            "too-many-files",
+            f"the commit adds more than {policy.max_files_per_commit} files (max_files_per_commit).",
+        )
+    return allow("commit-size")
+
+
+def decide_fast_forward(descends: bool) -> Decision:
+    """May a branch move from its old tip to a new one?  Only forward: history is never rewritten."""
+    if descends:
+        return allow("fast-forward")
+    return deny("push-non-fast-forward", "the new tip does not descend from the old one: this would rewrite history.")
+
+
+def decide_ref_update(ref: str, *, deleting: bool, default_branch: str) -> Decision:
+    """May a push update ``ref``?  Branches only; the default branch (what the server serves) is never
+    deleted."""
+    if not ref.startswith("refs/heads/"):
+        return deny("push-not-a-branch", "only branches (refs/heads/...) may be pushed to a vault's origin.")
+    if deleting and ref == default_branch:
+        return deny("push-delete-default-branch", "the default branch is what the server serves; it is never deleted.")
+    return allow("ref-update")
+
+
+def identify_pusher(values: Mapping[str, str]) -> str | None:
+    """Who pushes, from the forge's variables (:data:`PUSHER_VARIABLES`, as the hook's environment has them).
+
+    None -- unidentified -- when none is set, or when two name different users (something set one of them
+    that should not have); an unidentified pusher is never the owner."""
+    names = {values[v].strip() for v in PUSHER_VARIABLES if values.get(v, "").strip()}
+    return names.pop() if len(names) == 1 else None
+
+
+def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None, path: str) -> Decision:
+    """May ``pusher`` change (add, modify or delete) ``path``?  What sessions load at start
+    (:meth:`Policy.is_session_loaded`) only the environment's owner may change -- its forge logins
+    ``owner_pushers``, which also name notegate's own push account on a remote forge.  Anything else any
+    pusher may (the other incoming rules apply to every pusher alike)."""
+    if not policy.is_session_loaded(path):
+        return allow("push-path")
+    if pusher is not None and pusher in tuple(owner_pushers):
+        return allow("push-owner")
+    who = "an unidentified pusher" if pusher is None else f"'{pusher}', who is not the owner,"
+    return deny(
+        "push-protected-path",
+        f"sessions load this path at start (rules, handoffs, log, design); {who} may not change it.",
+    )

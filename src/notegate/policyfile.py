@@ -15,6 +15,7 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.globs import any_match, glob_match
+from notegate.safety.attachments import DEFAULT_ATTACHMENT_TYPES, SIGNATURES
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
 from notegate.settings import Setting as PolicySetting
 from notegate.settings import check_table
@@ -166,6 +167,21 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         300,
         "Approving an elevation needs a passkey assertion (user verified) at most this old.",
     ),
+    # -- the git door: what incoming commits may carry (pre-receive hook, fetch, sync)
+    PolicySetting(
+        "max_deletions_per_commit",
+        int,
+        20,
+        "Files one incoming commit may delete (a rename is not a deletion); more refuses the commit.",
+    ),
+    PolicySetting("max_files_per_commit", int, 2000, "Files one incoming commit may add; more refuses the commit."),
+    PolicySetting(
+        "attachment_types",
+        dict,
+        dict(DEFAULT_ATTACHMENT_TYPES),
+        "Attachments a vault may hold: extension -> media type (its first bytes are checked; SVG never).",
+    ),
+    PolicySetting("max_attachment_bytes", int, 20 << 20, "Largest attachment accepted, in bytes (20 MiB)."),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
@@ -250,7 +266,33 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
             )
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
+    _check_git_door(values)
     return values
+
+
+_EXTENSION = re.compile(r"[a-z0-9]{1,16}\Z")
+
+
+def _check_git_door(values: dict[str, Any]) -> None:
+    """The incoming-commit limits and the attachment types: every media type named must be one notegate can
+    check by its first bytes (so SVG, which may carry script, cannot be allowed)."""
+    for key in ("max_deletions_per_commit", "max_files_per_commit"):
+        if values[key] <= 0:
+            raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
+    if not 0 < values["max_attachment_bytes"] <= 1 << 30:
+        raise ConfigError("[policy] max_attachment_bytes must be between 1 and 1 GiB")
+    for ext, media_type in values["attachment_types"]:
+        if not _EXTENSION.match(ext) or ext == "md":
+            raise ConfigError(
+                f"[policy] attachment_types: '{ext}' must be a lowercase extension without its dot, not md",
+                remedy='Write extensions such as png = "image/png"; notes (.md) are not attachments.',
+            )
+        if media_type not in SIGNATURES:
+            raise ConfigError(
+                f"[policy] attachment_types.{ext} = '{media_type}' is not a media type notegate can check",
+                remedy=f"Checked media types: {', '.join(sorted(SIGNATURES))}. SVG is never accepted (it may "
+                "carry script).",
+            )
 
 
 def _check_inbox_and_routes(values: dict[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""`notegate init`: a directory with the config, a bare origin, the server's clone and the default notes.
+"""`notegate init`: a directory with the config, a bare origin (with notegate's pre-receive hook), the
+server's clone and the default notes.
 
 The default notes are committed through the notes service's recipe like every other write (trailers,
 lock, push to the origin before returning), as the owner at a shell through the CLI's own connector.
@@ -16,6 +17,7 @@ from notegate.errors import InitError
 from notegate.policy import fixed_caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.sync.hookfile import install_hook
 from notegate.vault.layout import CONFIG_NAME, default_notes, render_config
 from notegate.vault.store import Change
 
@@ -31,7 +33,10 @@ def init_directory(directory: Path, *, owner: str = "owner", now: datetime | Non
     directory.mkdir(parents=True, exist_ok=True)
     pygit2.init_repository(str(directory / "origin.git"), bare=True, initial_head="main")
     config_path.write_text(render_config(owner), encoding="utf-8")
-    runtime = Runtime(load_config(config_path))
+    config = load_config(config_path)
+    # The server pushes through libgit2's local transport, which runs no hooks; every other push meets it.
+    install_hook(directory / "origin.git", config_path, config.default_environment)
+    runtime = Runtime(config)
     try:
         env = runtime.environment(None, index_now=False)
         changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]

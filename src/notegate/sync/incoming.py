@@ -1,0 +1,449 @@
+"""Incoming commits: every commit notegate did not make, checked against the policy before it is accepted.
+
+Wherever commits arrive from outside -- the pre-receive hook (:mod:`notegate.sync.prereceive`), and in a
+later round the server's fetch and ``notegate sync`` -- :func:`inspect_update` is asked about one branch
+update (old tip or None, new tip) and answers with findings: (commit, path, rule, what).  Raw git is
+allowed here, as in the vault store: this module reads objects with pygit2 and asks :mod:`notegate.policy`
+about each fact it reads (a name, a mode, a size, the exact bytes); it decides nothing itself.
+
+Theory of operation
+-------------------
+* **Every new commit**: all commits reachable from the new tip and from none of ``hide`` (the old tip and
+  the origin's other branches: history already accepted), oldest first.
+* **One diff per commit, against its first parent** (a root commit against the empty tree), read from the
+  raw tree objects: subtrees with the same id are skipped, so a commit costs what it changes.  Modes are
+  read as written (libgit2 would normalise ``100664`` to ``100644``), names as bytes.
+* **Merges**: the diff against the first parent holds everything the merge brings into the first-parent
+  line, so every file content in the merge's tree that differs from the mainline is checked; that is what
+  keeps a merge from smuggling anything in.  Counts (deletions, added files) and the pusher guard look
+  only at what the merge itself introduces -- entries that differ from *every* parent -- because what it
+  takes from another parent was judged on that parent's own commits (or already accepted).
+* **Read no more than needed**: a refused folder (hidden, or a path the rules refuse) is reported once and
+  not entered; a blob's type and size come from the object header, and its content is read only when the
+  size is allowed (notes: UTF-8, no NUL, the floor where sessions load it; attachments: the first bytes);
+  a commit past ``max_files_per_commit`` added files stops there; at :data:`MAX_FINDINGS` findings
+  everything stops.  Deep trees stop at the path length limit.
+* **Never raise on hostile input**: an unreadable, missing or malformed object is a finding
+  ``[incoming-malformed]``; only a bug raises.
+
+Renames are not deletions: a deleted blob whose id is added elsewhere in the same commit is a rename;
+when more than ``max_deletions_per_commit`` remain, libgit2's similarity detection (git's ``-M``,
+``rename_limit`` :data:`RENAME_LIMIT`) pairs the rest.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind, ObjectType, SortMode
+
+from notegate.errors import NotegateError, remedy_for
+from notegate.policy import (
+    MODE_GITLINK,
+    MODE_TREE,
+    Decision,
+    Policy,
+    decide_attachment,
+    decide_commit_size,
+    decide_fast_forward,
+    decide_incoming_folder,
+    decide_incoming_mode,
+    decide_incoming_note,
+    decide_incoming_path,
+    decide_incoming_size,
+)
+from notegate.safety.attachments import HEAD_BYTES
+from notegate.vault.paths import MAX_PATH_BYTES
+
+__all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_update", "open_repository", "shown_path"]
+
+#: Findings reported at most per inspection; past it the inspection stops (``Inspection.truncated``).
+MAX_FINDINGS = 100
+#: Similarity rename detection looks at this many files at most (git's diff.renameLimit idea).
+RENAME_LIMIT = 200
+#: Parsed trees kept while one update is inspected (a commit's trees are the next commit's parent trees).
+TREE_CACHE = 4096
+_OID_BYTES = 20
+
+Guard = Callable[[str], Decision]
+"""Who may change a path (the pre-receive hook's pusher check); None where nobody is asked (fetch, sync)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One refused thing: the commit that carries it, the path (``""`` for the commit or the update as a
+    whole), the rule and what was found -- never a note's contents."""
+
+    commit: str
+    path: str
+    rule: str
+    what: str
+
+    def line(self) -> str:
+        """The line a pusher reads (git prints it as ``remote: …``); the remedy is printed once per rule
+        (:func:`explain_all`)."""
+        where = shown_path(self.path) if self.path else "(the commit)"
+        return f"{self.commit[:12]} {where}: Refused [{self.rule}]: {self.what}"
+
+
+@dataclass(frozen=True)
+class Inspection:
+    findings: tuple[Finding, ...]
+    commits: int  # how many new commits were inspected
+    truncated: bool  # stopped at MAX_FINDINGS
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def rules(self) -> list[str]:
+        return sorted({f.rule for f in self.findings})
+
+
+class _Malformed(NotegateError):
+    """An object that cannot be read as the commit or tree it should be (internal: becomes a finding)."""
+
+    rule = "incoming-malformed"
+
+
+def shown_path(path: str, limit: int = 200) -> str:
+    """A path as a terminal may print it: invisible, control and undecodable characters escaped, bounded."""
+    out = []
+    for ch in path[:limit]:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    return "".join(out) + ("…" if len(path) > limit else "")
+
+
+def open_repository(git_dir: str | Path, object_dirs: Iterable[str | Path] = ()) -> pygit2.Repository:
+    """The repository at ``git_dir`` with extra object directories visible: inside a pre-receive hook the
+    pushed objects sit in git's quarantine (``GIT_OBJECT_DIRECTORY``) until the hook accepts them."""
+    repo = pygit2.Repository(str(git_dir))
+    for directory in object_dirs:
+        if Path(directory).is_dir():
+            repo.odb.add_disk_alternate(str(directory))
+    return repo
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    mode: int
+    oid: bytes  # the raw 20 bytes
+
+    @property
+    def is_tree(self) -> bool:
+        return self.mode == MODE_TREE
+
+
+def _parse_tree(data: bytes) -> dict[bytes, _Entry]:
+    """A raw tree object's entries (``<octal mode> <name>\\0<20-byte id>`` repeated), strictly."""
+    entries: dict[bytes, _Entry] = {}
+    i, size = 0, len(data)
+    while i < size:
+        space = data.find(b" ", i, i + 8)
+        nul = data.find(b"\0", space + 1) if space > 0 else -1
+        if space <= i or nul < 0 or nul + 1 + _OID_BYTES > size:
+            raise _Malformed("a tree object is truncated or malformed")
+        mode_text = data[i:space]
+        if not mode_text.isdigit() or any(c > ord("7") for c in mode_text):
+            raise _Malformed("a tree entry has a mode that is not octal")
+        name = data[space + 1 : nul]
+        if not name or b"/" in name or name in (b".", b".."):
+            raise _Malformed("a tree entry has an empty name, a '/' in its name, or is '.' or '..'")
+        if name in entries:
+            raise _Malformed("a tree names the same entry twice")
+        entries[name] = _Entry(int(mode_text, 8), data[nul + 1 : nul + 1 + _OID_BYTES])
+        i = nul + 1 + _OID_BYTES
+    return entries
+
+
+class _Inspector:
+    def __init__(self, repo: pygit2.Repository, policy: Policy, guard: Guard | None) -> None:
+        self.repo, self.policy, self.guard = repo, policy, guard
+        self.findings: list[Finding] = []
+        self.truncated = False
+        self._trees: OrderedDict[bytes, dict[bytes, _Entry]] = OrderedDict()
+
+    # ------------------------------------------------------------ findings
+    @property
+    def full(self) -> bool:
+        return self.truncated
+
+    def add(self, commit: str, path: str, decision: Decision) -> None:
+        if decision.allowed or self.truncated:
+            return
+        self.findings.append(Finding(commit, path, decision.rule, decision.reason))
+        if len(self.findings) >= MAX_FINDINGS:
+            self.truncated = True
+
+    def malformed(self, commit: str, path: str, what: str) -> None:
+        if not self.truncated:
+            self.add(commit, path, Decision(False, _Malformed.rule, what))
+
+    # ------------------------------------------------------------ objects
+    def tree(self, oid: bytes | None) -> dict[bytes, _Entry]:
+        if oid is None:
+            return {}
+        cached = self._trees.get(oid)
+        if cached is not None:
+            self._trees.move_to_end(oid)
+            return cached
+        try:
+            kind, data = self.repo.odb.read(pygit2.Oid(raw=oid))
+        except (KeyError, ValueError, pygit2.GitError):
+            raise _Malformed("a tree object is missing") from None
+        if kind != ObjectType.TREE:
+            raise _Malformed("an entry marked as a folder is not a tree object")
+        entries = _parse_tree(data)
+        self._trees[oid] = entries
+        if len(self._trees) > TREE_CACHE:
+            self._trees.popitem(last=False)
+        return entries
+
+    def lookup(self, tree: bytes | None, path: bytes) -> _Entry | None:
+        """The entry at ``path`` under ``tree`` (None when absent or unreadable)."""
+        entry: _Entry | None = None
+        for part in path.split(b"/"):
+            if tree is None:
+                return None
+            try:
+                entry = self.tree(tree).get(part)
+            except _Malformed:
+                return None
+            if entry is None:
+                return None
+            tree = entry.oid if entry.is_tree else None
+        return entry
+
+    def header(self, oid: bytes) -> tuple[int, int]:
+        try:
+            kind, size = self.repo.odb.read_header(pygit2.Oid(raw=oid))
+        except (KeyError, ValueError, pygit2.GitError):
+            raise _Malformed("a file's object is missing") from None
+        return int(kind), size
+
+    def content(self, oid: bytes) -> bytes:
+        try:
+            return self.repo.odb.read(pygit2.Oid(raw=oid))[1]
+        except (KeyError, ValueError, pygit2.GitError):
+            raise _Malformed("a file's object is missing") from None
+
+    # ------------------------------------------------------------ one commit
+    def commit(self, commit: pygit2.Commit) -> None:
+        cid = str(commit.id)
+        parents = [p.raw for p in commit.parent_ids]
+        try:
+            first_tree = self._tree_of(parents[0]) if parents else None
+            other_trees = [self._tree_of(p) for p in parents[1:]]
+            _CommitDiff(self, cid, first_tree, commit.tree_id.raw, other_trees).run()
+        except _Malformed as exc:
+            self.malformed(cid, "", exc.message)
+
+    def _tree_of(self, commit_oid: bytes) -> bytes:
+        try:
+            parent = self.repo[pygit2.Oid(raw=commit_oid)]
+        except (KeyError, ValueError, pygit2.GitError):
+            raise _Malformed("a parent commit is missing") from None
+        if not isinstance(parent, pygit2.Commit):
+            raise _Malformed("a parent is not a commit")
+        return parent.tree_id.raw
+
+
+class _CommitDiff:
+    """One commit against its first parent: every changed file checked, deletions and additions counted."""
+
+    def __init__(
+        self, ins: _Inspector, cid: str, old_tree: bytes | None, new_tree: bytes, other_parents: list[bytes]
+    ) -> None:
+        self.ins, self.cid, self.policy = ins, cid, ins.policy
+        self.old_tree, self.new_tree, self.others = old_tree, new_tree, other_parents
+        self.added = 0
+        self.added_blobs: Counter[bytes] = Counter()
+        self.deleted_blobs: list[bytes] = []
+        self.stopped = False
+
+    def introduced(self, raw_path: bytes, entry: _Entry | None) -> bool:
+        """Does this commit itself bring ``entry`` at ``raw_path`` (not a merge taking another parent's)?"""
+        return all(self.ins.lookup(tree, raw_path) != entry for tree in self.others)
+
+    def run(self) -> None:
+        stack: list[tuple[bytes, bytes | None, bytes | None]] = [(b"", self.old_tree, self.new_tree)]
+        while stack and not self.stopped and not self.ins.full:
+            prefix, old, new = stack.pop()
+            old_entries = self.ins.tree(old)
+            new_entries = self.ins.tree(new)
+            for name, n in new_entries.items():
+                o = old_entries.get(name)
+                if o == n:
+                    continue
+                raw = prefix + name
+                if n.is_tree:
+                    if o is not None and not o.is_tree:
+                        self.deleted(raw, o)
+                    if self.enter(raw):  # a refused folder is reported once and not entered (refused anyway)
+                        stack.append((raw + b"/", o.oid if o is not None and o.is_tree else None, n.oid))
+                    continue
+                if o is not None and o.is_tree:
+                    stack.append((raw + b"/", o.oid, None))
+                    o = None
+                self.changed(raw, o, n)
+                if self.stopped or self.ins.full:
+                    return
+            for name, o in old_entries.items():
+                if name in new_entries:
+                    continue
+                raw = prefix + name
+                if o.is_tree:
+                    stack.append((raw + b"/", o.oid, None))
+                else:
+                    self.deleted(raw, o)
+        if not self.stopped and not self.ins.full:
+            self.ins.add(self.cid, "", decide_commit_size(self.policy, deleted=self.deletions(), added=self.added))
+
+    # ------------------------------------------------------------ entries
+    def enter(self, raw: bytes) -> bool:
+        """Check a folder the commit adds or changes; False (reported) when it must not be entered."""
+        path = raw.decode("utf-8", "surrogateescape")
+        if len(raw) > MAX_PATH_BYTES:
+            self.ins.add(self.cid, path[:MAX_PATH_BYTES], Decision(False, "path-too-long", "the path is too long."))
+            return False
+        decision = decide_incoming_folder(self.policy, path)
+        self.ins.add(self.cid, path, decision)
+        return decision.allowed
+
+    def changed(self, raw: bytes, old: _Entry | None, new: _Entry) -> None:
+        path = raw.decode("utf-8", "surrogateescape")
+        introduced = not self.others or self.introduced(raw, new)
+        if old is None and introduced:
+            self.added += 1
+            self.added_blobs[new.oid] += 1
+            if self.added > self.policy.max_files_per_commit:
+                self.ins.add(self.cid, "", decide_commit_size(self.policy, deleted=0, added=self.added))
+                self.stopped = True
+                return
+        if introduced and self.ins.guard is not None:
+            self.ins.add(self.cid, path, self.ins.guard(path))
+        self.ins.add(self.cid, path, self.check_file(path, new))
+
+    def deleted(self, raw: bytes, old: _Entry) -> None:
+        if self.others and not self.introduced(raw, None):
+            return
+        self.deleted_blobs.append(old.oid)
+        if self.ins.guard is not None:
+            path = raw.decode("utf-8", "surrogateescape")
+            self.ins.add(self.cid, path, self.ins.guard(path))
+
+    def check_file(self, path: str, entry: _Entry) -> Decision:
+        mode = decide_incoming_mode(entry.mode)
+        if not mode.allowed:
+            return mode
+        kind = decide_incoming_path(self.policy, path)
+        if not kind.allowed:
+            return kind
+        try:
+            object_type, size = self.ins.header(entry.oid)
+            if object_type != ObjectType.BLOB:
+                return Decision(False, _Malformed.rule, "a file entry does not point at a blob")
+            sized = decide_incoming_size(self.policy, kind, size)
+            if not sized.allowed:
+                return sized
+            data = self.ins.content(entry.oid)
+        except _Malformed as exc:
+            return Decision(False, exc.rule, exc.message)
+        if kind.rule == "incoming-note":
+            return decide_incoming_note(self.policy, path, data)
+        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], size)
+
+    # ------------------------------------------------------------ counts
+    def deletions(self) -> int:
+        """Deleted files that are not renames: exact renames (the same blob added) first, then similarity."""
+        unmatched = Counter(self.added_blobs)
+        remaining = 0
+        for oid in self.deleted_blobs:
+            if unmatched[oid] > 0:
+                unmatched[oid] -= 1
+            else:
+                remaining += 1
+        if remaining <= self.policy.max_deletions_per_commit or self.others:
+            return remaining
+        return min(remaining, self._similar_deletions())
+
+    def _similar_deletions(self) -> int:
+        """Deletions left once git's similarity detection pairs renamed-and-edited files (libgit2)."""
+        repo = self.ins.repo
+        try:
+            old = repo[pygit2.Oid(raw=self.old_tree)] if self.old_tree else None
+            new = repo[pygit2.Oid(raw=self.new_tree)]
+            if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
+                return len(self.deleted_blobs)
+            diff = old.diff_to_tree(new)
+            diff.find_similar(flags=DiffFind.FIND_RENAMES, rename_limit=RENAME_LIMIT)
+            return sum(1 for d in diff.deltas if d.status == DeltaStatus.DELETED and d.old_file.mode != MODE_GITLINK)
+        except (KeyError, ValueError, pygit2.GitError):
+            return len(self.deleted_blobs)
+
+
+def inspect_update(
+    repo: pygit2.Repository,
+    old: str | None,
+    new: str,
+    policy: Policy,
+    *,
+    hide: Iterable[str] = (),
+    guard: Guard | None = None,
+) -> Inspection:
+    """Check one branch update: ``old`` (None for a new branch) to ``new``.
+
+    ``hide`` names commits already accepted (the origin's other branch tips): their history is not
+    inspected again.  ``guard(path)`` is asked about every path a new commit changes (the pusher check).
+    Findings name the commit (the new tip for a non-fast-forward update), the path and the rule."""
+    ins = _Inspector(repo, policy, guard)
+    try:
+        new_commit = repo[pygit2.Oid(hex=new)]
+    except (KeyError, ValueError, pygit2.GitError):
+        ins.malformed(new, "", "the new tip is not an object in the repository")
+        return Inspection(tuple(ins.findings), 0, False)
+    if not isinstance(new_commit, pygit2.Commit):
+        ins.malformed(new, "", "the new tip is not a commit")
+        return Inspection(tuple(ins.findings), 0, False)
+    hidden = [h for h in (old, *hide) if h]
+    if old:
+        try:
+            descends = old == new or repo.descendant_of(new, old)
+        except (KeyError, ValueError, pygit2.GitError):
+            descends = False
+        ins.add(new, "", decide_fast_forward(descends))
+    count = 0
+    try:
+        walker = repo.walk(new_commit.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        for h in hidden:
+            try:
+                walker.hide(pygit2.Oid(hex=h))
+            except (KeyError, ValueError, pygit2.GitError):
+                continue
+        for commit in walker:
+            count += 1
+            ins.commit(commit)
+            if ins.full:
+                break
+    except (KeyError, ValueError, pygit2.GitError):
+        ins.malformed(new, "", "the history of the new tip cannot be read (a commit is missing or malformed)")
+    return Inspection(tuple(ins.findings), count, ins.truncated)
+
+
+def explain_all(findings: Iterable[Finding]) -> list[str]:
+    """Every finding's line, then one line per rule with what to do instead."""
+    findings = list(findings)
+    lines = [f.line() for f in findings]
+    for rule in sorted({f.rule for f in findings}):
+        remedy = remedy_for(rule)
+        if remedy:
+            lines.append(f"What to do instead [{rule}]: {remedy}")
+    return lines
