@@ -26,6 +26,7 @@ EXAMPLES = {
     "device": "notegate device keygen laptop && notegate device header --url http://127.0.0.1:8765",
     "owner": "notegate owner enroll --config ./vault/notegate.toml --login alice",
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
+    "doctor": "notegate doctor --config ./vault/notegate.toml --json",
 }
 
 
@@ -183,6 +184,15 @@ def build_parser() -> argparse.ArgumentParser:
     dh.add_argument("--lifetime", type=int, default=None, help="seconds the header is valid (default and max: 12 h)")
     dh.add_argument("--value", action="store_true", help="print only the JWS (for Codex's env_http_headers)")
     dh.add_argument("--dir", default=None, help="key folder (default: $XDG_CONFIG_HOME/notegate/devices)")
+
+    p = _sub(subs, "doctor", "check the deployment and this workstation; exit 1 on any failure")
+    p.add_argument(
+        "--config",
+        default=os.environ.get("NOTEGATE_CONFIG"),
+        help="the server's notegate.toml (default: $NOTEGATE_CONFIG, else ./notegate.toml when present)",
+    )
+    p.add_argument("--vault", action="append", default=[], help="also check a workstation's vault clone (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
@@ -624,6 +634,22 @@ def cmd_device(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from notegate.doctor import exit_status, render_json, render_text, run_doctor
+
+    config = Path(args.config) if args.config else None
+    if config is None and Path("notegate.toml").exists():
+        config = Path("notegate.toml")
+    results = run_doctor(config, os.environ, vaults=[Path(v) for v in args.vault])
+    if not results:
+        return _fail("notegate doctor: nothing to check here; pass --config FILE (the server's notegate.toml)", 2)
+    if args.json:
+        print(render_json(results))
+    else:
+        print(render_text(results, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    return exit_status(results)
+
+
 def cmd_floor(args: argparse.Namespace) -> int:
     from notegate.safety.floor import check_item
     from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
@@ -684,6 +710,7 @@ COMMANDS = {
     "hook": cmd_hook,
     "device": cmd_device,
     "grant": cmd_grant,
+    "doctor": cmd_doctor,
 }
 
 
