@@ -65,7 +65,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         list,
         ["rules/**"],
         "Globs only trusted callers may change, always through a two-step write.",
-        enforced_by=("notegate.policy:Policy.is_protected", "notegate.policy:Policy.route_target"),
+        enforced_by=("notegate.policy:Policy.is_protected", "notegate.policy:Policy.reaches_guarded"),
     ),
     PolicySetting(
         "max_note_bytes",
@@ -153,7 +153,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         list,
         ["rules/**", "private/**", "inbox/**"],
         "Globs no route may ever reach (checked at start and again at every promotion).",
-        enforced_by=("notegate.policy:Policy.route_target",),
+        enforced_by=("notegate.policy:Policy.reaches_guarded",),
     ),
     PolicySetting(
         "two_step_inbox",
