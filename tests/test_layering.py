@@ -47,6 +47,9 @@ LAYER_OF: dict[str, str] = {
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
     "notegate.cli": "cli",
+    "notegate.doctor": "cli",  # a side program like the CLI: it looks at every layer's files
+    "notegate.doctor.syncers": "pure",  # what a syncer's marker is: data and two pure functions
+    "notegate.doctor.result": "pure",
     "notegate": "cli",  # the package's __init__
 }
 

@@ -28,6 +28,7 @@ EXAMPLES = {
     "hook": 'echo \'{"cwd": "/path/to/repo", "session_id": "s1"}\' | notegate hook session-start',
     "pre-receive": "notegate hooks install ./vault/origin.git --config ./vault/notegate.toml  # git then runs it",
     "hooks": "notegate hooks install /srv/git/vault.git --config ./vault/notegate.toml --environment personal",
+    "doctor": "notegate doctor --config ./vault/notegate.toml --json",
 }
 
 
@@ -197,6 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(hi)
     hi.add_argument("--environment", default=None, help="whose rules and owner apply (default: the default one)")
     hi.add_argument("--force", action="store_true", help="replace a pre-receive hook notegate did not write")
+    p = _sub(subs, "doctor", "check the deployment and this workstation; exit 1 on any failure")
+    p.add_argument(
+        "--config",
+        default=os.environ.get("NOTEGATE_CONFIG"),
+        help="the server's notegate.toml (default: $NOTEGATE_CONFIG, else ./notegate.toml when present)",
+    )
+    p.add_argument("--vault", action="append", default=[], help="also check a workstation's vault clone (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the checks as a JSON list")
 
     p = _sub(subs, "floor", "run the floor (checks that hold an inbox item whatever a model says)")
     fsubs = p.add_subparsers(dest="floor_command", required=True, metavar="ACTION")
@@ -677,6 +686,20 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     path = install_hook(origin, config.path, environment)
     print(f"installed {path} (environment {environment})")
     return 0
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from notegate.doctor import exit_status, render_json, render_text, run_doctor
+
+    config = Path(args.config) if args.config else None
+    if config is None and Path("notegate.toml").exists():
+        config = Path("notegate.toml")
+    results = run_doctor(config, os.environ, vaults=[Path(v) for v in args.vault])
+    if not results:
+        return _fail("notegate doctor: nothing to check here; pass --config FILE (the server's notegate.toml)", 2)
+    if args.json:
+        print(render_json(results))
+    else:
+        print(render_text(results, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR")))
+    return exit_status(results)
 
 
 def cmd_floor(args: argparse.Namespace) -> int:
@@ -741,6 +764,7 @@ COMMANDS = {
     "grant": cmd_grant,
     "pre-receive": cmd_pre_receive,
     "hooks": cmd_hooks,
+    "doctor": cmd_doctor,
 }
 
 

@@ -272,6 +272,10 @@ class Policy:
         """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
         return instruction_file_named(self.instruction_files, path) is not None
 
+    def reaches_guarded(self, target: str) -> bool:
+        """Is ``target`` a path no route may reach (``protected_from_routes`` or ``protected``)?"""
+        return any_match(self.protected_from_routes, target) or any_match(self.protected, target)
+
     def route_target(self, kind: str, key: str) -> Decision:
         """Where an item of ``kind`` for ``key`` is promoted to. Re-checked every time, whatever the config."""
         template = self.route_template(kind)
@@ -283,7 +287,7 @@ class Policy:
         if not is_slug(key):
             return deny("bad-route-key", f"'{key}' is not a valid project or slug name.")
         target = fill_template(template, key)
-        if any_match(self.protected_from_routes, target) or any_match(self.protected, target):
+        if self.reaches_guarded(target):
             return deny("route-protected", f"the route for {kind} would reach a protected path; refused.")
         if self.is_inbox(target) or self.names_instruction_file(target):
             return deny("route-protected", f"the route for {kind} would reach {target}, which no route may reach.")
@@ -996,3 +1000,57 @@ def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None
         "push-protected-path",
         f"sessions load this path at start (rules, handoffs, log, design); {who} may not change it.",
     )
+# ------------------------------------------------------- what the doctor asks of the policy file
+def glob_problem(glob: object) -> str | None:
+    """Why a policy glob cannot mean what it says, or None when it is a well-formed vault glob.
+
+    Globs match relative, normalised note paths (see :mod:`notegate.globs`): a glob with a leading ``/``, a
+    backslash, an empty, ``.`` or ``..`` segment, a hidden segment or a control character never matches a
+    note, so a private or protected glob spelt that way silently protects nothing.
+    """
+    if not isinstance(glob, str) or not glob:
+        return "is empty or not text"
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in glob):
+        return "holds a control or invisible character"
+    if glob.startswith("/"):
+        return "starts with '/': globs are relative to the vault root"
+    if "\\" in glob:
+        return "uses a backslash: separate folders with /"
+    for segment in glob.split("/"):
+        if segment == "":
+            return "has an empty segment (a doubled or trailing /)"
+        if segment in (".", ".."):
+            return f"has a '{segment}' segment, which no note path has"
+        if segment.startswith("."):
+            return f"has a hidden segment '{segment}', which no note path has"
+        if "**" in segment and segment != "**":
+            return f"uses ** inside the segment '{segment}': ** must be a whole segment"
+    return None
+
+
+def _route_probes(policy: Policy) -> list[str]:
+    """Keys to fill route templates with: a plain one, every folder or file stem named in a guarded glob
+    (wildcards filled in), the reserved inbox files' stems and the instruction files' stems."""
+    probes = {"x", "rules", "private", "inbox", "readme", "digest"}
+    names = [*policy.protected_from_routes, *policy.protected, *policy.inbox_reserved, *policy.instruction_files]
+    for glob in names:
+        for segment in glob.split("/"):
+            probe = segment.casefold().removesuffix(".md").replace("*", "x").replace("?", "x").strip(".")
+            probes.add(probe)
+    return sorted(p for p in probes if is_slug(p))
+
+
+def routes_reaching_guarded(policy: Policy) -> tuple[tuple[str, str], ...]:
+    """Each (kind, target) where a promotion route could land on a path no route may reach: a guarded glob
+    (``protected_from_routes``, ``protected``) or the inbox.  A key that names an instruction file is refused
+    per promotion by :meth:`Policy.route_target` and is not a fault of the route."""
+    found: list[tuple[str, str]] = []
+    for kind, template in policy.routes:
+        if not template:
+            continue
+        for probe in _route_probes(policy):
+            target = fill_template(template, probe)
+            if policy.reaches_guarded(target) or policy.is_inbox(target):
+                found.append((kind, target))
+                break
+    return tuple(found)

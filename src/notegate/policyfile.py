@@ -54,22 +54,69 @@ def is_slug(value: str) -> bool:
 
 
 POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
-    PolicySetting("private", list, ["private/**"], "Globs of notes invisible to restricted callers."),
     PolicySetting(
-        "protected", list, ["rules/**"], "Globs only trusted callers may change, always through a two-step write."
+        "private",
+        list,
+        ["private/**"],
+        "Globs of notes invisible to restricted callers.",
+        enforced_by=("notegate.policy:Policy.is_private",),
     ),
-    PolicySetting("max_note_bytes", int, 1 << 20, "Largest note accepted, in bytes of UTF-8."),
     PolicySetting(
-        "two_step_classes", list, ["hosted"], "Client classes whose writes must be previewed before confirming."
+        "protected",
+        list,
+        ["rules/**"],
+        "Globs only trusted callers may change, always through a two-step write.",
+        enforced_by=("notegate.policy:Policy.is_protected", "notegate.policy:Policy.reaches_guarded"),
     ),
-    PolicySetting("fetch_interval_seconds", (int, float), 5.0, "How often the server fetches the origin."),
-    PolicySetting("repack_loose_objects", int, 2000, "Repack the server's clone past this many loose objects."),
-    PolicySetting("preview_ttl_seconds", int, 1800, "How long a two-step preview may be confirmed."),
+    PolicySetting(
+        "max_note_bytes",
+        int,
+        1 << 20,
+        "Largest note accepted, in bytes of UTF-8.",
+        enforced_by=(
+            "notegate.services.notes:NotesService._content",
+            "notegate.services.importer:import_folder",
+            "notegate.doors.http:create_app",
+        ),
+    ),
+    PolicySetting(
+        "two_step_classes",
+        list,
+        ["hosted"],
+        "Client classes whose writes must be previewed before confirming.",
+        enforced_by=("notegate.policy:requires_two_step", "notegate.policy:inbox_write_needs_preview"),
+    ),
+    PolicySetting(
+        "fetch_interval_seconds",
+        (int, float),
+        5.0,
+        "How often the server fetches the origin.",
+        enforced_by=("notegate.doors.http:sync_loop", "notegate.cli:cmd_mcp"),
+    ),
+    PolicySetting(
+        "repack_loose_objects",
+        int,
+        2000,
+        "Repack the server's clone past this many loose objects.",
+        enforced_by=("notegate.services.runtime:Runtime.maintain",),
+    ),
+    PolicySetting(
+        "preview_ttl_seconds",
+        int,
+        1800,
+        "How long a two-step preview may be confirmed.",
+        enforced_by=("notegate.services.notes:NotesService.__init__",),
+    ),
     PolicySetting(
         "instruction_files",
         list,
         list(DEFAULT_INSTRUCTION_FILES),
         "Names of files agents load as instructions; the floor holds any inbox item naming one.",
+        enforced_by=(
+            "notegate.policy:Policy.names_instruction_file",
+            "notegate.policy:decide_name",
+            "notegate.services.inbox:InboxService.floor",
+        ),
     ),
     PolicySetting(
         "inbox",
@@ -81,9 +128,14 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
             "capture": "inbox/captures/{slug}.md",
         },
         "Inbox kinds and the item path each writes (restricted callers).",
+        enforced_by=("notegate.policy:Policy.inbox_item", "notegate.policy:Policy.inbox_path"),
     ),
     PolicySetting(
-        "inbox_reserved", list, ["inbox/_held.md", "inbox/README.md"], "Inbox files no restricted caller may touch."
+        "inbox_reserved",
+        list,
+        ["inbox/_held.md", "inbox/README.md"],
+        "Inbox files no restricted caller may touch.",
+        enforced_by=("notegate.policy:Policy.is_reserved",),
     ),
     PolicySetting(
         "routes",
@@ -95,77 +147,175 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
             "capture": "",
         },
         "Where a promoted item of each kind goes ('' = no route).",
+        enforced_by=("notegate.policy:Policy.route_template",),
     ),
     PolicySetting(
         "protected_from_routes",
         list,
         ["rules/**", "private/**", "inbox/**"],
         "Globs no route may ever reach (checked at start and again at every promotion).",
+        enforced_by=("notegate.policy:Policy.reaches_guarded",),
     ),
-    PolicySetting("two_step_inbox", bool, False, "Whether inbox writes (create/append only) need a preview too."),
-    PolicySetting("notice_interval_seconds", int, 900, "Repeat the inbox notice after this long."),
+    PolicySetting(
+        "two_step_inbox",
+        bool,
+        False,
+        "Whether inbox writes (create/append only) need a preview too.",
+        enforced_by=("notegate.policy:requires_two_step", "notegate.policy:inbox_write_needs_preview"),
+    ),
+    PolicySetting(
+        "notice_interval_seconds",
+        int,
+        900,
+        "Repeat the inbox notice after this long.",
+        enforced_by=("notegate.services.inbox:InboxService.notice",),
+    ),
     PolicySetting(
         "session_gate_classes",
         list,
         ["hosted"],
         "Client classes that must call session_start and pass its handle to every knowledge tool.",
-    ),
-    PolicySetting("session_idle_seconds", int, 12 * 3600, "A session handle expires after this long unused."),
-    PolicySetting("digest_path", str, "rules/digest.md", "The rules digest injected at session start."),
-    PolicySetting("review_batch_size", int, 20, "Inbox items per model call of the scheduled reviewer."),
-    PolicySetting(
-        "reflect_state_path", str, "sessions/reflector-state.md", "Where the reflector writes the session state."
+        enforced_by=("notegate.policy:needs_session_handle",),
     ),
     PolicySetting(
-        "reflect_min_interval_seconds", int, 300, "The reflector skips a run started sooner than this after the last."
+        "session_idle_seconds",
+        int,
+        12 * 3600,
+        "A session handle expires after this long unused.",
+        enforced_by=(
+            "notegate.services.sessions:SessionsService.check",
+            "notegate.services.sessions:SessionsService.start",
+        ),
+    ),
+    PolicySetting(
+        "digest_path",
+        str,
+        "rules/digest.md",
+        "The rules digest injected at session start.",
+        enforced_by=("notegate.services.sessions:SessionsService.start",),
+    ),
+    PolicySetting(
+        "review_batch_size",
+        int,
+        20,
+        "Inbox items per model call of the scheduled reviewer.",
+        enforced_by=("notegate.services.review:ReviewJob.run",),
+    ),
+    PolicySetting(
+        "reflect_state_path",
+        str,
+        "sessions/reflector-state.md",
+        "Where the reflector writes the session state.",
+        enforced_by=("notegate.services.reflect:ReflectJob._reflect",),
+    ),
+    PolicySetting(
+        "reflect_min_interval_seconds",
+        int,
+        300,
+        "The reflector skips a run started sooner than this after the last.",
+        enforced_by=("notegate.services.reflect:ReflectJob._run_locked",),
     ),
     PolicySetting(
         "restricted_writes_per_hour",
         int,
         120,
         "Commits one restricted connector login may make per hour (0 = no limit).",
+        enforced_by=("notegate.policy:write_limits",),
     ),
     PolicySetting(
         "restricted_bytes_per_hour",
         int,
         2 << 20,
         "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
+        enforced_by=("notegate.policy:write_limits",),
     ),
     # -- OAuth: the authorization server hosted clients connect through
     PolicySetting(
-        "oauth_max_registrations", int, 100, "Dynamic client registrations kept at most; past it one is refused."
+        "oauth_max_registrations",
+        int,
+        100,
+        "Dynamic client registrations kept at most; past it one is refused.",
+        enforced_by=("notegate.auth.oauth:NotegateOAuthProvider.register_client",),
     ),
     PolicySetting(
         "oauth_redirect_allowlist",
         list,
         list(OAUTH_REDIRECT_DEFAULTS),
         "Redirect URIs an OAuth client may use (exact; 'http://127.0.0.1:*' = that loopback host, any port).",
+        enforced_by=(
+            "notegate.auth.oauth:NotegateOAuthProvider.register_client",
+            "notegate.auth.oauth_core:OAuthCore.start",
+        ),
     ),
-    PolicySetting("oauth_code_seconds", int, 60, "An authorization code is single-use and lives this long."),
-    PolicySetting("oauth_access_token_seconds", int, 3600, "An OAuth access token lives this long."),
     PolicySetting(
-        "oauth_refresh_token_seconds", int, 30 * 86400, "An OAuth refresh token (rotated on every use) lives this long."
+        "oauth_code_seconds",
+        int,
+        60,
+        "An authorization code is single-use and lives this long.",
+        enforced_by=("notegate.auth.oauth_core:OAuthCore.approve",),
     ),
-    PolicySetting("oauth_consent_seconds", int, 600, "A consent request must be answered within this long."),
+    PolicySetting(
+        "oauth_access_token_seconds",
+        int,
+        3600,
+        "An OAuth access token lives this long.",
+        enforced_by=("notegate.auth.oauth_core:OAuthCore._mint",),
+    ),
+    PolicySetting(
+        "oauth_refresh_token_seconds",
+        int,
+        30 * 86400,
+        "An OAuth refresh token (rotated on every use) lives this long.",
+        enforced_by=("notegate.auth.oauth_core:OAuthCore._mint",),
+    ),
+    PolicySetting(
+        "oauth_consent_seconds",
+        int,
+        600,
+        "A consent request must be answered within this long.",
+        enforced_by=("notegate.auth.oauth_core:OAuthCore._live", "notegate.auth.oauth_core:OAuthCore.sweep"),
+    ),
     PolicySetting(
         "oauth_unused_registration_seconds",
         int,
         86400,
         "A registration never used within this long (and holding no live token) is swept.",
+        enforced_by=("notegate.auth.oauth_core:OAuthCore.sweep",),
     ),
-    PolicySetting("oauth_default_scope", str, "notes", "The scope granted when a client asks for none."),
     PolicySetting(
-        "elevation_link_seconds", int, 600, "An elevation request's approval link (and its code) lives this long."
+        "oauth_default_scope",
+        str,
+        "notes",
+        "The scope granted when a client asks for none.",
+        enforced_by=("notegate.auth.oauth:NotegateOAuthProvider.__init__", "notegate.doors.http:create_app"),
     ),
-    PolicySetting("elevation_grant_seconds", int, 4 * 3600, "An owner-approved elevation grant is valid this long."),
     PolicySetting(
-        "elevation_pending_cap", int, 5, "Unanswered elevation requests one connector login may have at once."
+        "elevation_link_seconds",
+        int,
+        600,
+        "An elevation request's approval link (and its code) lives this long.",
+        enforced_by=("notegate.auth.grants:Grants.request",),
+    ),
+    PolicySetting(
+        "elevation_grant_seconds",
+        int,
+        4 * 3600,
+        "An owner-approved elevation grant is valid this long.",
+        enforced_by=("notegate.auth.grants:Grants.approve",),
+    ),
+    PolicySetting(
+        "elevation_pending_cap",
+        int,
+        5,
+        "Unanswered elevation requests one connector login may have at once.",
+        enforced_by=("notegate.policy:decide_elevation_request",),
     ),
     PolicySetting(
         "elevation_assertion_seconds",
         int,
         300,
         "Approving an elevation needs a passkey assertion (user verified) at most this old.",
+        enforced_by=("notegate.policy:decide_elevation_approval",),
     ),
     # -- the git door: what incoming commits may carry (pre-receive hook, fetch, sync)
     PolicySetting(
@@ -173,15 +323,29 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         int,
         20,
         "Files one incoming commit may delete (a rename is not a deletion); more refuses the commit.",
+        enforced_by=("notegate.policy:decide_commit_size",),
     ),
-    PolicySetting("max_files_per_commit", int, 2000, "Files one incoming commit may add; more refuses the commit."),
+    PolicySetting(
+        "max_files_per_commit",
+        int,
+        2000,
+        "Files one incoming commit may add; more refuses the commit.",
+        enforced_by=("notegate.policy:decide_commit_size",),
+    ),
     PolicySetting(
         "attachment_types",
         dict,
         dict(DEFAULT_ATTACHMENT_TYPES),
         "Attachments a vault may hold: extension -> media type (its first bytes are checked; SVG never).",
+        enforced_by=("notegate.policy:decide_incoming_path", "notegate.policy:decide_attachment"),
     ),
-    PolicySetting("max_attachment_bytes", int, 20 << 20, "Largest attachment accepted, in bytes (20 MiB)."),
+    PolicySetting(
+        "max_attachment_bytes",
+        int,
+        20 << 20,
+        "Largest attachment accepted, in bytes (20 MiB).",
+        enforced_by=("notegate.policy:decide_incoming_size", "notegate.policy:decide_attachment"),
+    ),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}

@@ -22,6 +22,9 @@ class Setting:
     default: Any
     help: str
     check: Callable[[Any], str | None] | None = None
+    #: The functions that read this setting, as ``module:qualname`` (policy rows: a rule no code enforces is
+    #: not written in the policy file; ``notegate doctor`` imports each one). Empty for deployment settings.
+    enforced_by: tuple[str, ...] = ()
 
 
 def kind_name(kind: type | tuple[type, ...]) -> str:

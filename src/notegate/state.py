@@ -912,3 +912,25 @@ class StateDB:
             return row if row["expires_at"] > now else None
 
     # -- end of persons and passkeys ----------------------------------------------------------------------
+
+
+def integrity_problems(path: Path, limit: int = 20) -> list[str]:
+    """``PRAGMA integrity_check`` of a state database on a read-only connection: [] when it is sound.
+
+    Read-only (``mode=ro``) so the check never creates, migrates or repairs the file it inspects; a file that
+    is not a database at all is one problem, reported in SQLite's words (no row contents are ever read).
+    """
+    if not path.is_file():
+        return ["the state database does not exist"]
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return [f"cannot open it read-only ({exc})"]
+    try:
+        rows = conn.execute(f"PRAGMA integrity_check({int(limit)})").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return [str(exc)]
+    finally:
+        conn.close()
+    found = [str(row[0]) for row in rows]
+    return [] if found == ["ok"] else found

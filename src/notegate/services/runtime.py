@@ -36,6 +36,14 @@ def policy_fingerprint(policy: Policy) -> str:
     return hashlib.sha256(repr(("index-v2", policy.private, policy.inbox_root)).encode()).hexdigest()[:16]
 
 
+def env_dir(state_dir: Path, name: str) -> Path:
+    """Where one environment's clone, index and write lock live (the doctor looks here too)."""
+    return state_dir / "envs" / name
+
+
+CLONE_NAME = "vault.git"
+
+
 @dataclass
 class Environment:
     name: str
@@ -57,7 +65,7 @@ class Runtime:
         self._lock = threading.Lock()
 
     def env_dir(self, name: str) -> Path:
-        return self.config.state_dir / "envs" / name
+        return env_dir(self.config.state_dir, name)
 
     def environment(self, name: str | None, *, index_now: bool = True) -> Environment:
         cfg = self.config.environment(name)
@@ -73,7 +81,7 @@ class Runtime:
 
     def _open(self, name: str, origin_url: str, *, index_now: bool = True) -> Environment:
         directory = self.env_dir(name)
-        repo_dir = directory / "vault.git"
+        repo_dir = directory / CLONE_NAME
         if (repo_dir / "HEAD").exists():
             store = VaultStore(name, repo_dir, origin_url)
         else:

@@ -552,6 +552,83 @@ class VaultStore:
                 )
             self._origin_repo = None  # reopen: the pack list changed
 
+    # -------------------------------------------------------- health (the doctor)
+    def origin_main(self, timeout: float) -> str | None:
+        """The origin's main as it answers now, or None when it has none yet.
+
+        Lists the origin's refs over the same transport the server fetches with; fetches nothing and moves
+        no ref here.  Raises :class:`OriginUnavailable` when the origin does not answer within ``timeout``.
+        """
+        answer: dict[str, object] = {}
+
+        def ask() -> None:
+            try:
+                answer["heads"] = _advertised_heads(self.repo, "origin")
+            except pygit2.GitError as exc:
+                answer["error"] = exc
+
+        worker = threading.Thread(target=ask, name=f"doctor-ls-{self.name}", daemon=True)
+        worker.start()
+        worker.join(timeout)
+        if worker.is_alive():
+            raise OriginUnavailable(f"the origin of environment '{self.name}' did not answer in {timeout:g} s")
+        if "error" in answer:
+            raise OriginUnavailable(
+                f"the origin of environment '{self.name}' could not be reached ({_short(answer['error'])})"
+            )
+        heads: dict[str, str] = answer.get("heads", {})  # type: ignore[assignment]
+        return heads.get(MAIN_REF)
+
+    def compare_with_origin(self, origin_tip: str | None) -> tuple[int | None, int | None]:
+        """(ahead, behind): commits of main the origin's tip lacks, and commits of the origin's tip main lacks.
+
+        ``None`` means "some, uncounted": the origin's tip was never fetched here, so only a local origin
+        (which has both commits) can say whether main is part of its history.
+        """
+        local = self.head()
+        if local == origin_tip:
+            return 0, 0
+        if origin_tip is None:
+            return (None if local else 0), 0
+        if local is None:
+            return 0, None
+        for repo in (self.repo, self._local_origin()):
+            if repo is not None and local in repo and origin_tip in repo:
+                ahead, behind = repo.ahead_behind(local, origin_tip)
+                return ahead, behind
+        return None, None
+
+    def fsck(self, timeout: float, repo_dir: Path | None = None) -> list[str]:
+        """``git fsck`` of this clone (or of ``repo_dir``): the problems it reports, [] when sound."""
+        target = repo_dir or self.repo_dir
+        return git_fsck(target, timeout)
+
+
+def _advertised_heads(repo: pygit2.Repository, remote: str) -> dict[str, str]:
+    """{ref name: commit id} as the remote advertises them."""
+    return {head.name: str(head.oid) for head in repo.remotes[remote].list_heads()}
+
+
+def git_fsck(repo_dir: Path, timeout: float) -> list[str]:
+    """``git fsck`` of any repository (a bare one or a working clone), with a timeout: its error lines."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo_dir), "fsck", "--no-progress", "--no-dangling"],
+            check=False,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return [f"git fsck did not finish in {timeout:g} s"]
+    except OSError as exc:
+        return [f"git could not run ({exc.strerror})"]
+    if done.returncode == 0:
+        return []
+    lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
+    return lines[:20] or [f"git fsck exited with status {done.returncode}"]
+
 
 # ------------------------------------------------------------------ helpers
 _MOVED_MARKERS = ("fast-forward", "fastforward", "fetch first", "not present locally", "stale info")

@@ -1,0 +1,124 @@
+"""Each environment's origin: reachable, the server's clone in step with it, and (for a bare origin on this
+machine) notegate's pre-receive hook installed, since libgit2's local pushes and anyone else's pushes meet
+only the hook.
+
+Read-only: the origin's refs are listed, never fetched, so the doctor leaves the clone as it found it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from notegate.config import Config, EnvironmentConfig
+from notegate.doctor.result import CheckResult, fail, ok, warn
+from notegate.errors import OriginUnavailable
+from notegate.services.runtime import CLONE_NAME, env_dir
+from notegate.sync import hookfile
+from notegate.vault.store import VaultStore
+
+ORIGIN_TIMEOUT = 20.0
+_USERINFO = re.compile(r"(?<=://)[^/@]*@")
+
+
+def shown_origin(env: EnvironmentConfig) -> str:
+    """The origin as the doctor prints it: a URL without any user or password in it."""
+    return _USERINFO.sub("", env.origin_url)
+
+
+def _short(commit: str | None) -> str:
+    return commit[:12] if commit else "nothing yet"
+
+
+def check_environment(config: Config, env: EnvironmentConfig, *, timeout: float = ORIGIN_TIMEOUT) -> list[CheckResult]:
+    """origin.reachable, origin.sync and origin.hook for one environment."""
+    results = [_check_hook(env)]
+    clone = env_dir(config.state_dir, env.name) / CLONE_NAME
+    if not (clone / "HEAD").exists():
+        return [
+            warn(
+                "origin.sync",
+                f"the server has no clone of this environment yet ({clone})",
+                "`notegate serve` creates it at start.",
+                subject=env.name,
+            ),
+            *results,
+        ]
+    store = VaultStore(env.name, clone, env.origin_url)
+    try:
+        tip = store.origin_main(timeout)
+    except OriginUnavailable as exc:
+        return [
+            fail(
+                "origin.reachable",
+                f"{shown_origin(env)}: {exc.message}",
+                "Check the origin's address in [environments."
+                f"{env.name}] origin, the network and the credentials; writes are refused until it answers.",
+                subject=env.name,
+            ),
+            *results,
+        ]
+    results.insert(0, ok("origin.reachable", f"{shown_origin(env)} answers; main at {_short(tip)}", subject=env.name))
+    results.insert(1, _sync_result(env.name, store, tip))
+    return results
+
+
+def _sync_result(name: str, store: VaultStore, tip: str | None) -> CheckResult:
+    ahead, behind = store.compare_with_origin(tip)
+    local = store.head()
+    if ahead == 0 and behind == 0:
+        return ok("origin.sync", f"the server's clone is at the origin's main ({_short(local)})", subject=name)
+    if ahead == 0:
+        count = f"{behind} commit(s)" if behind is not None else "commits it has not fetched"
+        return fail(
+            "origin.sync",
+            f"the server's clone ({_short(local)}) is behind the origin ({_short(tip)}) by {count}",
+            "Start `notegate serve` (it fetches every fetch_interval_seconds); if it is running, its log says "
+            "why the fetch fails.",
+            subject=name,
+        )
+    if behind == 0:
+        return fail(
+            "origin.sync",
+            f"the server's clone ({_short(local)}) is {ahead} commit(s) ahead of the origin ({_short(tip)}): "
+            "the origin lost commits the server acknowledged",
+            "Restore the origin's main from the server's clone (push it back), then check who rewrote it.",
+            subject=name,
+        )
+    return fail(
+        "origin.sync",
+        f"the server's clone ({_short(local)}) and the origin ({_short(tip)}) have diverged: the origin's "
+        "history was rewritten",
+        "Decide which history is right; push the server's clone back to the origin, or move the clone aside so "
+        "the server fetches the origin afresh.",
+        subject=name,
+    )
+
+
+def _check_hook(env: EnvironmentConfig) -> CheckResult:
+    if not env.is_local_origin:
+        return warn(
+            "origin.hook",
+            f"{shown_origin(env)} is not on this machine: its push rules cannot be checked from here",
+            "Configure the forge's push ruleset for protected paths (README: the git door).",
+            subject=env.name,
+        )
+    origin = Path(env.origin_url)
+    if hookfile.installed(origin):
+        return ok("origin.hook", "notegate's pre-receive hook is installed and executable", subject=env.name)
+    path = hookfile.hook_path(origin)
+    if not path.exists():
+        found = f"{path} is missing"
+    elif hookfile.HOOK_MARKER not in path.read_text(encoding="utf-8", errors="replace"):
+        found = f"{path} is not notegate's hook"
+    elif not os.access(path, os.X_OK):
+        found = f"{path} is not executable"
+    else:
+        found = f"{path} cannot be used"
+    return fail(
+        "origin.hook",
+        found + ": pushes to the origin are not checked against the policy",
+        f"Run `notegate hooks install {origin}` (or `chmod +x` it); merge another pre-receive hook into it by hand.",
+        subject=env.name,
+    )
