@@ -686,6 +686,8 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     path = install_hook(origin, config.path, environment)
     print(f"installed {path} (environment {environment})")
     return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from notegate.doctor import exit_status, render_json, render_text, run_doctor
 

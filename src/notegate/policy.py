@@ -1000,6 +1000,8 @@ def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None
         "push-protected-path",
         f"sessions load this path at start (rules, handoffs, log, design); {who} may not change it.",
     )
+
+
 # ------------------------------------------------------- what the doctor asks of the policy file
 def glob_problem(glob: object) -> str | None:
     """Why a policy glob cannot mean what it says, or None when it is a well-formed vault glob.
