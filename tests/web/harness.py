@@ -136,14 +136,12 @@ def set_server(config_path: Path, **values: object) -> None:
 
 
 @contextlib.contextmanager
-def serve_console(
-    config_path: Path, *, with_consent: bool = True, issuer_on_console: bool = False
-) -> Iterator[Console]:
-    """A real uvicorn server on 127.0.0.1 serving the whole app (MCP, console) with an injected clock.
-    ``issuer_on_console`` sets public_url to the console's own http://localhost:PORT, so the OAuth issuer
-    (/authorize, the consent page's URL) is the origin where the passkey login works."""
+def serve_console(config_path: Path, *, with_consent: bool = True) -> Iterator[Console]:
+    """A real uvicorn server on 127.0.0.1 serving the whole app (MCP, console) with an injected clock, on
+    `make run`'s defaults: no public_url, so the server names itself http://localhost:PORT (the OAuth
+    issuer, the consent page and the passkey login share that origin)."""
     port = free_port()
-    set_server(config_path, port=port, **({"public_url": f"http://localhost:{port}"} if issuer_on_console else {}))
+    set_server(config_path, port=port)
     config = load_config(config_path)
     clock = Clock()
     runtime = Runtime(config, clock=clock)

@@ -177,7 +177,7 @@ def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Dev
     """request_elevation over MCP -> the owner sees the same code in chromium and approves with a passkey ->
     the session's next call with grant writes outside the inbox; another connector login with it gets nothing."""
     phone, laptop = mint(vault, name="phone", tier="restricted"), mint(vault, name="laptop", tier="restricted")
-    with serve_console(vault, issuer_on_console=True) as console:
+    with serve_console(vault) as console:
         enrolled(console, device)
         with _sdk_client(console.url, phone) as call:
             asked = call("request_elevation", {"reason": "fix the <i>design</i> note"})

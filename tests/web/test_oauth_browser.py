@@ -153,9 +153,10 @@ def causes(error: BaseException | None) -> list[BaseException]:
 
 @contextmanager
 def oauth_console(vault: Path) -> Iterator[Console]:
-    """The real server with the OAuth core as its consent backend, its issuer on the console's origin
-    (http://localhost:PORT), so /authorize, the consent page and the passkey login share one origin."""
-    with serve_console(vault, with_consent=False, issuer_on_console=True) as console:
+    """The real server with the OAuth core as its consent backend, on `make run`'s defaults (no public_url):
+    the issuer is http://localhost:PORT, so /authorize, the consent page and the passkey login share one
+    origin. These flows are the "a client on the loopback drives the whole OAuth flow" of issue 10."""
+    with serve_console(vault, with_consent=False) as console:
         yield console
 
 
