@@ -113,4 +113,6 @@ ALLOWED_ROOTS = {
     "hooks/writeback.py:_OutOfTime",
     "hooks/settings.py:SettingsError",  # hooks import no server code: their own small family
     "hooks/mcpclient.py:HookError",
+    "sync/daemon.py:_Halt",  # carries a sync stop out of the tick; the tick turns it into its report
+    "sync/daemon.py:_Postpone",  # the origin's changes wait for the next tick; reported, not refused
 }

@@ -29,6 +29,7 @@ EXAMPLES = {
     "pre-receive": "notegate hooks install ./vault/origin.git --config ./vault/notegate.toml  # git then runs it",
     "hooks": "notegate hooks install /srv/git/vault.git --config ./vault/notegate.toml --environment personal",
     "doctor": "notegate doctor --config ./vault/notegate.toml --json",
+    "sync": "notegate sync ~/Obsidian/Vault --config ~/.config/notegate/notegate.toml --once",
 }
 
 
@@ -198,6 +199,24 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(hi)
     hi.add_argument("--environment", default=None, help="whose rules and owner apply (default: the default one)")
     hi.add_argument("--force", action="store_true", help="replace a pre-receive hook notegate did not write")
+    p = _sub(subs, "sync", "git-sync a workstation's vault clone: commit local changes, fetch, replay, push")
+    p.add_argument("directory", metavar="DIR", help="the vault clone (git clone ORIGIN DIR) Obsidian edits")
+    _config_arg(p)
+    p.add_argument("--environment", default=None, help="whose owner and rules apply (default: the default one)")
+    p.add_argument("--once", action="store_true", help="one tick, then exit with its status (cron, launchd)")
+    p.add_argument("--resume", action="store_true", help="clear a stop after fixing its reason, then sync again")
+    p.add_argument(
+        "--device",
+        default=os.environ.get("NOTEGATE_DEVICE"),
+        help="this machine's name in commit trailers, sync:<device> (default: $NOTEGATE_DEVICE, else the host name)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print nothing when a tick had nothing to report")
+    p.epilog = (
+        "exit status: 0 synced; 1 origin unavailable (try again); 2 usage or config error; stopped (see "
+        "DIR/.git/notegate-sync-stopped): 3 conflict, 4 incoming commits refused, 5 local change refused, "
+        "6 push refused; 7 synced but files the policy refuses were left out"
+    )
+
     p = _sub(subs, "doctor", "check the deployment and this workstation; exit 1 on any failure")
     p.add_argument(
         "--config",
@@ -704,6 +723,56 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return exit_status(results)
 
 
+def _host_device(hostname: str) -> str:
+    """A device name from the host name: lowercase, other characters as '-', at most 63."""
+    name = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "-" for ch in hostname.lower())
+    return name.split(".")[0].strip("-_")[:63] or "workstation"
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    import signal
+    import socket
+    import threading
+
+    from notegate.config import is_device_name
+    from notegate.sync.daemon import EXIT_OK, EXIT_USAGE, Syncer, run_loop
+    from notegate.sync.workclone import NotAClone
+
+    config = _load(args)
+    env = config.environment(args.environment)
+    device = args.device or _host_device(socket.gethostname())
+    if not is_device_name(device):
+        return _fail("notegate sync: --device must be lowercase letters, digits, - and _ (at most 63)", EXIT_USAGE)
+    try:
+        syncer = Syncer(Path(args.directory), config.policy, owner=env.owner, device=device, git_env=dict(os.environ))
+    except NotAClone as exc:
+        return _fail(f"notegate sync: {exc.explain()}", EXIT_USAGE)
+
+    def show(report) -> int:
+        quiet = args.quiet and report.code == EXIT_OK and not (report.committed or report.pulled or report.pushed)
+        for line in [] if quiet else report.lines():
+            print(f"notegate sync: {line}", file=sys.stdout if report.code == EXIT_OK else sys.stderr, flush=True)
+        return report.code
+
+    if args.resume:
+        report = syncer.resume()
+        if args.once or report.stop is not None:
+            return show(report)
+        show(report)
+    elif args.once:
+        return show(syncer.tick())
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    def say(line: str) -> None:
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        if not (args.quiet and line == "in sync"):
+            print(f"{stamp} notegate sync: {line}", file=sys.stderr, flush=True)
+
+    return run_loop(syncer, stop, say)
+
+
 def cmd_floor(args: argparse.Namespace) -> int:
     from notegate.safety.floor import check_item
     from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
@@ -767,6 +836,7 @@ COMMANDS = {
     "pre-receive": cmd_pre_receive,
     "hooks": cmd_hooks,
     "doctor": cmd_doctor,
+    "sync": cmd_sync,
 }
 
 

@@ -190,6 +190,17 @@ RULES: dict[str, str] = {
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "push-protected-path": "Leave rules/, handoffs/, log/ and design/ to the owner: write an inbox item for a "
     "reviewer, or ask the owner to push it.",
+    # -- notegate sync (a workstation's vault clone; each stop is also written to .git/notegate-sync-stopped)
+    "sync-not-a-clone": "Sync a clone of the vault's origin (git clone ORIGIN DIR) with main checked out.",
+    "sync-stopped": "Read the reason in DIR/.git/notegate-sync-stopped, fix it, then run `notegate sync --resume DIR`.",
+    "sync-conflict": "Make each named note what you want it to be (the origin's version: git -C DIR show "
+    "refs/notegate/accepted:PATH), then run `notegate sync --resume DIR`: your file wins on those notes.",
+    "sync-incoming-refused": "Repair the origin (move its main back to the last good commit named here, on the "
+    "origin itself), then run `notegate sync --resume DIR`.",
+    "sync-local-refused": "Restore the notes or fix what is named in your files, then run "
+    "`notegate sync --resume DIR` (unpushed commits are rebuilt from your files).",
+    "sync-push-refused": "Fix what the origin's hook names in your files, then run `notegate sync --resume DIR` "
+    "(unpushed commits are rebuilt from your files).",
 }
 
 # Rules built from a family and a detail (a schema pointer, a gate, a floor rule): the family is registered.

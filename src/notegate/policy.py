@@ -135,6 +135,20 @@ def fixed_caller(connector: str, person: str) -> Caller:
     )
 
 
+def sync_caller(device: str, person: str) -> Caller:
+    """Who commits what ``notegate sync`` finds changed in a workstation's vault: the owner at that device
+    (connector login ``sync:<device>``), trusted like the other programs only the owner starts."""
+    return Caller(
+        login=person,
+        display_name=person,
+        client="notegate-sync",
+        client_class="workstation",
+        tier="trusted",
+        session="-",
+        connector=f"sync:{device}",
+    )
+
+
 @dataclass(frozen=True)
 class Author:
     """Who wrote part of an inbox item: a connector login, its client name and its person.
@@ -219,6 +233,7 @@ class Policy:
     elevation_assertion_seconds: int = default("elevation_assertion_seconds")
     max_deletions_per_commit: int = default("max_deletions_per_commit")
     max_files_per_commit: int = default("max_files_per_commit")
+    sync_interval_seconds: float = default("sync_interval_seconds")
     attachment_types: tuple[tuple[str, str], ...] = default("attachment_types")
     max_attachment_bytes: int = default("max_attachment_bytes")
 

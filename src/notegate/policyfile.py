@@ -333,6 +333,13 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         enforced_by=("notegate.policy:decide_commit_size",),
     ),
     PolicySetting(
+        "sync_interval_seconds",
+        (int, float),
+        30,
+        "How often `notegate sync` commits a workstation vault's changes, fetches, replays and pushes.",
+        enforced_by=("notegate.sync.daemon:run_loop",),
+    ),
+    PolicySetting(
         "attachment_types",
         dict,
         dict(DEFAULT_ATTACHMENT_TYPES),
@@ -440,7 +447,7 @@ _EXTENSION = re.compile(r"[a-z0-9]{1,16}\Z")
 def _check_git_door(values: dict[str, Any]) -> None:
     """The incoming-commit limits and the attachment types: every media type named must be one notegate can
     check by its first bytes (so SVG, which may carry script, cannot be allowed)."""
-    for key in ("max_deletions_per_commit", "max_files_per_commit"):
+    for key in ("max_deletions_per_commit", "max_files_per_commit", "sync_interval_seconds"):
         if values[key] <= 0:
             raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
     if not 0 < values["max_attachment_bytes"] <= 1 << 30:

@@ -1,0 +1,637 @@
+"""`notegate sync DIR`: git-sync for a workstation's vault clone, the one the owner edits with Obsidian.
+
+Theory of operation
+-------------------
+One *tick* (every ``sync_interval_seconds`` of the policy, or once with ``--once``):
+
+1. **Look at the files.**  Every file under the clone except hidden paths (``.obsidian/``, ``.git``, ``.trash``
+   and any other segment a file system or tool takes for hidden: :func:`policy.is_hidden_segment`), files the
+   clone's own ``.gitignore`` leaves out, symlinks, and files that are neither a note nor an attachment of an
+   allowed type (:func:`policy.decide_incoming_path`, rule ``file-type-refused``: left alone, quietly).  A
+   changed file is committed only when it is **settled**: not modified within :data:`SETTLE_SECONDS`, and the
+   same size, modification time and inode before and after it was read (two looks).  An unsettled file is left
+   for the next tick, so a note is never committed half-written.
+2. **Commit** what differs from ``main`` as one commit by the owner (trailers from the house recipe, connector
+   ``sync:<device>``), but only after the very validator the origin runs on a push
+   (:func:`notegate.sync.incoming.inspect_update`) accepts it: a file it refuses is left out and named (exit
+   :data:`EXIT_LEFT_OUT`); a commit-wide refusal -- more than ``max_deletions_per_commit`` deletions, more than
+   ``max_files_per_commit`` new files -- stops syncing this vault (:data:`EXIT_LOCAL`).
+3. **Fetch** the origin's main (git CLI) and inspect every new commit with the same validator; anything refused
+   stops syncing this vault with the files untouched (:data:`EXIT_INCOMING`).
+4. **Replay** local commits on top of the origin, one at a time, when they touch different notes; the same
+   note changed on both sides (to different contents) is a conflict: stop, files untouched
+   (:data:`EXIT_CONFLICT`).  Nothing is ever merged.  Files are then brought to the new tip, each only if it
+   is still exactly what ``main`` had (else: being edited -> next tick; edited and not committed -> conflict).
+5. **Push** with the git CLI, so the origin's pre-receive hook judges it; refused -> stop
+   (:data:`EXIT_PUSH`); the origin moved meanwhile -> fetch, replay and push again.
+
+A stop is loud: the tick's report (printed, logged), the exit status, and the marker file
+``.git/notegate-sync-stopped`` (JSON: rule, code, reason, what to do), which keeps every later tick from doing
+anything until ``notegate sync --resume DIR``.  Resuming after a conflict or a refused local change rebuilds
+the unpushed commits from the files: the origin's changes are written where the file is still as the local
+branch had it, and the owner's file wins everywhere else.
+
+Invariants: a refused or conflicting tick writes no work-tree file; work-tree files are written before
+``main`` moves (a crash leaves files that the next tick sees as local edits equal to the origin's, which
+replay as no-ops); hidden paths are never committed nor written; nothing here logs a note's contents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import stat
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from notegate.errors import OriginUnavailable, remedy_for
+from notegate.policy import Policy, decide_incoming_path, decide_incoming_size, is_hidden_segment, sync_caller
+from notegate.services.notes import NotesService
+from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
+from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
+
+__all__ = [
+    "EXIT_CODES",
+    "MARKER_NAME",
+    "SETTLE_SECONDS",
+    "Stop",
+    "Syncer",
+    "TickReport",
+    "run_loop",
+]
+
+# Exit statuses of `notegate sync --once` (and of the loop when it stops); README "notegate sync".
+EXIT_OK = 0  # synced, or nothing to do
+EXIT_RETRY = 1  # the origin could not be reached: nothing lost, the next tick tries again
+EXIT_USAGE = 2  # not a vault clone, or a config error
+EXIT_CONFLICT = 3  # stopped: the same note changed here and on the origin
+EXIT_INCOMING = 4  # stopped: the origin holds commits the policy refuses
+EXIT_LOCAL = 5  # stopped: the local change is refused as a whole (too many deletions or files, a bad commit)
+EXIT_PUSH = 6  # stopped: the origin refused the push
+EXIT_LEFT_OUT = 7  # synced, but files the policy refuses were left out (named)
+EXIT_CODES = {
+    EXIT_OK: "synced",
+    EXIT_RETRY: "origin unavailable; try again",
+    EXIT_USAGE: "usage or config error",
+    EXIT_CONFLICT: "stopped: conflict",
+    EXIT_INCOMING: "stopped: incoming commits refused",
+    EXIT_LOCAL: "stopped: local change refused",
+    EXIT_PUSH: "stopped: push refused",
+    EXIT_LEFT_OUT: "synced; some files left out",
+}
+
+#: A file modified this recently is still being written: the next tick looks again.
+SETTLE_SECONDS = 3.0
+#: The stop marker, inside the clone's git directory (never in the vault, never committed).
+MARKER_NAME = "notegate-sync-stopped"
+#: Fetch-replay-push rounds per tick when the origin keeps moving.
+MAX_ATTEMPTS = 3
+_TEMP_PREFIX = ".notegate-sync-"  # hidden: the scan never picks up a file being written by the sync itself
+
+Stat = tuple[int, int, int]  # size, mtime_ns, inode
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why syncing this vault stopped; written to the marker and printed."""
+
+    code: int
+    rule: str
+    message: str
+    lines: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+    stopped_at: float = 0.0
+
+    def explain(self) -> str:
+        remedy = remedy_for(self.rule)
+        return f"Refused [{self.rule}]: {self.message}" + (f" {remedy}" if remedy else "")
+
+    def to_json(self) -> dict:
+        return {
+            "rule": self.rule,
+            "code": self.code,
+            "message": self.message,
+            "lines": list(self.lines),
+            "conflicts": list(self.conflicts),
+            "stopped_at": self.stopped_at,
+            "resume": "notegate sync --resume DIR (after fixing what is named above)",
+        }
+
+
+@dataclass
+class TickReport:
+    committed: str | None = None
+    pulled: int = 0  # work-tree files written from the origin
+    pushed: str | None = None
+    pending: list[str] = field(default_factory=list)  # unsettled files, left for the next tick
+    left_out: list[Finding] = field(default_factory=list)
+    ignored: int = 0  # files that are neither notes nor allowed attachments, left alone
+    postponed: str | None = None  # why the origin's changes wait for the next tick
+    retry: str | None = None  # the origin could not be reached
+    stop: Stop | None = None
+
+    @property
+    def code(self) -> int:
+        if self.stop is not None:
+            return self.stop.code
+        if self.retry is not None:
+            return EXIT_RETRY
+        return EXIT_LEFT_OUT if self.left_out else EXIT_OK
+
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        if self.committed:
+            out.append(f"committed {self.committed[:12]} (local changes)")
+        if self.pulled:
+            out.append(f"updated {self.pulled} file(s) from the origin")
+        if self.pushed:
+            out.append(f"pushed {self.pushed[:12]}")
+        out += [f"still being written, next tick: {shown_path(p)}" for p in self.pending]
+        for f in self.left_out:
+            out.append(f"left out (not committed): {shown_path(f.path)}: Refused [{f.rule}]: {f.what}")
+        for rule in sorted({f.rule for f in self.left_out}):
+            remedy = remedy_for(rule)
+            if remedy:
+                out.append(f"What to do instead [{rule}]: {remedy}")
+        if self.postponed:
+            out.append(f"origin's changes wait for the next tick: {self.postponed}")
+        if self.retry:
+            out.append(self.retry)
+        if self.stop is not None:
+            out.append(f"SYNC STOPPED: {self.stop.explain()}")
+            out += [f"  {line}" for line in self.stop.lines]
+            out.append(
+                f"  (exit {self.stop.code}; written to .git/{MARKER_NAME}; nothing else syncs until "
+                "`notegate sync --resume DIR`)"
+            )
+        if not out:
+            out.append("in sync")
+        return out
+
+
+class _Halt(Exception):  # internal: carries a Stop out of the tick
+    def __init__(self, stop: Stop) -> None:
+        self.stop = stop
+
+
+class _Postpone(Exception):  # internal: the origin's changes wait for the next tick
+    pass
+
+
+@dataclass
+class _Scan:
+    changes: dict[str, bytes | None]
+    pending: list[str]
+    left_out: list[Finding]
+    ignored: int
+
+
+class Syncer:
+    """One workstation vault clone and the rules it syncs under."""
+
+    def __init__(
+        self,
+        directory: Path,
+        policy: Policy,
+        *,
+        owner: str,
+        device: str,
+        git_env: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+        settle_seconds: float = SETTLE_SECONDS,
+        between_looks: Callable[[str], None] | None = None,
+    ) -> None:
+        self.clone = WorkClone(directory, git_env)
+        self.policy = policy
+        self.owner = owner
+        self.device = device
+        self.clock = clock
+        self.settle_seconds = settle_seconds
+        self.between_looks = between_looks  # tests: called after a file is read, before the second look
+        self.marker = self.clone.git_dir / MARKER_NAME
+
+    # ------------------------------------------------------------ the marker
+    def stopped(self) -> Stop | None:
+        try:
+            data = json.loads(self.marker.read_text(encoding="utf-8"))
+            return Stop(
+                code=int(data["code"]),
+                rule=str(data["rule"]),
+                message=str(data["message"]),
+                lines=tuple(str(x) for x in data.get("lines", [])),
+                conflicts=tuple(str(x) for x in data.get("conflicts", [])),
+                stopped_at=float(data.get("stopped_at", 0.0)),
+            )
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return Stop(
+                EXIT_LOCAL, rule="sync-stopped", message="the stop marker is unreadable; syncing stays stopped."
+            )
+
+    def _halt(self, stop: Stop) -> Stop:
+        stop = Stop(stop.code, stop.rule, stop.message, stop.lines, stop.conflicts, self.clock())
+        temporary = self.marker.with_name(MARKER_NAME + ".tmp")
+        temporary.write_text(json.dumps(stop.to_json(), indent=2) + "\n", encoding="utf-8")
+        os.replace(temporary, self.marker)
+        return stop
+
+    # ------------------------------------------------------------ one tick
+    def tick(self) -> TickReport:
+        report = TickReport()
+        earlier = self.stopped()
+        if earlier is not None:
+            when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(earlier.stopped_at))
+            report.stop = Stop(
+                earlier.code,
+                rule="sync-stopped",
+                message=f"syncing this vault stopped at {when}: [{earlier.rule}] {earlier.message}",
+                lines=earlier.lines,
+                conflicts=earlier.conflicts,
+                stopped_at=earlier.stopped_at,
+            )
+            return report
+        try:
+            self._tick(report)
+        except _Halt as halt:
+            report.stop = self._halt(halt.stop)
+        except OriginUnavailable as exc:
+            report.retry = exc.explain()
+        return report
+
+    def _tick(self, report: TickReport) -> None:
+        local = self.clone.ref(MAIN)
+        scan = self._scan(self.clone.files(local))
+        report.pending, report.left_out, report.ignored = scan.pending, scan.left_out, scan.ignored
+        if scan.changes:
+            committed = self._commit_local(local, scan)
+            if committed is not None:
+                report.committed = local = committed
+        for _attempt in range(MAX_ATTEMPTS):
+            accepted = self._fetch_and_inspect()
+            try:
+                tip, written = self._replay(local, accepted)
+            except _Postpone as why:
+                report.postponed = str(why)
+                return
+            report.pulled += written
+            local = tip
+            if tip is None or tip == accepted:
+                return
+            pushed = self.clone.push(tip)
+            if pushed.ok:
+                self.clone.set_ref(ACCEPTED, tip)
+                self.clone.set_ref(TRACKING, tip)
+                report.pushed = tip
+                return
+            if not pushed.moved:
+                raise _Halt(
+                    Stop(
+                        EXIT_PUSH,
+                        rule="sync-push-refused",
+                        message=f"the origin refused the push of {tip[:12]}; the files here are untouched.",
+                        lines=pushed.lines,
+                    )
+                )
+        report.postponed = f"the origin kept moving during {MAX_ATTEMPTS} attempts"
+
+    # ------------------------------------------------------------ 1. look at the files
+    def _scan(self, head: dict[str, Entry]) -> _Scan:
+        root = self.clone.workdir
+        now = self.clock()
+        scan = _Scan({}, [], [], 0)
+        present: set[str] = set()
+        for path, lstat in self._walk(root):
+            present.add(path)
+            if not stat.S_ISREG(lstat.st_mode):
+                scan.ignored += 1  # a symlink or device is never a note
+                continue
+            kind = decide_incoming_path(self.policy, path)
+            if not kind.allowed:
+                if kind.rule == "file-type-refused" or (path not in head and self.clone.is_ignored(path)):
+                    scan.ignored += 1
+                else:
+                    scan.left_out.append(Finding("0" * 40, path, kind.rule, kind.reason))
+                continue
+            if path not in head and self.clone.is_ignored(path):
+                scan.ignored += 1
+                continue
+            sized = decide_incoming_size(self.policy, kind, lstat.st_size)
+            if not sized.allowed:
+                scan.left_out.append(Finding("0" * 40, path, sized.rule, sized.reason))
+                continue
+            data = self._two_looks(root / path, lstat)
+            entry = head.get(path)
+            if data is not None and entry is not None and entry == (0o100644, self.clone.hash(data)):
+                continue  # unchanged, however recently touched
+            if data is None or abs(now - lstat.st_mtime) < self.settle_seconds:
+                scan.pending.append(path)
+                continue
+            scan.changes[path] = data
+        for path in head:
+            if path not in present:
+                scan.changes[path] = None
+        return scan
+
+    def _walk(self, root: Path) -> Iterable[tuple[str, os.stat_result]]:
+        """Every non-hidden entry that is not a folder, as (vault path, lstat); never follows a symlink."""
+        stack = [""]
+        while stack:
+            prefix = stack.pop()
+            try:
+                entries = sorted(os.scandir(root / prefix) if prefix else os.scandir(root), key=lambda e: e.name)
+            except OSError:
+                continue
+            for entry in entries:
+                if is_hidden_segment(entry.name):
+                    continue
+                path = prefix + entry.name
+                try:
+                    lstat = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISDIR(lstat.st_mode):
+                    stack.append(path + "/")
+                else:
+                    yield path, lstat
+
+    def _two_looks(self, file: Path, first: os.stat_result) -> bytes | None:
+        """The file's bytes when nothing changed it while it was read (same stat before and after), else None."""
+        try:
+            data = _read_no_follow(file)
+            if self.between_looks is not None:
+                self.between_looks(str(file.relative_to(self.clone.workdir).as_posix()))
+            second = os.lstat(file)
+        except OSError:
+            return None
+        if _stat_of(second) != _stat_of(first) or len(data) != first.st_size:
+            return None
+        return data
+
+    # ------------------------------------------------------------ 2. commit
+    def _commit_local(self, parent: str | None, scan: _Scan) -> str | None:
+        changes = dict(scan.changes)
+        caller = sync_caller(self.device, self.owner)
+        while changes:
+            summary = _summary(self.device, changes)
+            message = NotesService._commit_message(None, caller, summary)  # type: ignore[arg-type]  # the house trailers
+            candidate = self.clone.commit_changes(
+                parent,
+                changes,
+                author_name=caller.display_name,
+                author_email=f"{caller.login}@notegate",
+                message=message,
+            )
+            inspection = inspect_update(self.clone.repo, parent, candidate, self.policy)
+            whole = [f for f in inspection.findings if not f.path]
+            if whole:
+                first = whole[0]
+                raise _Halt(
+                    Stop(
+                        EXIT_LOCAL,
+                        rule=first.rule,
+                        message=f"{first.what} Nothing was committed and the files here are untouched; "
+                        "deleted notes are still in the last commit (git -C DIR restore PATH brings one back).",
+                        lines=tuple(explain_all(inspection.findings)),
+                    )
+                )
+            refused = {f.path for f in inspection.findings}
+            if not refused:
+                self.clone.move_main(candidate)
+                return candidate
+            scan.left_out.extend(Finding("0" * 40, f.path, f.rule, f.what) for f in inspection.findings)
+            for path in list(changes):
+                if any(path == r or path.startswith(r + "/") for r in refused):
+                    del changes[path]
+        return None
+
+    # ------------------------------------------------------------ 3. fetch
+    def _fetch_and_inspect(self) -> str | None:
+        accepted = self.clone.ref(ACCEPTED)
+        fetched = self.clone.fetch()
+        if fetched is None:
+            if accepted is not None:
+                raise _Halt(
+                    Stop(
+                        EXIT_INCOMING,
+                        rule="sync-incoming-refused",
+                        message=f"the origin no longer has a main branch (last good commit {accepted[:12]}).",
+                    )
+                )
+            return None
+        if fetched == accepted:
+            return accepted
+        inspection = inspect_update(self.clone.repo, accepted, fetched, self.policy)
+        if not inspection.ok:
+            good = f"last good origin commit {accepted[:12]}" if accepted else "no origin commit was accepted yet"
+            raise _Halt(
+                Stop(
+                    EXIT_INCOMING,
+                    rule="sync-incoming-refused",
+                    message=f"the origin's main moved to {fetched[:12]}, which the policy refuses "
+                    f"({len(inspection.findings)} finding(s); {good}). Nothing was taken from it and the files "
+                    "here are untouched.",
+                    lines=tuple(explain_all(inspection.findings)),
+                )
+            )
+        self.clone.set_ref(ACCEPTED, fetched)
+        self.clone.set_ref(TRACKING, fetched)
+        return fetched
+
+    # ------------------------------------------------------------ 4. replay
+    def _replay(self, local: str | None, accepted: str | None) -> tuple[str | None, int]:
+        """The new tip (local commits on top of ``accepted``) with the work tree brought to it; (tip, files
+        written)."""
+        clone = self.clone
+        if accepted is None or local == accepted:
+            return local, 0
+        if local is not None and clone.descends(local, accepted):
+            return local, 0  # only local commits on top: push them
+        fast_forward = local is None or clone.descends(accepted, local)
+        tip = accepted if fast_forward else self._replay_commits(local, accepted)
+        written = self._write_worktree(clone.files(local), clone.files(tip))
+        clone.move_main(tip)
+        return tip, written
+
+    def _replay_commits(self, local: str, accepted: str) -> str:
+        clone = self.clone
+        base = clone.merge_base(local, accepted)
+        base_files, origin_files = clone.files(base), clone.files(accepted)
+        upstream = {p for p in base_files.keys() | origin_files.keys() if base_files.get(p) != origin_files.get(p)}
+        plans: list[tuple[str, dict[str, Entry | None]]] = []
+        conflicts: set[str] = set()
+        for commit in clone.commits_since(local, accepted):
+            parent = clone.commit_meta(commit)[4]
+            before, after = clone.files(parent), clone.files(commit)
+            changed = {p: after.get(p) for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+            conflicts |= {p for p, e in changed.items() if p in upstream and origin_files.get(p) != e}
+            plans.append((commit, changed))
+        if conflicts:
+            raise _Halt(self._conflict(sorted(conflicts), "changed here and on the origin"))
+        tip = accepted
+        tip_files = dict(origin_files)
+        for commit, changed in plans:
+            delta = {p: None if e is None else clone.blob(e[1]) for p, e in changed.items() if tip_files.get(p) != e}
+            if not delta:
+                continue
+            name, email, when, message, _parent = clone.commit_meta(commit)
+            tip = clone.commit_changes(
+                tip, delta, author_name=name, author_email=email, message=message, author_time=when
+            )
+            for p, e in changed.items():
+                if e is None:
+                    tip_files.pop(p, None)
+                else:
+                    tip_files[p] = (0o100644, e[1])
+        if tip != accepted:
+            inspection = inspect_update(clone.repo, accepted, tip, self.policy)
+            if not inspection.ok:
+                raise _Halt(
+                    Stop(
+                        EXIT_LOCAL,
+                        rule="sync-local-refused",
+                        message="local commits not yet pushed hold what the policy refuses; nothing was pushed "
+                        "and the files here are untouched.",
+                        lines=tuple(explain_all(inspection.findings)),
+                    )
+                )
+        return tip
+
+    def _conflict(self, paths: list[str], how: str) -> Stop:
+        return Stop(
+            EXIT_CONFLICT,
+            rule="sync-conflict",
+            message=f"{len(paths)} note(s) {how}: {', '.join(shown_path(p) for p in paths[:10])}"
+            + (" …" if len(paths) > 10 else "")
+            + ". Nothing was merged and the files here are untouched.",
+            conflicts=tuple(paths),
+        )
+
+    # ------------------------------------------------------------ the work tree
+    def _write_worktree(self, old: dict[str, Entry], new: dict[str, Entry]) -> int:
+        """Bring the files from ``old`` (main) to ``new``: each only if it is still exactly what main had."""
+        paths = sorted(p for p in old.keys() | new.keys() if old.get(p) != new.get(p))
+        now = self.clock()
+        seen: dict[str, Stat | None] = {}
+        edited: list[str] = []
+        for path in paths:
+            current, blob = self._working(path)
+            if blob == (old[path][1] if path in old else None):
+                seen[path] = current
+                continue
+            if current is not None and abs(now - current[1] / 1e9) < self.settle_seconds:
+                raise _Postpone(f"{shown_path(path)} is being edited here")
+            edited.append(path)
+        if edited:
+            raise _Halt(self._conflict(edited, "edited here (not committed) and changed on the origin"))
+        for count, path in enumerate(paths):
+            if self._working(path)[0] != seen[path]:
+                raise _Postpone(f"{shown_path(path)} changed while the origin's changes were written ({count} done)")
+            self._put(path, None if path not in new else self.clone.blob(new[path][1]))
+        return len(paths)
+
+    def _working(self, path: str) -> tuple[Stat | None, str | None]:
+        """The work-tree file's stat and blob id (None, None when absent; a non-file counts as edited)."""
+        file = self.clone.workdir / path
+        try:
+            lstat = os.lstat(file)
+        except FileNotFoundError:
+            return None, None
+        except OSError:
+            return (0, 0, 0), "unreadable"
+        if not stat.S_ISREG(lstat.st_mode):
+            return _stat_of(lstat), "not-a-file"
+        try:
+            return _stat_of(lstat), self.clone.hash(_read_no_follow(file))
+        except OSError:
+            return _stat_of(lstat), "unreadable"
+
+    def _put(self, path: str, data: bytes | None) -> None:
+        """Write (atomically, through no symlink) or delete one work-tree file."""
+        root = self.clone.workdir
+        parts = path.split("/")
+        folder = root
+        for part in parts[:-1]:
+            folder = folder / part
+            if folder.is_symlink():
+                raise _Halt(self._conflict([path], "sit under a folder that is a symlink here"))
+            if data is not None:
+                folder.mkdir(exist_ok=True)
+        target = folder / parts[-1]
+        if data is None:
+            if target.exists() or target.is_symlink():
+                target.unlink()
+            while folder != root:
+                try:
+                    folder.rmdir()  # only when empty
+                except OSError:
+                    break
+                folder = folder.parent
+            return
+        temporary = folder / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
+        with open(temporary, "xb") as handle:
+            handle.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+
+    # ------------------------------------------------------------ resume
+    def resume(self) -> TickReport:
+        """Clear the stop and tick again.  After a conflict or a refused local change, the unpushed commits
+        are dropped and rebuilt from the files: the origin's version is written where a file is still as the
+        local branch had it (and only the origin changed it); everywhere else the owner's file wins."""
+        earlier = self.stopped()
+        if earlier is None:
+            return self.tick()
+        if earlier.rule in ("sync-conflict", "sync-push-refused", "sync-local-refused"):
+            self._rebuild_from_files()
+        self.marker.unlink(missing_ok=True)
+        return self.tick()
+
+    def _rebuild_from_files(self) -> None:
+        clone = self.clone
+        local, accepted = clone.ref(MAIN), clone.ref(ACCEPTED)
+        if local is None or accepted is None or local == accepted:
+            return
+        base = clone.merge_base(local, accepted)
+        local_files, origin_files, base_files = clone.files(local), clone.files(accepted), clone.files(base)
+        for path in sorted(
+            p for p in local_files.keys() | origin_files.keys() if local_files.get(p) != origin_files.get(p)
+        ):
+            only_origin = local_files.get(path) == base_files.get(path)
+            _stat, blob = self._working(path)
+            if only_origin and blob == (local_files[path][1] if path in local_files else None):
+                self._put(path, None if path not in origin_files else clone.blob(origin_files[path][1]))
+        clone.move_main(accepted)
+
+
+def _stat_of(s: os.stat_result) -> Stat:
+    return s.st_size, s.st_mtime_ns, s.st_ino
+
+
+def _read_no_follow(file: Path) -> bytes:
+    fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _summary(device: str, changes: dict[str, bytes | None]) -> str:
+    paths = sorted(changes)
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return f"sync from {device}: {len(paths)} change(s): {paths[0]}{more}"
+
+
+def run_loop(syncer: Syncer, stop: threading.Event, say: Callable[[str], None]) -> int:
+    """Tick every ``sync_interval_seconds`` until ``stop`` is set (a signal) or syncing stops; returns the exit
+    status (0 when stopped by a signal, the stop's code when syncing stopped)."""
+    while not stop.is_set():
+        report = syncer.tick()
+        for line in report.lines():
+            say(line)
+        if report.stop is not None:
+            return report.code
+        stop.wait(syncer.policy.sync_interval_seconds)
+    return EXIT_OK
