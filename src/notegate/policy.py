@@ -1012,8 +1012,8 @@ def decide_fetched_finding(rule: str, *, undone_at_tip: bool) -> Decision:
 
     ``undone_at_tip``: the tip no longer holds what the finding is about (a path finding: the tip's entry at
     that path differs from the commit's; a commit-level count: the tip has, at every path the commit changed,
-    what its parent had -- an exact ``git revert``).  Only then does a later commit repair it; a rewritten
-    history or an unreadable object never is."""
+    what the last good commit had -- its net effect is nil, as after a ``git revert``).  Only then does a
+    later commit repair it; a rewritten history or an unreadable object never is."""
     if rule in NEVER_REVERTED:
         return deny(rule, "a later commit cannot repair this; only a force-push back to the last good commit can.")
     if not undone_at_tip:

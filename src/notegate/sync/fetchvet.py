@@ -14,7 +14,9 @@ Theory of operation
   rules (:func:`notegate.sync.incoming.inspect_update`).  A finding still counts when the tip still holds
   it (:func:`notegate.policy.decide_fetched_finding`): a path finding while the tip's entry at that path is
   the commit's own (same mode, same object); a commit-level count (too many deletions or files) unless the
-  tip has, at every path the commit changed, what the commit's parent had -- an exact ``git revert``.
+  tip has, at every path the commit changed, what the last good commit had -- the commit's net effect on
+  what the server serves is nil (a ``git revert`` of it; and the revert of a mass addition, itself a mass
+  deletion, deletes nothing the server ever had).
   So a revert on top repairs a range, and so does a force-push back to the last good commit (or to clean
   commits on top of it).  A rewritten history (the tip does not descend from the last good commit) and an
   unreadable object are never repaired by a later commit.
@@ -114,8 +116,10 @@ class _Tip:
         theirs = _entry(commit.tree, path)
         return theirs is None or _entry(self.tree, path) == theirs
 
-    def reverted(self, repo: pygit2.Repository, commit_id: str) -> bool:
-        """Is every path the commit changed (against its first parent) back to what the parent had?"""
+    def undone(self, repo: pygit2.Repository, commit_id: str, good: pygit2.Tree | None) -> bool:
+        """Is every path the commit changed (against its first parent) at the tip what it was at the last good
+        commit (``good``'s tree; None: nothing)?  Then the commit's net effect on what the server serves is
+        nil: it was reverted, or its own changes were (a mass addition undone by a mass deletion)."""
         commit = _commit(repo, commit_id)
         if commit is None or self.tree is None:
             return False
@@ -123,13 +127,9 @@ class _Tip:
             parent = commit.parents[0].tree if commit.parents else None
             diff = parent.diff_to_tree(commit.tree) if parent is not None else commit.tree.diff_to_tree(swap=True)
             for delta in diff.deltas:
-                path = delta.old_file.raw_path.decode("utf-8", "surrogateescape")
-                before = _entry(parent, path) if parent is not None else None
-                if _entry(self.tree, path) != before:
-                    return False
-                if delta.new_file.raw_path != delta.old_file.raw_path:
-                    renamed = delta.new_file.raw_path.decode("utf-8", "surrogateescape")
-                    if _entry(self.tree, renamed) != (_entry(parent, renamed) if parent is not None else None):
+                for raw in {delta.old_file.raw_path, delta.new_file.raw_path}:
+                    path = raw.decode("utf-8", "surrogateescape")
+                    if _entry(self.tree, path) != _entry(good, path):
                         return False
         except (KeyError, ValueError, pygit2.GitError):
             return False
@@ -140,15 +140,17 @@ def vet_fetch(repo: pygit2.Repository, good: str | None, tip: str, policy: Polic
     """Judge the range from ``good`` (the server's main; None for a first clone) to the origin's ``tip``."""
     inspection = inspect_update(repo, good, tip, policy)
     at_tip = _Tip(repo, tip)
+    good_commit = _commit(repo, good) if good else None
+    good_tree = good_commit.tree if good_commit is not None else None
     counted: list[Finding] = []
-    reverted: dict[str, bool] = {}
+    nil: dict[str, bool] = {}
     for finding in inspection.findings:
         if finding.path:
             undone = not at_tip.holds_entry(repo, finding.commit, finding.path)
         else:
-            if finding.commit not in reverted:
-                reverted[finding.commit] = at_tip.reverted(repo, finding.commit)
-            undone = reverted[finding.commit]
+            if finding.commit not in nil:
+                nil[finding.commit] = at_tip.undone(repo, finding.commit, good_tree)
+            undone = nil[finding.commit]
         if not decide_fetched_finding(finding.rule, undone_at_tip=undone).allowed:
             counted.append(finding)
     decision = decide_fetch(len(counted), truncated=inspection.truncated)
