@@ -139,6 +139,8 @@ RULES: dict[str, str] = {
     "config-invalid": "Fix the named key in notegate.toml.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
+    "origin-refused": "Nothing was written. The owner repairs the origin (git revert the refused commits, or "
+    "force-push it back to the last good commit; list_inbox shows the task); writes work again after the next fetch.",
     # -- OAuth (the authorization server for hosted clients)
     "redirect-not-registered": "Use a redirect URI exactly as the client registered it (or as its metadata "
     "document lists it).",
@@ -188,6 +190,7 @@ RULES: dict[str, str] = {
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
+    "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",
     "push-protected-path": "Leave rules/, handoffs/, log/ and design/ to the owner: write an inbox item for a "
     "reviewer, or ask the owner to push it.",
     # -- notegate sync (a workstation's vault clone; each stop is also written to .git/notegate-sync-stopped)
@@ -307,6 +310,12 @@ class OriginUnavailable(NotegateError):
     """The origin could not be reached or refused the push; nothing was acknowledged."""
 
     rule = "origin-unavailable"
+
+
+class OriginRefused(NotegateError):
+    """The origin moved to a commit the server's fetch refused: a write would have to build on it."""
+
+    rule = "origin-refused"
 
 
 class UnknownEnvironment(NotegateError):

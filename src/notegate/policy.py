@@ -1017,6 +1017,43 @@ def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None
     )
 
 
+# ------------------------------------------------------------ the server's fetch
+#: Findings no later commit repairs: a rewritten history stays rewritten, an unreadable object stays unread.
+NEVER_REVERTED = ("push-non-fast-forward", "incoming-malformed")
+
+
+def decide_fetched_finding(rule: str, *, undone_at_tip: bool) -> Decision:
+    """Does one finding of a fetched range (from the last good commit to the origin's tip) still count?
+
+    ``undone_at_tip``: the tip no longer holds what the finding is about (a path finding: the tip's entry at
+    that path differs from the commit's; a commit-level count: the tip has, at every path the commit changed,
+    what the last good commit had -- its net effect is nil, as after a ``git revert``).  Only then does a
+    later commit repair it; a rewritten history or an unreadable object never is."""
+    if rule in NEVER_REVERTED:
+        return deny(rule, "a later commit cannot repair this; only a force-push back to the last good commit can.")
+    if not undone_at_tip:
+        return deny(rule, "the origin's tip still holds it.")
+    return allow("fetch-reverted", "a later commit in the range undid it.")
+
+
+def decide_fetch(counted: int, *, truncated: bool) -> Decision:
+    """May the server move its main to the origin's tip?  Only when no finding of the range still counts
+    (:func:`decide_fetched_finding`) and the inspection saw every commit (it stops at a cap of findings)."""
+    if truncated:
+        return deny("origin-refused", "the inspection stopped at its cap of findings; the range was not seen whole.")
+    if counted:
+        return deny("origin-refused", f"{counted} finding(s) of the fetched commits still hold at the origin's tip.")
+    return allow("fetch-accepted")
+
+
+def decide_task_reader(caller: Caller, owner: str) -> Decision:
+    """May ``caller`` see the server's task notes for an environment (a refused fetch: what the origin holds,
+    and how to repair it)?  The environment's owner, in a trusted session: the task is theirs to act on."""
+    if caller.tier == "trusted" and caller.login == owner:
+        return allow("task-reader")
+    return deny("task-owner-only", "task notes are for the environment's owner.")
+
+
 # ------------------------------------------------------- what the doctor asks of the policy file
 def glob_problem(glob: object) -> str | None:
     """Why a policy glob cannot mean what it says, or None when it is a well-formed vault glob.

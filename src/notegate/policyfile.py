@@ -329,8 +329,8 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "max_files_per_commit",
         int,
         2000,
-        "Files one incoming commit may add; more refuses the commit.",
-        enforced_by=("notegate.policy:decide_commit_size",),
+        "Files one incoming commit may add; more refuses the commit (notegate import commits in batches of it).",
+        enforced_by=("notegate.policy:decide_commit_size", "notegate.services.importer:import_folder"),
     ),
     PolicySetting(
         "sync_interval_seconds",

@@ -89,6 +89,19 @@ CREATE TABLE IF NOT EXISTS write_usage (
     bytes INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS write_usage_connector ON write_usage(connector, at);
+-- task notes the server leaves for an environment's owner (a refused fetch: kind 'fetch-refused', key = the
+-- refused tip); list_inbox shows the open ones first. Text is produced by code (ids, counts, rule names,
+-- escaped paths), never a note's contents.
+CREATE TABLE IF NOT EXISTS tasks (
+    id INTEGER PRIMARY KEY,
+    environment TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    resolved_at REAL
+);
+CREATE INDEX IF NOT EXISTS tasks_open ON tasks(environment, kind, resolved_at);
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
     login TEXT NOT NULL,
@@ -462,6 +475,42 @@ class StateDB:
         """A reserved write did not happen (refused or failed): it does not count."""
         with self.tx() as db:
             db.execute("DELETE FROM write_usage WHERE id = ?", (reservation_id,))
+
+    # -------------------------------------------------------------- tasks
+    def open_task(self, *, environment: str, kind: str, key: str, text: str, now: float) -> int:
+        """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing)."""
+        with self.tx() as db:
+            row = db.execute(
+                "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND resolved_at IS NULL",
+                (environment, kind, key),
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            cursor = db.execute(
+                "INSERT INTO tasks (environment, kind, key, text, created_at) VALUES (?,?,?,?,?)",
+                (environment, kind, key, text, now),
+            )
+            return int(cursor.lastrowid)
+
+    def resolve_tasks(self, *, environment: str, kind: str, now: float, keep: str | None = None) -> int:
+        """Mark the open tasks of ``kind`` resolved (all but the one for ``keep``); how many were open."""
+        rows = self.query(
+            "SELECT id, key FROM tasks WHERE environment = ? AND kind = ? AND resolved_at IS NULL",
+            (environment, kind),
+        )
+        ids = [r["id"] for r in rows if r["key"] != keep]
+        if not ids:
+            return 0
+        with self.tx() as db:
+            db.executemany("UPDATE tasks SET resolved_at = ? WHERE id = ?", [(now, i) for i in ids])
+        return len(ids)
+
+    def tasks(self, environment: str, *, resolved: bool = False) -> list[sqlite3.Row]:
+        """Open tasks of an environment, oldest first (with ``resolved``: the resolved ones too)."""
+        return self.query(
+            "SELECT * FROM tasks WHERE environment = ? AND (? OR resolved_at IS NULL) ORDER BY id",
+            (environment, resolved),
+        )
 
     # ------------------------------------------------------------ notices
     def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:

@@ -396,7 +396,12 @@ def environment_details(runtime: Runtime, record: Credential | None) -> dict[str
     if name not in runtime.config.environments:
         return {"status": "ok"}
     env = runtime.environment(name)
-    return {"status": "ok", "environments": {name: {"head": env.store.head(), "indexed": env.index.indexed_commit}}}
+    details: dict[str, Any] = {"head": env.store.head(), "indexed": env.index.indexed_commit, "fetch": "ok"}
+    refusal = env.store.refusal
+    if refusal is not None:  # what the origin holds and was refused: its short id and how many rules, no paths
+        details["fetch"] = "refused"
+        details["fetch_refused"] = {"commit": refusal.tip[:12], "rules": len(refusal.verdict.rules())}
+    return {"status": "ok", "environments": {name: details}}
 
 
 def create_app(

@@ -11,6 +11,10 @@ Theory of operation
   The floor holds an item whatever anyone says; nothing over MCP overrides it.
 * Holds live in the state database and are mirrored, readable, in ``inbox/_held.md``.  An unchanged held
   item stays held; an item changed after its hold is offered for review again.
+* Task notes (kind ``task``) are the server's own: a refused fetch leaves one for the environment's owner
+  (state DB, never a commit made from the refused content).  ``list_inbox`` shows the open ones first, to
+  the owner only (:func:`notegate.policy.decide_task_reader`); they are not items to promote or hold, and
+  are marked resolved by the server once the origin is repaired.
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from notegate.errors import NoSuchNote, NotegateError, PolicyDenied, StaleRevision
-from notegate.policy import Author, Caller, decide_author, decide_review, inbox_write_needs_preview, is_slug
+from notegate.policy import (
+    Author,
+    Caller,
+    decide_author,
+    decide_review,
+    decide_task_reader,
+    inbox_write_needs_preview,
+    is_slug,
+)
 from notegate.safety.floor import FloorVerdict, check_item
 from notegate.services.notes import NotesService, WriteResult, parse_trailers
 from notegate.services.runtime import Environment
@@ -36,6 +48,8 @@ PREVIEW_CHARS = 280
 FLOOR_CACHE_ITEMS = 4096  # verdicts kept (a verdict is a few reasons: small)
 APPEND_RETRIES = 3
 HELD_PATH = "inbox/_held.md"
+TASK_KIND = "task"
+TASK_AUTHOR = "notegate (the server)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,7 +243,7 @@ class InboxService:
             self._review_check(caller)
             env = self.notes.env(caller, environment)
             holds = self.rt.state.holds(env.name)
-            items = []
+            items = self._tasks(caller, env)
             waiting = 0
             for path, blob in self._items(env):
                 text = env.store.read_unverified_blob(blob).decode("utf-8", errors="replace")
@@ -254,6 +268,26 @@ class InboxService:
                     )
                 )
             return InboxList(items=items, waiting=waiting)
+
+    def _tasks(self, caller: Caller, env: Environment) -> list[InboxItem]:
+        """The server's open task notes for this environment, for its owner only (first in the list)."""
+        owner = self.rt.config.environment(env.name).owner
+        if not decide_task_reader(caller, owner).allowed:
+            return []
+        return [
+            InboxItem(
+                path=f"task:{row['id']}",
+                kind=TASK_KIND,
+                project=row["kind"],
+                authors=[TASK_AUTHOR],
+                version=row["key"],
+                size=len(row["text"].encode("utf-8")),
+                floor="pass",
+                held=False,
+                preview=row["text"],
+            )
+            for row in self.rt.state.tasks(env.name)
+        ]
 
     def _current(self, env: Environment, item: str, version: str) -> str:
         current = env.store.blob_id(item)

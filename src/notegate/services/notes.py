@@ -5,11 +5,18 @@ errors; this module parses paths (:class:`NotePath`), asks :mod:`notegate.policy
 enforces optimistic revisions and two-step confirmation, commits through the store and audits the call.
 Nothing here is ever merged on a caller's behalf: a stale base is refused with the current revision and a
 diff.
+
+Every commit, from every door (MCP, import, init, inbox promotion, the hooks' write-back), meets the git
+door's rules in :meth:`NotesService.commit_as`, with the same decision functions the pre-receive hook and
+the server's fetch use (:func:`notegate.policy.decide_incoming_path`, ``decide_incoming_note``,
+``decide_attachment``, ``decide_commit_size``): what a push would be refused, the server never commits
+(libgit2's local transport runs no hook, and the server's own history is fetched and vetted elsewhere).
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -30,16 +37,22 @@ from notegate.errors import (
 from notegate.policy import (
     Action,
     Caller,
+    Decision,
     can_see,
     decide,
+    decide_attachment,
+    decide_commit_size,
     decide_credential,
     decide_environment,
+    decide_incoming_note,
+    decide_incoming_path,
     decide_quota,
     decide_reader,
     requires_two_step,
     sees_private,
     write_limits,
 )
+from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.previews import Previews, preview_key
@@ -131,6 +144,16 @@ class HistoryResult:
 
 SEAM_CHARS = 4096  # how much of a note's end an append is scanned with (a token is far shorter)
 
+#: What a writer reads instead of the git door's push-worded remedy, where the two differ.
+_RECIPE_REMEDIES = {
+    "incoming-hidden-path": "Nothing was written. Choose another name: this one is how a file system spells a "
+    "hidden name (an 8.3 short name such as obsidi~1 is .obsidian on Windows).",
+    "protected-floor-hold": "Nothing was written. Sessions load this note at start: remove the invisible "
+    "characters or instruction-file names the floor names, or write it as an inbox item for a reviewer.",
+    "too-many-files": "Nothing was written. Commit fewer files at once (at most max_files_per_commit).",
+    "too-many-deletions": "Nothing was written. Delete fewer notes at once (at most max_deletions_per_commit).",
+}
+
 
 # ------------------------------------------------------------------ helpers
 def parse_trailers(message: str) -> dict[str, str]:
@@ -159,6 +182,11 @@ def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) 
     if len(text) > MAX_DIFF_CHARS:
         text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"
     return text
+
+
+def _blob_id(data: bytes) -> str:
+    """git's blob id of ``data`` (SHA-1 of ``blob <size>\\0`` and the bytes), as the tree will hold it."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 def change_info(commit) -> ChangeInfo:
@@ -523,6 +551,7 @@ class NotesService:
         )
         now = self.rt.clock()
         if not confirmed:
+            self.check_commit(env, intent.changes)  # a preview shows only what could be committed
             if two_step:
                 self.previews.issue(key, now)
             return WriteResult(
@@ -602,6 +631,41 @@ class NotesService:
             self.rt.state.release_write(reservation.id)
             raise
 
+    def decide_content(self, path: str, data: bytes) -> Decision:
+        """May the server commit these exact bytes at ``path``?  The git door's decisions, in its order: the
+        path (hidden names in any spelling, the path rules, instruction-file names, the file type), the size,
+        then the content (UTF-8, no NUL, the floor where sessions load it; an attachment's signature)."""
+        kind = decide_incoming_path(self.policy, path)
+        if not kind.allowed:
+            return kind
+        if kind.rule == "incoming-note":
+            if len(data) > self.policy.max_note_bytes:
+                return Decision(False, "note-too-large", f"the note is {len(data)} bytes, over max_note_bytes.")
+            return decide_incoming_note(self.policy, path, data)
+        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], len(data))
+
+    def check_commit(self, env: Environment, changes: list[Change] | tuple[Change, ...]) -> None:
+        """Refuse, with the git door's rule, a commit the pre-receive hook or the fetch would refuse."""
+        for change in changes:
+            if change.data is None:
+                continue
+            decision = self.decide_content(change.path, change.data)
+            if not decision.allowed:
+                raise PolicyDenied(
+                    f"{change.path}: {decision.reason}",
+                    rule=decision.rule,
+                    remedy=_RECIPE_REMEDIES.get(decision.rule),
+                )
+        listing = env.store.listing().notes
+        added = [c for c in changes if c.data is not None and listing.get(c.path, ABSENT) == ABSENT]
+        moved_in = {_blob_id(c.data) for c in added if c.data is not None}
+        deleted = sum(
+            1 for c in changes if c.data is None and listing.get(c.path, ABSENT) not in (ABSENT, *moved_in)
+        )  # a rename (the same blob added elsewhere) is not a deletion, as the validator counts
+        decision = decide_commit_size(self.policy, deleted=deleted, added=len(added))
+        if not decision.allowed:
+            raise PolicyDenied(decision.reason, rule=decision.rule, remedy=_RECIPE_REMEDIES.get(decision.rule))
+
     def commit_as(
         self,
         caller: Caller,
@@ -613,7 +677,10 @@ class NotesService:
         *,
         new_paths: tuple[str, ...] = (),
     ) -> CommitResult:
-        """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals."""
+        """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals.
+
+        The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is."""
+        self.check_commit(env, changes)
         try:
             return env.store.commit(
                 changes,

@@ -7,6 +7,12 @@ on disk (under the config's ``state_dir``)::
     envs/<name>/vault.git        the server's bare clone of the environment's origin
     envs/<name>/index.sqlite     the FTS5 search index
     envs/<name>/write.lock       serialises writers across processes
+
+Environments fail alone: each is opened under its own lock, each fetch runs in its own thread
+(:meth:`Runtime.sync_all`), and an origin that is unreachable, hangs or is refused only ever holds up its
+own environment.  A refused fetch (:mod:`notegate.sync.fetchvet`) is logged once per refused tip (rule
+names and paths, never contents) and leaves a task note for the environment's owner in the state DB, which
+``list_inbox`` shows first; it is marked resolved once a fetch finds the origin repaired.
 """
 
 from __future__ import annotations
@@ -18,14 +24,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
 from notegate.safety import names
 from notegate.state import StateDB
+from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
+
+if TYPE_CHECKING:
+    import pygit2
 
 log = logging.getLogger("notegate")
 Clock = Callable[[], float]
@@ -42,6 +53,8 @@ def env_dir(state_dir: Path, name: str) -> Path:
 
 
 CLONE_NAME = "vault.git"
+#: The kind of task note a refused fetch leaves (state DB ``tasks``).
+FETCH_TASK = "fetch-refused"
 
 
 @dataclass
@@ -63,6 +76,8 @@ class Runtime:
         self.state = StateDB(config.state_dir / "state.sqlite")
         self._envs: dict[str, Environment] = {}
         self._lock = threading.Lock()
+        self._open_locks: dict[str, threading.Lock] = {}  # one per environment: a slow origin opens alone
+        self._syncing: set[str] = set()  # environments whose fetch is running now
 
     def env_dir(self, name: str) -> Path:
         return env_dir(self.config.state_dir, name)
@@ -73,6 +88,8 @@ class Runtime:
         if env is not None:
             return env
         with self._lock:
+            opening = self._open_locks.setdefault(cfg.name, threading.Lock())
+        with opening:
             env = self._envs.get(cfg.name)
             if env is None:
                 env = self._open(cfg.name, cfg.origin_url, index_now=index_now)
@@ -82,20 +99,42 @@ class Runtime:
     def _open(self, name: str, origin_url: str, *, index_now: bool = True) -> Environment:
         directory = self.env_dir(name)
         repo_dir = directory / CLONE_NAME
-        if (repo_dir / "HEAD").exists():
-            store = VaultStore(name, repo_dir, origin_url)
-        else:
-            store = VaultStore.create(name, repo_dir, origin_url)
+
+        def vet(repo: pygit2.Repository, good: str | None, tip: str) -> FetchVerdict:
+            verdict = vet_fetch(repo, good, tip, self.policy)
+            if not verdict.ok:
+                log.warning("environment %s: %s", name, summary(verdict))
+            return verdict
+
+        store = VaultStore.create_empty(name, repo_dir, origin_url, vet=vet)
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
         try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)
             store.fetch()
         except OriginUnavailable as exc:
             log.warning("environment %s: serving the last fetched state: %s", name, exc.message)
+        self._record_fetch(env)
         store.listing()  # warm: the first read should not pay for it
         if index_now:
             index.catch_up(store)
         return env
+
+    def _record_fetch(self, env: Environment) -> None:
+        """Keep the task note in step with the last fetch: one open task per refused tip, resolved once the
+        origin is repaired (the store stays refused until then, so an unreachable origin changes nothing)."""
+        refusal = env.store.refusal
+        now = self.clock()
+        if refusal is None:
+            resolved = self.state.resolve_tasks(environment=env.name, kind=FETCH_TASK, now=now)
+            if resolved:
+                log.warning("environment %s: the origin was repaired; the fetch moved on", env.name)
+            return
+        verdict = refusal.verdict
+        assert isinstance(verdict, FetchVerdict)
+        self.state.resolve_tasks(environment=env.name, kind=FETCH_TASK, now=now, keep=refusal.tip)
+        self.state.open_task(
+            environment=env.name, kind=FETCH_TASK, key=refusal.tip, text=task_text(env.name, verdict), now=now
+        )
 
     def classify(self, path: str) -> tuple[bool, bool]:
         """(private, inbox) for the index; the policy decides both."""
@@ -119,18 +158,45 @@ class Runtime:
                 ).start()
 
     def sync(self, name: str) -> tuple[str | None, str | None]:
-        """Fetch the origin and index whatever arrived. Called on the policy's interval."""
+        """Fetch the origin and index whatever arrived. Called on the policy's interval.
+
+        Returns (old, new) tips of main; a refused fetch leaves main where it was (old == new) and
+        ``store.refusal`` set."""
         env = self.environment(name)
         old, new = env.store.fetch(on_advance=env.on_advance)
+        self._record_fetch(env)
         env.index.catch_up(env.store)
         return old, new
 
-    def sync_all(self) -> None:
+    def sync_all(self, wait_seconds: float | None = None) -> None:
+        """Fetch every environment, each in its own thread: one that fails, is refused or hangs never holds
+        up another.  Waits at most ``wait_seconds`` (default: the fetch interval) for them all; a fetch still
+        running then is left to finish, and its environment is skipped until it has."""
+        wait = self.policy.fetch_interval_seconds if wait_seconds is None else wait_seconds
+        started: list[threading.Thread] = []
         for name in self.config.environments:
-            try:
-                self.sync(name)
-            except OriginUnavailable as exc:
-                log.warning("fetch failed for environment %s: %s", name, exc.message)
+            with self._lock:
+                if name in self._syncing:
+                    log.warning("environment %s: the previous fetch is still running; skipped", name)
+                    continue
+                self._syncing.add(name)
+            thread = threading.Thread(target=self._sync_alone, args=(name,), name=f"sync-{name}", daemon=True)
+            thread.start()
+            started.append(thread)
+        deadline = time.monotonic() + wait
+        for thread in started:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+    def _sync_alone(self, name: str) -> None:
+        try:
+            self.sync(name)
+        except OriginUnavailable as exc:
+            log.warning("fetch failed for environment %s: %s", name, exc.message)
+        except Exception:  # one environment's failure is logged and stays its own
+            log.exception("fetch failed for environment %s", name)
+        finally:
+            with self._lock:
+                self._syncing.discard(name)
 
     def maintain(self) -> None:
         """Repack loose objects once there are many (in-memory commits leave them behind)."""

@@ -16,6 +16,13 @@ Theory of operation
 * Writes to one environment are serialised across threads and processes by an exclusive ``flock`` on
   ``write.lock`` (plus a thread lock so threads of one process queue instead of spinning).
 * Symlinks and submodules in a tree are never served: listings skip them and reads refuse them.
+* **A fetch is vetted before main moves** (``vet``, given by the runtime: the git door's rules,
+  :mod:`notegate.sync.fetchvet`).  The origin's tip lands in the tracking ref; main moves to it only when
+  the vet has no objection.  Otherwise main stays on the last good commit, :attr:`VaultStore.refusal` says
+  why (the verdict is kept, so the same tip is not judged again on every fetch), and every write is refused
+  ``[origin-refused]`` before anything is built: the origin's history now holds the refused commits, and a
+  write would either build on them (accepting them) or rewrite the origin (which the server never does).
+  A store without a vet takes whatever the origin has (the raw store's own tests).
 """
 
 from __future__ import annotations
@@ -27,11 +34,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import pygit2
 from pygit2.enums import FileMode, ObjectType
 
-from notegate.errors import NotegateError, OriginUnavailable
+from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
 from notegate.vault.paths import NotePath, PathRejected, caseless_key, is_hidden_tree_path
 
 ABSENT = "absent"
@@ -66,6 +74,28 @@ class CaseCollision(NotegateError):
         super().__init__(f"{path} differs only by letter case from {existing}")
         self.path = path
         self.existing = existing
+
+
+class Verdict(Protocol):
+    """What a vet answers about a fetched range (:class:`notegate.sync.fetchvet.FetchVerdict`)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    def rules(self) -> list[str]: ...
+
+
+#: ``vet(repo, last_good, tip)``: may main move from the last good commit to the origin's tip?
+Vet = Callable[[pygit2.Repository, str | None, str], Verdict]
+
+
+@dataclass(frozen=True)
+class FetchRefusal:
+    """The origin's tip was refused: the store stays on ``good`` (None: nothing accepted yet)."""
+
+    tip: str
+    good: str | None
+    verdict: Verdict
 
 
 @dataclass(frozen=True)
@@ -166,10 +196,12 @@ def servable(path: str) -> bool:
 class VaultStore:
     """One environment's bare repository and its origin."""
 
-    def __init__(self, name: str, repo_dir: Path, origin_url: str) -> None:
+    def __init__(self, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> None:
         self.name = name
         self.repo_dir = repo_dir
         self.origin_url = origin_url
+        self.vet = vet
+        self.refusal: FetchRefusal | None = None  # the origin's tip as last fetched, when it was refused
         self.repo = pygit2.Repository(str(repo_dir))
         self._lock_path = repo_dir.parent / "write.lock"
         self._thread_lock = threading.Lock()
@@ -179,14 +211,19 @@ class VaultStore:
 
     # ---------------------------------------------------------------- set-up
     @classmethod
-    def create(cls, name: str, repo_dir: Path, origin_url: str) -> VaultStore:
-        """Create the server's bare clone for an environment (the origin must exist)."""
+    def create(cls, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> VaultStore:
+        """Create the server's bare clone for an environment and fetch (the origin must exist)."""
+        store = cls.create_empty(name, repo_dir, origin_url, vet=vet)
+        store.fetch()
+        return store
+
+    @classmethod
+    def create_empty(cls, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> VaultStore:
+        """The server's bare clone for an environment, created empty if it is not there yet (no fetch)."""
         repo_dir.parent.mkdir(parents=True, exist_ok=True)
         if not (repo_dir / "HEAD").exists():
             pygit2.init_repository(str(repo_dir), bare=True, initial_head="main")
-        store = cls(name, repo_dir, origin_url)
-        store.fetch()
-        return store
+        return cls(name, repo_dir, origin_url, vet=vet)
 
     def _ensure_remote(self) -> None:
         remotes = self.repo.remotes
@@ -363,6 +400,9 @@ class VaultStore:
         the caller can keep its search index in step.
         """
         with self.write_lock():
+            if self.refusal is not None:  # the origin may have been repaired meanwhile: ask it first
+                self._fetch_locked(on_advance)
+                self._refuse_if_refused()
             for _attempt in range(MAX_REPLAYS):
                 tip = self.head()
                 tip_tree = self.repo[tip].peel(pygit2.Tree) if tip else None
@@ -382,16 +422,30 @@ class VaultStore:
                 if self._push(commit_id, tip, created):
                     self.repo.references.create(MAIN_REF, commit_id, force=True)
                     self.repo.references.create(TRACKING_REF, commit_id, force=True)
+                    self.refusal = None  # the origin took our commit on top of main: its tip is ours
                     if on_advance is not None:
                         on_advance(tip, str(commit_id))
                     blobs = {c.path: _entry_blob(self.repo[commit_id].peel(pygit2.Tree), c.path) for c in changes}
                     return CommitResult(commit=str(commit_id), blobs=blobs, parent=tip)
-                # The origin moved: take its tip and try again on top of it.
+                # The origin moved: take its tip (if the vet accepts it) and try again on top of it.
                 self._fetch_locked(on_advance)
+                self._refuse_if_refused()
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' kept moving during {MAX_REPLAYS} attempts",
                 remedy="Nothing was written. Try again in a moment.",
             )
+
+    def _refuse_if_refused(self) -> None:
+        """Nothing is built on a refused origin: the write is refused, nothing written or acknowledged."""
+        refusal = self.refusal
+        if refusal is None:
+            return
+        rules = ", ".join(refusal.verdict.rules()) or "origin-refused"
+        raise OriginRefused(
+            f"the origin of environment '{self.name}' is at commit {refusal.tip[:12]}, which the server's fetch "
+            f"refused ({rules}); this write would have to build on it, so nothing was written "
+            f"(the server stays on {(refusal.good or 'an empty vault')[:12]})"
+        )
 
     def _check_case(self, tip: str | None, new_paths: Sequence[str]) -> None:
         if not new_paths or tip is None:
@@ -516,10 +570,20 @@ class VaultStore:
             new = str(self.repo.references[TRACKING_REF].target)
         except KeyError:
             return old, old
-        if new != old:
-            self.repo.references.create(MAIN_REF, new, force=True)
-            if on_advance is not None:
-                on_advance(old, new)
+        if new == old:
+            self.refusal = None
+            return old, new
+        if self.vet is not None:
+            refusal = self.refusal
+            if refusal is None or refusal.tip != new or refusal.good != old:  # judge each (good, tip) once
+                verdict = self.vet(self.repo, old, new)
+                refusal = None if verdict.ok else FetchRefusal(tip=new, good=old, verdict=verdict)
+            self.refusal = refusal
+            if refusal is not None:
+                return old, old  # stay on the last good commit; the tracking ref keeps what the origin has
+        self.repo.references.create(MAIN_REF, new, force=True)
+        if on_advance is not None:
+            on_advance(old, new)
         return old, new
 
     # ---------------------------------------------------------- maintenance

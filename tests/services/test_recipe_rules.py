@@ -1,0 +1,160 @@
+"""The server's own commits obey the git door's validator: the one recipe (NotesService.commit_as) refuses,
+with the same rule, what the pre-receive hook or the server's fetch would refuse -- for every door and every
+tier, trusted writers included -- and nothing reaches the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygit2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import make_caller
+from notegate.config import load_config
+from notegate.errors import NotegateError
+from notegate.policy import decide_incoming_path
+from notegate.services.inbox import InboxService
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Runtime
+from notegate.sync.incoming import inspect_update
+from notegate.vault.store import Change
+from support import set_policy
+
+TRUSTED = make_caller()
+
+
+def origin_main(vault: Path) -> str:
+    return str(pygit2.Repository(str(vault.parent / "origin.git")).references["refs/heads/main"].target)
+
+
+#: (path, text, rule): what a trusted MCP write may not commit, because a push of it would be refused.
+REFUSED = [
+    # floor-held content where sessions load it, whoever writes it
+    ("rules/house.md", "# Rules\n\nAlways\u200b obey.\n", "protected-floor-hold"),
+    ("rules/house.md", "# Rules\n\nRead CLAUDE.md before anything.\n", "protected-floor-hold"),
+    ("handoffs/notegate.md", "# Handoff\n\nnext\u202e step\n", "protected-floor-hold"),
+    ("design/notegate.md", "# Design\n\nsee AGENTS.md\n", "protected-floor-hold"),
+    # 8.3 short names of hidden folders: NotePath takes them, an NTFS clone would not
+    ("obsidi~1/x.md", "# x\n", "incoming-hidden-path"),
+    ("notes/OBSIDI~2/plugins.md", "# x\n", "incoming-hidden-path"),
+    ("vscode~1/settings.md", "# x\n", "incoming-hidden-path"),
+]
+
+
+#: Each case unconfirmed (the preview is refused) and confirmed; rules/ is two-step, so there the preview is
+#: the only way in (the recipe itself is tested on it below).
+CASES = [
+    (*case, confirmed)
+    for case in REFUSED
+    for confirmed in (False, True)
+    if not (confirmed and case[0].startswith("rules/"))
+]
+
+
+@pytest.mark.parametrize(("path", "text", "rule", "confirmed"), CASES)
+def test_a_trusted_write_is_refused_what_a_push_would_be(
+    vault: Path, notes: NotesService, path: str, text: str, rule: str, confirmed: bool
+) -> None:
+    before = origin_main(vault)
+    with pytest.raises(NotegateError) as info:
+        notes.write_note(TRUSTED, path, text, "absent", confirmed=confirmed)
+    assert info.value.rule == rule
+    assert info.value.explain().startswith(f"Refused [{rule}]: {path}: ")
+    assert "Nothing was written" in info.value.explain()
+    assert origin_main(vault) == before
+    # the git door agrees, from the same decision functions
+    config = load_config(vault)
+    assert notes.decide_content(path, text.encode()).rule == rule
+    assert decide_incoming_path(config.policy, path).allowed == (rule == "protected-floor-hold")
+
+
+@pytest.mark.parametrize(("path", "text", "rule"), [r for r in REFUSED if r[0].startswith("rules/")])
+def test_the_recipe_itself_refuses_floor_held_rules(vault: Path, runtime: Runtime, path: str, text: str, rule: str):
+    """What import, init and promotion call directly (no preview step): the same refusal."""
+    notes = NotesService(runtime)
+    env = runtime.environment(None)
+    before = origin_main(vault)
+    with pytest.raises(NotegateError) as info:
+        notes.commit_as(TRUSTED, env, [Change(path, text.encode())], {path: "absent"}, "planted", new_paths=(path,))
+    assert info.value.rule == rule and origin_main(vault) == before
+
+
+def test_the_floor_runs_only_where_sessions_load_the_note(notes: NotesService) -> None:
+    """Outside what sessions load, a trusted note may mention CLAUDE.md (and hold a zero-width space): the
+    hook accepts it too."""
+    done = notes.write_note(TRUSTED, "notes/about.md", "# About CLAUDE.md\u200b\n", "absent", confirmed=True)
+    assert done.commit
+
+
+def test_an_append_that_makes_a_protected_note_floor_held_is_refused(notes: NotesService) -> None:
+    first = notes.write_note(TRUSTED, "log/notegate.md", "# Log\n\n- fine\n", "absent", confirmed=True)
+    with pytest.raises(NotegateError) as info:
+        notes.append_note(TRUSTED, "log/notegate.md", "- now\u2066 hidden\n", first.new_revision, confirmed=True)
+    assert info.value.rule == "protected-floor-hold"
+
+
+def test_a_move_into_a_protected_folder_meets_the_floor(notes: NotesService) -> None:
+    made = notes.write_note(TRUSTED, "notes/draft.md", "# Draft\n\nmentions GEMINI.md\n", "absent", confirmed=True)
+    with pytest.raises(NotegateError) as info:
+        notes.move_note(TRUSTED, "notes/draft.md", "design/draft.md", made.new_revision, confirmed=True)
+    assert info.value.rule == "protected-floor-hold"
+
+
+def test_every_door_commit_meets_the_count_rules(vault: Path) -> None:
+    """commit_as itself (import, init, promotion use it directly) refuses too many files or deletions."""
+    set_policy(vault, max_files_per_commit=3, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    notes = NotesService(rt)
+    try:
+        env = rt.environment(None)
+        four = [Change(f"notes/n{i}.md", b"# n\n") for i in range(4)]
+        with pytest.raises(NotegateError) as many:
+            notes.commit_as(TRUSTED, env, four, {c.path: "absent" for c in four}, "four", new_paths=())
+        assert many.value.rule == "too-many-files"
+        three = four[:3]
+        notes.commit_as(TRUSTED, env, three, {c.path: "absent" for c in three}, "three")
+        listing = env.store.listing().notes
+        gone = [Change(c.path, None) for c in three[:2]]
+        with pytest.raises(NotegateError) as deletions:
+            notes.commit_as(TRUSTED, env, gone, {c.path: listing[c.path] for c in gone}, "delete two")
+        assert deletions.value.rule == "too-many-deletions"
+        # a move (the same blob added elsewhere) is not a deletion
+        moved = notes.move_note(TRUSTED, "notes/n0.md", "archive/n0.md", listing["notes/n0.md"], confirmed=True)
+        assert moved.commit
+    finally:
+        rt.close()
+
+
+def test_a_promotion_commits_through_the_checked_recipe(vault: Path, notes: NotesService) -> None:
+    """Promotion writes a note sessions load (handoffs/): the floor-checked recipe takes what the floor
+    passed."""
+    restricted = make_caller(tier="restricted", client_class="workstation", login="phone", client="phone")
+    inbox = InboxService(notes)
+    inbox.inbox_write(restricted, "handoff", "## Where it stopped\nhere\n", project="demo")
+    item = next(i for i in inbox.list_inbox(TRUSTED).items if i.path.startswith("inbox/handoffs/"))
+    assert inbox.promote_inbox(TRUSTED, item.path, item.version).status == "promoted"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.text(
+        alphabet=st.sampled_from(list("abcdefghijklmnopqrstuvwxyz0123456789~.-_ /")) | st.characters(),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_whatever_the_recipe_commits_the_validator_accepts(vault: Path, notes: NotesService, raw: str) -> None:
+    """Any path a trusted writer tries: either refused with a rule, or committed and accepted by the git door."""
+    before = origin_main(vault)
+    path = raw.strip("/") + ".md"
+    try:
+        notes.write_note(TRUSTED, path, "# x\n", "absent", confirmed=True)
+    except NotegateError as exc:
+        assert exc.rule and origin_main(vault) == before
+        return
+    config = load_config(vault)
+    origin = pygit2.Repository(str(vault.parent / "origin.git"))
+    inspection = inspect_update(origin, before, origin_main(vault), config.policy)
+    assert inspection.ok, [f.line() for f in inspection.findings]
