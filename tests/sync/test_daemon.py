@@ -337,6 +337,39 @@ def test_a_hostile_commit_that_bypassed_the_hook_is_refused_and_nothing_is_taken
     assert origin_files(door)["notes/mine.md"] == b"mine, edited\n"
 
 
+def test_a_revert_on_top_of_a_hostile_commit_repairs_the_origin_as_for_the_server(door: Origin, laptop: Path) -> None:
+    write(laptop, "notes/mine.md", "mine\n")
+    assert syncer(door, laptop).tick().code == EXIT_OK
+    origin = pygit2.Repository(str(door.origin))
+    good = str(origin.references[MAIN].target)
+    evil = commit(origin, [good], add={".obsidian/plugins/evil/main.js": (FILE, b"require('child_process')")})
+    origin.references[MAIN].set_target(pygit2.Oid(hex=evil))
+    report = syncer(door, laptop).tick()
+    assert report.code == EXIT_INCOMING and report.stop is not None
+    assert any("Refused [incoming-hidden-path]" in line for line in report.stop.lines)
+
+    reverted = commit(origin, [evil], base=good, message="Revert the plugin")  # the tree is the good one again
+    origin.references[MAIN].set_target(pygit2.Oid(hex=reverted))
+    report = syncer(door, laptop).resume()
+    assert report.code == EXIT_OK, report.lines()
+    repo = pygit2.Repository(str(laptop))
+    assert str(repo.references[ACCEPTED].target) == reverted
+    assert not (laptop / ".obsidian/plugins").exists()
+
+
+def test_a_note_holding_a_credential_is_left_out_and_named_never_its_value(door: Origin, laptop: Path) -> None:
+    key = "sk-ant-api03-" + "Q7x" * 30
+    write(laptop, "notes/keys.md", f"my key: {key}\n")
+    write(laptop, "notes/fine.md", "fine\n")
+    report = syncer(door, laptop).tick()
+    assert report.code == EXIT_LEFT_OUT
+    assert {f.path: f.rule for f in report.left_out} == {"notes/keys.md": "credential-warning"}
+    files = origin_files(door)
+    assert "notes/keys.md" not in files and files["notes/fine.md"] == b"fine\n"
+    assert key not in "\n".join(report.lines()) and "Q7xQ7x" not in "\n".join(report.lines())
+    assert (laptop / "notes/keys.md").read_text() == f"my key: {key}\n"  # left as it is, never lost
+
+
 def test_a_history_rewrite_on_the_origin_is_refused(door: Origin, laptop: Path) -> None:
     write(laptop, "notes/a.md", "a\n")
     assert syncer(door, laptop).tick().code == EXIT_OK

@@ -232,6 +232,22 @@ class WriteIntent:
     extra_trailers: Mapping[str, str] = field(default_factory=dict)
 
 
+def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = None) -> str:
+    """The one spelling of a commit message: a summary line, then trailers naming the connector login,
+    session and tier (and a grant's public id, never its value). Used by the recipe below and by
+    ``notegate sync``, whose workstation commits have no server store to go through."""
+    trailers = {
+        "Notegate-Client": caller.client,
+        "Notegate-Connector": caller.connector_id,
+        "Notegate-Session": caller.session,
+        "Notegate-Tier": caller.tier,
+        **({"Notegate-Grant": caller.grant_id} if caller.grant_id else {}),
+        **(extra or {}),
+    }
+    body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())
+    return f"{_trailer_value(summary)[:100]}\n\n{body}\n"
+
+
 class NotesService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
@@ -401,18 +417,6 @@ class NotesService:
                 remedy="Pass the 40-hex revision read_note returned, or 'absent' to create a new note.",
             )
         return base
-
-    def _commit_message(self, caller: Caller, summary: str, extra: dict[str, str] | None = None) -> str:
-        trailers = {
-            "Notegate-Client": caller.client,
-            "Notegate-Connector": caller.connector_id,
-            "Notegate-Session": caller.session,
-            "Notegate-Tier": caller.tier,
-            **({"Notegate-Grant": caller.grant_id} if caller.grant_id else {}),  # its public id, never its value
-            **(extra or {}),
-        }
-        body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())
-        return f"{_trailer_value(summary)[:100]}\n\n{body}\n"
 
     # --------------------------------------------------------------- reads
     def list_notes(
@@ -686,7 +690,7 @@ class NotesService:
                 changes,
                 expect,
                 Author(caller.display_name, caller.login),
-                self._commit_message(caller, summary, extra_trailers),
+                commit_message(caller, summary, extra_trailers),
                 new_paths=new_paths,
                 on_advance=env.on_advance,
             )

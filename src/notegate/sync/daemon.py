@@ -49,8 +49,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from notegate.errors import OriginUnavailable, remedy_for
-from notegate.policy import Policy, decide_incoming_path, decide_incoming_size, is_hidden_segment, sync_caller
-from notegate.services.notes import NotesService
+from notegate.policy import (
+    Policy,
+    decide_credential,
+    decide_incoming_path,
+    decide_incoming_size,
+    is_hidden_segment,
+    sync_caller,
+)
+from notegate.safety.rules import describe
+from notegate.safety.secrets import scan_credentials
+from notegate.services.notes import commit_message
+from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
 from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
 
@@ -373,12 +383,31 @@ class Syncer:
         return data
 
     # ------------------------------------------------------------ 2. commit
+    def _credential_findings(self, caller, changes: dict[str, bytes | None]) -> list[Finding]:
+        """Notes holding what looks like a credential: left out like any refused file (a secret committed
+        once stays in every clone's history). The owner's workstation is trusted, so the rule is the notes
+        service's ``credential-warning``: commit it by hand with git if it really belongs in the vault."""
+        found: list[Finding] = []
+        for path, data in changes.items():
+            if data is None or not path.lower().endswith(".md"):
+                continue
+            hits = scan_credentials(data.decode("utf-8", errors="replace"))
+            if not hits:
+                continue
+            decision = decide_credential(caller, allow_secret=False)
+            where = "; ".join(describe(f) for f in hits[:3])
+            found.append(Finding("0" * 40, path, decision.rule, f"{decision.reason}: {where}."))
+        return found
+
     def _commit_local(self, parent: str | None, scan: _Scan) -> str | None:
         changes = dict(scan.changes)
         caller = sync_caller(self.device, self.owner)
+        for finding in self._credential_findings(caller, changes):
+            scan.left_out.append(finding)
+            del changes[finding.path]
         while changes:
             summary = _summary(self.device, changes)
-            message = NotesService._commit_message(None, caller, summary)  # type: ignore[arg-type]  # the house trailers
+            message = commit_message(caller, summary)
             candidate = self.clone.commit_changes(
                 parent,
                 changes,
@@ -425,17 +454,18 @@ class Syncer:
             return None
         if fetched == accepted:
             return accepted
-        inspection = inspect_update(self.clone.repo, accepted, fetched, self.policy)
-        if not inspection.ok:
+        # The server's own judgement of a fetch: a finding the tip has repaired (reverted) no longer counts.
+        verdict = vet_fetch(self.clone.repo, accepted, fetched, self.policy)
+        if not verdict.ok:
             good = f"last good origin commit {accepted[:12]}" if accepted else "no origin commit was accepted yet"
             raise _Halt(
                 Stop(
                     EXIT_INCOMING,
                     rule="sync-incoming-refused",
                     message=f"the origin's main moved to {fetched[:12]}, which the policy refuses "
-                    f"({len(inspection.findings)} finding(s); {good}). Nothing was taken from it and the files "
+                    f"({len(verdict.counted)} finding(s); {good}). Nothing was taken from it and the files "
                     "here are untouched.",
-                    lines=tuple(explain_all(inspection.findings)),
+                    lines=tuple(explain_all(verdict.counted or verdict.inspection.findings)),
                 )
             )
         self.clone.set_ref(ACCEPTED, fetched)
