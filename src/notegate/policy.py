@@ -470,7 +470,7 @@ def decide_folder(folder: str, visible_notes: int) -> Decision:
     folder of private notes "no such folder" to a restricted caller, in the same words as one never made."""
     if not folder or visible_notes > 0:
         return allow("folder")
-    return deny("no-such-folder", f"no such folder: {folder}")
+    return deny("no-such-folder", f"no such folder: {folder}.")
 
 
 def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:
