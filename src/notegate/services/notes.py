@@ -113,7 +113,7 @@ class SearchResult:
     query: str
     hits: list[SearchHit]
     matched: str | None = None  # the loosest tier any hit needed (None: no hit)
-    fallback: str | None = None  # said when some hits hold only some of the words
+    fallback: str | None = None  # said when no note held every word and the hits hold only some
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -495,14 +495,7 @@ class NotesService:
                 if can_see(self.policy, caller, h.path)
             ]
             tiers = [t for t in MATCH_TIERS if any(h.matched == t for h in shown)]
-            fallback = None
-            if "any-word" in tiers:
-                whole = sum(1 for h in shown if h.matched != "any-word")
-                fallback = (
-                    f"only {whole} note(s) hold every word; the hits marked any-word hold only some of them."
-                    if whole
-                    else "no note holds every word; every hit holds only some of them."
-                )
+            fallback = "no note holds every word; these hold only some of them." if "any-word" in tiers else None
             return SearchResult(query=query[:500], hits=shown, matched=tiers[-1] if tiers else None, fallback=fallback)
 
     def _folder_remedy(self, caller: Caller, notes: Mapping[str, str], folder: str) -> str | None:

@@ -78,7 +78,7 @@ class SearchResult(ToolResult):
     hits: list[SearchHit]
     matched: Tier | None = Field(None, description="The loosest match any hit needed; null when nothing matched.")
     fallback: str | None = Field(
-        None, description="Set when some hits hold only some of the words (fewer notes held them all)."
+        None, description="Set when no note holds every word: the hits then hold only some of them."
     )
 
 

@@ -82,10 +82,10 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         handle: HandleArg = None,
         grant: GrantArg = None,
     ) -> SearchResult:
-        """Full-text search: notes holding the words as a phrase first, then notes holding every word, then
-        (said in fallback) notes holding some of them; each group ranked, names and titles weighing more than
-        body text. Returns paths and snippets; read_note gives the whole text. The inbox is left out unless
-        include_inbox is true."""
+        """Full-text search: notes holding the words as a phrase first, then notes holding every word (when
+        none does, notes holding some of them, said in fallback); each group ranked, names and titles weighing
+        more than body text. Returns paths and snippets; read_note gives the whole text. The inbox is left out
+        unless include_inbox is true."""
         return await call(
             ctx,
             notes.search_notes,
