@@ -34,6 +34,7 @@ RULES: dict[str, str] = {
     # -- the policy
     "policy-denied": "Ask the owner for a trusted session.",
     "no-such-note": "Check the path with list_notes or search_notes.",
+    "no-such-folder": "List the whole vault with list_notes(folder='') to see its folders.",
     "restricted-outside-inbox": "Use inbox_write(kind, text, project); a reviewer promotes it.",
     "inbox-append-only": "Use inbox_write to add to the item; a reviewer decides the rest.",
     "inbox-reserved": "Leave it to the server and the reviewers; use inbox_write for your own items.",

@@ -479,6 +479,15 @@ def decide_reader(caller: Caller) -> Decision:
     return deny("unknown-tier", f"tier '{caller.tier}' may not read notes.")
 
 
+def decide_folder(folder: str, visible_notes: int) -> Decision:
+    """Is ``folder`` there for a caller who can see ``visible_notes`` notes under it?  Git keeps no empty
+    folders, so a folder exists only through its notes; counting only the notes the caller may see makes a
+    folder of private notes "no such folder" to a restricted caller, in the same words as one never made."""
+    if not folder or visible_notes > 0:
+        return allow("folder")
+    return deny("no-such-folder", f"no such folder: {folder}.")
+
+
 def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:
     """May ``caller`` do ``action`` to ``path``?"""
     reader = decide_reader(caller)

@@ -144,7 +144,11 @@ def test_private_is_invisible_through_every_tool(notes: NotesService, trusted, r
     create(notes, trusted, "private/diary.md", "secret zebra\n")
     listed = [n.path for n in notes.list_notes(restricted).notes]
     assert not any(p.startswith("private/") for p in listed)
-    assert notes.list_notes(restricted, "private").notes == []
+    for folder in ("private", "never-made"):  # a private folder is "no such folder", in the same words
+        with pytest.raises(NoSuchNote) as gone:
+            notes.list_notes(restricted, folder)
+        assert gone.value.rule == "no-such-folder" and gone.value.message == f"no such folder: {folder}."
+        assert "private" not in (gone.value.remedy or "")
     assert notes.list_notes(restricted, recursive=False).folders.count("private") == 0
     assert notes.search_notes(restricted, "zebra").hits == []
     for call in (

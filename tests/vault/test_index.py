@@ -225,17 +225,23 @@ def test_any_query_text_searches_without_error(index: SearchIndex, store: VaultS
 
 
 def test_fts_query_quotes_every_word() -> None:
-    assert fts_query('NEAR(a b) "x" OR y*') == '"NEAR" "a" "b" "x" "OR" "y"*'
+    assert fts_query('NEAR(a b) "x" OR y*') == '"NEAR" AND "a" AND "b" AND "x" AND "OR" AND "y"*'
     assert fts_query("a b", any_term=True) == '"a" OR "b"'
     assert fts_query("!!! ***") is None
     assert fts_query(" ".join(f"w{i}" for i in range(40))).count('"') == 64  # at most 32 words
 
 
 def test_a_two_word_query_falls_back_to_any_word(index: SearchIndex, store: VaultStore) -> None:
-    commit(store, {"ideas/a.md": "badger\n", "ideas/b.md": "badger mole\n"})
+    commit(store, {"ideas/a.md": "badger\n", "ideas/b.md": "badger mole\n", "ideas/c.md": "mole and badger\n"})
     index.catch_up(store)
-    assert paths_of(index.search("badger mole")) == ["ideas/b.md"]  # all words when some note has them all
-    assert sorted(paths_of(index.search("badger vole"))) == ["ideas/a.md", "ideas/b.md"]
+    hits = index.search("badger mole")
+    # the phrase first, then all the words apart; some of them only when no note holds them all
+    assert [(h.path, h.matched) for h in hits] == [("ideas/b.md", "phrase"), ("ideas/c.md", "all-words")]
+    assert {(h.path, h.matched) for h in index.search("badger vole")} == {
+        ("ideas/a.md", "any-word"),
+        ("ideas/b.md", "any-word"),
+        ("ideas/c.md", "any-word"),
+    }
 
 
 def test_a_written_note_is_searchable_through_the_runtime(rt: Runtime, store: VaultStore) -> None:

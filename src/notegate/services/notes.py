@@ -44,6 +44,7 @@ from notegate.policy import (
     decide_commit_size,
     decide_credential,
     decide_environment,
+    decide_folder,
     decide_incoming_note,
     decide_incoming_path,
     decide_quota,
@@ -57,6 +58,7 @@ from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
+from notegate.vault.index import MATCH_TIERS
 from notegate.vault.paths import FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
@@ -116,12 +118,15 @@ class SearchHit:
     snippet: str
     score: float
     quarantined: bool = False
+    matched: str = "all-words"  # the tier that found it: phrase, all-words or any-word
 
 
 @dataclass(frozen=True, kw_only=True)
 class SearchResult:
     query: str
     hits: list[SearchHit]
+    matched: str | None = None  # the loosest tier any hit needed (None: no hit)
+    fallback: str | None = None  # said when no note held every word and the hits hold only some
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,6 +145,12 @@ class WriteResult:
 class HistoryResult:
     path: str
     changes: list[ChangeInfo]
+
+
+def _score(bm25: float) -> float:
+    """bm25 to four significant digits: a word found in most notes has an IDF of about 1e-6 in FTS5, so
+    rounding to decimal places made every such hit (and most prefix searches) score 0."""
+    return float(f"{bm25:.4g}")
 
 
 SEAM_CHARS = 4096  # how much of a note's end an append is scanned with (a token is far shorter)
@@ -436,6 +447,9 @@ class NotesService:
             notes = env.store.listing().notes
             prefix = f"{fpath.value}/" if fpath.value else ""
             visible = sorted(p for p in notes if p.startswith(prefix) and can_see(self.policy, caller, p))
+            there = decide_folder(fpath.value, len(visible))
+            if not there.allowed:
+                raise NoSuchNote(there.reason, rule=there.rule, remedy=self._folder_remedy(caller, notes, fpath.value))
             folders: set[str] = set()
             if not recursive:
                 direct = []
@@ -507,14 +521,28 @@ class NotesService:
                 include_private=sees_private(caller),
                 include_inbox=include_inbox,
             )
-            return SearchResult(
-                query=query[:500],
-                hits=[
-                    SearchHit(path=h.path, snippet=h.snippet, score=round(h.score, 4), quarantined=h.inbox)
-                    for h in hits
-                    if can_see(self.policy, caller, h.path)
-                ],
-            )
+            shown = [
+                SearchHit(path=h.path, snippet=h.snippet, score=_score(h.score), quarantined=h.inbox, matched=h.matched)
+                for h in hits
+                if can_see(self.policy, caller, h.path)
+            ]
+            tiers = [t for t in MATCH_TIERS if any(h.matched == t for h in shown)]
+            fallback = "no note holds every word; these hold only some of them." if "any-word" in tiers else None
+            return SearchResult(query=query[:500], hits=shown, matched=tiers[-1] if tiers else None, fallback=fallback)
+
+    def _folder_remedy(self, caller: Caller, notes: Mapping[str, str], folder: str) -> str | None:
+        """Point at a folder of the same name in another case, if the caller can see a note in it (so a
+        private folder is never named to a restricted caller); else the registered remedy."""
+        depth = folder.count("/") + 1
+        wanted = folder.casefold()
+        for path in sorted(notes):
+            segments = path.split("/")[:-1]
+            if len(segments) < depth:
+                continue
+            spelled = "/".join(segments[:depth])
+            if spelled.casefold() == wanted and can_see(self.policy, caller, path):
+                return f"Folder names are case-sensitive: did you mean '{spelled}'?"
+        return None
 
     def note_history(self, caller: Caller, path: str, limit: int = 20, environment: str | None = None) -> HistoryResult:
         with self.audited(caller, "note_history", path):

@@ -58,16 +58,28 @@ class NoteRead(ToolResult):
     )
 
 
+Tier = Literal["phrase", "all-words", "any-word"]
+
+
 class SearchHit(BaseModel):
     path: str
     snippet: str
-    score: float
+    score: float = Field(description="bm25 relevance within its match tier (higher is better).")
     quarantined: bool = Field(False, description="True for inbox items: unreviewed text from a restricted session.")
+    matched: Tier = Field(
+        "all-words",
+        description="How the note matched: 'phrase' (the words together, in order), 'all-words' (every word, "
+        "anywhere) or 'any-word' (only some of the words). Hits come in that order.",
+    )
 
 
 class SearchResult(ToolResult):
     query: str
     hits: list[SearchHit]
+    matched: Tier | None = Field(None, description="The loosest match any hit needed; null when nothing matched.")
+    fallback: str | None = Field(
+        None, description="Set when no note holds every word: the hits then hold only some of them."
+    )
 
 
 class WriteResult(ToolResult):

@@ -69,7 +69,10 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
     @mcp.tool(annotations=READ)
     async def search_notes(
         ctx: Context,
-        query: Annotated[str, Field(description="Words to look for; 'word*' matches a prefix.")],
+        query: Annotated[
+            str,
+            Field(description="Words to look for; 'word*' matches a prefix and \"two words\" an exact phrase."),
+        ],
         folder: Annotated[str, Field(description="Only search this folder ('' for all).")] = "",
         limit: Annotated[int, Field(ge=1, le=100, description="Most hits to return.")] = 20,
         include_inbox: Annotated[
@@ -79,8 +82,10 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         handle: HandleArg = None,
         grant: GrantArg = None,
     ) -> SearchResult:
-        """Full-text search (ranked; names and titles weigh more than body text). Returns paths and snippets;
-        read_note gives the whole text. The inbox is left out unless include_inbox is true."""
+        """Full-text search: notes holding the words as a phrase first, then notes holding every word (when
+        none does, notes holding some of them, said in fallback); each group ranked, names and titles weighing
+        more than body text. Returns paths and snippets; read_note gives the whole text. The inbox is left out
+        unless include_inbox is true."""
         return await call(
             ctx,
             notes.search_notes,
