@@ -81,7 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--login", default=None, help="whose token this is (default: the environment's owner)")
     c.add_argument("--display-name", default=None, help="author name in commits (default: the login)")
     c.add_argument("--environment", default=None, help="default environment for this token")
-    c.add_argument("--output", default=None, help="write the token to this file (mode 600) instead of stdout")
+    c.add_argument(
+        "--output",
+        default=None,
+        help="write the token to this file (mode 600; missing folders are created, mode 700) instead of stdout",
+    )
     ls = tsubs.add_parser("list", help="list tokens (never their values)")
     _config_arg(ls)
     ls.add_argument("--json", action="store_true")
@@ -253,7 +257,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier
+    from notegate.auth.tokens import issue_token, list_tokens, revoke_token, set_token_tier, write_token_file
+    from notegate.errors import NotegateError
     from notegate.state import StateDB
 
     config = _load(args)
@@ -267,24 +272,33 @@ def cmd_token(args: argparse.Namespace) -> int:
                 f"Add it to members in [environments.{env.name}] first.",
                 2,
             )
-        token, record = create_token(
-            db,
-            name=args.name,
-            client_class=args.client_class,
-            tier=args.tier,
-            login=login,
-            display_name=args.display_name,
-            environment=env.name,  # a token works in exactly one environment
-            now=time.time(),
-        )
-        if args.output:
-            out = Path(args.output)
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(token + "\n")
+        out = Path(args.output).expanduser().absolute() if args.output else None
+
+        def deliver(token: str) -> None:  # before the token is stored: an undelivered secret is never live
+            if out is not None:
+                write_token_file(out, token)
+            else:
+                print(token, flush=True)
+
+        try:
+            record = issue_token(
+                db,
+                name=args.name,
+                client_class=args.client_class,
+                tier=args.tier,
+                login=login,
+                display_name=args.display_name,
+                environment=env.name,  # a token works in exactly one environment
+                deliver=deliver,
+                now=time.time(),
+            )
+        except NotegateError as exc:
+            if out is not None and exc.rule != "token-output-failed" and out.exists():
+                out.unlink()  # it holds a value that never became a token
+            raise
+        if out is not None:
             print(f"token {record.id} ({record.client_class}, {record.tier}) written to {out}", file=sys.stderr)
         else:
-            print(token)
             print(
                 f"token {record.id} ({record.client_class}, {record.tier}); shown once, keep it safe", file=sys.stderr
             )

@@ -136,6 +136,9 @@ RULES: dict[str, str] = {
     "web-host-refused": "Open the console at http://localhost:PORT or at the configured public_url.",
     "web-bad-request": "Reload the page and try again.",
     # -- start-up and set-up
+    "token-name-taken": "Pick another --name, or revoke the old token first (notegate token revoke NAME).",
+    "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
+    "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",

@@ -397,6 +397,27 @@ class StateDB:
                 row,
             )
 
+    def insert_token_checked(self, row: dict[str, object], decide) -> object:
+        """Insert a token row only if ``decide(live names of its environment)`` allows it; reading the names
+        and inserting are one transaction, so two concurrent creates cannot both take one name. Returns the
+        decision."""
+        with self.tx() as db:
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM tokens WHERE environment IS ? AND revoked_at IS NULL", (row["environment"],)
+                )
+            ]
+            decision = decide(names)
+            if decision.allowed:
+                db.execute(
+                    "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment,"
+                    " secret_hash, created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
+                    " :environment, :secret_hash, :created_at)",
+                    row,
+                )
+        return decision
+
     def token(self, token_id: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
         return rows[0] if rows else None
