@@ -275,7 +275,7 @@ def _codex_preflight(where: Where) -> str:
     try:
         add_table(text, CODEX_TABLE, {"url": "x", "bearer_token_env_var": "x"}, "probe")
     except TomlEditRefused as exc:
-        raise _conflict(f"{path}: {exc}.") from None
+        raise _conflict(f"{path}: {exc.message}.") from None
     return text
 
 

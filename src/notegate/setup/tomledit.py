@@ -12,9 +12,13 @@ from __future__ import annotations
 import tomllib
 from typing import Any
 
+from notegate.errors import NotegateError
 
-class TomlEditRefused(ValueError):
+
+class TomlEditRefused(NotegateError):
     """The edit would not give the expected document; the message says why, never a value."""
+
+    rule = "setup-conflict"
 
 
 def _parse(text: str) -> dict[str, Any]:
