@@ -29,6 +29,7 @@ EXAMPLES = {
     "pre-receive": "notegate hooks install ./vault/origin.git --config ./vault/notegate.toml  # git then runs it",
     "hooks": "notegate hooks install /srv/git/vault.git --config ./vault/notegate.toml --environment personal",
     "doctor": "notegate doctor --config ./vault/notegate.toml --json",
+    "status": "notegate status --config ./vault/notegate.toml --json",
     "setup": "notegate setup claude-code --config ./vault/notegate.toml  # later: notegate setup claude-code --remove",
 }
 
@@ -237,6 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--name", default=None, help="the minted token's name (default: the client's name)")
     p.add_argument("--tier", choices=["restricted", "trusted"], default=None, help="the minted token's tier")
+
+    p = _sub(subs, "status", "environments, origin and sync, last commit, index, tokens, inbox, last review/reflect")
+    _config_arg(p)
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
 
     p = _sub(subs, "doctor", "check the deployment and this workstation; exit 1 on any failure")
     p.add_argument(
@@ -803,6 +808,36 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _when(at: float | None, now: float) -> str:
+    if at is None:
+        return "never"
+    minutes = int(max(0.0, now - at) // 60)
+    ago = f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) + f" ({ago})"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from notegate.services.status import collect
+
+    status = collect(_load(args), package_version())
+    if args.json:
+        print(json.dumps(status.to_json(), indent=2))
+        return 0
+    now = time.time()
+    print(f"notegate {status.version}")
+    for env in status.environments:
+        print(f"environment {env.name}")
+        print(f"  origin       {'reachable' if env.origin_reachable else 'UNREACHABLE'}; {env.sync}")
+        print(f"  last commit  {(env.head or 'none')[:12]} {_when(env.last_commit_at, now) if env.head else ''}")
+        fresh = "up to date" if env.index_fresh else f"behind (at {(env.index_commit or 'nothing')[:12]})"
+        print(f"  notes        {env.notes}; index {env.index_bytes / 1024:.0f} KiB, {fresh}")
+        print(f"  inbox        {env.inbox_waiting} waiting, {env.inbox_held} held")
+    print(f"tokens         {status.tokens_active} active, {status.tokens_revoked} revoked")
+    print(f"last review    {_when(status.last_review_at, now)}")
+    print(f"last reflect   {_when(status.last_reflect_at, now)}")
+    return 0 if all(e.origin_reachable and e.in_sync is not False for e in status.environments) else 1
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from notegate.doctor import exit_status, render_json, render_text, run_doctor
 
@@ -883,6 +918,7 @@ COMMANDS = {
     "hooks": cmd_hooks,
     "doctor": cmd_doctor,
     "setup": cmd_setup,
+    "status": cmd_status,
 }
 
 

@@ -452,6 +452,11 @@ class StateDB:
         with self.tx() as db:
             db.executemany("INSERT OR REPLACE INTO reflect_files (path, size, mtime) VALUES (?,?,?)", files)
 
+    def last_audit_at(self, client: str) -> float | None:
+        """When ``client`` (a fixed connector's client name, e.g. notegate-review) last left an audit row."""
+        rows = self.query("SELECT MAX(at) AS at FROM audit WHERE client = ?", (client,))
+        return rows[0]["at"] if rows else None
+
     def reflect_last_start(self) -> float | None:
         rows = self.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")
         return rows[0]["started_at"] if rows else None
