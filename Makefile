@@ -1,24 +1,37 @@
 # Quick start: `make run` serves a demo vault; `make test` runs the whole suite.
-PYTHON ?= python3.11
+#   make run PORT=8766 HOST=127.0.0.1   serve elsewhere (default: the config's, 127.0.0.1:8765)
+#   make run PYTHON=python3.12          build .venv with that interpreter (default: tools/pick-python)
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
 DEMO   := var/demo
+# The interpreter .venv is built with; a .venv of another Python version is rebuilt, not reused: the stamp
+# names the version, so a change of interpreter (or of pyproject.toml) reinstalls.
+PY         := $(shell PYTHON='$(PYTHON)' sh tools/pick-python 2>/dev/null)
+PY_VERSION := $(if $(PY),$(shell '$(PY)' -c 'import sys; print("%d.%d" % sys.version_info[:2])'),none)
+STAMP      := $(VENV)/.installed-$(PY_VERSION)
+SERVE_ARGS := $(if $(PORT),--port $(PORT)) $(if $(HOST),--host $(HOST))
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 
-.PHONY: run test lint bench clean claude-cli
+.PHONY: run test lint bench clean distclean claude-cli python
 
 $(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
+	@PYTHON='$(PYTHON)' sh tools/pick-python --venv $(VENV)
+	@test -x $(BIN)/python || '$(PY)' -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed $(VENV)/.installed-*
 	@touch $(STAMP)
+
+# Which interpreter make would use, and why (see tools/pick-python).
+python:
+	@PYTHON='$(PYTHON)' sh tools/pick-python
 
 run: $(STAMP)
 	@test -f $(DEMO)/notegate.toml || $(BIN)/notegate init $(DEMO)
 	@test -f $(DEMO)/demo.token || $(BIN)/notegate token create --config $(DEMO)/notegate.toml \
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
-	$(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token
+	$(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
 
 test: $(STAMP) .tools/.installed
 	$(BIN)/python -m pytest -n 2 -q
@@ -40,5 +53,14 @@ claude-cli:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory claude-cli; \
 	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
 
+# The virtual environment and caches only: var/ holds the demo vault and its origin (your notes), kept.
 clean:
-	rm -rf $(VENV) var
+	rm -rf $(VENV) .pytest_cache build src/*.egg-info
+	@test ! -d var || echo "kept var/ (the demo vault and its origin); make distclean deletes it"
+
+# Everything clean removes, and var/: the demo vault, its origin and its tokens. Says so first.
+distclean: clean
+	@if [ -d var ]; then \
+		echo "WARNING: deleting var/ (the demo vault $(DEMO), its origin $(DEMO)/origin.git and its tokens)"; \
+		rm -rf var; \
+	fi

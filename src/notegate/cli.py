@@ -30,7 +30,27 @@ EXAMPLES = {
     "hooks": "notegate hooks install /srv/git/vault.git --config ./vault/notegate.toml --environment personal",
     "doctor": "notegate doctor --config ./vault/notegate.toml --json",
     "sync": "notegate sync ~/Obsidian/Vault --config ~/.config/notegate/notegate.toml --once",
+    "status": "notegate status --config ./vault/notegate.toml --json",
+    "setup": "notegate setup claude-code --config ./vault/notegate.toml  # later: notegate setup claude-code --remove",
 }
+
+
+def package_version() -> str:
+    """The installed distribution's version (what pip, pipx and uv installed), as serverInfo reports it."""
+    from importlib.metadata import version
+
+    return version("notegate")
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked (hooks start on every session and must not pay for it)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"notegate {package_version()}")
+        parser.exit()
 
 
 def _config_arg(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="notegate",
         description="One shared Markdown memory for every AI session, versioned in git, behind one guarded door.",
     )
+    parser.add_argument("--version", action=_VersionAction, help="print notegate's version and exit")
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = _sub(subs, "init", "create a notegate directory: config, bare origin, server clone, default layout")
@@ -82,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--login", default=None, help="whose token this is (default: the environment's owner)")
     c.add_argument("--display-name", default=None, help="author name in commits (default: the login)")
     c.add_argument("--environment", default=None, help="default environment for this token")
-    c.add_argument("--output", default=None, help="write the token to this file (mode 600) instead of stdout")
+    c.add_argument(
+        "--output",
+        default=None,
+        help="write the token to this file (mode 600; missing folders are created, mode 700) instead of stdout",
+    )
     ls = tsubs.add_parser("list", help="list tokens (never their values)")
     _config_arg(ls)
     ls.add_argument("--json", action="store_true")
@@ -217,6 +242,26 @@ def build_parser() -> argparse.ArgumentParser:
         "6 push refused; 7 synced but files the policy refuses were left out"
     )
 
+    p = _sub(
+        subs, "setup", "connect Claude Code or Codex in one step: token, client.toml, MCP, plugin (--remove undoes)"
+    )
+    p.add_argument("client", choices=["claude-code", "codex"])
+    p.add_argument("--remove", action="store_true", help="undo exactly what setup did (its journal), nothing else")
+    p.add_argument("--scope", choices=["user"], default="user", help="Claude Code scope (user: works in every folder)")
+    p.add_argument("--url", default=None, help="the server's URL (default: from --config, else http://localhost:8765)")
+    p.add_argument("--token-file", default=None, help="token file (default: $XDG_CONFIG_HOME/notegate/token)")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="the server's notegate.toml: mint a token there when the token file does not exist yet",
+    )
+    p.add_argument("--name", default=None, help="the minted token's name (default: the client's name)")
+    p.add_argument("--tier", choices=["restricted", "trusted"], default=None, help="the minted token's tier")
+
+    p = _sub(subs, "status", "environments, origin and sync, last commit, index, tokens, inbox, last review/reflect")
+    _config_arg(p)
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+
     p = _sub(subs, "doctor", "check the deployment and this workstation; exit 1 on any failure")
     p.add_argument(
         "--config",
@@ -272,7 +317,8 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier
+    from notegate.auth.tokens import issue_token, list_tokens, revoke_token, set_token_tier, write_token_file
+    from notegate.errors import NotegateError
     from notegate.state import StateDB
 
     config = _load(args)
@@ -286,24 +332,33 @@ def cmd_token(args: argparse.Namespace) -> int:
                 f"Add it to members in [environments.{env.name}] first.",
                 2,
             )
-        token, record = create_token(
-            db,
-            name=args.name,
-            client_class=args.client_class,
-            tier=args.tier,
-            login=login,
-            display_name=args.display_name,
-            environment=env.name,  # a token works in exactly one environment
-            now=time.time(),
-        )
-        if args.output:
-            out = Path(args.output)
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as handle:
-                handle.write(token + "\n")
+        out = Path(args.output).expanduser().absolute() if args.output else None
+
+        def deliver(token: str) -> None:  # before the token is stored: an undelivered secret is never live
+            if out is not None:
+                write_token_file(out, token)
+            else:
+                print(token, flush=True)
+
+        try:
+            record = issue_token(
+                db,
+                name=args.name,
+                client_class=args.client_class,
+                tier=args.tier,
+                login=login,
+                display_name=args.display_name,
+                environment=env.name,  # a token works in exactly one environment
+                deliver=deliver,
+                now=time.time(),
+            )
+        except NotegateError as exc:
+            if out is not None and exc.rule != "token-output-failed" and out.exists():
+                out.unlink()  # it holds a value that never became a token
+            raise
+        if out is not None:
             print(f"token {record.id} ({record.client_class}, {record.tier}) written to {out}", file=sys.stderr)
         else:
-            print(token)
             print(
                 f"token {record.id} ({record.client_class}, {record.tier}); shown once, keep it safe", file=sys.stderr
             )
@@ -468,18 +523,23 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
-def _connect_hint(url: str, token_file: str | None) -> str:
-    """How to connect, without ever printing a token (stderr often ends up in a log)."""
-    token = f"$(cat {token_file})" if token_file else "<token>"
+def _connect_hint(url: str, token_file: str | None, config: str | Path | None = None) -> str:
+    """How to connect, without ever printing a token (stderr often ends up in a log). Paths are absolute and
+    the registration is at user scope, so the lines work pasted into any folder."""
+    token = f"$(cat {Path(token_file).expanduser().absolute()})" if token_file else "<token>"
+    config_arg = str(Path(config).absolute()) if config else "CONFIG"
     return (
         f"notegate is serving MCP at {url}/mcp\n"
-        "Connect Claude Code:\n"
-        f'  claude mcp add --transport http notegate {url}/mcp --header "Authorization: Bearer {token}"\n'
+        "Connect Claude Code (from any folder; user scope):\n"
+        f"  claude mcp add --scope user --transport http notegate {url}/mcp "
+        f'--header "Authorization: Bearer {token}"\n'
+        f"  or all in one step (token, client.toml, MCP, plugin): notegate setup claude-code --config {config_arg} "
+        f"--url {url}\n"
         "Any MCP client: Streamable HTTP at the URL above with that Authorization header.\n"
-        "Make a token: notegate token create --config CONFIG --name NAME --class workstation [--tier trusted]\n"
+        f"Make a token: notegate token create --config {config_arg} --name NAME --class workstation [--tier trusted]\n"
         "Hosted apps (claude.ai, ChatGPT, phones) connect with OAuth to the same URL, no token: enrol your passkey\n"
-        "first (notegate owner enroll --config CONFIG prints a one-time link), then approve the app on the consent\n"
-        "page. They stay restricted; put notegate behind TLS for them (README: OAuth / hosted clients)."
+        f"first (notegate owner enroll --config {config_arg} prints a one-time link), then approve the app on the\n"
+        "consent page. They stay restricted; put notegate behind TLS for them (README: OAuth / hosted clients)."
     )
 
 
@@ -546,27 +606,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from notegate.doors.http import base_url, create_app
+    from notegate.doors.listen import bind_listener
     from notegate.services.runtime import Runtime
 
     config = _load(args)
     host = args.host or config.host
     port = args.port or config.port
+    listener = bind_listener(host, port)  # a busy port is refused here, before anything says "serving"
     runtime = Runtime(config)
     app = create_app(runtime, host=host, port=port)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    print(_connect_hint(base_url(runtime, host, port), args.token_file), file=sys.stderr, flush=True)
+    hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
+    print(hint, file=sys.stderr, flush=True)
     print(f"Console (passkey login): {console_url(config, port)}/login", file=sys.stderr, flush=True)
     # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
     # bounds open requests per credential below that.
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        limit_concurrency=config.max_connections,
-        timeout_keep_alive=config.idle_connection_seconds,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            limit_concurrency=config.max_connections,
+            timeout_keep_alive=config.idle_connection_seconds,
+        )
     )
+    server.run(sockets=[listener])
     return 0
 
 
@@ -707,6 +773,90 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _setup_where(environ) -> object:
+    import shutil
+
+    from notegate.hooks.settings import config_path
+    from notegate.setup.clients import Where
+
+    home = Path(environ.get("HOME") or Path.home())
+    config_home = Path(environ["XDG_CONFIG_HOME"]) if environ.get("XDG_CONFIG_HOME") else home / ".config"
+    data_home = Path(environ["XDG_DATA_HOME"]) if environ.get("XDG_DATA_HOME") else home / ".local" / "share"
+    codex_home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
+    beside = Path(sys.executable).parent / "notegate"  # the console script of the interpreter running this
+    notegate = str(beside) if os.access(beside, os.X_OK) else shutil.which("notegate", path=environ.get("PATH"))
+    if not notegate:
+        from notegate.errors import NotegateError
+
+        raise NotegateError(
+            "cannot find the notegate command this is running from.",
+            rule="bad-argument",
+            remedy="Install notegate as a tool (pipx install . or uv tool install .), then run setup again.",
+        )
+    return Where(
+        home=home,
+        config_home=config_home,
+        data_home=data_home,
+        client_toml=config_path({**environ, "HOME": str(home)}) or config_home / "notegate" / "client.toml",
+        codex_config=codex_home / "config.toml",
+        notegate=str(Path(notegate).absolute()),
+        claude=shutil.which("claude", path=environ.get("PATH")),
+        environ=dict(environ),
+    )
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from notegate.setup.clients import Options, remove, set_up
+
+    where = _setup_where(os.environ)
+    if args.remove:
+        lines = remove(args.client, where)
+    else:
+        options = Options(
+            url=args.url,
+            token_file=Path(args.token_file) if args.token_file else None,
+            config=Path(args.config) if args.config else None,
+            name=args.name,
+            tier=args.tier,
+            scope=args.scope,
+        )
+        lines = set_up(args.client, where, options)
+    print(f"notegate setup {args.client}{' --remove' if args.remove else ''}:")
+    for line in lines:
+        print(f"  {line}")
+    return 0
+
+
+def _when(at: float | None, now: float) -> str:
+    if at is None:
+        return "never"
+    minutes = int(max(0.0, now - at) // 60)
+    ago = f"{minutes} min ago" if minutes < 120 else f"{minutes // 60} h ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) + f" ({ago})"
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from notegate.services.status import collect
+
+    status = collect(_load(args), package_version())
+    if args.json:
+        print(json.dumps(status.to_json(), indent=2))
+        return 0
+    now = time.time()
+    print(f"notegate {status.version}")
+    for env in status.environments:
+        print(f"environment {env.name}")
+        print(f"  origin       {'reachable' if env.origin_reachable else 'UNREACHABLE'}; {env.sync}")
+        print(f"  last commit  {(env.head or 'none')[:12]} {_when(env.last_commit_at, now) if env.head else ''}")
+        fresh = "up to date" if env.index_fresh else f"behind (at {(env.index_commit or 'nothing')[:12]})"
+        print(f"  notes        {env.notes}; index {env.index_bytes / 1024:.0f} KiB, {fresh}")
+        print(f"  inbox        {env.inbox_waiting} waiting, {env.inbox_held} held")
+    print(f"tokens         {status.tokens_active} active, {status.tokens_revoked} revoked")
+    print(f"last review    {_when(status.last_review_at, now)}")
+    print(f"last reflect   {_when(status.last_reflect_at, now)}")
+    return 0 if all(e.origin_reachable and e.in_sync is not False for e in status.environments) else 1
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from notegate.doctor import exit_status, render_json, render_text, run_doctor
 
@@ -837,6 +987,8 @@ COMMANDS = {
     "hooks": cmd_hooks,
     "doctor": cmd_doctor,
     "sync": cmd_sync,
+    "setup": cmd_setup,
+    "status": cmd_status,
 }
 
 

@@ -137,6 +137,17 @@ RULES: dict[str, str] = {
     "web-host-refused": "Open the console at http://localhost:PORT or at the configured public_url.",
     "web-bad-request": "Reload the page and try again.",
     # -- start-up and set-up
+    "port-in-use": "Stop what holds it (ss -ltnp shows who), or choose another: notegate serve --port N, or "
+    "make run PORT=N.",
+    "setup-token-missing": "Pass --config with the server's notegate.toml to mint one, or --token-file with a "
+    "token from notegate token create.",
+    "setup-conflict": "Remove or edit that entry yourself, or run notegate setup with --remove first.",
+    "setup-not-done": "Nothing to undo: run notegate setup CLIENT first.",
+    "setup-client-failed": "Run that command by hand to read the client's whole message, fix it, then run "
+    "notegate setup again; the steps before it were undone.",
+    "token-name-taken": "Pick another --name, or revoke the old token first (notegate token revoke NAME).",
+    "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
+    "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",

@@ -788,6 +788,16 @@ def decide_person(persons: frozenset[str], login: str) -> Decision:
     return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")
 
 
+def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:
+    """May a new static token be called ``name`` in an environment whose live tokens are ``active_names``?
+    Names are how the owner revokes and re-tiers tokens (``token revoke laptop``), so two live tokens of one
+    environment never share one, ignoring case; a revoked token's name is free again."""
+    wanted = name.casefold()
+    if any(existing.casefold() == wanted for existing in active_names):
+        return deny("token-name-taken", f"a live token named '{name}' already exists in this environment.")
+    return allow("token-name-free")
+
+
 # ------------------------------------------------------------ the git door
 # What an incoming commit may carry (notegate.sync.incoming reads git and asks here), and who may push what
 # (notegate.sync.prereceive).  Every function takes facts already read from git: names, modes, sizes, bytes.

@@ -410,6 +410,27 @@ class StateDB:
                 row,
             )
 
+    def insert_token_checked(self, row: dict[str, object], decide) -> object:
+        """Insert a token row only if ``decide(live names of its environment)`` allows it; reading the names
+        and inserting are one transaction, so two concurrent creates cannot both take one name. Returns the
+        decision."""
+        with self.tx() as db:
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM tokens WHERE environment IS ? AND revoked_at IS NULL", (row["environment"],)
+                )
+            ]
+            decision = decide(names)
+            if decision.allowed:
+                db.execute(
+                    "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment,"
+                    " secret_hash, created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
+                    " :environment, :secret_hash, :created_at)",
+                    row,
+                )
+        return decision
+
     def token(self, token_id: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
         return rows[0] if rows else None
@@ -443,6 +464,11 @@ class StateDB:
     def reflect_remember(self, files: list[tuple[str, int, float]]) -> None:
         with self.tx() as db:
             db.executemany("INSERT OR REPLACE INTO reflect_files (path, size, mtime) VALUES (?,?,?)", files)
+
+    def last_audit_at(self, client: str) -> float | None:
+        """When ``client`` (a fixed connector's client name, e.g. notegate-review) last left an audit row."""
+        rows = self.query("SELECT MAX(at) AS at FROM audit WHERE client = ?", (client,))
+        return rows[0]["at"] if rows else None
 
     def reflect_last_start(self) -> float | None:
         rows = self.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")

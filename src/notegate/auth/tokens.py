@@ -7,13 +7,17 @@ a password: there is nothing to brute-force.  The token string never reaches a l
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES, TIERS, Caller, default_tier
+from notegate.policy import CLIENT_CLASSES, TIERS, Caller, decide_token_name, default_tier
 from notegate.state import StateDB
 
 PREFIX = "ngt_"
@@ -65,18 +69,17 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def create_token(
-    db: StateDB,
+def _new_token(
     *,
     name: str,
     client_class: str,
     tier: str | None,
     login: str,
-    display_name: str | None = None,
-    environment: str | None = None,
+    display_name: str | None,
+    environment: str | None,
     now: float,
-) -> tuple[str, TokenRecord]:
-    """Mint a token; returns the token string (shown once) and its record."""
+) -> tuple[str, TokenRecord, dict[str, object]]:
+    """A fresh token, its record and its row (the secret only as a hash); nothing stored yet."""
     if client_class not in CLIENT_CLASSES:
         raise NotegateError(
             f"unknown client class '{client_class}'",
@@ -109,8 +112,74 @@ def create_token(
         revoked_at=None,
         last_used_at=None,
     )
-    db.insert_token({**record.__dict__, "secret_hash": _hash(secret)})
-    return f"{PREFIX}{token_id}_{secret}", record
+    return f"{PREFIX}{token_id}_{secret}", record, {**record.__dict__, "secret_hash": _hash(secret)}
+
+
+def create_token(
+    db: StateDB,
+    *,
+    name: str,
+    client_class: str,
+    tier: str | None,
+    login: str,
+    display_name: str | None = None,
+    environment: str | None = None,
+    now: float,
+) -> tuple[str, TokenRecord]:
+    """Mint a token; returns the token string (shown once) and its record.
+
+    The low-level recipe the tests build fixtures with: it neither checks the name nor delivers the secret.
+    The owner's commands (``token create``, ``setup``) use :func:`issue_token`."""
+    token, record, row = _new_token(
+        name=name,
+        client_class=client_class,
+        tier=tier,
+        login=login,
+        display_name=display_name,
+        environment=environment,
+        now=now,
+    )
+    db.insert_token(row)
+    return token, record
+
+
+def issue_token(
+    db: StateDB,
+    *,
+    name: str,
+    client_class: str,
+    tier: str | None,
+    login: str,
+    environment: str,
+    deliver: Callable[[str], None],
+    display_name: str | None = None,
+    now: float,
+) -> TokenRecord:
+    """Mint a token the way the owner's commands do: its name is free in its environment
+    (``policy.decide_token_name``), and the secret is delivered (``deliver(token)``: written to its file,
+    printed) *before* the row that makes it valid is stored.  If delivery raises, nothing is stored, so no
+    live token exists whose secret nobody holds.  The name is checked again inside the insert's transaction
+    (two concurrent creates cannot both take it); a loss there raises after delivery, and the delivered
+    value is then simply not a token."""
+    taken = [r.name for r in list_tokens(db) if r.environment == environment and r.revoked_at is None]
+    _refuse_unless(decide_token_name(name, taken))
+    token, record, row = _new_token(
+        name=name,
+        client_class=client_class,
+        tier=tier,
+        login=login,
+        display_name=display_name,
+        environment=environment,
+        now=now,
+    )
+    deliver(token)
+    _refuse_unless(db.insert_token_checked(row, lambda names: decide_token_name(name, names)))
+    return record
+
+
+def _refuse_unless(decision) -> None:
+    if not decision.allowed:
+        raise NotegateError(decision.reason, rule=decision.rule)
 
 
 def _record(row) -> TokenRecord:
@@ -157,3 +226,46 @@ def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
 
 def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:
     return db.revoke_tokens(token_id_or_name, now)
+
+
+def make_private_dirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents, each mode 0700; returns the ones created (outermost
+    first), so a caller that fails later, or an undo, can remove exactly those."""
+    missing: list[Path] = []
+    probe = folder
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    created: list[Path] = []
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700)
+        os.chmod(directory, 0o700)  # mkdir's mode passes through the umask
+        created.append(directory)
+    return created
+
+
+def write_token_file(path: Path, token: str) -> list[Path]:
+    """Write ``token`` to ``path`` (mode 0600, replaced atomically), creating missing parent folders (0700).
+
+    Returns the folders it created. Any failure raises ``[token-output-failed]`` and leaves no partial file
+    and none of the folders it made."""
+    created: list[Path] = []
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        created = make_private_dirs(path.parent)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(token + "\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        for directory in reversed(created):
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise NotegateError(
+            f"cannot write the token file {path} ({exc.strerror or type(exc).__name__}).", rule="token-output-failed"
+        ) from None
+    return created

@@ -8,6 +8,8 @@ other doors and jobs); a bare Runtime gets a container of its own.
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 from mcp.server import MCPServer
 
 from notegate.auth.grants import Grants
@@ -18,6 +20,9 @@ from notegate.doors.mcp.refusals import install_log_redaction
 from notegate.services.container import Services
 from notegate.services.elevation import ElevationService
 from notegate.services.runtime import Runtime
+
+#: What serverInfo.version says: the installed distribution's version (pyproject's, as pip installed it).
+PACKAGE_VERSION = version("notegate")
 
 INSTRUCTIONS = """\
 Call session_start first, with your project if you have one: it returns the house rules, the last handoff \
@@ -61,7 +66,7 @@ def build_mcp(
     # No subscriptions/listen: nothing here ever changes a list a client could watch, so each such stream
     # would only be an idle connection held open (over HTTP, a file descriptor per stream).
     server_kwargs.setdefault("subscriptions", False)
-    mcp = MCPServer(name="notegate", instructions=INSTRUCTIONS, **server_kwargs)
+    mcp = MCPServer(name="notegate", version=PACKAGE_VERSION, instructions=INSTRUCTIONS, **server_kwargs)
     call = ToolCall(services, resolver)
     tools_notes.register(mcp, services, call)
     tools_inbox.register(mcp, services, call)
