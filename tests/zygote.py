@@ -32,18 +32,23 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import anthropic  # noqa: F401 - the providers import their SDK on first use: seconds a fork need not pay
+import openai  # noqa: F401
 import uvicorn  # noqa: F401 - imported here so every fork has it already
 
 import notegate.doors.http  # the MCP SDK: most of a fresh server's start-up
 import notegate.hooks  # the short commands' own imports, so a forked command pays none
-import notegate.models  # the Anthropic and OpenAI SDKs (review, reflect, session-end)
+import notegate.models  # the providers (review, reflect, session-end)
 import notegate.services.container
 import notegate.services.reflect
 import notegate.services.review  # noqa: F401 - the last import binds `notegate` unused
 from notegate.cli import main
-from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.safety.floor import check_item
 
-validate_instruction_files(DEFAULT_INSTRUCTION_FILES)  # warm the per-process matcher cache every fork shares
+# Warm the per-process instruction-file matcher every fork shares (the default list's compiled search:
+# ~1.4 s of regex compilation on first use). validate_instruction_files no longer compiles it, so the
+# floor itself is asked once, on a name it must hold.
+assert check_item("Read CLAUDE.md first.", path="inbox/captures/x.md").verdict == "hold"
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload([__name__])
