@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from notegate.config import load_config
@@ -18,10 +21,30 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+#: One `notegate init` directory per worker and UTC day (the default notes carry the date), copied for each
+#: test: a copy costs a fraction of an init (git objects, two SQLite files, a commit pushed to the origin).
+_TEMPLATES: dict[str, Path] = {}
+
+
+def _template(factory: pytest.TempPathFactory) -> Path:
+    day = datetime.now(UTC).date().isoformat()
+    if day not in _TEMPLATES:
+        _TEMPLATES[day] = init_directory(factory.mktemp("vault-template") / "vault").parent
+    return _TEMPLATES[day]
+
+
 @pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    """A fresh `notegate init` directory; returns its config path."""
-    return init_directory(tmp_path / "vault")
+def vault(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh `notegate init` directory; returns its config path. It is a copy of one made earlier the same
+    day by this worker, with the server clone's origin pointed at the copy's own origin (all init wrote
+    that names its directory), so it is the directory `notegate init` would have made."""
+    target = tmp_path / "vault"
+    shutil.copytree(_template(tmp_path_factory), target, symlinks=True)
+    config = load_config(target / "notegate.toml")
+    for name, env in config.environments.items():
+        clone = config.state_dir / "envs" / name / "vault.git"
+        pygit2.Repository(str(clone)).remotes.set_url("origin", env.origin_url)
+    return target / "notegate.toml"
 
 
 @pytest.fixture

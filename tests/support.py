@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,12 +64,39 @@ def set_policy(config_path: Path, **values: object) -> None:
     config_path.write_text(text)
 
 
+def notegate(
+    *args: str,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float = 120,
+    real: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`notegate ARGS` in its own process, as ``subprocess.run(..., capture_output=True, text=True)`` answers:
+    a fork of the worker's warm fork server (tests/zygote.py), or, with ``real=True`` (the tests that show
+    the user's path: interpreter start, entry point, imports) or NOTEGATE_TEST_FRESH_SERVER=1, a fresh
+    ``python -m notegate.cli``."""
+    if real or FRESH_INTERPRETER:
+        return subprocess.run(
+            [sys.executable, "-m", "notegate.cli", *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            timeout=timeout,
+        )
+    from zygote import run_cli
+
+    return run_cli(list(args), input=input, env=env, cwd=cwd, timeout=timeout)
+
+
 class PortTaken(RuntimeError):
     pass
 
 
-#: Set NOTEGATE_TEST_FRESH_SERVER=1 to start every server as a fresh interpreter (slow; the old way), to
-#: tell a fork-server artefact from a real failure.
+#: Set NOTEGATE_TEST_FRESH_SERVER=1 to start every server and every `notegate` command as a fresh
+#: interpreter (slow; the old way), to tell a fork-server artefact from a real failure.
 FRESH_INTERPRETER = os.environ.get("NOTEGATE_TEST_FRESH_SERVER") == "1"
 #: How often a starting server is polled: a connect() to a closed port costs microseconds.
 POLL_SECONDS = 0.01

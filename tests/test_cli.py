@@ -1,27 +1,25 @@
-"""The `notegate` command as users and scripts call it (real subprocesses, real files)."""
+"""The `notegate` command as users and scripts call it (its own process, real files): one test per command
+starts a fresh interpreter as a user's shell does (real=True); the rest fork the warm fork server."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from notegate.config import load_config
 from notegate.errors import ConfigError
-from support import mcp_http, mint, running
+from support import mcp_http, mint, notegate, running
 
 
-def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", *args], capture_output=True, text=True, input=stdin, timeout=120
-    )
+def cli(*args: str, stdin: str | None = None, real: bool = False) -> subprocess.CompletedProcess:
+    return notegate(*args, input=stdin, timeout=120, real=real)
 
 
 def test_init_creates_layout_and_refuses_foreign_dirs(tmp_path: Path) -> None:
-    result = cli("init", str(tmp_path / "v"))
+    result = cli("init", str(tmp_path / "v"), real=True)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "v" / "notegate.toml").exists() and (tmp_path / "v" / "origin.git" / "HEAD").exists()
     assert (tmp_path / "v" / "state" / "envs" / "personal" / "vault.git").exists()
@@ -31,28 +29,28 @@ def test_init_creates_layout_and_refuses_foreign_dirs(tmp_path: Path) -> None:
         text=True,
     ).stdout.split()
     assert {"rules/digest.md", "handoffs/notegate-demo.md", "log/notegate-demo.md", "inbox/README.md"} <= set(tree)
-    again = cli("init", str(tmp_path / "v"))
+    again = cli("init", str(tmp_path / "v"), real=True)
     assert again.returncode == 2 and "already a notegate directory" in again.stderr
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "file.txt").write_text("x")
-    refused = cli("init", str(tmp_path / "other"))
+    refused = cli("init", str(tmp_path / "other"), real=True)
     assert refused.returncode == 2 and "not empty" in refused.stderr
     assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["file.txt"]
 
 
 def test_token_create_list_revoke(vault: Path) -> None:
-    created = cli("token", "create", "--config", str(vault), "--name", "laptop", "--class", "workstation")
+    created = cli("token", "create", "--config", str(vault), "--name", "laptop", "--class", "workstation", real=True)
     assert created.returncode == 0
     token = created.stdout.strip()
     assert token.startswith("ngt_") and "restricted" in created.stderr
-    listed = cli("token", "list", "--config", str(vault), "--json")
+    listed = cli("token", "list", "--config", str(vault), "--json", real=True)
     rows = json.loads(listed.stdout)
     assert rows[0]["name"] == "laptop" and rows[0]["tier"] == "restricted"
     assert token not in listed.stdout and token.split("_")[-1] not in (
         vault.parent / "state" / "state.sqlite"
     ).read_bytes().decode("latin-1")
-    assert cli("token", "revoke", "--config", str(vault), "laptop").returncode == 0
-    assert cli("token", "revoke", "--config", str(vault), "laptop").returncode == 1
+    assert cli("token", "revoke", "--config", str(vault), "laptop", real=True).returncode == 0
+    assert cli("token", "revoke", "--config", str(vault), "laptop", real=True).returncode == 1
     bad = cli("token", "create", "--config", str(vault), "--name", "x", "--class", "machine", "--tier", "trusted")
     assert bad.returncode == 1 and "machine" in bad.stderr
 
@@ -69,7 +67,7 @@ def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> 
     (src / "latin1.md").write_bytes(b"caf\xe9")
     (src / "rules").mkdir()
     (src / "rules" / "digest.md").write_text("different rules\n")
-    result = cli("import", "--config", str(vault), str(src), "--message", "Import test", "--quiet")
+    result = cli("import", "--config", str(vault), str(src), "--message", "Import test", "--quiet", real=True)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "skipped  .obsidian/: hidden folder" in out
@@ -105,7 +103,7 @@ async def test_running_server_sees_import_without_restart(vault: Path, tmp_path:
 
 def test_reindex_rebuilds(vault: Path) -> None:
     index = vault.parent / "state" / "envs" / "personal" / "index.sqlite"
-    result = cli("reindex", "--config", str(vault), "--quiet")
+    result = cli("reindex", "--config", str(vault), "--quiet", real=True)
     assert result.returncode == 0 and "indexed 8 notes" in result.stdout
     assert index.exists()
 
@@ -209,23 +207,18 @@ def test_connect_hint_never_prints_the_token(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ device keys
-def device_cli(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+def device_cli(home: Path, *args: str, real: bool = False, **env: str) -> subprocess.CompletedProcess:
     """`notegate device …` with its own config directory (XDG_CONFIG_HOME) and nothing from this shell."""
     import os
 
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("NOTEGATE_", "CLAUDE_CODE_", "XDG_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "device", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=clean | {"XDG_CONFIG_HOME": str(home), "HOME": str(home.parent)} | env,
-    )
+    env = clean | {"XDG_CONFIG_HOME": str(home), "HOME": str(home.parent)} | env
+    return notegate("device", *args, env=env, timeout=120, real=real)
 
 
 def test_device_keygen_writes_a_0600_key_and_prints_config_lines_the_server_loads(vault: Path, tmp_path: Path) -> None:
     home = tmp_path / "xdg"
-    made = device_cli(home, "keygen", "laptop")
+    made = device_cli(home, "keygen", "laptop", real=True)
     assert made.returncode == 0, made.stderr
     key = home / "notegate" / "devices" / "laptop.pem"
     assert key.stat().st_mode & 0o777 == 0o600 and key.parent.stat().st_mode & 0o777 == 0o700
@@ -260,8 +253,8 @@ def test_device_header_prints_what_claude_codes_headers_helper_expects(vault: Pa
     made = device_cli(home, "keygen", "laptop")
     vault.write_text(vault.read_text() + "\n" + made.stdout)
     # Claude Code runs the helper with the server's URL in CLAUDE_CODE_MCP_SERVER_URL and reads stdout as a
-    # JSON object of header names to string values.
-    out = device_cli(home, "header", CLAUDE_CODE_MCP_SERVER_URL="http://127.0.0.1:8765/mcp")
+    # JSON object of header names to string values: a fresh interpreter, as Claude Code starts it.
+    out = device_cli(home, "header", real=True, CLAUDE_CODE_MCP_SERVER_URL="http://127.0.0.1:8765/mcp")
     assert out.returncode == 0, out.stderr
     headers = json.loads(out.stdout)
     assert isinstance(headers, dict) and list(headers) == ["X-Notegate-Device"]

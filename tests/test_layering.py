@@ -10,6 +10,7 @@ tables sit below everything: they import nothing of the package."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -116,8 +117,14 @@ def _layer(module: str) -> str:
     return LAYER_OF[best]
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """Each module is parsed once per run: the three checks below walk the same tree."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = _tree(path)
     found: set[str] = set()
     package = _module_name(path).rsplit(".", 0 if path.name == "__init__.py" else 1)[0]
     for node in ast.walk(tree):
@@ -165,11 +172,11 @@ FORBIDDEN_IN_PURE = {"open", "eval", "exec", "compile", "__import__", "globals",
 CLOCK_AND_ENVIRONMENT = {"now", "utcnow", "today", "time", "monotonic", "perf_counter", "environ", "getenv"}
 
 
-def _impurities(source: str) -> list[str]:
+def _impurities(source: str | ast.Module) -> list[str]:
     """What makes a module impure, beyond its imports: I/O or dynamic-code names, clock or environment
     reads, and relative imports (they hide what is imported)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(ast.parse(source) if isinstance(source, str) else source):
         if isinstance(node, ast.Name) and node.id in FORBIDDEN_IN_PURE:
             found.append(f"line {node.lineno}: uses {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in CLOCK_AND_ENVIRONMENT:
@@ -184,7 +191,7 @@ PURE_MODULES = [p for p in MODULES if _layer(_module_name(p)) in PURE_LAYERS]
 
 @pytest.mark.parametrize("path", PURE_MODULES, ids=_module_name)
 def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
-    assert _impurities(path.read_text(encoding="utf-8")) == [], _module_name(path)
+    assert _impurities(_tree(path)) == [], _module_name(path)
 
 
 @pytest.mark.parametrize(
@@ -265,7 +272,7 @@ def test_every_commit_goes_through_the_one_recipe() -> None:
     its own raw-git module with the recipe's trailers, after the incoming-commit validator passed them."""
     makers: dict[str, list[int]] = {}
     for path in MODULES:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
                 continue
             if node.func.attr == "create_commit" or (

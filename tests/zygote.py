@@ -7,6 +7,11 @@ it is safe) imports this module, which imports the server stack and warms that c
 fork of it running the same entry point, ``notegate.cli.main(["serve", ...])``. It is still a separate
 process on a real loopback socket: tests SIGKILL it, count its descriptors by pid and read its log.
 
+``run_cli`` does the same for the short commands (review, hook, token, device, floor, gate, import, ...):
+``subprocess.run``'s answer (exit status, stdout, stderr) from a fork that got the test's stdin, environment
+and working directory, at the cost of a fork instead of an interpreter start and ~1 s of imports. The few
+tests that show the user's real path keep a fresh ``python -m notegate.cli`` (support.notegate(real=True)).
+
 What the child gets, so it behaves as the old subprocess did: the environment the test had when it started
 the server (passed explicitly, not the fork server's), the test's working directory, stdout and stderr
 appended to the log file, no blocked signals and default dispositions (the fork server ignores SIGINT),
@@ -15,6 +20,7 @@ and the same process group as the pytest worker (as ``subprocess.Popen`` gave it
 
 from __future__ import annotations
 
+import atexit
 import io
 import multiprocessing
 import multiprocessing.forkserver
@@ -22,16 +28,27 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import anthropic  # noqa: F401 - the providers import their SDK on first use: seconds a fork need not pay
+import openai  # noqa: F401
 import uvicorn  # noqa: F401 - imported here so every fork has it already
 
-import notegate.doors.http  # noqa: F401 - the MCP SDK: most of a fresh server's start-up
+import notegate.doors.http  # the MCP SDK: most of a fresh server's start-up
+import notegate.hooks  # the short commands' own imports, so a forked command pays none
+import notegate.models  # the providers (review, reflect, session-end)
+import notegate.services.container
+import notegate.services.reflect
+import notegate.services.review  # noqa: F401 - the last import binds `notegate` unused
 from notegate.cli import main
-from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
+from notegate.safety.floor import check_item
 
-validate_instruction_files(DEFAULT_INSTRUCTION_FILES)  # warm the per-process matcher cache every fork shares
+# Warm the per-process instruction-file matcher every fork shares (the default list's compiled search:
+# ~1.4 s of regex compilation on first use). validate_instruction_files no longer compiles it, so the
+# floor itself is asked once, on a name it must hold.
+assert check_item("Read CLAUDE.md first.", path="inbox/captures/x.md").verdict == "hold"
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload([__name__])
@@ -105,3 +122,67 @@ def fork_cli(argv: list[str], log: Path, env: Mapping[str, str] | None = None) -
     process = _context.Process(target=_child, args=(list(argv), env, str(log)), daemon=True)
     process.start()
     return Forked(process)
+
+
+def _run_child(argv: list[str], env: dict[str, str], cwd: str, stdin: str, stdout: str, stderr: str) -> None:
+    """A forked short command: stdin, stdout and stderr on the given files (fds 0, 1, 2), the caller's
+    environment and directory, default signals, then the CLI; exit handlers run as at a real exit."""
+    for fd, path, flags in ((0, stdin, os.O_RDONLY), (1, stdout, os.O_WRONLY), (2, stderr, os.O_WRONLY)):
+        opened = os.open(path, flags)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(
+        io.FileIO(2, "w", closefd=False), encoding="utf-8", errors="backslashreplace", write_through=True
+    )
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    sys.argv = ["notegate", *argv]
+    try:
+        code = main(argv)
+    finally:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    sys.exit(code)
+
+
+def run_cli(
+    argv: list[str],
+    *,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(["notegate", *argv], input=input, capture_output=True, text=True, env=env, cwd=cwd,
+    timeout=timeout)``, answered by a fork of the warm fork server: the same exit status, stdout and stderr
+    (decoded with universal newlines, as text=True does), in a separate process."""
+    env = dict(os.environ if env is None else env)
+    _ensure_fork_server()
+    with tempfile.TemporaryDirectory(prefix="notegate-cli-") as scratch:
+        files = {name: Path(scratch) / name for name in ("stdin", "stdout", "stderr")}
+        files["stdin"].write_text(input or "", encoding="utf-8")
+        files["stdout"].touch()
+        files["stderr"].touch()
+        process = _context.Process(
+            target=_run_child,
+            args=(list(argv), env, str(cwd or os.getcwd()), *(str(files[n]) for n in ("stdin", "stdout", "stderr"))),
+            daemon=True,
+        )
+        process.start()
+        process.join(timeout)
+        if process.exitcode is None:
+            process.kill()
+            process.join()
+            raise subprocess.TimeoutExpired(["notegate", *argv], timeout or 0)
+        code = process.exitcode
+        # read_text decodes with universal newlines, as text=True does
+        out, err = (files[n].read_text(encoding="utf-8") for n in ("stdout", "stderr"))
+    return subprocess.CompletedProcess(["notegate", *argv], code, out, err)  # a signal: -N, as Popen says

@@ -5,15 +5,13 @@ The review found that an anonymous /healthz listed every environment's name and 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
 import pygit2
 import pytest
 
-from support import mint, running
+from support import mint, notegate, running
 
 
 @pytest.fixture
@@ -77,10 +75,6 @@ def test_a_revoked_token_sees_only_the_status_refusal(vault: Path) -> None:
     token = mint(vault, name="gone")
     with running(vault) as server:
         assert "environments" in httpx2.get(f"{server.url}/healthz", headers=bearer(token)).json()
-        subprocess.run(
-            [sys.executable, "-m", "notegate.cli", "token", "revoke", "--config", str(vault), "gone"],
-            check=True,
-            capture_output=True,
-        )
+        notegate("token", "revoke", "--config", str(vault), "gone").check_returncode()
         response = httpx2.get(f"{server.url}/healthz", headers=bearer(token))
     assert response.status_code == 401 and response.json()["error"].startswith("Refused [unauthenticated]: ")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from support import TOOLS, Server, mcp_http, mint, running, set_policy, text_of
+from support import TOOLS, Server, mcp_http, mint, notegate, running, set_policy, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -60,12 +58,7 @@ async def test_one_owner_reviews_what_their_phone_wrote(served: Server, vault: P
             )
             assert not written.is_error, text_of(written)
     # The owner makes the phone token trusted: it is still the same connector login.
-    made_trusted = subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "token", "tier", "--config", str(vault), "phone", "trusted"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    made_trusted = notegate("token", "tier", "--config", str(vault), "phone", "trusted")
     assert made_trusted.returncode == 0, made_trusted.stderr
     async with mcp_http(served.url, phone, start_session=True) as client:
         items = (await client.call_tool("list_inbox", {})).structured_content["items"]

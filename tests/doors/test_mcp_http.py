@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import anyio
@@ -12,7 +11,7 @@ import httpx2
 import pygit2
 import pytest
 
-from support import TOOLS, Server, mcp_http, mint, running, set_policy, text_of
+from support import TOOLS, Server, mcp_http, mint, notegate, running, set_policy, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -36,11 +35,7 @@ async def test_missing_or_wrong_token_gets_401_challenge(served: Server) -> None
 
 async def test_revoked_token_is_refused(served: Server, vault: Path) -> None:
     token = mint(vault, name="gone")
-    subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "token", "revoke", "--config", str(vault), "gone"],
-        check=True,
-        capture_output=True,
-    )
+    notegate("token", "revoke", "--config", str(vault), "gone").check_returncode()
     async with httpx2.AsyncClient() as http:
         response = await http.post(f"{served.url}/mcp", json={}, headers={"Authorization": f"Bearer {token}"})
         assert response.status_code == 401

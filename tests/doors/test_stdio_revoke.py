@@ -5,14 +5,13 @@ The official SDK client launches the real command as a subprocess; the token is 
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
 
-from support import mint, text_of
+from support import mint, notegate, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -25,11 +24,7 @@ def params(vault: Path, token_file: Path) -> StdioServerParameters:
 
 
 def revoke(vault: Path, name: str) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "token", "revoke", "--config", str(vault), name],
-        check=True,
-        capture_output=True,
-    )
+    notegate("token", "revoke", "--config", str(vault), name).check_returncode()
 
 
 async def test_a_revoked_token_stops_a_running_stdio_door(vault: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Helpers for hook tests: run a hook as Claude Code does (a subprocess, JSON on stdin), build the
+"""Helpers for hook tests: run a hook as Claude Code does (its own process, JSON on stdin), build the
 documented hook payloads and Claude Code transcripts, and read the vault back over MCP.
 
 Payload shapes follow the hook input schemas of the pinned Claude Code (2.1.332): common fields
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from notegate.hooks.vaultclient import VaultClient
-from support import Server, mint
+from support import Server, mint, notegate
 
 _tokens = itertools.count(1)
 
@@ -82,16 +82,24 @@ def run_hook(
     *args: str,
     timeout: float = 60,
     python_flags: tuple[str, ...] = (),
+    real: bool = False,
 ) -> HookRun:
+    """The hook in its own process with JSON on stdin: a fork of the warm fork server (tests/zygote.py), or,
+    with ``real=True`` or interpreter flags, a fresh interpreter exactly as Claude Code starts it (the
+    tests that show that path: start-up imports, a detached child holding no pipe of Claude Code's)."""
     started = time.monotonic()
-    proc = subprocess.run(
-        hook_command(event, *args, python_flags=python_flags),
-        input=json.dumps(payload) if payload is not None else "",
-        capture_output=True,
-        text=True,
-        env=dict(env),
-        timeout=timeout,
-    )
+    stdin = json.dumps(payload) if payload is not None else ""
+    if real or python_flags or not cli_has_hook():
+        proc = subprocess.run(
+            hook_command(event, *args, python_flags=python_flags),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=dict(env),
+            timeout=timeout,
+        )
+    else:
+        proc = notegate("hook", event, *args, input=stdin, env=env, timeout=timeout)
     return HookRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)
 
 

@@ -1,4 +1,5 @@
-"""Write-back hooks (session-end, pre-compact, stop) as subprocesses, against a real server and vault.
+"""Write-back hooks (session-end, pre-compact, stop) in their own processes, against a real server and vault
+(forks of the warm fork server; one test per event starts a fresh interpreter, as Claude Code does).
 
 The model is the fake ``claude`` CLI from tests/models/standins.py (the provider most Claude Code users
 would configure: no API key) and, where the request itself is checked, the stand-in Anthropic server
@@ -70,10 +71,12 @@ class Session:
         )
         self.vault = vault_client(self.served.url, self.served.token())
 
-    def run(self, event: str, now: float = T0, **payload_kw):
+    def run(self, event: str, now: float = T0, *, real: bool = False, **payload_kw):
+        """The hook as a fork of the warm fork server, or ``real`` (a fresh interpreter, as Claude Code
+        starts it) in the one test per event that shows that path."""
         build = {"session-end": session_end_payload, "pre-compact": pre_compact_payload, "stop": stop_payload}[event]
         payload = build(self.session_id, self.transcript.path, self.repo / "src", **payload_kw)
-        result = run_hook(event, payload, {**self.env, "NOTEGATE_NOW": str(now)})
+        result = run_hook(event, payload, {**self.env, "NOTEGATE_NOW": str(now)}, real=real)
         assert result.returncode == 0, result.stderr
         assert result.stdout == ""
         return result
@@ -108,7 +111,7 @@ def test_trusted_session_end_writes_log_handoff_session_note_and_summary(served:
 def self_check_trusted(session: Session, model: AnthropicStandIn) -> None:
     (session.repo / "MEMORY.md").write_text("Use tabs, never spaces.\n")
     session.transcript.exchange(3)
-    run = session.run("session-end")
+    run = session.run("session-end", real=True)
     assert "wrote log, handoff, session-note, summary" in run.stderr
     p = session.project
     entries = parse_log(session.read(f"log/{p}.md"))
@@ -158,7 +161,7 @@ def test_fewer_than_four_turns_is_skipped(session: Session, model):
 
 def test_same_conversation_state_is_written_once(session: Session, model):
     session.transcript.exchange(2)
-    session.run("pre-compact")
+    session.run("pre-compact", real=True)
     again = session.run("session-end")
     assert "already written" in again.stderr
     assert len(model.calls) == 1
@@ -321,7 +324,7 @@ def test_session_end_detaches_and_finishes_in_the_background(session: Session, m
     session.transcript.exchange(2)
     env = {k: v for k, v in session.env.items() if k != "NOTEGATE_HOOK_FOREGROUND"}
     payload = session_end_payload(session.session_id, session.transcript.path, session.repo)
-    run = run_hook("session-end", payload, {**env, "NOTEGATE_NOW": str(T0)})
+    run = run_hook("session-end", payload, {**env, "NOTEGATE_NOW": str(T0)}, real=True)  # pipes: Claude Code's
     assert run.returncode == 0 and run.stdout == "" and run.stderr == ""
     assert session.read(f"log/{session.project}.md") is None  # returned before the model answered
     release.touch()
@@ -367,7 +370,7 @@ def test_codex_notify_writes_back_at_most_every_thirty_minutes(session: Session,
 
 
 def test_codex_notify_ignores_other_notifications(session: Session, model: FakeClaude):
-    run = run_hook("codex-notify", None, session.env, json.dumps({"type": "approval-requested"}))
+    run = run_hook("codex-notify", None, session.env, json.dumps({"type": "approval-requested"}), real=True)
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
     run = run_hook("codex-notify", None, session.env, "not json")
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
@@ -376,7 +379,7 @@ def test_codex_notify_ignores_other_notifications(session: Session, model: FakeC
 def test_stop_while_a_stop_hook_is_active_does_nothing(session: Session, model: FakeClaude):
     session.transcript.exchange(2)
     payload = {**stop_payload(session.session_id, session.transcript.path, session.repo), "stop_hook_active": True}
-    run = run_hook("stop", payload, session.env)
+    run = run_hook("stop", payload, session.env, real=True)
     assert (run.returncode, run.stdout, run.stderr) == (0, "", "")
     assert not (session.home / ".local" / "state" / "notegate").exists()
 

@@ -9,7 +9,6 @@ import base64
 import copy
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from notegate.safety.contentgates import ALL_GATES, scan_content
 from notegate.safety.outputgate import check_output, ecma_pattern, load_schema, rescan_text
 from notegate.safety.rules import PLACEHOLDER
 from notegate.safety.secrets import scan_credentials
+from support import notegate
 
 from . import gate_corpus as corpus
 from .test_outputgate import REFLECT_MANIFEST, REFLECT_OK, SESSION_OK
@@ -281,18 +281,15 @@ def test_a_token_split_across_two_fields_is_refused() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-CLI = [sys.executable, "-m", "notegate.cli", "gate", "check-output"]
+CLI = ["gate", "check-output"]
 
 
-def _gate_cli(tmp_path: Path, value: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _gate_cli(tmp_path: Path, value: dict[str, Any], *, real: bool = False) -> subprocess.CompletedProcess[str]:
+    """`notegate gate check-output` in its own process (a fork of the warm fork server, or ``real``)."""
     (tmp_path / "manifest.txt").write_text("", encoding="utf-8")
     (tmp_path / "answer.json").write_text(json.dumps(value), encoding="utf-8")
-    return subprocess.run(
-        [*CLI, "--schema", "session", "--manifest", str(tmp_path / "manifest.txt"), str(tmp_path / "answer.json")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    manifest, answer = str(tmp_path / "manifest.txt"), str(tmp_path / "answer.json")
+    return notegate(*CLI, "--schema", "session", "--manifest", manifest, answer, timeout=120, real=real)
 
 
 @pytest.mark.parametrize(
@@ -313,7 +310,7 @@ def test_cli_refuses_review_answers_with_the_exact_code(tmp_path: Path, field: s
 
 
 def test_cli_refuses_a_tag_with_a_trailing_newline(tmp_path: Path) -> None:
-    result = _gate_cli(tmp_path, _session(tags=["aa\n", "bb"]))
+    result = _gate_cli(tmp_path, _session(tags=["aa\n", "bb"]), real=True)  # a fresh interpreter, as CI runs it
     assert result.returncode == 1
     assert json.loads(result.stdout) == {"error": "schema-invalid:/session_note/tags/0"}
     assert _gate_cli(tmp_path, SESSION_OK).returncode == 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pygit2
@@ -15,6 +14,7 @@ from notegate.errors import UnknownEnvironment
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from support import notegate
 
 
 @pytest.fixture
@@ -55,24 +55,7 @@ def test_a_credential_cannot_reach_another_environment(two_envs: Path) -> None:
 
 def test_token_create_refuses_a_login_outside_the_environment(two_envs: Path) -> None:
     def create(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "notegate.cli",
-                "token",
-                "create",
-                "--config",
-                str(two_envs),
-                "--name",
-                "t",
-                "--class",
-                "hosted",
-                *args,
-            ],
-            capture_output=True,
-            text=True,
-        )
+        return notegate("token", "create", "--config", str(two_envs), "--name", "t", "--class", "hosted", *args)
 
     refused = create("--environment", "household", "--login", "stranger")
     assert refused.returncode == 2 and "neither the owner nor a member" in refused.stderr

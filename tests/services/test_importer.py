@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pygit2
@@ -15,6 +13,7 @@ from notegate.config import load_config
 from notegate.services.importer import import_folder, importing_caller, scan_source
 from notegate.services.notes import NotesService, parse_trailers
 from notegate.services.runtime import Environment, Runtime
+from support import notegate
 
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"  # built here so no credential-looking literal sits in the repository
 
@@ -209,12 +208,7 @@ def test_the_cli_refuses_a_symlinked_folder(vault: Path, src: Path, tmp_path: Pa
     put(tmp_path / "outside", "inner.md", "outside\n")
     (src / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
     put(src, "real.md", "real\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "import", "--config", str(vault), str(src), "--quiet", "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = notegate("import", "--config", str(vault), str(src), "--quiet", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["refused"] == [["linked/", "symlink: never followed"]]

@@ -1,11 +1,11 @@
-"""The scheduled reviewer end to end: real vault, real SDKs against stand-in model servers, the real CLI."""
+"""The scheduled reviewer end to end: real vault, real SDKs against stand-in model servers, the real CLI
+(a fresh interpreter in the first test; forks of the warm fork server, tests/zygote.py, in the rest)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.held import parse_held
-from support import KEY
+from support import KEY, notegate
 from support import configure_models as configure
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
@@ -63,18 +63,14 @@ def verdicts(versions: dict[str, str], extra: list[dict] | None = None) -> dict:
     }
 
 
-def review(vault: Path, *args: str, key: str | None = KEY) -> subprocess.CompletedProcess:
+def review(vault: Path, *args: str, key: str | None = KEY, real: bool = False) -> subprocess.CompletedProcess:
+    """`notegate review` in its own process: forked from the warm fork server, or ``real`` (a fresh
+    interpreter, the cron's path) for the test that shows it end to end."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC", "OPENAI"))}
     if key:
         env["TEST_ANTHROPIC_KEY"] = key
     env["TEST_OPENAI_KEY"] = "sk-openai-test"
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", "review", "--config", str(vault), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    return notegate("review", "--config", str(vault), *args, env=env, timeout=120, real=real)
 
 
 def state_of(vault: Path) -> tuple[dict[str, str], str]:
@@ -90,7 +86,7 @@ def test_review_applies_verdicts_and_the_floor_wins(vault: Path) -> None:
     versions = seed(vault)
     with AnthropicStandIn([Answer.json(verdicts(versions))], api_key=KEY) as server:
         configure(vault, anthropic_url=server.base_url)
-        result = review(vault)
+        result = review(vault, real=True)
         request = server.requests[0].json
     assert result.returncode == 0, result.stderr
     assert "review: promoted 1, held 3, skipped 0, failed 0" in result.stdout

@@ -4,12 +4,15 @@ and the MCP door still answering on Host localhost:PORT."""
 from __future__ import annotations
 
 import re
+import shutil
+from collections.abc import Iterator
 
 import httpx2
 import pytest
 
+from conftest import _template
 from web.conftest import enrolled
-from web.harness import FETCH, Console, Device
+from web.harness import FETCH, Console, Device, serve_console
 
 PAGES = [
     ("GET", "/"),
@@ -36,9 +39,19 @@ def _assert_strict(headers: httpx2.Headers | dict) -> None:
     assert headers["x-content-type-options"] == "nosniff"
 
 
+@pytest.fixture(scope="module")
+def page_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
+    """One console for the header checks below: each sends one request no session or CSRF token backs, so
+    none changes what another sees (a fresh server per page only repeated the start-up)."""
+    target = tmp_path_factory.mktemp("headers") / "vault"
+    shutil.copytree(_template(tmp_path_factory), target, symlinks=True)
+    with serve_console(target / "notegate.toml") as served:
+        yield served
+
+
 @pytest.mark.parametrize(("method", "path"), PAGES)
-def test_every_answer_carries_the_security_headers(console: Console, method: str, path: str) -> None:
-    response = httpx2.request(method, f"{console.url}{path}", follow_redirects=False)
+def test_every_answer_carries_the_security_headers(page_console: Console, method: str, path: str) -> None:
+    response = httpx2.request(method, f"{page_console.url}{path}", follow_redirects=False)
     _assert_strict(response.headers)
 
 
