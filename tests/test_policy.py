@@ -159,7 +159,8 @@ def test_an_unknown_fixed_connector_is_a_bug() -> None:
 
 
 def test_no_fixed_caller_is_built_by_hand() -> None:
-    """Outside policy.py, a fixed connector's name appears only as fixed_caller's first argument."""
+    """Outside policy.py, a fixed connector's name appears only as fixed_caller's (or fixed_client's) first
+    argument."""
     import re
     from pathlib import Path
 
@@ -173,6 +174,6 @@ def test_no_fixed_caller_is_built_by_hand() -> None:
         for path in src.rglob("*.py")
         if path.name != "policy.py"
         for m in mention.finditer(path.read_text(encoding="utf-8"))
-        if not m.group(1).endswith("fixed_caller(")
+        if not m.group(1).endswith(("fixed_caller(", "fixed_client("))
     ]
     assert stray == []

@@ -114,6 +114,11 @@ FIXED_CONNECTORS: dict[str, tuple[str, str | None, str]] = {
 }
 
 
+def fixed_client(connector: str) -> str:
+    """The client name a fixed connector login's audit rows carry (``notegate status``: the last review)."""
+    return FIXED_CONNECTORS[connector][0]
+
+
 def fixed_caller(connector: str, person: str) -> Caller:
     """The caller of a fixed connector login: a trusted workstation, because only the owner starts it.
 

@@ -34,7 +34,7 @@ from support import Server, mint, running
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 DEVICE = "laptop"
-NOTE = "projects/device-claude.md"
+NOTE = "projects/device-key.md"  # not "…claude.md": the floor holds instruction-file names in session-loaded paths
 WRITE_TOOL = "mcp__notegate__write_note"
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
-from notegate.policy import FIXED_CONNECTORS
+from notegate.policy import fixed_client
 from notegate.services.runtime import CLONE_NAME, Runtime, env_dir, policy_fingerprint
 from notegate.state import StateDB
 from notegate.vault.index import SearchIndex
@@ -123,7 +123,7 @@ def collect(config: Config, version: str) -> Status:
         rows = state.tokens()
         status.tokens_active = sum(1 for r in rows if r["revoked_at"] is None)
         status.tokens_revoked = len(rows) - status.tokens_active
-        status.last_review_at = state.last_audit_at(FIXED_CONNECTORS["job:review"][0])
+        status.last_review_at = state.last_audit_at(fixed_client("job:review"))
         status.last_reflect_at = state.reflect_last_start()
     finally:
         runtime.close()
