@@ -200,6 +200,11 @@ RULES: dict[str, str] = {
     "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",
     "attachment-too-large": "Commit a smaller file, or raise max_attachment_bytes.",
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
+    "attachment-write-trusted": "Describe the file in an inbox item (inbox_write), or ask the owner for a trusted "
+    "session (request_elevation).",
+    "attachment-writes-off": "Add the file from a clone with git, or ask the owner to set attachment_writes = true.",
+    "path-not-attachment": "Name the file with its extension, e.g. 'images/diagram.png'; read notes with read_note.",
+    "attachment-not-base64": "Send the file's bytes as standard base64 (RFC 4648, with padding).",
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",

@@ -353,6 +353,13 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "Largest attachment accepted, in bytes (20 MiB).",
         enforced_by=("notegate.policy:decide_incoming_size", "notegate.policy:decide_attachment"),
     ),
+    PolicySetting(
+        "attachment_writes",
+        bool,
+        True,
+        "Whether trusted MCP callers may write attachments (write_attachment); restricted callers never may.",
+        enforced_by=("notegate.policy:decide_attachment_write",),
+    ),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
