@@ -239,6 +239,15 @@ def remedy_for(rule: str) -> str | None:
     return None
 
 
+def sentence(text: str) -> str:
+    """``text`` as one sentence: stripped, with a period added unless it already ends in . ! or ?
+    (a trailing , ; or : gives way to the period, so punctuation is never doubled)."""
+    text = text.strip()
+    if not text or text.endswith((".", "!", "?")):
+        return text
+    return text.rstrip(",;: ") + "."
+
+
 class NotegateError(Exception):
     """Base of every anticipated refusal. Raise a subclass, or pass the ``rule``: the registry names it."""
 
@@ -253,9 +262,9 @@ class NotegateError(Exception):
 
     def explain(self) -> str:
         """The text a person or a model reads: what was refused, why, what to do."""
-        text = f"Refused [{self.rule}]: {self.message}"
+        text = f"Refused [{self.rule}]: {sentence(self.message)}"
         if self.remedy:
-            text += f" {self.remedy}"
+            text += f" {sentence(self.remedy)}"
         return text
 
 
