@@ -55,7 +55,7 @@ RULES: dict[str, str] = {
     "path-control-char": "Remove the control characters from the path.",
     "path-empty": "Name a note, such as notes/idea.md.",
     "path-empty-segment": "Remove the doubled / from the path.",
-    "path-hidden-segment": "Hidden files and folders are not notes: drop the leading dot.",
+    "path-hidden-segment": "Leave hidden files where they are; write notes under visible folders, e.g. notes/idea.md.",
     "path-invisible-char": "Remove the invisible characters from the path.",
     "path-lookalike-separator": "Use a plain / between folders.",
     "path-not-markdown": "Notes end in lowercase .md.",
@@ -279,11 +279,11 @@ class PathRejected(NotegateError):
 
     rule = "path-invalid"
 
-    def __init__(self, raw: str, rule: str, message: str) -> None:
+    def __init__(self, raw: str, rule: str, message: str, *, remedy: str | None = None) -> None:
         super().__init__(
             message,
             rule=rule,
-            remedy="Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
+            remedy=remedy or "Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
         )
         self.raw = raw
 
@@ -305,10 +305,11 @@ class StaleRevision(NotegateError):
 
     rule = "stale-revision"
 
-    def __init__(self, message: str, *, current_revision: str, diff: str) -> None:
+    def __init__(self, message: str, *, current_revision: str, diff: str, remedy: str | None = None) -> None:
         super().__init__(
             message,
-            remedy="Nothing was written. Read the note again, redo your change on the current text "
+            remedy=remedy
+            or "Nothing was written. Read the note again, redo your change on the current text "
             "and pass its revision as base_revision.",
         )
         self.current_revision = current_revision

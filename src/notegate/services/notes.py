@@ -49,8 +49,8 @@ from notegate.policy import (
     decide_incoming_path,
     decide_quota,
     decide_reader,
-    requires_two_step,
     sees_private,
+    two_step_reason,
     write_limits,
 )
 from notegate.safety.attachments import HEAD_BYTES
@@ -66,6 +66,7 @@ MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
 MAX_HISTORY_LIMIT = 200
 MAX_DIFF_CHARS = 60_000
+DELETED_SCAN_LIMIT = 500  # how many commits a missing note's read looks back to tell "deleted" from "never was"
 _NOTE_IN_TEXT = re.compile(r"\S+\.md\b")
 _TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
 
@@ -478,7 +479,7 @@ class NotesService:
             self._check(caller, Action.READ, note.value)
             found = env.store.read(note.value)
             if found is None:
-                raise no_such_note(note.value, "Check the path with list_notes or search_notes.")
+                raise no_such_note(note.value, self._missing_remedy(env, note.value))
             data, blob = found
             return NoteRead(
                 path=note.value,
@@ -487,6 +488,16 @@ class NotesService:
                 last_change=self._visible(caller, self._last_change(env, note.value, blob)),
                 quarantined=self.policy.is_inbox(note.value),
             )
+
+    @staticmethod
+    def _missing_remedy(env: Environment, path: str) -> str:
+        """What to do about a visible path that is not at HEAD: a note that once was points at its history."""
+        if env.store.history(path, 1, scan_limit=DELETED_SCAN_LIMIT):
+            return (
+                "It was deleted: note_history lists its past versions, and restore_note brings one back "
+                "(as a trusted session)."
+            )
+        return "Check the path with list_notes or search_notes."
 
     def _last_change(self, env: Environment, path: str, blob: str) -> ChangeInfo | None:
         env.index.catch_up(env.store)
@@ -578,8 +589,8 @@ class NotesService:
         diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
         diff = unified_diff(intent.before, intent.after, diff_path, f"revision {base[:12]}", "proposed")
         key = preview_key(caller, env.name, op, path.value, base, intent.changes, new_path or "")
-        two_step = requires_two_step(self.policy, caller, path.value) or (
-            new_path is not None and requires_two_step(self.policy, caller, new_path)
+        two_step = two_step_reason(self.policy, caller, path.value) or (
+            two_step_reason(self.policy, caller, new_path) if new_path is not None else None
         )
         now = self.rt.clock()
         if not confirmed:
@@ -599,7 +610,7 @@ class NotesService:
             )
         if two_step and not self.previews.redeem(key, now):
             raise PolicyDenied(
-                "this write must be previewed first: your client class or this path requires two-step writes",
+                f"this write must be previewed first: {two_step}",
                 rule="two-step-required",
                 remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
             )
