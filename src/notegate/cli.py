@@ -89,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None, help="listen address (default: from config, 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="listen port (default: from config, 8765)")
     p.add_argument("--token-file", default=None, help="a token file to show in the connection hint")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="the server log: one line per event, as words (default) or one JSON object for log collectors",
+    )
 
     p = _sub(subs, "audit", "show the audit table: who called which tool on which path, and the outcome")
     _config_arg(p)
@@ -612,12 +618,12 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import logging
 
     import uvicorn
 
     from notegate.doors.http import base_url, create_app
     from notegate.doors.listen import bind_listener
+    from notegate.services import eventlog
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -626,7 +632,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     listener = bind_listener(host, port)  # a busy port is refused here, before anything says "serving"
     runtime = Runtime(config)
     app = create_app(runtime, host=host, port=port)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    eventlog.configure(args.log_format)
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)
     print(f"Console (passkey login): {console_url(config, port)}/login", file=sys.stderr, flush=True)
@@ -638,6 +644,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=host,
             port=port,
             log_level="warning",
+            log_config=None,  # uvicorn's lines go through our handler, in the chosen --log-format
             access_log=False,
             limit_concurrency=config.max_connections,
             timeout_keep_alive=config.idle_connection_seconds,

@@ -89,6 +89,7 @@ RULES: dict[str, str] = {
     "event-stream-not-served": "Use POST /mcp: the tools never call back, so no event stream is needed.",
     "too-many-open-requests": "Wait for your open requests to finish, then try again.",
     "server-busy": "Try again in a moment.",
+    "host-not-allowed": "Connect through localhost, or add the host to [server] allowed_hosts in notegate.toml.",
     # -- the gates
     "gate-rejected": "Nothing was written. Remove what the gate names and try again.",
     "credential-found": "Nothing was written. Replace the secret with a placeholder such as <API_KEY>.",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -56,6 +57,7 @@ from notegate.policy import (
 from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
+from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.index import MATCH_TIERS
@@ -272,6 +274,7 @@ class NotesService:
         """Record one audit row per call: outcome and commit, never contents."""
         record: dict = {"commit": None}
         outcome = "ok"
+        started = time.perf_counter()
         try:
             yield record
         except NotegateError as exc:
@@ -288,6 +291,15 @@ class NotesService:
                 path=(path or "")[:300] or None,
                 outcome=outcome,
                 commit_id=record["commit"],
+            )
+            event(
+                "tool",
+                connector=caller.connector_id,
+                environment=caller.environment or self.rt.config.default_environment,
+                tool=tool,
+                path=path or None,
+                outcome=outcome,
+                ms=round((time.perf_counter() - started) * 1000, 1),
             )
 
     def env(self, caller: Caller, environment: str | None) -> Environment:
@@ -725,7 +737,7 @@ class NotesService:
         The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is."""
         self.check_commit(env, changes)
         try:
-            return env.store.commit(
+            result = env.store.commit(
                 changes,
                 expect,
                 Author(caller.display_name, caller.login),
@@ -733,6 +745,14 @@ class NotesService:
                 new_paths=new_paths,
                 on_advance=env.on_advance,
             )
+            event(
+                "commit",
+                environment=env.name,
+                commit=result.commit[:12],
+                paths=len(changes),
+                connector=caller.connector_id,
+            )
+            return result
         except Conflict as conflict:
             raise self.stale(env, conflict.path, conflict.expected, conflict.current) from None
         except CaseCollision as collision:
