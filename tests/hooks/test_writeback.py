@@ -305,8 +305,19 @@ def test_model_failure_releases_the_claim(session: Session, model: FakeClaude):
 def test_none_provider_skips(session: Session, model):
     client_toml(session.home / ".config" / "notegate" / "client.toml", models='[models]\nchain = ["none"]\n')
     session.transcript.exchange(2)
-    assert "ends in 'none'" in session.run("session-end").stderr
+    assert "skipped: no model configured (the [models] chain is 'none')" in session.run("session-end").stderr
     assert session.read(f"log/{session.project}.md") is None
+
+
+def test_a_failed_model_before_none_is_named_not_none(session: Session, model: FakeClaude):
+    """A configured model that failed is why nothing was written, even when the chain then reached 'none'."""
+    chain = cli_models(model).replace('chain = ["claude-cli"]', 'chain = ["claude-cli", "none"]')
+    client_toml(session.home / ".config" / "notegate" / "client.toml", models=chain)
+    model.play(CliAnswer.fail(1))
+    session.transcript.exchange(2)
+    said = session.run("session-end").stderr
+    assert "not written: model unavailable: claude-cli [model-unavailable]" in said, said
+    assert "'none'" not in said and "no model configured" not in said
 
 
 def test_no_models_table_skips(session: Session, model):

@@ -314,8 +314,10 @@ def _models_of(settings: HookSettings, say: Callable[[str], None]) -> ModelsConf
 
 def _refusal(answer: Answer) -> tuple[str, bool] | None:
     """What to say about an answer that gave no value, and whether to release the claim."""
+    if answer.skipped and answer.failed:  # a configured model failed: that, not 'none', is why
+        return f"not written: model unavailable: {', '.join(answer.failed)}", True
     if answer.skipped:
-        return "skipped: the model chain ends in 'none' (no model configured to write back)", True
+        return "skipped: no model configured (the [models] chain is 'none')", True
     if answer.stage == "model":
         return f"not written: model failed [{answer.error}] ({answer.provider})", True
     if answer.error is not None:
