@@ -155,8 +155,11 @@ def test_fewer_than_four_turns_is_skipped(session: Session, model):
     session.transcript.assistant("hello", with_tool=False)
     session.transcript.user("bye")
     run = session.run("session-end")
-    assert "fewer than 4 turns" in run.stderr
+    assert "skipped: too short: fewer than 4 turns in this segment" in run.stderr
     assert model.calls == [] and session.read(f"log/{session.project}.md") is None
+    log = (session.home / ".local" / "state" / "notegate" / "hooks.log").read_text()
+    assert log.count("skipped: too short: fewer than 4 turns") == 1  # the log keeps why, once
+    assert session.run("stop").stderr == ""  # a Stop hook runs after every reply: it tells the log only
 
 
 def test_same_conversation_state_is_written_once(session: Session, model):
