@@ -112,8 +112,9 @@ class Server:
     """`notegate serve` as a real separate process on a free loopback port: a fork of the worker's warm fork
     server (tests/zygote.py), or a fresh interpreter with NOTEGATE_TEST_FRESH_SERVER=1."""
 
-    def __init__(self, config_path: Path, port: int | None = None) -> None:
+    def __init__(self, config_path: Path, port: int | None = None, extra_args: tuple[str, ...] = ()) -> None:
         self.config_path = config_path
+        self.extra_args = extra_args
         self.port = port or free_port()
         self.url = f"http://localhost:{self.port}"  # what `notegate serve` prints
         self.proc: subprocess.Popen | Forked | None = None
@@ -136,7 +137,7 @@ class Server:
         return self._start(timeout)
 
     def _start(self, timeout: float) -> Server:
-        argv = ["serve", "--config", str(self.config_path), "--port", str(self.port)]
+        argv = ["serve", "--config", str(self.config_path), "--port", str(self.port), *self.extra_args]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if FRESH_INTERPRETER:
             with open(self.log, "ab") as handle:

@@ -101,17 +101,17 @@ def test_the_port_range_ends_are_accepted(tmp_path: Path, port: int) -> None:
 
 def test_no_environment_is_refused(tmp_path: Path) -> None:
     text = refusal(write(tmp_path, "[server]\nport = 8765\n"))
-    assert text == "Refused [config-invalid]: no environment is configured Add an [environments.personal] table."
+    assert text == "Refused [config-invalid]: no environment is configured. Add an [environments.personal] table."
 
 
 def test_an_environment_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
     text = refusal(write(tmp_path, "[environments]\npersonal = 1\n"))
-    assert text == "Refused [config-invalid]: [environments.personal] must be a table " + RULES["config-invalid"]
+    assert text == "Refused [config-invalid]: [environments.personal] must be a table. " + RULES["config-invalid"]
 
 
 def test_a_default_environment_that_is_not_configured_is_refused(tmp_path: Path) -> None:
     text = refusal(write(tmp_path, '[server]\ndefault_environment = "work"\n' + PERSONAL))
-    assert text == "Refused [config-invalid]: default_environment 'work' is not configured Configured: personal."
+    assert text == "Refused [config-invalid]: default_environment 'work' is not configured. Configured: personal."
 
 
 @pytest.mark.parametrize("name", ["my env", "a.b", "ümlaut", "-", "_", "", "x/y", "tab\t"])
@@ -119,7 +119,7 @@ def test_a_bad_environment_name_is_refused(tmp_path: Path, name: str) -> None:
     quoted = json.dumps(name)
     text = refusal(write(tmp_path, f'[server]\ndefault_environment = {quoted}\n[environments.{quoted}]\nowner = "o"\n'))
     assert text == (
-        f"Refused [config-invalid]: environment name '{name}' must be ASCII letters, digits, - or _ "
+        f"Refused [config-invalid]: environment name '{name}' must be ASCII letters, digits, - or _. "
         + RULES["config-invalid"]
     )
 

@@ -4,12 +4,15 @@ do instead), nothing registered is dead, and every refusal reads "Refused [rule]
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from notegate import errors
-from notegate.errors import RULE_FAMILIES, RULES, NotegateError, no_such_note, remedy_for
+from notegate.errors import RULE_FAMILIES, RULES, NotegateError, no_such_note, remedy_for, sentence
 
 PACKAGE = Path(__file__).parents[1] / "src" / "notegate"
 RAISERS = {"OutputGateError": 0, "PathRejected": 1}  # exception -> the position of its rule argument
@@ -78,7 +81,7 @@ def test_every_registered_rule_says_what_to_do() -> None:
 
 def test_a_refusal_without_its_own_remedy_gets_the_registered_one() -> None:
     refusal = NotegateError("the note is too big", rule="note-too-large")
-    assert refusal.explain() == "Refused [note-too-large]: the note is too big " + RULES["note-too-large"]
+    assert refusal.explain() == "Refused [note-too-large]: the note is too big. " + RULES["note-too-large"]
     own = NotegateError("x", rule="note-too-large", remedy="Do this instead.")
     assert own.explain().endswith("Do this instead.")
 
@@ -86,7 +89,46 @@ def test_a_refusal_without_its_own_remedy_gets_the_registered_one() -> None:
 def test_no_such_note_has_one_shape() -> None:
     refusal = no_such_note("private/x.md")
     assert refusal.rule == "no-such-note"
-    assert refusal.explain() == "Refused [no-such-note]: no such note: private/x.md " + RULES["no-such-note"]
+    assert refusal.explain() == "Refused [no-such-note]: no such note: private/x.md. " + RULES["no-such-note"]
+
+
+#: "Refused [rule]: what and why. What to do instead." -- the two parts are sentences, joined by one space.
+SHAPE = re.compile(r"Refused \[[a-z0-9:/_.-]+\]: \S.*?[.!?] \S.*[.!?]", re.DOTALL)
+
+DOUBLED = re.compile(
+    r"(?<=\w)[.:;,]\.(?=\s|$)"
+)  # "refused.." or "refused:." -- punctuation added on top of punctuation
+
+
+@pytest.mark.parametrize("rule", sorted({**RULES, **RULE_FAMILIES}))
+@pytest.mark.parametrize("message", ["the write was refused", "the write was refused.", "it ends in a colon:"])
+def test_every_registered_rule_explains_in_one_shape(rule: str, message: str) -> None:
+    text = NotegateError(message, rule=rule + ("x" if rule.endswith(":") else "")).explain()
+    assert SHAPE.fullmatch(text), text
+    assert not DOUBLED.search(text), text
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("no such note", "no such note."),
+        ("no such note.", "no such note."),
+        ("is it there?", "is it there?"),
+        ("over the limit (1 MiB)", "over the limit (1 MiB)."),
+        ("  trailing space ", "trailing space."),
+        ("a list:", "a list."),
+        ("", ""),
+    ],
+)
+def test_sentence_adds_one_period_and_never_doubles_it(raw: str, expected: str) -> None:
+    assert sentence(raw) == expected
+
+
+@given(st.text(max_size=80))
+def test_sentence_is_idempotent(raw: str) -> None:
+    once = sentence(raw)
+    assert sentence(once) == once
+    assert not once or once.endswith((".", "!", "?"))
 
 
 def test_one_exception_family() -> None:

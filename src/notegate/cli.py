@@ -31,6 +31,7 @@ EXAMPLES = {
     "doctor": "notegate doctor --config ./vault/notegate.toml --json",
     "sync": "notegate sync ~/Obsidian/Vault --config ~/.config/notegate/notegate.toml --once",
     "status": "notegate status --config ./vault/notegate.toml --json",
+    "audit": "notegate audit --config ./vault/notegate.toml --since 2h --connector laptop --path projects",
     "setup": "notegate setup claude-code --config ./vault/notegate.toml  # later: notegate setup claude-code --remove",
 }
 
@@ -88,6 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=None, help="listen address (default: from config, 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="listen port (default: from config, 8765)")
     p.add_argument("--token-file", default=None, help="a token file to show in the connection hint")
+    p.add_argument(
+        "--log-format",
+        choices=["text", "json"],
+        default="text",
+        help="the server log: one line per event, as words (default) or one JSON object for log collectors",
+    )
+
+    p = _sub(subs, "audit", "show the audit table: who called which tool on which path, and the outcome")
+    _config_arg(p)
+    p.add_argument("--since", default=None, help="rows from this time on: 30m, 2h, 7d, or 2026-12-01[T10:00] (UTC)")
+    p.add_argument("--connector", default=None, help="a client name (token name) or login")
+    p.add_argument("--path", default=None, help="a note, or a folder: every path under it")
+    p.add_argument("--tool", default=None, help="a tool name, e.g. write_note")
+    p.add_argument("--outcome", default=None, help="ok, error, or a refusal's rule, e.g. stale-revision")
+    p.add_argument("--limit", type=int, default=200, help="the newest rows to show (default: 200)")
+    p.add_argument("--json", action="store_true")
 
     p = _sub(subs, "mcp", "serve the same tools over stdio for a local client")
     _config_arg(p)
@@ -601,12 +618,12 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import logging
 
     import uvicorn
 
     from notegate.doors.http import base_url, create_app
     from notegate.doors.listen import bind_listener
+    from notegate.services import eventlog
     from notegate.services.runtime import Runtime
 
     config = _load(args)
@@ -615,7 +632,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     listener = bind_listener(host, port)  # a busy port is refused here, before anything says "serving"
     runtime = Runtime(config)
     app = create_app(runtime, host=host, port=port)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    eventlog.configure(args.log_format)
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)
     print(f"Console (passkey login): {console_url(config, port)}/login", file=sys.stderr, flush=True)
@@ -627,6 +644,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             host=host,
             port=port,
             log_level="warning",
+            log_config=None,  # uvicorn's lines go through our handler, in the chosen --log-format
             access_log=False,
             limit_concurrency=config.max_connections,
             timeout_keep_alive=config.idle_connection_seconds,
@@ -857,6 +875,61 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0 if all(e.origin_reachable and e.in_sync is not False for e in status.environments) else 1
 
 
+#: --since's relative form: a number and a unit (minutes, hours, days).
+_SINCE_UNITS = {"m": 60, "h": 3600, "d": 86400}
+
+
+def parse_since(text: str, now: float) -> float:
+    """``--since`` as a UNIX time: ``30m``/``2h``/``7d`` back from ``now``, or an ISO date or time (UTC)."""
+    from datetime import UTC, datetime
+
+    from notegate.errors import NotegateError
+
+    raw = text.strip()
+    if raw[:-1].isdigit() and raw[:-1].isascii() and raw[-1:] in _SINCE_UNITS and len(raw) <= 12:
+        return now - int(raw[:-1]) * _SINCE_UNITS[raw[-1]]
+    try:
+        when = datetime.fromisoformat(raw) if len(raw) <= 40 else None
+    except ValueError:
+        when = None
+    if when is None:
+        raise NotegateError(
+            f"--since '{raw[:40]}' is neither a duration nor a date",
+            rule="bad-argument",
+            remedy="Pass a duration such as 30m, 2h or 7d, or a UTC date such as 2026-12-01 or 2026-12-01T10:00.",
+        )
+    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """The audit table, read-only: never contents or tokens (the table holds none)."""
+    from notegate.state import StateDB
+
+    config = _load(args)
+    since = parse_since(args.since, time.time()) if args.since else None
+    db = StateDB(config.state_dir / "state.sqlite")
+    try:
+        rows = db.audit_rows(
+            since=since,
+            connector=args.connector,
+            path=args.path,
+            tool=args.tool,
+            outcome=args.outcome,
+            limit=max(1, min(args.limit, 100_000)),
+        )
+    finally:
+        db.close()
+    if args.json:
+        print(json.dumps([dict(r) for r in rows], indent=2))
+        return 0
+    for r in rows:
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["at"]))
+        who = f"{r['client'] or '-'} ({r['login'] or '-'})"
+        commit = f"  {r['commit_id'][:12]}" if r["commit_id"] else ""
+        print(f"{at}Z  {r['environment'] or '-'}  {who}  {r['tool']}  {r['path'] or '-'}  {r['outcome']}{commit}")
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from notegate.doctor import exit_status, render_json, render_text, run_doctor
 
@@ -989,6 +1062,7 @@ COMMANDS = {
     "sync": cmd_sync,
     "setup": cmd_setup,
     "status": cmd_status,
+    "audit": cmd_audit,
 }
 
 

@@ -55,7 +55,7 @@ RULES: dict[str, str] = {
     "path-control-char": "Remove the control characters from the path.",
     "path-empty": "Name a note, such as notes/idea.md.",
     "path-empty-segment": "Remove the doubled / from the path.",
-    "path-hidden-segment": "Hidden files and folders are not notes: drop the leading dot.",
+    "path-hidden-segment": "Leave hidden files where they are; write notes under visible folders, e.g. notes/idea.md.",
     "path-invisible-char": "Remove the invisible characters from the path.",
     "path-lookalike-separator": "Use a plain / between folders.",
     "path-not-markdown": "Notes end in lowercase .md.",
@@ -89,6 +89,7 @@ RULES: dict[str, str] = {
     "event-stream-not-served": "Use POST /mcp: the tools never call back, so no event stream is needed.",
     "too-many-open-requests": "Wait for your open requests to finish, then try again.",
     "server-busy": "Try again in a moment.",
+    "host-not-allowed": "Connect through localhost, or add the host to [server] allowed_hosts in notegate.toml.",
     # -- the gates
     "gate-rejected": "Nothing was written. Remove what the gate names and try again.",
     "credential-found": "Nothing was written. Replace the secret with a placeholder such as <API_KEY>.",
@@ -244,6 +245,15 @@ def remedy_for(rule: str) -> str | None:
     return None
 
 
+def sentence(text: str) -> str:
+    """``text`` as one sentence: stripped, with a period added unless it already ends in . ! or ?
+    (a trailing , ; or : gives way to the period, so punctuation is never doubled)."""
+    text = text.strip()
+    if not text or text.endswith((".", "!", "?")):
+        return text
+    return text.rstrip(",;: ") + "."
+
+
 class NotegateError(Exception):
     """Base of every anticipated refusal. Raise a subclass, or pass the ``rule``: the registry names it."""
 
@@ -258,9 +268,9 @@ class NotegateError(Exception):
 
     def explain(self) -> str:
         """The text a person or a model reads: what was refused, why, what to do."""
-        text = f"Refused [{self.rule}]: {self.message}"
+        text = f"Refused [{self.rule}]: {sentence(self.message)}"
         if self.remedy:
-            text += f" {self.remedy}"
+            text += f" {sentence(self.remedy)}"
         return text
 
 
@@ -275,11 +285,11 @@ class PathRejected(NotegateError):
 
     rule = "path-invalid"
 
-    def __init__(self, raw: str, rule: str, message: str) -> None:
+    def __init__(self, raw: str, rule: str, message: str, *, remedy: str | None = None) -> None:
         super().__init__(
             message,
             rule=rule,
-            remedy="Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
+            remedy=remedy or "Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
         )
         self.raw = raw
 
@@ -301,10 +311,11 @@ class StaleRevision(NotegateError):
 
     rule = "stale-revision"
 
-    def __init__(self, message: str, *, current_revision: str, diff: str) -> None:
+    def __init__(self, message: str, *, current_revision: str, diff: str, remedy: str | None = None) -> None:
         super().__init__(
             message,
-            remedy="Nothing was written. Read the note again, redo your change on the current text "
+            remedy=remedy
+            or "Nothing was written. Read the note again, redo your change on the current text "
             "and pass its revision as base_revision.",
         )
         self.current_revision = current_revision

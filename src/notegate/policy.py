@@ -616,11 +616,19 @@ def decide_review(policy: Policy, caller: Caller) -> Decision:
 
 def requires_two_step(policy: Policy, caller: Caller, path: str) -> bool:
     """Must this write be previewed (unconfirmed) before it may be confirmed?"""
+    return two_step_reason(policy, caller, path) is not None
+
+
+def two_step_reason(policy: Policy, caller: Caller, path: str) -> str | None:
+    """Why this write must be previewed first, in words a refusal can quote (None: it need not be).
+    The protected path comes first: it holds for every caller, whatever its class."""
     if policy.is_protected(path):
-        return True
+        return f"{path} is a protected path ([policy] protected), which every caller previews"
     if caller.client_class not in policy.two_step_classes:
-        return False
-    return policy.two_step_inbox or policy.inbox_item(path) is None
+        return None
+    if policy.two_step_inbox or policy.inbox_item(path) is None:
+        return f"your client class ({caller.client_class}) previews every write ([policy] two_step_classes)"
+    return None
 
 
 # ------------------------------------------------------------------ OAuth

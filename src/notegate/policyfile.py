@@ -84,7 +84,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         list,
         ["hosted"],
         "Client classes whose writes must be previewed before confirming.",
-        enforced_by=("notegate.policy:requires_two_step", "notegate.policy:inbox_write_needs_preview"),
+        enforced_by=("notegate.policy:two_step_reason", "notegate.policy:inbox_write_needs_preview"),
     ),
     PolicySetting(
         "fetch_interval_seconds",
@@ -161,7 +161,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         bool,
         False,
         "Whether inbox writes (create/append only) need a preview too.",
-        enforced_by=("notegate.policy:requires_two_step", "notegate.policy:inbox_write_needs_preview"),
+        enforced_by=("notegate.policy:two_step_reason", "notegate.policy:inbox_write_needs_preview"),
     ),
     PolicySetting(
         "notice_interval_seconds",

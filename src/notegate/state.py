@@ -326,6 +326,37 @@ class StateDB:
                 (now, environment, login, client, client_class, tier, session, tool, path, outcome, commit_id),
             )
 
+    def audit_rows(
+        self,
+        *,
+        since: float | None = None,
+        connector: str | None = None,
+        path: str | None = None,
+        tool: str | None = None,
+        outcome: str | None = None,
+        limit: int = 200,
+    ) -> list[sqlite3.Row]:
+        """The newest ``limit`` audit rows that match, oldest first (read-only). ``connector`` matches a row's
+        client name or login; ``path`` the note itself or anything under it as a folder."""
+        folder = path.rstrip("/") + "/" if path else None
+        rows = self.query(
+            "SELECT at, environment, login, client, client_class, tier, session, tool, path, outcome, commit_id"
+            " FROM audit WHERE (? IS NULL OR at >= ?)"
+            " AND (? IS NULL OR client = ? OR login = ?)"
+            " AND (? IS NULL OR path = ? OR substr(path, 1, length(?)) = ?)"
+            " AND (? IS NULL OR tool = ?) AND (? IS NULL OR outcome = ?)"
+            " ORDER BY at DESC, id DESC LIMIT ?",
+            (
+                *(since, since),
+                *(connector, connector, connector),
+                *(path, path, folder, folder),
+                *(tool, tool),
+                *(outcome, outcome),
+                limit,
+            ),
+        )
+        return list(reversed(rows))
+
     # ----------------------------------------------------------- previews
     def remember_preview(self, key: str, expires_at: float, now: float) -> None:
         with self.tx() as db:

@@ -223,7 +223,7 @@ def test_set_tier_refuses_unknown_tiers(db: StateDB, tier: str) -> None:
     with pytest.raises(NotegateError) as info:
         set_token_tier(db, record.id, tier)
     assert info.value.rule == "bad-argument"
-    assert info.value.explain() == f"Refused [bad-argument]: unknown tier '{tier}' Use restricted or trusted."
+    assert info.value.explain() == f"Refused [bad-argument]: unknown tier '{tier}'. Use restricted or trusted."
     assert list_tokens(db)[0].tier == "restricted"
 
 

@@ -18,6 +18,7 @@ from mcp import Client
 from conftest import make_caller
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.mcp.surface import TITLES, prose
 from notegate.services.runtime import Runtime
 
 pytestmark = pytest.mark.anyio
@@ -52,3 +53,40 @@ async def test_the_wire_surface_is_unchanged(vault: Path) -> None:
     if os.environ.get("NOTEGATE_UPDATE_SURFACE") == "1":
         GOLDEN.write_text(json.dumps(found, indent=1, sort_keys=True), encoding="utf-8")
     assert found == json.loads(GOLDEN.read_text(encoding="utf-8"))
+
+
+def _descriptions(tool: dict) -> list[tuple[str, str]]:
+    found = [(tool["name"], tool.get("description", ""))]
+    for name, spec in tool["inputSchema"].get("properties", {}).items():
+        found.append((f"{tool['name']}.{name}", spec.get("description", "")))
+    return found
+
+
+async def test_every_tool_lists_a_title_and_single_spaced_prose(vault: Path) -> None:
+    found = await surface(vault)
+    names = [t["name"] for t in found["tools"]]
+    assert set(names) <= set(TITLES), f"give these tools a title in doors/mcp/surface.py: {set(names) - set(TITLES)}"
+    for tool in found["tools"]:
+        assert tool.get("title") == TITLES[tool["name"]], tool["name"]
+        for where, text in _descriptions(tool):
+            assert text, f"{where} has no description"
+            assert "\n" not in text and "  " not in text and text == text.strip(), (where, text)
+
+
+async def test_inbox_kinds_and_annotations_come_from_the_policy(vault: Path) -> None:
+    tools = {t["name"]: t for t in (await surface(vault))["tools"]}
+    kinds = [kind for kind, _ in load_config(vault).policy.inbox]
+    kind = tools["inbox_write"]["inputSchema"]["properties"]["kind"]
+    assert kind["enum"] == kinds == ["handoff", "log", "decision", "capture"]
+    assert kind["description"] == "What the item is: one of handoff, log, decision, capture (the policy's kinds)."
+    assert tools["hold_inbox"]["annotations"]["destructiveHint"] is False
+    assert tools["promote_inbox"]["annotations"]["destructiveHint"] is True
+    handle = tools["read_note"]["inputSchema"]["properties"]["handle"]["description"]
+    assert handle.startswith("Hosted clients only")
+    project = tools["inbox_write"]["inputSchema"]["properties"]["project"]["description"]
+    assert project.startswith("Handoffs, log entries and decisions only")
+
+
+def test_prose_joins_a_hard_wrapped_docstring() -> None:
+    assert prose("First line\n        second line.\n\n    Third.") == "First line second line. Third."
+    assert prose(None) is None

@@ -54,6 +54,11 @@ async def test_session_start_returns_fenced_context(served: Server, vault: Path)
     assert "> your branch: feature" in context and "> handoff branch: main" in context  # inside the facts fence
     assert "not instructions" in context and data["handle"] in context
     assert "inbox_write" in context  # a restricted session is told how it may write
+    # the house rules are the owner's, introduced as such and still quoted; the handoff is an earlier session's
+    rules_lead = "The owner's rules for this vault (the house rules digest, quoted as the owner wrote it):\n\n"
+    assert rules_lead + data["digest"] in context
+    assert "Last handoff for this project, data from an earlier session (" in context
+    assert context.index(data["digest"]) < context.index(data["handoff"])
 
 
 async def test_foreign_handle_refused(served: Server, vault: Path) -> None:

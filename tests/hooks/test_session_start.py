@@ -128,7 +128,12 @@ def test_noops_print_nothing_and_exit_zero(served: Served, home: Path, tmp_path,
     run = run_hook(event, payload, env)
     assert run.returncode == 0
     assert run.stdout == ""
-    if case != "bad-config":
+    if case == "archived" and event == "session-end":  # said once, at the end, and kept in the hooks log
+        reason = "skipped: this project is archived (archived in client.toml), so nothing is written back"
+        (line,) = run.stderr.splitlines()
+        assert line.endswith(f"notegate hook session-end: {reason}"), run.stderr
+        assert (home / ".local" / "state" / "notegate" / "hooks.log").read_text().endswith(reason + "\n")
+    elif case != "bad-config":
         assert run.stderr == ""
     else:
         assert "no_such_key" in run.stderr

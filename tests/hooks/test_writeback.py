@@ -155,8 +155,11 @@ def test_fewer_than_four_turns_is_skipped(session: Session, model):
     session.transcript.assistant("hello", with_tool=False)
     session.transcript.user("bye")
     run = session.run("session-end")
-    assert "fewer than 4 turns" in run.stderr
+    assert "skipped: too short: fewer than 4 turns in this segment" in run.stderr
     assert model.calls == [] and session.read(f"log/{session.project}.md") is None
+    log = (session.home / ".local" / "state" / "notegate" / "hooks.log").read_text()
+    assert log.count("skipped: too short: fewer than 4 turns") == 1  # the log keeps why, once
+    assert session.run("stop").stderr == ""  # a Stop hook runs after every reply: it tells the log only
 
 
 def test_same_conversation_state_is_written_once(session: Session, model):
@@ -305,8 +308,19 @@ def test_model_failure_releases_the_claim(session: Session, model: FakeClaude):
 def test_none_provider_skips(session: Session, model):
     client_toml(session.home / ".config" / "notegate" / "client.toml", models='[models]\nchain = ["none"]\n')
     session.transcript.exchange(2)
-    assert "ends in 'none'" in session.run("session-end").stderr
+    assert "skipped: no model configured (the [models] chain is 'none')" in session.run("session-end").stderr
     assert session.read(f"log/{session.project}.md") is None
+
+
+def test_a_failed_model_before_none_is_named_not_none(session: Session, model: FakeClaude):
+    """A configured model that failed is why nothing was written, even when the chain then reached 'none'."""
+    chain = cli_models(model).replace('chain = ["claude-cli"]', 'chain = ["claude-cli", "none"]')
+    client_toml(session.home / ".config" / "notegate" / "client.toml", models=chain)
+    model.play(CliAnswer.fail(1))
+    session.transcript.exchange(2)
+    said = session.run("session-end").stderr
+    assert "not written: model unavailable: claude-cli [model-unavailable]" in said, said
+    assert "'none'" not in said and "no model configured" not in said
 
 
 def test_no_models_table_skips(session: Session, model):

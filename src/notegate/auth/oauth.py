@@ -40,7 +40,7 @@ from pydantic import AnyUrl, PrivateAttr
 from notegate.auth.cimd import CimdFetcher, CimdRefused
 from notegate.auth.oauth_core import OAuthCore, TokenGrant, digest
 from notegate.auth.tokens import PREFIX as STATIC_PREFIX
-from notegate.auth.tokens import TokenRecord, verify_token
+from notegate.auth.tokens import TokenRecord, failure_class, verify_token
 from notegate.config import Config
 from notegate.errors import NotegateError
 from notegate.policy import decide_redirect_uri, decide_registration, decide_registration_redirects
@@ -304,6 +304,11 @@ class NotegateOAuthProvider:
         if token.startswith(STATIC_PREFIX):
             return verify_token(self.state, token)
         return self.core.access(token, now=self.clock())
+
+    def failure(self, token: str | None) -> str:
+        """Why ``token`` is refused, for the server's log (no-token, unknown, revoked, oauth-not-live)."""
+        kind = failure_class(self.state, token)
+        return "oauth-not-live" if kind == "not-static" else kind
 
     def access_sync(self, token: str) -> AccessToken | None:
         found = self.credential(token)

@@ -212,6 +212,20 @@ def verify_token(db: StateDB, token: str, *, now: float | None = None) -> TokenR
     return _record(row)
 
 
+def failure_class(db: StateDB, token: str | None) -> str:
+    """Why a token did not verify, for the server's log only (never told to the caller): ``no-token``,
+    ``unknown`` (not one of ours, or a wrong secret), ``revoked``, or ``not-static`` (an OAuth token)."""
+    if not token:
+        return "no-token"
+    if not token.startswith(PREFIX):
+        return "not-static"
+    token_id, sep, secret = token[len(PREFIX) :].partition("_")
+    row = db.token(token_id) if sep and token_id and token_id.isascii() and len(token) <= 200 else None
+    if row is None or not hmac.compare_digest(row["secret_hash"], _hash(secret)):
+        return "unknown"
+    return "revoked" if row["revoked_at"] is not None else "unknown"
+
+
 def list_tokens(db: StateDB) -> list[TokenRecord]:
     return [_record(r) for r in db.tokens()]
 

@@ -54,6 +54,7 @@ from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
 from notegate.services.container import Services
+from notegate.services.eventlog import event
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
@@ -259,9 +260,11 @@ class DoorGuard:
         body_timeout: float = server_default("body_timeout_seconds"),
         drain: int = DRAIN_LIMIT_BYTES,
         drain_seconds: float = DRAIN_SECONDS,
+        failure: Callable[[str | None], str] | None = None,
     ) -> None:
         self.app = app
         self.verify = verify
+        self.failure = failure
         self.max_note_bytes = max_note_bytes
         self.limit = body_limit(max_note_bytes)
         self.per_credential = per_credential
@@ -276,12 +279,15 @@ class DoorGuard:
         if scope["type"] != "http" or scope.get("path") not in MCP_PATHS:
             await self.app(scope, receive, send)
             return
+        send = self._explain_wrong_host(scope, send)
         if scope["method"] == "GET":
             await answer(send, self._no_stream(), ((b"allow", b"POST"),))
             return
         token = bearer(scope)
         record = await anyio.to_thread.run_sync(self.verify, token) if token else None
         if scope["method"] != "POST" or record is None:
+            if scope["method"] == "POST" and self.failure is not None:  # the SDK answers 401: say why in the log
+                event("refused", status=401, reason=await anyio.to_thread.run_sync(self.failure, token))
             await self.app(scope, receive, send)  # the SDK answers: 401 with its challenge, 405, CORS
             return
         refusal = self._take(record.id)
@@ -319,6 +325,25 @@ class DoorGuard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    @staticmethod
+    def _explain_wrong_host(scope: Scope, send: Send) -> Send:
+        """The SDK's DNS-rebinding check answers a foreign Host with a bare ``421 Invalid Host header``; this
+        answers it instead with the refusal naming the setting that admits a host (the check stays the SDK's)."""
+        replaced = False
+
+        async def wrapped(message: Message) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and message.get("status") == 421:
+                replaced = True
+                host = (_header(scope, b"host") or "")[:100]
+                await answer(send, wrong_host(host))
+                return
+            if replaced:
+                return  # the SDK's own body: already answered
+            await send(message)
+
+        return wrapped
 
     async def _drain(self, receive: Receive, seconds: float) -> None:
         """Bounded in bytes and in time: a refused client cannot keep the server reading."""
@@ -386,6 +411,17 @@ class DoorGuard:
             remedy="Send each request as POST /mcp; the answer comes in the response.",
             status=405,
         )
+
+
+def wrong_host(host: str) -> Refusal:
+    return Refusal(
+        f"the Host header {json.dumps(host)} is not one this server answers to (DNS-rebinding protection)",
+        rule="host-not-allowed",
+        remedy="Connect through localhost or 127.0.0.1, or add that host to [server] allowed_hosts in "
+        "notegate.toml (a public address: set [server] public_url).",
+        status=421,
+        setting="allowed_hosts",
+    )
 
 
 def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
@@ -460,6 +496,7 @@ def create_app(
         # thread holds its own SQLite connections and page caches: bounding them bounds memory.
         anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
+        event("start", url=url, mcp=f"{url}/mcp", environments=",".join(runtime.config.environments))
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
             tasks.start_soon(oauth_sweep_loop, provider, grants)
@@ -477,6 +514,7 @@ def create_app(
         per_credential=config.max_open_requests_per_credential,
         total=config.max_open_requests,
         body_timeout=config.body_timeout_seconds,
+        failure=provider.failure,
     )
     app = Starlette(
         routes=[

@@ -23,10 +23,12 @@ going), so this never returns 2.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 EVENTS = ("session-start", "session-end", "pre-compact", "stop", "codex-notify")
@@ -64,6 +66,46 @@ def _sayer(event: str, stderr: TextIO):
             pass
 
     return say
+
+
+def _append_log(path: Path, line: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", errors="replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # an unwritable log must not break the session
+
+
+def _is_stderr(path: Path) -> bool:
+    """Whether fd 2 already writes to ``path`` (the detached write-back's stdio is the hooks log)."""
+    try:
+        mine, theirs = os.fstat(2), os.stat(path)
+    except OSError:
+        return False
+    return (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+
+
+def _logged(say, event: str, log_path: Path):
+    """``say`` that also keeps each reason in the hooks log; ``.log_only`` keeps it there without telling
+    the user (a Stop hook runs after every reply: the log, not the session, hears why it wrote nothing)."""
+
+    def line(reason: str) -> str:
+        return f"{datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')} notegate hook {event}: {reason}\n"
+
+    def both(reason: str) -> None:
+        say(reason)
+        if not _is_stderr(log_path):
+            _append_log(log_path, line(reason))
+
+    def log_only(reason: str) -> None:
+        _append_log(log_path, line(reason))
+
+    both.log_only = log_only  # type: ignore[attr-defined]
+    return both
 
 
 def _start(payload: dict[str, Any], settings: Any, place: Any, stdout: TextIO, say) -> None:
@@ -127,6 +169,9 @@ def main(
         return 0
     if settings is None:
         return 0
+    from notegate.hooks.state import LOG_FILE
+
+    say = _logged(say, event, settings.state_dir / LOG_FILE)
     if event == "stop" and payload.get("stop_hook_active") is True:
         return 0  # Claude is continuing because of a Stop hook: not a turn of its own
     from notegate.hooks.project import locate
@@ -135,6 +180,8 @@ def main(
         payload.get("cwd") if isinstance(payload.get("cwd"), str) else None, settings.projects, settings.project
     )
     if place.project is not None and place.project in settings.archived:
+        archived = "skipped: this project is archived (archived in client.toml), so nothing is written back"
+        (say if event == "session-end" else say.log_only)(archived)  # the user hears it once, at the end
         return 0
     if event == "session-start":
         _start(payload, settings, place, stdout, say)

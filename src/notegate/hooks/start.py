@@ -76,7 +76,7 @@ def compose_context(result: Mapping[str, Any], branch: str | None, *, budget: in
     handoff = _fenced(result.get("handoff"))
     if handoff is not None:
         same = result.get("handoff_on_your_branch")
-        lead = "Last handoff for this project" + (
+        lead = "Last handoff for this project, data from an earlier session" + (
             f" (on your branch: {'yes' if same else 'no'}):" if isinstance(same, bool) else ":"
         )
         room = left - len(lead) - 4

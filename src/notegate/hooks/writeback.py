@@ -159,7 +159,7 @@ def claim(payload: Mapping[str, Any], settings: HookSettings, place: Place, *, e
         return "the transcript cannot be read"
     segment = transcript.current
     if len(segment.turns) < MIN_TURNS:
-        return f"fewer than {MIN_TURNS} turns in this segment"
+        return f"too short: fewer than {MIN_TURNS} turns in this segment"
     key = dedup_key(session, segment.index, len(segment.turns))
     seg_key = segment_key(session, segment.index)
     with state.locked():
@@ -234,8 +234,10 @@ def run_writeback(
         say(f"skipped: the local state in {settings.state_dir} cannot be used ({type(exc).__name__})")
         return
     if isinstance(job, str):
-        if job != NOT_DUE and event not in PERIODIC_EVENTS:  # Stop runs after every reply: stay quiet
+        if job != NOT_DUE and event not in PERIODIC_EVENTS:
             say(f"skipped: {job}")
+        elif job != NOT_DUE:  # Stop runs after every reply: the log hears why, the session stays quiet
+            getattr(say, "log_only", say)(f"skipped: {job}")
         return
     foreground = environ.get("NOTEGATE_HOOK_FOREGROUND", "") == "1"
     if not foreground and not detach(settings):
@@ -314,8 +316,10 @@ def _models_of(settings: HookSettings, say: Callable[[str], None]) -> ModelsConf
 
 def _refusal(answer: Answer) -> tuple[str, bool] | None:
     """What to say about an answer that gave no value, and whether to release the claim."""
+    if answer.skipped and answer.failed:  # a configured model failed: that, not 'none', is why
+        return f"not written: model unavailable: {', '.join(answer.failed)}", True
     if answer.skipped:
-        return "skipped: the model chain ends in 'none' (no model configured to write back)", True
+        return "skipped: no model configured (the [models] chain is 'none')", True
     if answer.stage == "model":
         return f"not written: model failed [{answer.error}] ({answer.provider})", True
     if answer.error is not None:

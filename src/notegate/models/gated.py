@@ -48,6 +48,8 @@ class Answer:
     error: str | None = None  # a model failure's rule, or the output gate's code
     stage: Literal["model", "gate"] | None = None
     provider: str | None = None  # who answered, or (stage "model") the last provider that failed
+    #: Configured providers that failed before the chain reached ``none``: "provider [rule]" each.
+    failed: tuple[str, ...] = ()
 
 
 def ask(
@@ -63,7 +65,12 @@ def ask(
     try:
         done = chain.complete(system, parts, load_schema(schema_name), schema_name=schema_name, timeout=timeout)
     except ModelSkipped:
-        return Answer(skipped=True)
+        failed = tuple(
+            f"{a.provider} [{a.outcome}]"
+            for a in getattr(chain, "attempts", ())
+            if a.outcome not in ("answered", ModelSkipped.rule)
+        )
+        return Answer(skipped=True, failed=failed)
     except ModelError as exc:
         return Answer(error=exc.rule, stage="model", provider=exc.provider)
     result = check_output(done.text, schema_name, manifest)

@@ -294,7 +294,13 @@ class InboxService:
         if current == ABSENT or self.policy.is_reserved(item) or not self.policy.is_inbox(item):
             raise NoSuchNote(f"no such inbox item: {item}", remedy="List the items with list_inbox.")
         if current != version:
-            raise self.notes.stale(env, item, version, current)
+            stale = self.notes.stale(env, item, version, current)
+            raise StaleRevision(
+                f"{item}: the item changed since you read it; list_inbox again",
+                current_revision=current,
+                diff=stale.diff,
+                remedy="Nothing was done. Read the item's current text and pass the version list_inbox shows now.",
+            )
         return current
 
     def promote_inbox(self, caller: Caller, item: str, version: str, environment: str | None = None) -> ReviewResult:

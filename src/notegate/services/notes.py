@@ -20,6 +20,7 @@ import binascii
 import difflib
 import hashlib
 import re
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -54,13 +55,14 @@ from notegate.policy import (
     decide_incoming_path,
     decide_quota,
     decide_reader,
-    requires_two_step,
     sees_private,
+    two_step_reason,
     write_limits,
 )
 from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
+from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.index import MATCH_TIERS
@@ -71,6 +73,7 @@ MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
 MAX_HISTORY_LIMIT = 200
 MAX_DIFF_CHARS = 60_000
+DELETED_SCAN_LIMIT = 500  # how many commits a missing note's read looks back to tell "deleted" from "never was"
 _NOTE_IN_TEXT = re.compile(r"\S+\.md\b")
 _TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
 
@@ -288,6 +291,7 @@ class NotesService:
         """Record one audit row per call: outcome and commit, never contents."""
         record: dict = {"commit": None}
         outcome = "ok"
+        started = time.perf_counter()
         try:
             yield record
         except NotegateError as exc:
@@ -304,6 +308,15 @@ class NotesService:
                 path=(path or "")[:300] or None,
                 outcome=outcome,
                 commit_id=record["commit"],
+            )
+            event(
+                "tool",
+                connector=caller.connector_id,
+                environment=caller.environment or self.rt.config.default_environment,
+                tool=tool,
+                path=path or None,
+                outcome=outcome,
+                ms=round((time.perf_counter() - started) * 1000, 1),
             )
 
     def env(self, caller: Caller, environment: str | None) -> Environment:
@@ -592,7 +605,7 @@ class NotesService:
             self._check(caller, Action.READ, note.value)
             found = env.store.read(note.value)
             if found is None:
-                raise no_such_note(note.value, "Check the path with list_notes or search_notes.")
+                raise no_such_note(note.value, self._missing_remedy(env, note.value))
             data, blob = found
             return NoteRead(
                 path=note.value,
@@ -601,6 +614,16 @@ class NotesService:
                 last_change=self._visible(caller, self._last_change(env, note.value, blob)),
                 quarantined=self.policy.is_inbox(note.value),
             )
+
+    @staticmethod
+    def _missing_remedy(env: Environment, path: str) -> str:
+        """What to do about a visible path that is not at HEAD: a note that once was points at its history."""
+        if env.store.history(path, 1, scan_limit=DELETED_SCAN_LIMIT):
+            return (
+                "It was deleted: note_history lists its past versions, and restore_note brings one back "
+                "(as a trusted session)."
+            )
+        return "Check the path with list_notes or search_notes."
 
     def _last_change(self, env: Environment, path: str, blob: str) -> ChangeInfo | None:
         env.index.catch_up(env.store)
@@ -692,8 +715,8 @@ class NotesService:
         diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
         diff = unified_diff(intent.before, intent.after, diff_path, f"revision {base[:12]}", "proposed")
         key = preview_key(caller, env.name, op, path.value, base, intent.changes, new_path or "")
-        two_step = requires_two_step(self.policy, caller, path.value) or (
-            new_path is not None and requires_two_step(self.policy, caller, new_path)
+        two_step = two_step_reason(self.policy, caller, path.value) or (
+            two_step_reason(self.policy, caller, new_path) if new_path is not None else None
         )
         now = self.rt.clock()
         if not confirmed:
@@ -713,7 +736,7 @@ class NotesService:
             )
         if two_step and not self.previews.redeem(key, now):
             raise PolicyDenied(
-                "this write must be previewed first: your client class or this path requires two-step writes",
+                f"this write must be previewed first: {two_step}",
                 rule="two-step-required",
                 remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
             )
@@ -828,7 +851,7 @@ class NotesService:
         The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is."""
         self.check_commit(env, changes)
         try:
-            return env.store.commit(
+            result = env.store.commit(
                 changes,
                 expect,
                 Author(caller.display_name, caller.login),
@@ -836,6 +859,14 @@ class NotesService:
                 new_paths=new_paths,
                 on_advance=env.on_advance,
             )
+            event(
+                "commit",
+                environment=env.name,
+                commit=result.commit[:12],
+                paths=len(changes),
+                connector=caller.connector_id,
+            )
+            return result
         except Conflict as conflict:
             raise self.stale(env, conflict.path, conflict.expected, conflict.current) from None
         except CaseCollision as collision:

@@ -30,6 +30,7 @@ from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
 from notegate.safety import names
+from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
 from notegate.vault.index import SearchIndex
@@ -153,9 +154,12 @@ class Runtime:
         for name in self.config.environments:
             env = self.environment(name, index_now=not background_index)
             if background_index:
-                threading.Thread(
-                    target=env.index.catch_up, args=(env.store,), name=f"index-{name}", daemon=True
-                ).start()
+                threading.Thread(target=self._build_index, args=(env,), name=f"index-{name}", daemon=True).start()
+
+    def _build_index(self, env: Environment) -> None:
+        started = time.perf_counter()
+        env.index.catch_up(env.store)
+        event("index", environment=env.name, ms=round((time.perf_counter() - started) * 1000, 1))
 
     def sync(self, name: str) -> tuple[str | None, str | None]:
         """Fetch the origin and index whatever arrived. Called on the policy's interval.
@@ -164,6 +168,8 @@ class Runtime:
         ``store.refusal`` set."""
         env = self.environment(name)
         old, new = env.store.fetch(on_advance=env.on_advance)
+        if old != new:
+            event("fetch", environment=name, old=(old or "none")[:12], new=(new or "none")[:12])
         self._record_fetch(env)
         env.index.catch_up(env.store)
         return old, new

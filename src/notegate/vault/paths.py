@@ -61,7 +61,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from notegate.errors import PathRejected
+from notegate.errors import RULES, PathRejected
 from notegate.safety.unicode_tables import DEFAULT_IGNORABLE_RANGES, PATH_CONTROL_NAMES, SEPARATOR_LOOKALIKES
 
 __all__ = [
@@ -189,8 +189,9 @@ def _check_segments(raw: str, segments: list[str]) -> None:
             raise PathRejected(
                 raw,
                 "path-hidden-segment",
-                f"The segment {_show(seg)} starts with '.', which marks hidden files and folders "
-                "(.git, .obsidian). Notes cannot live there; rename it without the leading dot.",
+                f"the segment {_show(seg)} starts with '.', which marks hidden files and folders "
+                "(.git, .obsidian): they hold each device's settings and are never notes",
+                remedy=RULES["path-hidden-segment"],  # never "rename it": .obsidian/app.json is the user's
             )
     for seg in segments:
         folded = unicodedata.normalize("NFKC", seg)

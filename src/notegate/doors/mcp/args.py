@@ -15,6 +15,8 @@ READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_h
 WRITE_IDEMPOTENT = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
 )
+#: Holding an item changes only inbox/_held.md and the item can be promoted once it changes: nothing is lost.
+HOLD = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 APPEND = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 SESSION = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
@@ -33,12 +35,15 @@ ConfirmArg = Annotated[
 ]
 HandleArg = Annotated[
     str | None,
-    Field(description="The handle session_start returned. Required for hosted clients: call session_start first."),
+    Field(
+        description="Hosted clients only (others may omit it): the handle session_start returned. "
+        "Call session_start first."
+    ),
 ]
 GrantArg = Annotated[
     str | None,
     Field(
-        description="The grant request_elevation returned, once the owner approved it: makes this call trusted. "
-        "Omit it otherwise."
+        description="Only after request_elevation, once the owner approved it: the grant it returned, which "
+        "makes this call trusted. Omit it otherwise."
     ),
 ]

@@ -17,6 +17,7 @@ from notegate.doors.mcp import prompts, tools_elevation, tools_inbox, tools_note
 from notegate.doors.mcp.caller import CallerResolver
 from notegate.doors.mcp.calls import ToolCall
 from notegate.doors.mcp.refusals import install_log_redaction
+from notegate.doors.mcp.surface import NotegateMCP
 from notegate.services.container import Services
 from notegate.services.elevation import ElevationService
 from notegate.services.runtime import Runtime
@@ -67,7 +68,13 @@ def build_mcp(
     # No subscriptions/listen: nothing here ever changes a list a client could watch, so each such stream
     # would only be an idle connection held open (over HTTP, a file descriptor per stream).
     server_kwargs.setdefault("subscriptions", False)
-    mcp = MCPServer(name="notegate", version=PACKAGE_VERSION, instructions=INSTRUCTIONS, **server_kwargs)
+    mcp = NotegateMCP(
+        name="notegate",
+        version=PACKAGE_VERSION,
+        instructions=INSTRUCTIONS,
+        inbox_kinds=[kind for kind, _template in runtime.policy.inbox],
+        **server_kwargs,
+    )
     call = ToolCall(services, resolver)
     tools_notes.register(mcp, services, call)
     tools_inbox.register(mcp, services, call)

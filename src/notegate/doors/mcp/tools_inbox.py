@@ -8,7 +8,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from notegate.doors.mcp.args import APPEND, READ, WRITE_IDEMPOTENT, EnvArg, GrantArg, HandleArg
+from notegate.doors.mcp.args import APPEND, HOLD, READ, WRITE_IDEMPOTENT, EnvArg, GrantArg, HandleArg
 from notegate.doors.mcp.calls import ToolCall
 from notegate.doors.mcp.results import InboxList, ReviewResult, WriteResult
 from notegate.services.container import Services
@@ -23,9 +23,16 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         kind: Annotated[str, Field(description="handoff, log, decision or capture.")],
         text: Annotated[str, Field(description="What to record (Markdown).")],
         project: Annotated[
-            str | None, Field(description="Project name (lowercase, e.g. 'notegate'); needed except for captures.")
+            str | None,
+            Field(
+                description="Handoffs, log entries and decisions only (captures ignore it): the project's name, "
+                "lowercase, e.g. 'notegate'."
+            ),
         ] = None,
-        title: Annotated[str | None, Field(description="A short title (captures are named after it).")] = None,
+        title: Annotated[
+            str | None,
+            Field(description="A short title: a capture is named after it; a new item of any kind starts with it."),
+        ] = None,
         environment: EnvArg = None,
         handle: HandleArg = None,
         grant: GrantArg = None,
@@ -77,7 +84,7 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
             grant=grant,
         )
 
-    @mcp.tool(annotations=WRITE_IDEMPOTENT)
+    @mcp.tool(annotations=HOLD)
     async def hold_inbox(
         ctx: Context,
         item: Annotated[str, Field(description="The item's path, from list_inbox.")],

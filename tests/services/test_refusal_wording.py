@@ -1,0 +1,103 @@
+"""The words of the refusals a person or a model meets most, on a real vault: each names its rule exactly and
+says what applies to this call and what to do next."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import make_caller
+from notegate.errors import NoSuchNote, PathRejected, PolicyDenied, StaleRevision
+from notegate.services.inbox import InboxService
+from notegate.services.notes import NotesService
+from notegate.services.runtime import Runtime
+from notegate.vault.store import ABSENT
+
+PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
+HOSTED_TRUSTED = make_caller(tier="trusted", client_class="hosted", login="owner", client="chat-app")
+OWNER = make_caller(tier="trusted", client_class="workstation", login="owner", client="laptop")
+REVIEWER = make_caller(tier="trusted", client_class="workstation", login="reviewer", client="review")
+
+
+@pytest.fixture
+def notes(rt: Runtime) -> NotesService:
+    return NotesService(rt)
+
+
+@pytest.fixture
+def inbox(notes: NotesService) -> InboxService:
+    return InboxService(notes)
+
+
+def test_a_stale_promote_says_the_item_changed_not_the_write_note_words(inbox: InboxService) -> None:
+    old = inbox.inbox_write(PHONE, "log", "one", project="p").new_revision
+    inbox.inbox_write(PHONE, "log", "two", project="p")
+    for call in (
+        lambda: inbox.promote_inbox(REVIEWER, "inbox/log/p.md", old),
+        lambda: inbox.hold_inbox(REVIEWER, "inbox/log/p.md", old, "x"),
+    ):
+        with pytest.raises(StaleRevision) as info:
+            call()
+        text = info.value.explain()
+        assert info.value.rule == "stale-revision"
+        assert text.startswith(
+            "Refused [stale-revision]: inbox/log/p.md: the item changed since you read it; list_inbox again. "
+        ), text
+        assert "base_revision" not in text and "read_note" not in text
+
+
+def test_reading_a_deleted_note_points_at_its_history(notes: NotesService) -> None:
+    made = notes.write_note(OWNER, "notes/gone.md", "# Gone\n", ABSENT, confirmed=True)
+    notes.delete_note(OWNER, "notes/gone.md", made.new_revision, confirmed=True)
+    with pytest.raises(NoSuchNote) as info:
+        notes.read_note(OWNER, "notes/gone.md")
+    assert info.value.rule == "no-such-note"
+    assert info.value.explain() == (
+        "Refused [no-such-note]: no such note: notes/gone.md. It was deleted: note_history lists its past "
+        "versions, and restore_note brings one back (as a trusted session)."
+    )
+    with pytest.raises(NoSuchNote) as never:
+        notes.read_note(OWNER, "notes/never.md")
+    assert never.value.explain() == (
+        "Refused [no-such-note]: no such note: notes/never.md. Check the path with list_notes or search_notes."
+    )
+
+
+def test_a_private_deleted_note_reads_as_never_there(notes: NotesService) -> None:
+    made = notes.write_note(OWNER, "private/gone.md", "# Gone\n", ABSENT, confirmed=True)
+    notes.delete_note(OWNER, "private/gone.md", made.new_revision, confirmed=True)
+    with pytest.raises(NoSuchNote) as info:
+        notes.read_note(PHONE, "private/gone.md")
+    assert info.value.rule == "no-such-note" and "deleted" not in info.value.explain()
+
+
+def test_a_hidden_path_is_refused_without_suggesting_a_rename(notes: NotesService) -> None:
+    with pytest.raises(PathRejected) as info:
+        notes.read_note(OWNER, ".obsidian/app.json")
+    text = info.value.explain()
+    assert info.value.rule == "path-hidden-segment"
+    assert "rename" not in text.lower() and "drop the leading dot" not in text
+    assert text == (
+        "Refused [path-hidden-segment]: the segment '.obsidian' starts with '.', which marks hidden files and "
+        "folders (.git, .obsidian): they hold each device's settings and are never notes. Leave hidden files "
+        "where they are; write notes under visible folders, e.g. notes/idea.md."
+    )
+
+
+def test_a_two_step_refusal_says_it_is_the_client_class(notes: NotesService) -> None:
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(HOSTED_TRUSTED, "notes/a.md", "# A\n", ABSENT, confirmed=True)
+    assert info.value.rule == "two-step-required"
+    assert info.value.explain().startswith(
+        "Refused [two-step-required]: this write must be previewed first: your client class (hosted) previews "
+        "every write ([policy] two_step_classes). Call write_note with confirmed=false"
+    ), info.value.explain()
+
+
+def test_a_two_step_refusal_says_it_is_the_protected_path(notes: NotesService) -> None:
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(OWNER, "rules/new.md", "# New\n", ABSENT, confirmed=True)
+    assert info.value.rule == "two-step-required"
+    assert info.value.explain().startswith(
+        "Refused [two-step-required]: this write must be previewed first: rules/new.md is a protected path "
+        "([policy] protected), which every caller previews. Call write_note with confirmed=false"
+    ), info.value.explain()
