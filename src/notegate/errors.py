@@ -200,6 +200,8 @@ RULES: dict[str, str] = {
     "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",
     "attachment-too-large": "Commit a smaller file, or raise max_attachment_bytes.",
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
+    "import-policy-folder": "Import with --into FOLDER to keep the vault's folders apart from the policy's, or "
+    "with --allow-policy-folders if they are meant as the policy's.",
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",

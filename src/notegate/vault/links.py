@@ -1,0 +1,98 @@
+"""Links and embeds in a note, and whether they resolve in a vault (pure: text and path sets in, values out).
+
+What counts, as Obsidian reads it:
+
+* ``[[target]]``, ``[[target|alias]]``, ``[[target#heading]]`` and the embed ``![[target]]``: ``target`` is a
+  vault path or a bare name (``x`` means ``x.md``; ``img.png`` means that file), found anywhere in the vault
+  when it is not a full path (Obsidian's "shortest path when possible").
+* ``[text](x.md)`` and ``![alt](img.png)``: relative to the note's folder (percent-encoded, ``<...>``
+  allowed), or from the vault root, or -- as Obsidian falls back -- by name.  URLs (``scheme:``) and
+  ``#heading`` links are not files and are ignored.
+
+Why no backtracking trap: every character class excludes the bracket that opens the next attempt, so each
+match attempt stops at the next ``[`` or ``(`` and the scan is linear in the text
+(tests/vault/test_links.py measures it).  Links inside code are counted like any other: a report that
+lists one too many is the safe direction.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+__all__ = ["Link", "LinkTargets", "links_in", "resolves"]
+
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+_MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link or embed: its target as written (without alias or heading), and whether it is a wikilink."""
+
+    target: str
+    embed: bool
+    wiki: bool
+
+    def as_written(self) -> str:
+        if self.wiki:
+            return f"{'!' if self.embed else ''}[[{self.target}]]"
+        return f"{'!' if self.embed else ''}[…]({self.target})"
+
+
+def links_in(text: str) -> list[Link]:
+    """Every link and embed that names a file, in order of appearance (duplicates kept once)."""
+    found: dict[tuple[str, bool, bool], None] = {}
+    for match in _WIKI.finditer(text):
+        target = match.group(2).split("|", 1)[0].split("#", 1)[0].strip()
+        if target:
+            found[(target, match.group(1) == "!", True)] = None
+    for match in _MARKDOWN.finditer(text):
+        raw = match.group(2)
+        raw = raw[1:-1] if raw.startswith("<") else raw
+        if _SCHEME.match(raw) or raw.startswith("#"):
+            continue
+        target = unquote(raw.split("#", 1)[0]).strip()
+        if target:
+            found[(target, match.group(1) == "!", False)] = None
+    return [Link(target, embed, wiki) for target, embed, wiki in found]
+
+
+class LinkTargets:
+    """The paths of a vault, indexed so a link resolves in time independent of the vault's size."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.full: set[str] = set()
+        self.suffixes: set[str] = set()
+        for path in paths:
+            folded = path.casefold()
+            self.full.add(folded)
+            parts = folded.split("/")
+            for i in range(len(parts)):
+                self.suffixes.add("/".join(parts[i:]))
+
+    def has(self, candidate: str, *, anywhere: bool) -> bool:
+        folded = candidate.casefold()
+        return folded in self.full or (anywhere and folded in self.suffixes)
+
+
+def _candidates(target: str) -> list[str]:
+    return [target] if target.casefold().endswith(".md") else [target, target + ".md"]
+
+
+def resolves(link: Link, note_path: str, targets: LinkTargets) -> bool:
+    """Does ``link``, written in the note at ``note_path``, point at a path in ``targets``?"""
+    target = link.target.lstrip("/")
+    if link.wiki:
+        return any(targets.has(c, anywhere=True) for c in _candidates(target))
+    folder = posixpath.dirname(note_path)
+    relative = posixpath.normpath(posixpath.join(folder, link.target)) if not link.target.startswith("/") else target
+    tries = [relative] if not relative.startswith("../") and relative != ".." else []
+    tries.append(target)
+    if any(targets.has(c, anywhere=False) for t in tries for c in _candidates(t)):
+        return True
+    return any(targets.has(c, anywhere=True) for c in _candidates(posixpath.basename(target)))
