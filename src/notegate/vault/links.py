@@ -17,17 +17,36 @@ lists one too many is the safe direction.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 __all__ = ["Link", "LinkTargets", "links_in", "resolves"]
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unquote(text: str) -> str:
+    """``%20`` and other percent-escapes decoded as UTF-8 (what a Markdown link to ``My%20note.md`` means)."""
+    return _PERCENT.sub(lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", "replace"), text)
+
+
+def _join(folder: str, target: str) -> str | None:
+    """``target`` relative to ``folder``, with ``.`` and ``..`` segments resolved; None if it leaves the vault."""
+    parts: list[str] = [p for p in folder.split("/") if p]
+    for segment in target.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(segment)
+    return "/".join(parts)
 
 
 @dataclass(frozen=True)
@@ -56,7 +75,7 @@ def links_in(text: str) -> list[Link]:
         raw = raw[1:-1] if raw.startswith("<") else raw
         if _SCHEME.match(raw) or raw.startswith("#"):
             continue
-        target = unquote(raw.split("#", 1)[0]).strip()
+        target = _unquote(raw.split("#", 1)[0]).strip()
         if target:
             found[(target, match.group(1) == "!", False)] = None
     return [Link(target, embed, wiki) for target, embed, wiki in found]
@@ -89,10 +108,9 @@ def resolves(link: Link, note_path: str, targets: LinkTargets) -> bool:
     target = link.target.lstrip("/")
     if link.wiki:
         return any(targets.has(c, anywhere=True) for c in _candidates(target))
-    folder = posixpath.dirname(note_path)
-    relative = posixpath.normpath(posixpath.join(folder, link.target)) if not link.target.startswith("/") else target
-    tries = [relative] if not relative.startswith("../") and relative != ".." else []
-    tries.append(target)
+    folder = note_path.rsplit("/", 1)[0] if "/" in note_path else ""
+    relative = _join("" if link.target.startswith("/") else folder, link.target)
+    tries = [t for t in (relative, _join("", target)) if t]
     if any(targets.has(c, anywhere=False) for t in tries for c in _candidates(t)):
         return True
-    return any(targets.has(c, anywhere=True) for c in _candidates(posixpath.basename(target)))
+    return any(targets.has(c, anywhere=True) for c in _candidates(target.rsplit("/", 1)[-1]))
