@@ -202,6 +202,7 @@ RULES: dict[str, str] = {
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
     "import-policy-folder": "Import with --into FOLDER to keep the vault's folders apart from the policy's, or "
     "with --allow-policy-folders if they are meant as the policy's.",
+    "import-exists": "Rename one of the two, or change the vault's copy first: an import never overwrites.",
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",

@@ -975,6 +975,17 @@ def decide_canvas(data: bytes) -> Decision:
     return allow("canvas-json")
 
 
+def decide_import_existing(path: str, current: str, incoming: str) -> Decision:
+    """May an import write the file whose blob id is ``incoming`` at ``path``, where the vault holds
+    ``current`` (a blob id, or ``absent``)?  An import adds, never overwrites: the same bytes are left alone
+    (rule ``import-unchanged``), other bytes are refused."""
+    if current == "absent":
+        return allow("import-new")
+    if current == incoming:
+        return allow("import-unchanged")
+    return deny("import-exists", f"{path} is in the vault with other content; not overwritten.")
+
+
 def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: bool) -> Decision:
     """May an import put a file at ``path``, a folder the policy gives a meaning of its own (the inbox: the
     quarantine restricted sessions write to; a protected folder: house rules injected into sessions)?

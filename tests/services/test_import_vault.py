@@ -13,13 +13,17 @@ import zlib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from notegate.config import load_config
+from notegate.policy import decide_canvas, decide_import_existing, decide_import_folder
 from notegate.services.importer import ImportReport, guess_encoding, human_size, import_folder, importing_caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.links import LinkTargets, links_in, resolves
 from support import notegate, set_policy
+from timing import assert_catches_quadratic, assert_linear
 
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"  # built here so no credential-looking literal sits in the repository
 
@@ -308,3 +312,64 @@ def test_the_real_cli_imports_into_an_empty_vault(tmp_path: Path) -> None:
 
     bad = notegate("import", "--config", str(config), str(src), "--encoding", "no-such-codec", real=True)
     assert bad.returncode == 2 and "no such encoding" in bad.stderr
+
+
+# -- the import's decisions in policy.py (pure), each with its exact rule
+
+FOLDER_CASES = [
+    # (path, allow_policy_folders, rule)
+    ("inbox/idea.md", False, "import-policy-folder"),
+    ("INBOX/captures/x.md", False, "import-policy-folder"),  # the policy's globs ignore case, so does this
+    ("Rules/house.md", False, "import-policy-folder"),
+    ("rules/digest.md", False, "import-policy-folder"),
+    ("inbox/idea.md", True, "import-folder"),
+    ("Projects/x.md", False, "import-folder"),  # session-loaded, but the floor guards it, not a refusal
+    ("Obsidian/Inbox/idea.md", False, "import-folder"),  # under --into it is just a folder
+    ("attachments/inbox.png", False, "import-folder"),
+]
+
+
+@pytest.mark.parametrize(("path", "allowed_folders", "rule"), FOLDER_CASES)
+def test_decide_import_folder(rt: Runtime, path: str, allowed_folders: bool, rule: str) -> None:
+    decision = decide_import_folder(rt.policy, path, allow_policy_folders=allowed_folders)
+    assert (decision.allowed, decision.rule) == (rule == "import-folder", rule)
+
+
+def test_decide_import_existing() -> None:
+    blob = "a" * 40
+    assert decide_import_existing("x.md", "absent", blob).rule == "import-new"
+    assert decide_import_existing("x.md", blob, blob).rule == "import-unchanged"
+    refused = decide_import_existing("x.md", blob, "b" * 40)
+    assert (refused.allowed, refused.rule) == (False, "import-exists")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=64)
+    | st.recursive(st.none() | st.integers() | st.text(), st.lists, max_leaves=8).map(lambda v: json.dumps(v).encode())
+)
+def test_decide_canvas_only_answers(data: bytes) -> None:
+    decision = decide_canvas(data)
+    assert decision.rule in ("canvas-json", "attachment-type-mismatch")
+    assert decision.allowed is (decision.rule == "canvas-json")
+
+
+def test_decide_canvas_survives_deep_nesting() -> None:
+    assert decide_canvas(b"[" * 100_000).rule == "attachment-type-mismatch"
+    assert decide_canvas(b'\xef\xbb\xbf{"nodes": []}').rule == "canvas-json"
+
+
+CANVAS_SHAPES = {
+    "deep-open-arrays": lambda n: "[" * n,
+    "many-nodes": lambda n: '{"nodes": [' + ",".join(['{"id": "a", "text": "x"}'] * (n // 26)) + "]}",
+    "one-long-string": lambda n: '{"t": "' + "x" * n + '"}',
+}
+
+
+@pytest.mark.parametrize("shape", sorted(CANVAS_SHAPES))
+def test_decide_canvas_is_linear(shape: str) -> None:
+    assert_linear(lambda text: decide_canvas(text.encode()), CANVAS_SHAPES[shape])
+
+
+def test_the_ratio_catches_a_quadratic_canvas_check() -> None:
+    assert_catches_quadratic(CANVAS_SHAPES["many-nodes"])

@@ -46,6 +46,7 @@ from notegate.policy import (
     decide,
     decide_canvas,
     decide_credential,
+    decide_import_existing,
     decide_import_folder,
     fixed_caller,
 )
@@ -267,13 +268,12 @@ def import_folder(
             )
             continue
         current = listing.get(dest, ABSENT) if is_note else (store.blob_id(dest, head) if head else ABSENT)
-        if current != ABSENT:
-            if str(pygit2.hash(data)) == current:
-                report.unchanged.append(dest)
-            else:
-                report.refused.append(
-                    (rel, _refusal("import-exists", f"{dest} is in the vault with other content; not overwritten"))
-                )
+        exists = decide_import_existing(dest, current, str(pygit2.hash(data)) if current != ABSENT else ABSENT)
+        if not exists.allowed:
+            report.refused.append((rel, _denied(exists)))
+            continue
+        if exists.rule == "import-unchanged":
+            report.unchanged.append(dest)
             continue
         if dest != rel:
             report.landed.append((rel, dest))
