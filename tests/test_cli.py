@@ -75,7 +75,7 @@ def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> 
     assert "refused  link.md: symlink" in out
     assert "refused  bad%2e%2e.md: path-percent-encoded" in out
     assert "refused  latin1.md: content-not-utf8" in out
-    assert "refused  rules/digest.md: import-policy-folder: " in out
+    assert "refused  rules/digest.md: import-exists: rules/digest.md is in the vault with other content" in out
     assert "notes (imported)             1" in out
     log = subprocess.run(
         ["git", "--git-dir", str(vault.parent / "origin.git"), "log", "-1", "--format=%s%n%b", "main"],

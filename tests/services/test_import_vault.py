@@ -373,3 +373,40 @@ def test_decide_canvas_is_linear(shape: str) -> None:
 
 def test_the_ratio_catches_a_quadratic_canvas_check() -> None:
     assert_catches_quadratic(CANVAS_SHAPES["many-nodes"])
+
+
+def test_a_policy_folder_file_already_there_is_unchanged(rt: Runtime, env: Environment, tmp_path: Path) -> None:
+    """Re-importing a clone of the vault is no refusal: identical files in inbox/ and rules/ are unchanged."""
+    src = tmp_path / "clone"
+    for path in ("rules/digest.md", "inbox/README.md"):
+        (src / path).parent.mkdir(parents=True, exist_ok=True)
+        (src / path).write_bytes(env.store.read(path)[0])
+    (src / "rules" / "new.md").write_text("# New rule\n")
+    report = run(rt, env, src)
+    assert sorted(report.unchanged) == ["inbox/README.md", "rules/digest.md"]
+    assert rules(report) == {"rules/new.md": "import-policy-folder"}
+
+
+def test_one_folder_spelt_two_ways_in_the_source_lands_as_one(rt: Runtime, env: Environment, tmp_path: Path) -> None:
+    src = tmp_path / "v"
+    for rel in ("Ideas/a.md", "ideas/b.md", "IDEAS/sub/c.md"):
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(f"# {rel}\n")
+    report = run(rt, env, src)
+    assert report.refused == []
+    assert sorted(report.added) == ["IDEAS/a.md", "IDEAS/b.md", "IDEAS/sub/c.md"]  # the first one walked wins
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--into", "../outside"), "--into: Refused [path-"),
+        (("--into", ".hidden"), "--into: Refused [path-"),
+        (("--encoding", "no-such-codec"), "no such encoding"),
+    ],
+)
+def test_usage_errors_exit_2(vault: Path, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    src = tmp_path / "v"
+    src.mkdir()
+    done = notegate("import", "--config", str(vault), str(src), "--quiet", *args)
+    assert done.returncode == 2 and message in done.stderr, done.stderr

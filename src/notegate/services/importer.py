@@ -11,7 +11,8 @@ Where files land: ``--into FOLDER`` puts the whole vault under one folder; a fol
 in another case takes the vault's spelling (``Projects/x.md`` lands in ``projects/x.md``: the policy's globs
 match case-insensitively anyway, and two spellings of one folder break every case-insensitive clone).  A
 file that would land in a folder the policy gives a meaning of its own (the inbox, protected house rules) is
-refused ``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``).
+refused ``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``); one that is
+already there byte for byte is unchanged (re-importing a clone of the vault is not a refusal).
 
 Each file meets the same rules as any other write (the policy's decision for the importing caller, the
 content limits, the credential decision, and the git door's content rules), and each commit goes through
@@ -225,7 +226,7 @@ def import_folder(
             svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
             report.skipped.append((rel, f"not a note or an attachment type the policy allows{svg}"))
             continue
-        verdict = _decide_file(notes, caller, dest, full, is_note, allow_policy_folders)
+        verdict = _decide_file(notes, caller, dest, full, is_note)
         if isinstance(verdict, str):
             report.refused.append((rel, verdict))
             continue
@@ -238,6 +239,18 @@ def import_folder(
             text, data, used = decoded
         else:
             text, used = None, None
+        current = listing.get(dest, ABSENT) if is_note else (store.blob_id(dest, head) if head else ABSENT)
+        exists = decide_import_existing(dest, current, str(pygit2.hash(data)) if current != ABSENT else ABSENT)
+        if not exists.allowed:
+            report.refused.append((rel, _denied(exists)))
+            continue
+        if exists.rule == "import-unchanged":  # nothing is written, wherever it is
+            report.unchanged.append(dest)
+            continue
+        folder = decide_import_folder(policy, dest, allow_policy_folders=allow_policy_folders)
+        if not folder.allowed:
+            report.refused.append((rel, _denied(folder)))
+            continue
         content = notes.decide_content(dest, data)  # what the git door would refuse, refused per file
         if content.allowed and not is_note and extension_of(rel) == "canvas":
             content = decide_canvas(data)
@@ -266,14 +279,6 @@ def import_folder(
             report.refused.append(
                 (rel, _refusal("path-case-collision", f"it differs only in case from {existing} in the vault"))
             )
-            continue
-        current = listing.get(dest, ABSENT) if is_note else (store.blob_id(dest, head) if head else ABSENT)
-        exists = decide_import_existing(dest, current, str(pygit2.hash(data)) if current != ABSENT else ABSENT)
-        if not exists.allowed:
-            report.refused.append((rel, _denied(exists)))
-            continue
-        if exists.rule == "import-unchanged":
-            report.unchanged.append(dest)
             continue
         if dest != rel:
             report.landed.append((rel, dest))
@@ -310,10 +315,8 @@ def import_folder(
     return report
 
 
-def _decide_file(
-    notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool, allow_policy_folders: bool
-) -> str | None:
-    """The decisions made before a file's bytes are read (path, policy, folder, size): a refusal line, or None."""
+def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
+    """The decisions made before a file's bytes are read (path, policy, size): a refusal line, or None."""
     policy = notes.policy
     if is_note:
         try:
@@ -323,9 +326,6 @@ def _decide_file(
     decision = decide(policy, caller, Action.CREATE, dest)
     if not decision.allowed:
         return _denied(decision)
-    folder = decide_import_folder(policy, dest, allow_policy_folders=allow_policy_folders)
-    if not folder.allowed:
-        return _denied(folder)
     size = full.stat().st_size
     limit, rule, name = (
         (policy.max_note_bytes, "note-too-large", "max_note_bytes")
