@@ -534,6 +534,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 1 if report.refused else 0
 
 
+MISSING_LINKS_SHOWN = 50  # the summary lists this many links that point nowhere; --json lists every one
+
+
 def import_summary(report) -> str:
     """The import's report as a person reads it: what happened to each file that did not simply come in,
     the counts, the links that point nowhere, and the commit (or that a dry run committed nothing)."""
@@ -542,13 +545,20 @@ def import_summary(report) -> str:
         lines.append(f"skipped  {path}: {reason}")
     for path, reason in report.refused:
         lines.append(f"refused  {path}: {reason}")
+    folders: dict[tuple[str, str], int] = {}  # one line per folder that lands under another name
     for source, dest in report.landed:
-        lines.append(f"landed   {source} -> {dest}")
+        key = (source.rpartition("/")[0] + "/", dest.rpartition("/")[0] + "/")
+        folders[key] = folders.get(key, 0) + 1
+    for (source, dest), count in folders.items():
+        lines.append(f"landed   {source} -> {dest} ({count} file{'s' if count != 1 else ''})")
     for path, encoding in report.converted:
         lines.append(f"converted {path} from {encoding} to UTF-8")
     if report.missing_links:
+        shown = report.missing_links[:MISSING_LINKS_SHOWN]
         lines.append(f"{len(report.missing_links)} link(s) point at nothing in the vault:")
-        lines.extend(f"  {note}: {link}" for note, link in report.missing_links)
+        lines.extend(f"  {note}: {link}" for note, link in shown)
+        if len(report.missing_links) > len(shown):
+            lines.append(f"  … and {len(report.missing_links) - len(shown)} more (--json lists them all)")
     verb = "would import" if report.dry_run else "imported"
     rows = [
         (f"notes ({verb})", len(report.added)),
