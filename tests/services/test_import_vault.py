@@ -410,3 +410,19 @@ def test_usage_errors_exit_2(vault: Path, tmp_path: Path, args: tuple[str, ...],
     src.mkdir()
     done = notegate("import", "--config", str(vault), str(src), "--quiet", *args)
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_the_summary_stays_readable_for_a_big_vault() -> None:
+    from notegate.cli import MISSING_LINKS_SHOWN, import_summary
+
+    report = ImportReport(
+        added=[f"projects/n{i}.md" for i in range(300)],
+        landed=[(f"Projects/n{i}.md", f"projects/n{i}.md") for i in range(300)],
+        missing_links=[(f"projects/n{i}.md", "[[Ghost]]") for i in range(300)],
+        dry_run=True,
+    )
+    text = import_summary(report)
+    assert "landed   Projects/ -> projects/ (300 files)" in text and text.count("landed") == 1
+    assert text.count(": [[Ghost]]") == MISSING_LINKS_SHOWN
+    assert f"… and {300 - MISSING_LINKS_SHOWN} more (--json lists them all)" in text
+    assert "notes (would import)           300\n" in text and text.endswith("dry run: nothing was committed")
