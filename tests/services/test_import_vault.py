@@ -426,3 +426,14 @@ def test_the_summary_stays_readable_for_a_big_vault() -> None:
     assert text.count(": [[Ghost]]") == MISSING_LINKS_SHOWN
     assert f"… and {300 - MISSING_LINKS_SHOWN} more (--json lists them all)" in text
     assert "notes (would import)           300\n" in text and text.endswith("dry run: nothing was committed")
+
+
+def test_a_canvas_showing_a_file_not_imported_is_listed(rt: Runtime, env: Environment, tmp_path: Path) -> None:
+    src = tmp_path / "v"
+    (src / "Boards").mkdir(parents=True)
+    (src / "here.md").write_text("# Here\n")
+    nodes = [{"id": "a", "type": "file", "file": "here.md"}, {"id": "b", "type": "file", "file": "gone.pdf"}]
+    (src / "Boards" / "plan.canvas").write_text(json.dumps({"nodes": nodes, "edges": []}))
+    report = run(rt, env, src)
+    assert report.attachments == ["Boards/plan.canvas"]
+    assert report.missing_links == [("Boards/plan.canvas", "![…](/gone.pdf)")]

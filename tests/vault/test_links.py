@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notegate.vault.links import Link, LinkTargets, links_in, resolves
+from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
 from timing import assert_catches_quadratic, assert_linear, fill
 
 FOUND = [
@@ -75,3 +75,24 @@ def test_links_in_is_linear(shape: str) -> None:
 
 def test_the_ratio_catches_a_quadratic_scan() -> None:
     assert_catches_quadratic(SHAPES["unclosed-markdown"])
+
+
+@pytest.mark.parametrize(
+    ("canvas", "targets"),
+    [
+        ({"nodes": [{"type": "file", "file": "a/b.md"}, {"type": "text", "text": "[[x]]"}]}, ["/a/b.md"]),
+        ({"nodes": [{"type": "file", "file": "img.png#crop"}, {"type": "file", "file": "img.png"}]}, ["/img.png"]),
+        ({"nodes": "not a list"}, []),
+        ([{"type": "file", "file": "x.md"}], []),  # not a canvas
+        ({"nodes": [{"type": "file", "file": 3}, "junk", {"type": "file"}]}, []),
+    ],
+)
+def test_canvas_links(canvas: object, targets: list[str]) -> None:
+    assert [link.target for link in canvas_links(canvas)] == targets
+
+
+def test_canvas_paths_are_from_the_vault_root() -> None:
+    [link] = canvas_links({"nodes": [{"type": "file", "file": "projects/b.md"}]})
+    assert resolves(link, "deep/a/board.canvas", VAULT)
+    [gone] = canvas_links({"nodes": [{"type": "file", "file": "gone.md"}]})
+    assert not resolves(gone, "deep/a/board.canvas", VAULT)

@@ -31,6 +31,7 @@ vault with the same content are left alone.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -56,7 +57,7 @@ from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Environment
-from notegate.vault.links import LinkTargets, links_in, resolves
+from notegate.vault.links import LinkTargets, canvas_links, links_in, resolves
 from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
@@ -215,7 +216,7 @@ def import_folder(
     head = store.head()
     lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
-    texts: dict[str, str] = {}  # imported note -> its text, for the link report
+    texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
         if progress is not None:
@@ -290,6 +291,8 @@ def import_folder(
             texts[dest] = text
         else:
             report.attachments.append(dest)
+            if text is not None:  # a canvas: the files its nodes show are links too
+                texts[dest] = text
     report.missing_links = _missing_links(store, head, texts, [c.path for c in changes])
     if dry_run:
         return report
@@ -357,14 +360,16 @@ def _decode(data: bytes, encoding: str | None) -> tuple[str, bytes, str | None] 
 
 
 def _missing_links(store, head: str | None, texts: dict[str, str], imported: list[str]) -> list[tuple[str, str]]:
-    """Every (note, link) among the imported notes that points at nothing in the vault after the import."""
+    """Every (note or canvas, link) among the imported files that points at nothing in the vault after the
+    import."""
     if not texts:
         return []
     present = [path for path, _blob in store.changed_notes(None, head)] if head else []
     targets = LinkTargets([*present, *imported])
     missing: list[tuple[str, str]] = []
     for path, text in texts.items():
-        for link in links_in(text):
+        found = canvas_links(json.loads(text)) if extension_of(path) == "canvas" else links_in(text)
+        for link in found:
             if not resolves(link, path, targets):
                 missing.append((path, link.as_written()))
     return missing

@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Link", "LinkTargets", "links_in", "resolves"]
+__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "resolves"]
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
@@ -79,6 +79,19 @@ def links_in(text: str) -> list[Link]:
         if target:
             found[(target, match.group(1) == "!", False)] = None
     return [Link(target, embed, wiki) for target, embed, wiki in found]
+
+
+def canvas_links(canvas: object) -> list[Link]:
+    """The files a parsed JSON Canvas shows (its ``"type": "file"`` nodes, paths from the vault root), in
+    order, once each; anything that is not a canvas of that shape has none."""
+    nodes = canvas.get("nodes") if isinstance(canvas, dict) else None
+    found: dict[str, None] = {}
+    for node in nodes if isinstance(nodes, list) else ():
+        if isinstance(node, dict) and node.get("type") == "file" and isinstance(node.get("file"), str):
+            target = node["file"].split("#", 1)[0].strip()
+            if target:
+                found["/" + target.lstrip("/")] = None
+    return [Link(target, embed=True, wiki=False) for target in found]
 
 
 class LinkTargets:
