@@ -236,6 +236,8 @@ TOOLS = [
     "delete_note",
     "note_history",
     "restore_note",
+    "read_attachment",
+    "write_attachment",
     "inbox_write",
     "list_inbox",
     "promote_inbox",

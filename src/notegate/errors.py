@@ -203,6 +203,11 @@ RULES: dict[str, str] = {
     "import-policy-folder": "Import with --into FOLDER to keep the vault's folders apart from the policy's, or "
     "with --allow-policy-folders if they are meant as the policy's.",
     "import-exists": "Rename one of the two, or change the vault's copy first: an import never overwrites.",
+    "attachment-write-trusted": "Describe the file in an inbox item (inbox_write), or ask the owner for a trusted "
+    "session (request_elevation).",
+    "attachment-writes-off": "Add the file from a clone with git, or ask the owner to set attachment_writes = true.",
+    "path-not-attachment": "Name the file with its extension, e.g. 'images/diagram.png'; read notes with read_note.",
+    "attachment-not-base64": "Send the file's bytes as standard base64 (RFC 4648, with padding).",
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",

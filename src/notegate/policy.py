@@ -242,6 +242,7 @@ class Policy:
     sync_interval_seconds: float = default("sync_interval_seconds")
     attachment_types: tuple[tuple[str, str], ...] = default("attachment_types")
     max_attachment_bytes: int = default("max_attachment_bytes")
+    attachment_writes: bool = default("attachment_writes")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -1003,6 +1004,50 @@ def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: boo
     if policy.is_protected(path):
         return deny("import-policy-folder", "the policy treats this path as protected: house rules sessions load.")
     return allow("import-folder")
+
+
+def attachment_media_type(policy: Policy, path: str) -> str:
+    """The media type the policy gives the file at ``path`` ("" when it is not an attachment it allows)."""
+    return media_type_of(policy.attachment_types, path.rsplit("/", 1)[-1])
+
+
+def decide_attachment_read(policy: Policy, caller: Caller, path: str, size: int) -> Decision:
+    """May ``caller`` read the attachment at ``path`` (``size`` bytes)?  Visibility exactly as for a note (a
+    private attachment is not there for a restricted caller), then the type and the size: what the vault may
+    not hold is not served either (a file pushed before the policy changed)."""
+    seen = decide(policy, caller, Action.READ, path)
+    if not seen.allowed:
+        return seen
+    media_type = attachment_media_type(policy, path)
+    if not media_type:
+        return deny("file-type-refused", "this file is neither a note (.md) nor an allowed attachment type.")
+    if size > policy.max_attachment_bytes:
+        return deny(
+            "attachment-too-large",
+            f"the attachment is {size} bytes, over max_attachment_bytes ({policy.max_attachment_bytes}).",
+        )
+    return allow("attachment-read", media_type)
+
+
+def decide_attachment_write(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:
+    """May ``caller`` create, replace or delete the attachment at ``path``?
+
+    Visibility first (a private path is "no such note" to a restricted caller, as for notes); then only
+    trusted callers, and only while ``attachment_writes`` is on: a restricted session writes inbox items,
+    and an inbox item stays Markdown.  The rest is the note table (instruction-file names, protected paths)."""
+    reader = decide_reader(caller)
+    if not reader.allowed:
+        return reader
+    if not can_see(policy, caller, path):
+        return deny("no-such-note", "no such note.")
+    if caller.tier != "trusted":
+        return deny(
+            "attachment-write-trusted",
+            "only a trusted session may write attachments; a restricted session writes Markdown inbox items.",
+        )
+    if not policy.attachment_writes:
+        return deny("attachment-writes-off", "the policy turns attachment writes through MCP off (attachment_writes).")
+    return decide(policy, caller, action, path)
 
 
 def decide_incoming_note(policy: Policy, path: str, data: bytes) -> Decision:

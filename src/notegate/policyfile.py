@@ -357,6 +357,13 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
             "notegate.services.importer:_decide_file",
         ),
     ),
+    PolicySetting(
+        "attachment_writes",
+        bool,
+        True,
+        "Whether trusted MCP callers may write attachments (write_attachment); restricted callers never may.",
+        enforced_by=("notegate.policy:decide_attachment_write",),
+    ),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}

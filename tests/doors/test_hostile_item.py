@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
 
@@ -37,18 +38,24 @@ async def _list_seconds(url: str, reviewer: str) -> float:
 async def _list_while_polling(url: str, reviewer: str) -> tuple[float, list[float]]:
     """list_inbox's time, and how long each /healthz asked meanwhile (one keep-alive client) waited."""
     waits: list[float] = []
-    stop = threading.Event()
+    stop, polling = threading.Event(), threading.Event()
 
     def poll() -> None:
         with httpx2.Client(timeout=120) as http:
-            while not stop.is_set():
+            assert http.get(f"{url}/healthz").status_code == 200  # connected before the call starts
+            polling.set()
+            while True:  # at least one timed request, asked while (or just after) the call runs
                 started = time.perf_counter()
                 assert http.get(f"{url}/healthz").status_code == 200
                 waits.append(time.perf_counter() - started)
+                if stop.is_set():
+                    break
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     try:
+        # A list_inbox faster than the poller's start would otherwise leave no wait measured at all.
+        assert await anyio.to_thread.run_sync(polling.wait, 60), "the health check never answered"
         seconds = await _list_seconds(url, reviewer)
     finally:
         stop.set()

@@ -90,6 +90,18 @@ TOOLS: dict[str, tuple[str, str, dict[str, Any]]] = {
             "environment": ENV,
         },
     ),
+    "read_attachment": ("notes", "read_attachment", {"path": "images/a.png", "environment": ENV}),
+    "write_attachment": (
+        "notes",
+        "write_attachment",
+        {
+            "path": "images/a.png",
+            "content_base64": "iVBORw0KGgo=",
+            "base_revision": REV,
+            "confirmed": True,
+            "environment": ENV,
+        },
+    ),
     "inbox_write": (
         "inbox",
         "inbox_write",

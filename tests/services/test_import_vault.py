@@ -437,3 +437,13 @@ def test_a_canvas_showing_a_file_not_imported_is_listed(rt: Runtime, env: Enviro
     report = run(rt, env, src)
     assert report.attachments == ["Boards/plan.canvas"]
     assert report.missing_links == [("Boards/plan.canvas", "![…](/gone.pdf)")]
+
+
+def test_the_same_import_again_changes_nothing(rt: Runtime, env: Environment, tmp_path: Path) -> None:
+    src = obsidian_vault(tmp_path)
+    first = run(rt, env, src)
+    head = env.store.head()
+    again = run(rt, env, src)
+    assert sorted(again.unchanged) == sorted(first.added + first.attachments)
+    assert again.added == again.attachments == [] and again.commits == [] and env.store.head() == head
+    assert rules(again) == EXPECTED_RULES

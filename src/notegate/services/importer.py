@@ -240,7 +240,7 @@ def import_folder(
             text, data, used = decoded
         else:
             text, used = None, None
-        current = listing.get(dest, ABSENT) if is_note else (store.blob_id(dest, head) if head else ABSENT)
+        current = (listing if is_note else snapshot.attachments).get(dest, ABSENT)
         exists = decide_import_existing(dest, current, str(pygit2.hash(data)) if current != ABSENT else ABSENT)
         if not exists.allowed:
             report.refused.append((rel, _denied(exists)))

@@ -15,6 +15,8 @@ the server's fetch use (:func:`notegate.policy.decide_incoming_path`, ``decide_i
 
 from __future__ import annotations
 
+import base64
+import binascii
 import difflib
 import hashlib
 import re
@@ -38,9 +40,12 @@ from notegate.policy import (
     Action,
     Caller,
     Decision,
+    attachment_media_type,
     can_see,
     decide,
     decide_attachment,
+    decide_attachment_read,
+    decide_attachment_write,
     decide_commit_size,
     decide_credential,
     decide_environment,
@@ -59,7 +64,7 @@ from notegate.safety.secrets import scan_credentials
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.index import MATCH_TIERS
-from notegate.vault.paths import FolderPath, NotePath
+from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
 MAX_LIST_LIMIT = 1000
@@ -78,6 +83,18 @@ class NoteEntry:
     path: str
     revision: str
     quarantined: bool = False  # an inbox item: unreviewed text from a restricted session
+    kind: Literal["note", "attachment"] = "note"
+    size: int | None = None  # attachments: bytes
+    media_type: str | None = None  # attachments: the policy's media type for its extension
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttachmentRead:
+    path: str
+    revision: str
+    media_type: str
+    size: int
+    data: bytes  # the file's bytes, checked against the policy at this read (type, size, first bytes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,7 +248,7 @@ class WriteIntent:
 
     op: str
     action: Action
-    path: NotePath
+    path: NotePath | AttachmentPath
     base: str
     changes: tuple[Change, ...]
     expect: Mapping[str, str]
@@ -444,9 +461,11 @@ class NotesService:
             fpath = FolderPath.parse(folder or "")
             self._check_reader(caller)
             limit = max(1, min(limit, MAX_LIST_LIMIT))
-            notes = env.store.listing().notes
+            listing = env.store.listing()
+            notes = listing.notes
+            files = {p: b for p, b in listing.attachments.items() if attachment_media_type(self.policy, p)}
             prefix = f"{fpath.value}/" if fpath.value else ""
-            visible = sorted(p for p in notes if p.startswith(prefix) and can_see(self.policy, caller, p))
+            visible = sorted(p for p in (*notes, *files) if p.startswith(prefix) and can_see(self.policy, caller, p))
             there = decide_folder(fpath.value, len(visible))
             if not there.allowed:
                 raise NoSuchNote(there.reason, rule=there.rule, remedy=self._folder_remedy(caller, notes, fpath.value))
@@ -466,10 +485,105 @@ class NotesService:
             next_cursor = page[-1] if len(visible) > limit else None
             return ListResult(
                 folder=fpath.value,
-                notes=[NoteEntry(path=p, revision=notes[p], quarantined=self.policy.is_inbox(p)) for p in page],
+                notes=[self._entry(env, p, notes, files) for p in page],
                 folders=sorted(folders),
                 next_cursor=next_cursor,
             )
+
+    def _entry(self, env: Environment, path: str, notes: Mapping[str, str], files: Mapping[str, str]) -> NoteEntry:
+        if path in notes:
+            return NoteEntry(path=path, revision=notes[path], quarantined=self.policy.is_inbox(path))
+        blob = files[path]
+        return NoteEntry(
+            path=path,
+            revision=blob,
+            quarantined=self.policy.is_inbox(path),
+            kind="attachment",
+            size=env.store.blob_size(blob),
+            media_type=attachment_media_type(self.policy, path),
+        )
+
+    def read_attachment(self, caller: Caller, path: str, environment: str | None = None) -> AttachmentRead:
+        """An attachment's bytes, with the same visibility as read_note: a private one is not there for a
+        restricted caller (the same words as one never made), then the policy's type and size, and the first
+        bytes checked again (a file pushed before the policy changed is not served as what it is not)."""
+        with self.audited(caller, "read_attachment", path):
+            env = self.env(caller, environment)
+            apath = AttachmentPath.parse(path)
+            self._check_reader(caller)
+            blob = env.store.listing().attachments.get(apath.value, ABSENT)
+            size = env.store.blob_size(blob) if blob != ABSENT else 0
+            decision = decide_attachment_read(self.policy, caller, apath.value, size)
+            if blob == ABSENT or decision.rule == "no-such-note":
+                raise no_such_note(apath.value, "Check the path with list_notes.")
+            if not decision.allowed:
+                raise PolicyDenied(f"{apath.value}: {decision.reason}", rule=decision.rule)
+            data = env.store.read_unverified_blob(blob)  # verified: the blob at this path now
+            checked = decide_attachment(self.policy, apath.name, data[:HEAD_BYTES], len(data))
+            if not checked.allowed:
+                raise PolicyDenied(f"{apath.value}: {checked.reason}", rule=checked.rule)
+            return AttachmentRead(path=apath.value, revision=blob, media_type=checked.reason, size=len(data), data=data)
+
+    def write_attachment(
+        self,
+        caller: Caller,
+        path: str,
+        content_base64: str,
+        base_revision: str,
+        confirmed: bool = False,
+        environment: str | None = None,
+    ) -> WriteResult:
+        """Create or replace an attachment: trusted callers only, while the policy allows it; the bytes meet the
+        type, size and first-bytes checks before a preview; then the one write recipe (stale, two-step, commit)."""
+        with self.audited(caller, "write_attachment", path) as record:
+            env = self.env(caller, environment)
+            apath = AttachmentPath.parse(path)
+            base = self._normalise_base(base_revision)
+            action = Action.CREATE if base == ABSENT else Action.OVERWRITE
+            decision = decide_attachment_write(self.policy, caller, action, apath.value)
+            if decision.rule == "no-such-note":
+                raise no_such_note(apath.value, "Check the path with list_notes.")
+            if not decision.allowed:
+                raise PolicyDenied(f"{apath.value}: {decision.reason}", rule=decision.rule)
+            data = self._attachment_bytes(content_base64)
+            checked = decide_attachment(self.policy, apath.name, data[:HEAD_BYTES], len(data))
+            if not checked.allowed:
+                raise PolicyDenied(f"{apath.value}: {checked.reason}", rule=checked.rule)
+            current = env.store.blob_id(apath.value)
+            if current != base:
+                raise StaleRevision(
+                    f"{apath.value} changed since revision {base[:12]}: it is now at "
+                    f"{current[:12] if current != ABSENT else 'absent'}",
+                    current_revision=current,
+                    diff="(an attachment: no text diff; read_attachment shows the current file)\n",
+                )
+            before = "" if base == ABSENT else f"{checked.reason}, {env.store.blob_size(base)} bytes, revision {base}\n"
+            intent = WriteIntent(
+                op="write_attachment",
+                action=action,
+                path=apath,
+                base=base,
+                changes=(Change(apath.value, data),),
+                expect={apath.value: base},
+                before=before,
+                after=f"{checked.reason}, {len(data)} bytes, revision {_blob_id(data)}\n",
+                summary=f"{'add' if base == ABSENT else 'update'} attachment {apath.value}",
+                new_paths=(apath.value,) if base == ABSENT else (),
+            )
+            return self._apply(caller, env, intent, confirmed, record)
+
+    def _attachment_bytes(self, content_base64: str) -> bytes:
+        """Strict base64 (RFC 4648), its length bounded before it is decoded."""
+        text = "".join((content_base64 or "").split())
+        if len(text) > 4 * (self.policy.max_attachment_bytes // 3 + 1):
+            raise ContentRejected(
+                f"the attachment would be over max_attachment_bytes ({self.policy.max_attachment_bytes})",
+                rule="attachment-too-large",
+            )
+        try:
+            return base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ContentRejected("content_base64 is not valid base64", rule="attachment-not-base64") from exc
 
     def read_note(self, caller: Caller, path: str, environment: str | None = None) -> NoteRead:
         with self.audited(caller, "read_note", path):

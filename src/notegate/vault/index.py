@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
-from notegate.vault.store import ABSENT, VaultStore, servable
+from notegate.vault.canvas import canvas_text, is_canvas
+from notegate.vault.store import ABSENT, VaultStore, servable, servable_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -188,6 +189,14 @@ def title_of(path: str, text: str) -> str:
     return f"{stem} {match.group(1)}" if match else stem
 
 
+def _indexed(path: str, listing) -> bool:
+    """Notes and canvas files are indexed (a canvas by its text nodes); no other file: binary bytes never
+    reach the index, so a word inside an image is never a hit."""
+    if listing is not None:
+        return path in listing.notes or (is_canvas(path) and path in listing.attachments)
+    return servable(path) or (is_canvas(path) and servable_file(path))
+
+
 class SearchIndex:
     """The FTS5 index of one environment's notes."""
 
@@ -253,7 +262,7 @@ class SearchIndex:
             return 0
         changes = store.changed_notes(old, new)
         listing = store.listing()
-        known = listing.notes if listing.commit == new else None  # paths already parsed by the listing
+        current = listing.commit == new  # the listing has parsed these paths already
         empty = old is None and self.count() == 0
         last = self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
@@ -266,9 +275,10 @@ class SearchIndex:
                         db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM fts_private WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
-                if blob == ABSENT or not (path in known if known is not None else servable(path)):
+                if blob == ABSENT or not _indexed(path, listing if current else None):
                     continue
-                text = store.read_unverified_blob(blob).decode("utf-8", errors="replace")  # from the tree diff
+                data = store.read_unverified_blob(blob)  # from the tree diff
+                text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
                 rows.append((path, folder, blob, last.get(path), int(private), int(inbox), text))

@@ -458,6 +458,38 @@ class FolderPath:
         return self.value
 
 
+@dataclass(frozen=True)
+class AttachmentPath:
+    """A safe, normalised path of an attachment (a non-Markdown file): the segment rules of a note
+    (normalised, no traversal, no hidden or reserved segment, no control or invisible character), a file name
+    with an extension, and not a note (``.md``: read_note serves those).  Whether its type is allowed is the
+    policy's call (``attachment_types``), not the path's."""
+
+    value: str
+
+    @classmethod
+    def parse(cls, raw: str) -> AttachmentPath:
+        """Parse untrusted text into an attachment path, or raise ``PathRejected``."""
+        value = FolderPath.parse(raw).value if isinstance(raw, str) and not raw.endswith("/") else ""
+        name = value.rsplit("/", 1)[-1]
+        stem, dot, ext = name.rpartition(".")
+        if not (dot and stem and ext) or name.casefold().endswith(NOTE_SUFFIX):
+            raise PathRejected(
+                raw if isinstance(raw, str) else repr(raw),
+                "path-not-attachment",
+                f"{_show(value or str(raw))} is not an attachment's path: name a file with its extension, such "
+                "as 'images/diagram.png' (notes, ending in .md, are read with read_note).",
+            )
+        return cls(value)
+
+    @property
+    def name(self) -> str:
+        return self.value.rsplit("/", 1)[-1]
+
+    def __str__(self) -> str:
+        return self.value
+
+
 def caseless_key(text: str) -> str:
     """The case-collision key of an already-normalised path or folder (no re-parsing)."""
     return _caseless_key(text)

@@ -40,7 +40,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
-from notegate.vault.paths import NotePath, PathRejected, caseless_key, is_hidden_tree_path
+from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, caseless_key, is_hidden_tree_path
 
 ABSENT = "absent"
 MAIN_REF = "refs/heads/main"
@@ -128,6 +128,12 @@ class Listing:
     case_index: dict[str, str] = field(default_factory=dict)
     folders: dict[str, int] = field(default_factory=dict)  # folder -> how many notes under it
     folder_case: dict[str, str] = field(default_factory=dict)  # caseless key -> the folder's spelling
+    attachments: dict[str, str] = field(default_factory=dict)  # servable non-Markdown files: path -> blob id
+
+    def add_attachment(self, path: str, blob: str) -> None:
+        """A non-Markdown file (the policy decides which of them are attachments it serves)."""
+        self.attachments[path] = blob
+        self.case_index.setdefault(caseless_key(path), path)
 
     def add(self, path: str, blob: str) -> None:
         if path not in self.notes:
@@ -140,6 +146,10 @@ class Listing:
         self.case_index[caseless_key(path)] = path
 
     def remove(self, path: str) -> None:
+        if self.attachments.pop(path, None) is not None:
+            if self.case_index.get(caseless_key(path)) == path:
+                del self.case_index[caseless_key(path)]
+            return
         if self.notes.pop(path, None) is None:
             return
         key = caseless_key(path)
@@ -161,6 +171,7 @@ class Listing:
             case_index=dict(self.case_index),
             folders=dict(self.folders),
             folder_case=dict(self.folder_case),
+            attachments=dict(self.attachments),
         )
 
     def collision(self, path: str) -> str | None:
@@ -191,6 +202,17 @@ def servable(path: str) -> bool:
     # A path git holds in another normal form (NFD from some clones) is not served: every check (privacy
     # globs, reads, case collisions) works on the NFC spelling, so serving the raw one could slip past them.
     return parsed.value == path
+
+
+def servable_file(path: str) -> bool:
+    """A tree entry we may serve as an attachment: a visible, well-formed path that is not a note (whether
+    its type is allowed is the policy's call, at every read)."""
+    if is_hidden_tree_path(path) or path.endswith(".md"):
+        return False
+    try:
+        return AttachmentPath.parse(path).value == path
+    except PathRejected:
+        return False
 
 
 class VaultStore:
@@ -265,6 +287,8 @@ class VaultStore:
         for path, blob in _walk_tree(self.repo, tree, ""):
             if servable(path):
                 listing.add(path, blob)
+            elif servable_file(path):
+                listing.add_attachment(path, blob)
         return listing
 
     def _advance_listing(self, current: Listing, head: str) -> Listing:
@@ -275,14 +299,21 @@ class VaultStore:
             listing.remove(path)
             if blob != ABSENT and servable(path):
                 listing.add(path, blob)
+            elif blob != ABSENT and servable_file(path):
+                listing.add_attachment(path, blob)
         return listing
 
     def blob_id(self, path: str, commit: str | None = None) -> str:
         """The note's revision at ``commit`` (default: the tip): its blob id, or ``absent``."""
         if commit is None:
-            return self.listing().notes.get(path, ABSENT)
+            listing = self.listing()
+            return listing.notes.get(path) or listing.attachments.get(path, ABSENT)
         tree = self.repo[commit].peel(pygit2.Tree)
         return _entry_blob(tree, path)
+
+    def blob_size(self, blob_id: str) -> int:
+        """A blob's size from its object header, without inflating it (a listing of large attachments)."""
+        return self.repo.odb.read_header(blob_id)[1]
 
     def read_unverified_blob(self, blob_id: str) -> bytes:
         """The bytes of any blob in the repository, by id, unchecked: the caller must know that the id is a

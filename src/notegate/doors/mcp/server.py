@@ -28,7 +28,8 @@ INSTRUCTIONS = """\
 Call session_start first, with your project if you have one: it returns the house rules, the last handoff \
 and a handle. Hosted clients must pass that handle as `handle` to every other notegate tool. \
 notegate is the user's shared memory: a git-versioned vault of Markdown notes that every AI session reads \
-and writes. Read with list_notes, search_notes and read_note. Every read returns a revision; every write \
+and writes. Read with list_notes, search_notes and read_note; list_notes also lists attachments (images, PDFs, audio, \
+canvas files), which read_attachment returns. Every read returns a revision; every write \
 must pass the revision it was based on as base_revision ('absent' for a new note). If the note changed \
 meanwhile, the write is refused with the current revision and a diff: read it again and redo your change; \
 nothing is ever merged for you. Writes are two-step: call without confirmed (you get the exact diff and \
@@ -73,4 +74,17 @@ def build_mcp(
     tools_sessions.register(mcp, services, call)
     tools_elevation.register(mcp, call, elevation)
     prompts.register(mcp)
+    _serve_no_resources(mcp)
     return mcp
+
+
+#: The resource methods MCPServer answers even with nothing registered (so it advertises ``resources``).
+_RESOURCE_METHODS = ("resources/list", "resources/templates/list", "resources/read")
+
+
+def _serve_no_resources(mcp: MCPServer) -> None:
+    """Stop advertising resources: attachments are read with read_attachment, which carries the session
+    handle and grant a resource read cannot, so there is no ``note://`` resource to list (issue 12)."""
+    handlers = mcp._lowlevel_server._request_handlers  # private: the SDK has no switch for this
+    for method in _RESOURCE_METHODS:
+        handlers.pop(method, None)
