@@ -68,15 +68,15 @@ def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> 
     (src / "rules").mkdir()
     (src / "rules" / "digest.md").write_text("different rules\n")
     result = cli("import", "--config", str(vault), str(src), "--message", "Import test", "--quiet", real=True)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # something was refused
     out = result.stdout
     assert "skipped  .obsidian/: hidden folder" in out
-    assert "skipped  img.png: not a Markdown note" in out
+    assert "refused  img.png: attachment-type-mismatch: " in out
     assert "refused  link.md: symlink" in out
     assert "refused  bad%2e%2e.md: path-percent-encoded" in out
     assert "refused  latin1.md: content-not-utf8" in out
-    assert "refused  rules/digest.md: exists in the vault with other content" in out
-    assert "imported 1 notes" in out
+    assert "refused  rules/digest.md: import-exists: rules/digest.md is in the vault with other content" in out
+    assert "notes (imported)             1" in out
     log = subprocess.run(
         ["git", "--git-dir", str(vault.parent / "origin.git"), "log", "-1", "--format=%s%n%b", "main"],
         capture_output=True,
@@ -84,7 +84,7 @@ def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> 
     ).stdout
     assert log.startswith("Import test") and "Notegate-Client: notegate-import" in log
     again = cli("import", "--config", str(vault), str(src), "--quiet")
-    assert "imported 0 notes, 1 unchanged" in again.stdout
+    assert "notes (imported)             0\n" in again.stdout and "unchanged                    1\n" in again.stdout
 
 
 @pytest.mark.anyio

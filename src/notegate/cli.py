@@ -18,7 +18,7 @@ EXAMPLES = {
     "serve": "notegate serve --config ./vault/notegate.toml --port 8765",
     "mcp": "notegate mcp --config ./vault/notegate.toml --token-file ~/.config/notegate/token",
     "token": "notegate token create --config ./vault/notegate.toml --name laptop --class workstation",
-    "import": "notegate import --config ./vault/notegate.toml ~/Obsidian/MyVault --message 'Import my vault'",
+    "import": "notegate import --config ./vault/notegate.toml ~/Obsidian/MyVault --dry-run",
     "reindex": "notegate reindex --config ./vault/notegate.toml",
     "review": "ANTHROPIC_API_KEY=... notegate review --config ./vault/notegate.toml --dry-run",
     "reflect": "notegate reflect --config ./vault/notegate.toml --raw ~/.claude/projects",
@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _sub(subs, "init", "create a notegate directory: config, bare origin, server clone, default layout")
     p.add_argument("directory")
     p.add_argument("--owner", default="owner", help="login of the vault's owner (default: owner)")
+    p.add_argument(
+        "--empty", action="store_true", help="no demo notes: start empty, e.g. to bring a vault in with import"
+    )
 
     p = _sub(subs, "serve", "serve MCP over Streamable HTTP at /mcp (and /healthz)")
     _config_arg(p)
@@ -150,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(orv)
     orv.add_argument("passkey_id", metavar="ID")
 
-    p = _sub(subs, "import", "import a Markdown/Obsidian folder as one commit")
+    p = _sub(subs, "import", "bring a Markdown/Obsidian folder in whole: notes and attachments, in batched commits")
     _config_arg(p)
     p.add_argument("source")
     p.add_argument("--message", default="Import notes", help="commit summary")
@@ -159,6 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument(
         "--allow-secrets", action="store_true", help="import notes that hold what looks like a credential too"
+    )
+    p.add_argument("--into", default="", metavar="FOLDER", help="put everything under this folder of the vault")
+    p.add_argument(
+        "--encoding", default=None, metavar="NAME", help="read notes that are not UTF-8 as NAME (e.g. cp1252)"
+    )
+    p.add_argument("--dry-run", action="store_true", help="decide and report everything, commit nothing")
+    p.add_argument(
+        "--allow-policy-folders",
+        action="store_true",
+        help="let the vault's inbox/ and protected (rules/) folders be the policy's (refused by default)",
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -325,7 +338,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from notegate.services.vaultinit import init_directory
 
     try:
-        path = init_directory(Path(args.directory), owner=args.owner)
+        path = init_directory(Path(args.directory), owner=args.owner, empty=args.empty)
     except InitError as exc:
         return _fail(f"notegate init: {exc.explain()}", 2)
     print(f"Created {path}")
@@ -478,50 +491,111 @@ def _progress(total: int | None, desc: str, quiet: bool):
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import codecs
+
+    from notegate.errors import NotegateError, PathRejected
     from notegate.services.container import Services
     from notegate.services.importer import import_folder, importing_caller
     from notegate.services.runtime import Runtime
+    from notegate.vault.paths import FolderPath
 
     config = _load(args)
     src = Path(args.source)
     if not src.is_dir():
         return _fail(f"notegate import: {args.source} is not a folder", 2)
+    if args.encoding:
+        try:
+            codecs.lookup(args.encoding)
+        except LookupError:
+            return _fail(f"notegate import: --encoding {args.encoding}: no such encoding (try cp1252 or latin-1)", 2)
+    if args.into:
+        try:
+            FolderPath.parse(args.into.strip("/"))
+        except PathRejected as exc:
+            return _fail(f"notegate import: --into: {exc.explain()}", 2)
     runtime = Runtime(config)
     env_cfg = config.environment(args.environment)
     env = runtime.environment(env_cfg.name)
     login = args.login or env_cfg.owner
-    with _progress(None, "importing", args.quiet) as bar:
+    try:
+        with _progress(None, "importing", args.quiet) as bar:
 
-        def scanned(total: int) -> None:
-            bar.total = total
-            bar.refresh()
+            def scanned(total: int) -> None:
+                bar.total = total
+                bar.refresh()
 
-        report = import_folder(
-            Services.build(runtime).notes,
-            env,
-            importing_caller(login),
-            src,
-            message=args.message.splitlines()[0][:100] if args.message else "Import notes",
-            progress=bar.update,
-            on_scanned=scanned,
-            allow_secrets=args.allow_secrets,
-        )
-    if report.commit:
-        env.store.repack()  # an import writes thousands of loose objects; pack them (here and in a local origin)
-    runtime.close()
+            report = import_folder(
+                Services.build(runtime).notes,
+                env,
+                importing_caller(login),
+                src,
+                message=args.message.splitlines()[0][:100] if args.message else "Import notes",
+                progress=bar.update,
+                on_scanned=scanned,
+                allow_secrets=args.allow_secrets,
+                into=args.into,
+                encoding=args.encoding,
+                dry_run=args.dry_run,
+                allow_policy_folders=args.allow_policy_folders,
+            )
+        if report.commit:
+            env.store.repack()  # an import writes thousands of loose objects; pack them (and a local origin)
+    except NotegateError as exc:
+        return _fail(f"notegate import: {exc.explain()}")
+    finally:
+        runtime.close()
     if args.json:
         print(json.dumps(report.__dict__, indent=2))
     else:
-        for path, reason in report.skipped:
-            print(f"skipped  {path}: {reason}")
-        for path, reason in report.refused:
-            print(f"refused  {path}: {reason}")
-        print(
-            f"imported {len(report.added)} notes, {len(report.unchanged)} unchanged, "
-            f"{len(report.skipped)} skipped, {len(report.refused)} refused"
-            + (f"; commit {report.commit[:12]}" if report.commit else "; nothing to commit")
-        )
-    return 0
+        print(import_summary(report))
+    return 1 if report.refused else 0
+
+
+MISSING_LINKS_SHOWN = 50  # the summary lists this many links that point nowhere; --json lists every one
+
+
+def import_summary(report) -> str:
+    """The import's report as a person reads it: what happened to each file that did not simply come in,
+    the counts, the links that point nowhere, and the commit (or that a dry run committed nothing)."""
+    lines = []
+    for path, reason in report.skipped:
+        lines.append(f"skipped  {path}: {reason}")
+    for path, reason in report.refused:
+        lines.append(f"refused  {path}: {reason}")
+    folders: dict[tuple[str, str], int] = {}  # one line per folder that lands under another name
+    for source, dest in report.landed:
+        key = (source.rpartition("/")[0] + "/", dest.rpartition("/")[0] + "/")
+        folders[key] = folders.get(key, 0) + 1
+    for (source, dest), count in folders.items():
+        lines.append(f"landed   {source} -> {dest} ({count} file{'s' if count != 1 else ''})")
+    for path, encoding in report.converted:
+        lines.append(f"converted {path} from {encoding} to UTF-8")
+    if report.missing_links:
+        shown = report.missing_links[:MISSING_LINKS_SHOWN]
+        lines.append(f"{len(report.missing_links)} link(s) point at nothing in the vault:")
+        lines.extend(f"  {note}: {link}" for note, link in shown)
+        if len(report.missing_links) > len(shown):
+            lines.append(f"  … and {len(report.missing_links) - len(shown)} more (--json lists them all)")
+    verb = "would import" if report.dry_run else "imported"
+    rows = [
+        (f"notes ({verb})", len(report.added)),
+        (f"attachments ({verb})", len(report.attachments)),
+        ("unchanged", len(report.unchanged)),
+        ("skipped", len(report.skipped)),
+        ("refused", len(report.refused)),
+    ]
+    width = max(len(name) for name, _ in rows)
+    lines.append("")
+    lines.extend(f"{name:<{width}}  {count:>6,}" for name, count in rows)
+    if report.dry_run:
+        lines.append("dry run: nothing was committed")
+    elif report.commit:
+        lines.append(f"{len(report.commits)} commit(s), the last {report.commit[:12]}, pushed")
+    else:
+        lines.append("nothing to commit")
+    if report.refused:
+        lines.append(f"{len(report.refused)} file(s) refused: exit status 1 (fix them and run the same import again)")
+    return "\n".join(lines)
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:

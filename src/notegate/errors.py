@@ -201,6 +201,9 @@ RULES: dict[str, str] = {
     "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",
     "attachment-too-large": "Commit a smaller file, or raise max_attachment_bytes.",
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",
+    "import-policy-folder": "Import with --into FOLDER to keep the vault's folders apart from the policy's, or "
+    "with --allow-policy-folders if they are meant as the policy's.",
+    "import-exists": "Rename one of the two, or change the vault's copy first: an import never overwrites.",
     "attachment-write-trusted": "Describe the file in an inbox item (inbox_write), or ask the owner for a trusted "
     "session (request_elevation).",
     "attachment-writes-off": "Add the file from a clone with git, or ask the owner to set attachment_writes = true.",

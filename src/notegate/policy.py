@@ -13,6 +13,7 @@ Theory of operation
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -969,6 +970,48 @@ def decide_attachment(policy: Policy, name: str, head: bytes, size: int) -> Deci
             f"its first bytes are not those of {media_type}, the type its extension names.",
         )
     return allow("incoming-attachment", media_type)
+
+
+def decide_canvas(data: bytes) -> Decision:
+    """Is this ``.canvas`` really a JSON Canvas: one JSON object (UTF-8, an optional byte order mark)?
+    The git door looks at its first byte only; the importer, which holds the whole file, parses it."""
+    try:
+        value = json.loads(data.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        return deny("attachment-type-mismatch", "it does not parse as a JSON object, as a .canvas must.")
+    return allow("canvas-json")
+
+
+def decide_import_existing(path: str, current: str, incoming: str) -> Decision:
+    """May an import write the file whose blob id is ``incoming`` at ``path``, where the vault holds
+    ``current`` (a blob id, or ``absent``)?  An import adds, never overwrites: the same bytes are left alone
+    (rule ``import-unchanged``), other bytes are refused."""
+    if current == "absent":
+        return allow("import-new")
+    if current == incoming:
+        return allow("import-unchanged")
+    return deny("import-exists", f"{path} is in the vault with other content; not overwritten.")
+
+
+def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: bool) -> Decision:
+    """May an import put a file at ``path``, a folder the policy gives a meaning of its own (the inbox: the
+    quarantine restricted sessions write to; a protected folder: house rules injected into sessions)?
+
+    A vault's own ``Inbox/`` or ``Rules/`` folder means something else to its owner, so such a file is
+    refused, before anything is committed, unless the owner says it is meant (``--allow-policy-folders``);
+    ``--into FOLDER`` keeps the vault's folders apart from the policy's."""
+    if allow_policy_folders:
+        return allow("import-folder")
+    if policy.is_inbox(path):
+        return deny(
+            "import-policy-folder",
+            f"the policy treats {policy.inbox_root}/ as the inbox: restricted sessions' quarantine, read by reviewers.",
+        )
+    if policy.is_protected(path):
+        return deny("import-policy-folder", "the policy treats this path as protected: house rules sessions load.")
+    return allow("import-folder")
 
 
 def attachment_media_type(policy: Policy, path: str) -> str:

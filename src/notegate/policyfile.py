@@ -75,7 +75,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "Largest note accepted, in bytes of UTF-8.",
         enforced_by=(
             "notegate.services.notes:NotesService._content",
-            "notegate.services.importer:import_folder",
+            "notegate.services.importer:_decide_file",
             "notegate.doors.http:create_app",
         ),
     ),
@@ -351,7 +351,11 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         int,
         20 << 20,
         "Largest attachment accepted, in bytes (20 MiB).",
-        enforced_by=("notegate.policy:decide_incoming_size", "notegate.policy:decide_attachment"),
+        enforced_by=(
+            "notegate.policy:decide_incoming_size",
+            "notegate.policy:decide_attachment",
+            "notegate.services.importer:_decide_file",
+        ),
     ),
     PolicySetting(
         "attachment_writes",

@@ -89,16 +89,16 @@ def test_symlinks_are_refused_and_never_followed(rt: Runtime, env: Environment, 
     assert "link.md" not in notes and "linked/inner.md" not in notes and "dangling.md" not in notes
 
 
-def test_non_markdown_files_are_skipped(rt: Runtime, env: Environment, src: Path) -> None:
+def test_files_of_no_allowed_type_are_skipped(rt: Runtime, env: Environment, src: Path) -> None:
     put(src, "a.txt", "text\n")
-    put(src, "img/p.png", b"\x89PNG\r\n")
     put(src, "b.MD.bak", "x\n")
+    put(src, "d.svg", "<svg onload='x()'/>")
     put(src, "c.md", "note\n")
     report = run(rt, env, src)
     assert report.skipped == [
-        ("a.txt", "not a Markdown note"),
-        ("b.MD.bak", "not a Markdown note"),
-        ("img/p.png", "not a Markdown note"),
+        ("a.txt", "not a note or an attachment type the policy allows"),
+        ("b.MD.bak", "not a note or an attachment type the policy allows"),
+        ("d.svg", "not a note or an attachment type the policy allows (SVG may carry script: never accepted)"),
     ]
     assert report.added == ["c.md"]
 
@@ -114,19 +114,29 @@ def test_case_collisions_inside_the_source_are_refused(rt: Runtime, env: Environ
     put(src, "ideas/cat.md", "lower\n")
     report = run(rt, env, src)
     assert report.added == ["ideas/Cat.md"]
-    assert report.refused == [("ideas/cat.md", "path-case-collision with ideas/Cat.md in the source")]
+    assert report.refused == [
+        (
+            "ideas/cat.md",
+            "path-case-collision: it differs only in case from ideas/Cat.md in the source — rename one of the two",
+        )
+    ]
     assert "ideas/cat.md" not in env.store.listing().notes
 
 
 def test_case_collisions_with_the_vault_are_refused(rt: Runtime, env: Environment, src: Path) -> None:
+    """A note name differing only in case is refused; a folder differing only in case takes the vault's
+    spelling (the vault's own `Design/` lands in `design/`)."""
     put(src, "projects/Notegate-Demo.md", "other spelling\n")
     put(src, "Design/new.md", "other folder spelling\n")
     report = run(rt, env, src)
-    assert sorted(report.refused) == [
-        ("Design/new.md", "path-case-collision with design/ in the vault"),
-        ("projects/Notegate-Demo.md", "path-case-collision with projects/notegate-demo.md in the vault"),
+    assert report.refused == [
+        (
+            "projects/Notegate-Demo.md",
+            "path-case-collision: it differs only in case from projects/notegate-demo.md in the vault"
+            " — rename one of the two",
+        ),
     ]
-    assert report.added == [] and report.commit is None
+    assert report.added == ["design/new.md"] and report.landed == [("Design/new.md", "design/new.md")]
 
 
 def test_identical_existing_notes_are_unchanged(rt: Runtime, env: Environment, src: Path) -> None:
@@ -143,7 +153,13 @@ def test_differing_existing_notes_are_refused_and_not_overwritten(rt: Runtime, e
     put(src, "log/notegate-demo.md", "# replaced by the import\n")
     head = env.store.head()
     report = run(rt, env, src)
-    assert report.refused == [("log/notegate-demo.md", "exists in the vault with other content; not overwritten")]
+    assert report.refused == [
+        (
+            "log/notegate-demo.md",
+            "import-exists: log/notegate-demo.md is in the vault with other content; not overwritten"
+            " — rename one of them, or change the vault's copy first",
+        )
+    ]
     assert report.commit is None and env.store.head() == head
     assert env.store.read("log/notegate-demo.md") == (before, blob)
 
@@ -156,8 +172,11 @@ def test_every_note_is_checked_like_any_write(rt: Runtime, env: Environment, src
     report = run(rt, env, src)
     reasons = dict(report.refused)
     assert reasons["bad/CON.md"].startswith("path-reserved-name: ")
-    assert reasons["latin1.md"] == "content-not-utf8"
-    assert reasons["big.md"] == f"note-too-large: {rt.policy.max_note_bytes + 1} bytes"
+    assert reasons["latin1.md"].startswith("content-not-utf8: not UTF-8; looks like cp1252: pass --encoding cp1252")
+    assert reasons["big.md"] == (
+        f"note-too-large: {rt.policy.max_note_bytes + 1:,} bytes: over `max_note_bytes` (1 MiB)"
+        " — split it or raise the limit"
+    )
     assert reasons["keys.md"].startswith("credential-warning: ") and "--allow-secrets" in reasons["keys.md"]
     assert AWS_KEY not in reasons["keys.md"]  # the report never repeats the secret
     assert report.added == [] and report.commit is None
@@ -195,12 +214,12 @@ def test_the_import_is_one_pushed_commit_with_import_trailers(
 
 
 def test_nothing_is_committed_when_every_note_is_refused(rt: Runtime, env: Environment, src: Path) -> None:
-    put(src, "Projects/x.md", "collides with projects/\n")
+    put(src, "projects/Notegate-Demo.md", "collides with projects/notegate-demo.md\n")
     put(src, "notes.txt", "skipped\n")
     head = env.store.head()
     report = run(rt, env, src)
     assert report.added == [] and report.commit is None
-    assert len(report.refused) == 1
+    assert [r.split(":", 1)[0] for _, r in report.refused] == ["path-case-collision"]
     assert env.store.head() == head
 
 
@@ -209,7 +228,7 @@ def test_the_cli_refuses_a_symlinked_folder(vault: Path, src: Path, tmp_path: Pa
     (src / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
     put(src, "real.md", "real\n")
     done = notegate("import", "--config", str(vault), str(src), "--quiet", "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # something was refused
     report = json.loads(done.stdout)
     assert report["refused"] == [["linked/", "symlink: never followed"]]
     assert report["added"] == ["real.md"]

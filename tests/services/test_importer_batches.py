@@ -57,6 +57,7 @@ def test_a_big_import_is_batches_the_validator_accepts(limited: Path, src: Path)
             src,
             message="Import test",
             on_commit=lambda _c, done, total: seen.append((done, total)),
+            allow_policy_folders=True,  # the vault's rules/ is meant as the policy's: the floor still holds
         )
         assert len(report.added) == 8 and len(report.commits) == 3 and report.commit == report.commits[-1]
         assert seen == [(3, 8), (6, 8), (8, 8)]
@@ -90,7 +91,7 @@ def test_a_failed_batch_says_how_far_it_got_and_the_same_import_resumes(limited:
             )
         assert info.value.rule == "origin-unavailable"
         text = info.value.explain()
-        assert "the import stopped at its commit 2: 3 of 8 notes were imported in 1 commit(s)" in text
+        assert "the import stopped at its commit 2: 3 of 8 files were imported in 1 commit(s)" in text
         assert "run the same notegate import again" in text
         away.rename(origin)
         assert len(env.store.listing().notes) == 8 + 3  # the default layout and the first batch, pushed
@@ -108,7 +109,8 @@ def test_the_cli_reports_every_commit(limited: Path, src: Path) -> None:
         check=False,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # rules/planted.md is refused, the rest imported
     report = json.loads(done.stdout)
+    assert [(p, r.split(":", 1)[0]) for p, r in report["refused"]] == [("rules/planted.md", "import-policy-folder")]
     assert len(report["commits"]) == 3 and report["commit"] == report["commits"][-1]
     assert str(origin_of(limited).references["refs/heads/main"].target) == report["commit"]

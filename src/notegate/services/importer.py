@@ -1,22 +1,37 @@
-"""Bring an existing Markdown/Obsidian folder into a vault, in commits of at most ``max_files_per_commit`` notes.
+"""Bring an existing Markdown/Obsidian folder into a vault, in commits of at most ``max_files_per_commit`` files.
 
-Hidden paths (``.obsidian/``, ``.git/``, ``.trash/``) are skipped, symlinks are refused (never followed),
-and every skipped or refused file is reported with its reason.  Notes already in the vault are never
-overwritten: identical ones are left alone, differing ones are refused and listed.  Each note meets the
-same rules as any other write (the policy's decision for the importing caller, the content limits, the
-credential decision, and the git door's content rules: the floor where sessions load a note), and each
-commit goes through the notes service's recipe (trailers, lock, push before acknowledging), so a running
-server picks it up.
+A vault comes in whole: its notes (``.md``, ``.excalidraw.md`` included) and its attachments (the policy's
+``attachment_types``, each checked against its magic bytes and ``max_attachment_bytes``; a ``.canvas`` must
+parse as a JSON object) go in the same batched commits.  Hidden paths (``.obsidian/``, ``.git/``,
+``.trash/``) and files of no allowed type are skipped, symlinks are refused (never followed), and every
+skipped or refused file is reported with its rule, its reason in words and what to do.  Files already in
+the vault are never overwritten: identical ones are left alone, differing ones are refused and listed.
+
+Where files land: ``--into FOLDER`` puts the whole vault under one folder; a folder that exists in the vault
+in another case takes the vault's spelling (``Projects/x.md`` lands in ``projects/x.md``: the policy's globs
+match case-insensitively anyway, and two spellings of one folder break every case-insensitive clone).  A
+file that would land in a folder the policy gives a meaning of its own (the inbox, protected house rules) is
+refused ``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``); one that is
+already there byte for byte is unchanged (re-importing a clone of the vault is not a refusal).
+
+Each file meets the same rules as any other write (the policy's decision for the importing caller, the
+content limits, the credential decision, and the git door's content rules), and each commit goes through
+the notes service's recipe (trailers, lock, push before acknowledging), so a running server picks it up.
+Every decision is made before the first commit, so a dry run reports exactly what a real run would do.
+
+Notes that are not UTF-8 are converted from ``encoding`` when one is given; otherwise they are refused with
+a named guess (``looks like cp1252: pass --encoding cp1252``), never dropped in silence.
 
 Why batches: the git door refuses a commit adding more than ``max_files_per_commit`` files (the pre-receive
 hook, and every server's fetch of the origin), so one huge import commit would be refused by the server's
 own fetch.  Each batch is pushed before the next is built; if one fails, the batches already pushed stay,
-and the refusal says how far the import got.  Running the same import again resumes: notes already in the
+and the refusal says how far the import got.  Running the same import again resumes: files already in the
 vault with the same content are left alone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -25,28 +40,46 @@ from pathlib import Path
 
 import pygit2
 
-from notegate.errors import NotegateError, PathRejected
-from notegate.policy import Action, Caller, decide, decide_credential, fixed_caller
+from notegate.errors import NotegateError, PathRejected, remedy_for
+from notegate.policy import (
+    Action,
+    Caller,
+    Decision,
+    decide,
+    decide_canvas,
+    decide_credential,
+    decide_import_existing,
+    decide_import_folder,
+    fixed_caller,
+)
+from notegate.safety.attachments import extension_of, media_type_of
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Environment
-from notegate.vault.paths import NotePath
+from notegate.vault.links import LinkTargets, canvas_links, links_in, resolves
+from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
 
 @dataclass
 class ImportReport:
-    added: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — not notes, hidden
-    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — notes we could not take
+    added: list[str] = field(default_factory=list)  # notes imported (their vault paths)
+    attachments: list[str] = field(default_factory=list)  # attachments imported (their vault paths)
+    unchanged: list[str] = field(default_factory=list)  # already in the vault, byte for byte
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — hidden, or of no allowed type
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, "rule: reason — what to do")
+    landed: list[tuple[str, str]] = field(default_factory=list)  # (source path, vault path) where they differ
+    converted: list[tuple[str, str]] = field(default_factory=list)  # (vault path, encoding it was read as)
+    missing_links: list[tuple[str, str]] = field(default_factory=list)  # (note, link as written) that resolve nowhere
+    dry_run: bool = False
     commit: str | None = None  # the last commit made
     commits: list[str] = field(default_factory=list)  # every commit made, in order (one per batch)
 
 
 def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]], list[tuple[str, str]]]:
-    """(candidates, skipped, refused) without following any symlink."""
+    """(candidates, skipped, refused) without following any symlink.  Candidates are every visible regular
+    file; which of them are notes or attachments the importer decides with the policy."""
     candidates: list[tuple[str, Path]] = []
     skipped: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
@@ -74,8 +107,6 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
                 skipped.append((rel, "hidden file"))
             elif not stat.S_ISREG(mode):
                 refused.append((rel, "not a regular file"))
-            elif not name.endswith(".md"):
-                skipped.append((rel, "not a Markdown note"))
             else:
                 candidates.append((rel, full))
     return candidates, skipped, refused
@@ -84,6 +115,69 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
 def importing_caller(login: str) -> Caller:
     """Who an import is written by: the owner at a shell, trusted, through the CLI's own connector."""
     return fixed_caller("cli:import", login)
+
+
+def guess_encoding(data: bytes) -> str:
+    """A named guess for bytes that are not UTF-8: UTF-16 by its byte order mark, else Windows-1252 (what
+    most "Latin-1" text really is) when every byte is defined there, else Latin-1 (which decodes anything)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "cp1252"
+
+
+def human_size(n: int) -> str:
+    """``1048576`` -> ``1 MiB``; ``1536`` -> ``1.5 KiB``; ``12`` -> ``12 bytes``."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} bytes"
+
+
+# What to do, in the import's own words, where the registry's remedy speaks of another door.
+_IMPORT_REMEDIES = {
+    "note-too-large": "split it or raise the limit",
+    "attachment-too-large": "leave it out, or raise the limit",
+    "credential-warning": "take the credential out, or rerun with --allow-secrets to insist",
+    "path-case-collision": "rename one of the two",
+    "import-exists": "rename one of them, or change the vault's copy first",
+    "content-not-utf8": "or convert the file to UTF-8 first",
+}
+
+
+def _refusal(rule: str, words: str) -> str:
+    """``rule: what and why — what to do``: the report's line for one refused file."""
+    todo = _IMPORT_REMEDIES.get(rule) or remedy_for(rule) or ""
+    words = words.rstrip(". ")
+    return f"{rule}: {words} — {todo[:1].lower() + todo[1:].rstrip('.')}" if todo else f"{rule}: {words}"
+
+
+def _denied(decision: Decision) -> str:
+    return _refusal(decision.rule, decision.reason)
+
+
+@dataclass
+class _Lander:
+    """Where a source path lands: under ``into``, each folder in the spelling the vault (or, failing
+    that, the first file of the source) already gives it."""
+
+    vault_case: dict[str, str]
+    into: str = ""
+    source_case: dict[str, str] = field(default_factory=dict)
+
+    def land(self, rel: str) -> str:
+        parts = ([*self.into.split("/")] if self.into else []) + rel.split("/")
+        landed: list[str] = []
+        for segment in parts[:-1]:
+            folder = "/".join([*landed, segment])
+            key = caseless_key(folder)
+            spelled = self.vault_case.get(key) or self.source_case.setdefault(key, folder)
+            landed.append(spelled.rsplit("/", 1)[-1])
+        return "/".join([*landed, parts[-1]])
 
 
 def import_folder(
@@ -97,73 +191,111 @@ def import_folder(
     on_scanned: Callable[[int], None] | None = None,
     on_commit: Callable[[str, int, int], None] | None = None,
     allow_secrets: bool = False,
+    into: str = "",
+    encoding: str | None = None,
+    dry_run: bool = False,
+    allow_policy_folders: bool = False,
 ) -> ImportReport:
-    """``on_scanned(n)`` hears how many candidate notes the folder holds (a progress bar's total);
-    ``on_commit(commit, done, total)`` hears each batch once it is pushed (notes imported so far, of all).
+    """``on_scanned(n)`` hears how many candidate files the folder holds (a progress bar's total);
+    ``on_commit(commit, done, total)`` hears each batch once it is pushed (files imported so far, of all).
 
     A note holding what looks like a credential is refused unless the owner insists (``allow_secrets``):
-    history keeps it forever.
+    history keeps it forever.  ``into`` must be a folder path (``FolderPath``); ``encoding`` a codec name
+    the caller has looked up.  With ``dry_run`` everything is decided and reported, nothing committed.
     """
     policy = notes.policy
     store = env.store
-    report = ImportReport()
+    report = ImportReport(dry_run=dry_run)
+    if into:
+        into = FolderPath.parse(into.strip("/")).value
     candidates, report.skipped, report.refused = scan_source(src)
     if on_scanned is not None:
         on_scanned(len(candidates))
     snapshot = store.listing()
     listing = snapshot.notes
+    head = store.head()
+    lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
+    texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
         if progress is not None:
             progress(1)
-        try:
-            note = NotePath.parse(rel)
-        except PathRejected as exc:
-            report.refused.append((rel, f"{exc.rule}: {exc.message}"))
+        dest = lander.land(rel)
+        is_note = extension_of(rel) == "md"
+        if not is_note and not media_type_of(policy.attachment_types, rel):
+            svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
+            report.skipped.append((rel, f"not a note or an attachment type the policy allows{svg}"))
             continue
-        decision = decide(policy, caller, Action.CREATE, note.value)
-        if not decision.allowed:
-            report.refused.append((rel, f"{decision.rule}: {decision.reason}"))
+        verdict = _decide_file(notes, caller, dest, full, is_note)
+        if isinstance(verdict, str):
+            report.refused.append((rel, verdict))
             continue
         data = full.read_bytes()
-        if len(data) > policy.max_note_bytes:
-            report.refused.append((rel, f"note-too-large: {len(data)} bytes"))
-            continue
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            report.refused.append((rel, "content-not-utf8"))
-            continue
-        content = notes.decide_content(note.value, data)  # what the git door would refuse, refused per note
-        if not content.allowed:
-            report.refused.append((rel, f"{content.rule}: {content.reason}"))
-            continue
-        findings = scan_credentials(text)
-        if findings:
-            verdict = decide_credential(caller, allow_secrets)
-            if not verdict.allowed:
-                where = "; ".join(describe(f) for f in findings[:3])
-                report.refused.append((rel, f"{verdict.rule}: {where} (rerun with --allow-secrets to insist)"))
+        if is_note:
+            decoded = _decode(data, encoding)
+            if isinstance(decoded, str):
+                report.refused.append((rel, decoded))
                 continue
-        key = note.case_key()
+            text, data, used = decoded
+        else:
+            text, used = None, None
+        current = (listing if is_note else snapshot.attachments).get(dest, ABSENT)
+        exists = decide_import_existing(dest, current, str(pygit2.hash(data)) if current != ABSENT else ABSENT)
+        if not exists.allowed:
+            report.refused.append((rel, _denied(exists)))
+            continue
+        if exists.rule == "import-unchanged":  # nothing is written, wherever it is
+            report.unchanged.append(dest)
+            continue
+        folder = decide_import_folder(policy, dest, allow_policy_folders=allow_policy_folders)
+        if not folder.allowed:
+            report.refused.append((rel, _denied(folder)))
+            continue
+        content = notes.decide_content(dest, data)  # what the git door would refuse, refused per file
+        if content.allowed and not is_note and extension_of(rel) == "canvas":
+            content = decide_canvas(data)
+        if not content.allowed:
+            report.refused.append((rel, _denied(content)))
+            continue
+        if text is None and extension_of(rel) == "canvas":
+            text = data.decode("utf-8-sig")  # decide_canvas parsed it: it is UTF-8 JSON, scanned like a note
+        if text is not None:
+            findings = scan_credentials(text)
+            if findings:
+                gate = decide_credential(caller, allow_secrets)
+                if not gate.allowed:
+                    where = "; ".join(describe(f) for f in findings[:3])
+                    report.refused.append((rel, _refusal(gate.rule, f"{gate.reason}: {where}")))
+                    continue
+        key = caseless_key(dest)
         if key in seen_case:
-            report.refused.append((rel, f"path-case-collision with {seen_case[key]} in the source"))
+            report.refused.append(
+                (rel, _refusal("path-case-collision", f"it differs only in case from {seen_case[key]} in the source"))
+            )
             continue
-        seen_case[key] = note.value
-        existing = snapshot.collision(note.value)
+        seen_case[key] = dest
+        existing = snapshot.collision(dest)
         if existing is not None:
-            report.refused.append((rel, f"path-case-collision with {existing} in the vault"))
+            report.refused.append(
+                (rel, _refusal("path-case-collision", f"it differs only in case from {existing} in the vault"))
+            )
             continue
-        current = listing.get(note.value, ABSENT)
-        if current != ABSENT:
-            if str(pygit2.hash(data)) == current:
-                report.unchanged.append(note.value)
-            else:
-                report.refused.append((rel, "exists in the vault with other content; not overwritten"))
-            continue
-        changes.append(Change(note.value, data))
-        report.added.append(note.value)
+        if dest != rel:
+            report.landed.append((rel, dest))
+        if used is not None:
+            report.converted.append((dest, used))
+        changes.append(Change(dest, data))
+        if is_note:
+            report.added.append(dest)
+            texts[dest] = text
+        else:
+            report.attachments.append(dest)
+            if text is not None:  # a canvas: the files its nodes show are links too
+                texts[dest] = text
+    report.missing_links = _missing_links(store, head, texts, [c.path for c in changes])
+    if dry_run:
+        return report
     batch = max(1, policy.max_files_per_commit)
     for start in range(0, len(changes), batch):
         part = changes[start : start + batch]
@@ -178,7 +310,7 @@ def import_folder(
                 new_paths=tuple(c.path for c in part),
             )
         except NotegateError as exc:
-            raise _stopped(exc, report, done=start, total=len(changes)) from exc
+            raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc
         report.commit = result.commit
         report.commits.append(result.commit)
         if on_commit is not None:
@@ -186,18 +318,77 @@ def import_folder(
     return report
 
 
-def _stopped(exc: NotegateError, report: ImportReport, *, done: int, total: int) -> NotegateError:
+def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
+    """The decisions made before a file's bytes are read (path, policy, size): a refusal line, or None."""
+    policy = notes.policy
+    if is_note:
+        try:
+            NotePath.parse(dest)
+        except PathRejected as exc:
+            return _refusal(exc.rule, exc.message)
+    decision = decide(policy, caller, Action.CREATE, dest)
+    if not decision.allowed:
+        return _denied(decision)
+    size = full.stat().st_size
+    limit, rule, name = (
+        (policy.max_note_bytes, "note-too-large", "max_note_bytes")
+        if is_note
+        else (policy.max_attachment_bytes, "attachment-too-large", "max_attachment_bytes")
+    )
+    if size > limit:
+        return _refusal(rule, f"{size:,} bytes: over `{name}` ({human_size(limit)})")
+    return None
+
+
+def _decode(data: bytes, encoding: str | None) -> tuple[str, bytes, str | None] | str:
+    """(text, the UTF-8 bytes to commit, the encoding converted from or None), or a refusal line."""
+    try:
+        return data.decode("utf-8"), data, None
+    except UnicodeDecodeError:
+        pass
+    if encoding is None:
+        guess = guess_encoding(data)
+        return _refusal("content-not-utf8", f"not UTF-8; looks like {guess}: pass --encoding {guess}")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        guess = guess_encoding(data)
+        return _refusal(
+            "content-not-utf8", f"neither UTF-8 nor {encoding}; looks like {guess}: pass --encoding {guess}"
+        )
+    return text, text.encode("utf-8"), encoding
+
+
+def _missing_links(store, head: str | None, texts: dict[str, str], imported: list[str]) -> list[tuple[str, str]]:
+    """Every (note or canvas, link) among the imported files that points at nothing in the vault after the
+    import."""
+    if not texts:
+        return []
+    present = [path for path, _blob in store.changed_notes(None, head)] if head else []
+    targets = LinkTargets([*present, *imported])
+    missing: list[tuple[str, str]] = []
+    for path, text in texts.items():
+        found = canvas_links(json.loads(text)) if extension_of(path) == "canvas" else links_in(text)
+        for link in found:
+            if not resolves(link, path, targets):
+                missing.append((path, link.as_written()))
+    return missing
+
+
+def _stopped(exc: NotegateError, report: ImportReport, *, done: list[str], total: int) -> NotegateError:
     """The refusal of a batch, saying how far the import got (the pushed batches stay) and how to resume."""
-    report.added = report.added[:done]
+    pushed = set(done)
+    report.added = [p for p in report.added if p in pushed]
+    report.attachments = [p for p in report.attachments if p in pushed]
     so_far = (
-        f"{done} of {total} notes were imported in {len(report.commits)} commit(s), the last {report.commit[:12]}"
+        f"{len(done)} of {total} files were imported in {len(report.commits)} commit(s), the last {report.commit[:12]}"
         if report.commit
-        else f"none of the {total} notes was imported"
+        else f"none of the {total} files was imported"
     )
     return NotegateError(
         f"the import stopped at its commit {len(report.commits) + 1}: {so_far}; {exc.message}",
         rule=exc.rule,
         remedy=(exc.remedy + " " if exc.remedy else "")
-        + "Then run the same notegate import again: notes already in the vault are left alone, so it resumes "
+        + "Then run the same notegate import again: files already in the vault are left alone, so it resumes "
         "where it stopped.",
     )

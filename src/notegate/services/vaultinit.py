@@ -1,5 +1,7 @@
 """`notegate init`: a directory with the config, a bare origin (with notegate's pre-receive hook), the
-server's clone and the default notes.
+server's clone and the default notes -- or none (``empty``: for bringing a vault in with ``notegate import``;
+the policy's folders then exist only once something is written there, so the vault's own ``Projects/`` or
+``Inbox/`` never meets a demo folder of another spelling).
 
 The default notes are committed through the notes service's recipe like every other write (trailers,
 lock, push to the origin before returning), as the owner at a shell through the CLI's own connector.
@@ -22,8 +24,9 @@ from notegate.vault.layout import CONFIG_NAME, default_notes, render_config
 from notegate.vault.store import Change
 
 
-def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None) -> Path:
-    """Create config, bare origin, server clone and state with the default layout. Returns the config path."""
+def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None, empty: bool = False) -> Path:
+    """Create config, bare origin, server clone and state with the default layout (``empty``: no notes, no
+    commit; the first write makes the first commit). Returns the config path."""
     now = now or datetime.now(UTC)
     config_path = directory / CONFIG_NAME
     if directory.exists() and any(directory.iterdir()):
@@ -39,6 +42,8 @@ def init_directory(directory: Path, *, owner: str = "owner", now: datetime | Non
     runtime = Runtime(config)
     try:
         env = runtime.environment(None, index_now=False)
+        if empty:
+            return config_path
         changes = [Change(path, text.encode("utf-8")) for path, text in default_notes(now).items()]
         NotesService(runtime).commit_as(
             fixed_caller("cli:init", owner),

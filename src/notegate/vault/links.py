@@ -1,0 +1,129 @@
+"""Links and embeds in a note, and whether they resolve in a vault (pure: text and path sets in, values out).
+
+What counts, as Obsidian reads it:
+
+* ``[[target]]``, ``[[target|alias]]``, ``[[target#heading]]`` and the embed ``![[target]]``: ``target`` is a
+  vault path or a bare name (``x`` means ``x.md``; ``img.png`` means that file), found anywhere in the vault
+  when it is not a full path (Obsidian's "shortest path when possible").
+* ``[text](x.md)`` and ``![alt](img.png)``: relative to the note's folder (percent-encoded, ``<...>``
+  allowed), or from the vault root, or -- as Obsidian falls back -- by name.  URLs (``scheme:``) and
+  ``#heading`` links are not files and are ignored.
+
+Why no backtracking trap: every character class excludes the bracket that opens the next attempt, so each
+match attempt stops at the next ``[`` or ``(`` and the scan is linear in the text
+(tests/vault/test_links.py measures it).  Links inside code are counted like any other: a report that
+lists one too many is the safe direction.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "resolves"]
+
+_WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+_MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+
+
+def _unquote(text: str) -> str:
+    """``%20`` and other percent-escapes decoded as UTF-8 (what a Markdown link to ``My%20note.md`` means)."""
+    return _PERCENT.sub(lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", "replace"), text)
+
+
+def _join(folder: str, target: str) -> str | None:
+    """``target`` relative to ``folder``, with ``.`` and ``..`` segments resolved; None if it leaves the vault."""
+    parts: list[str] = [p for p in folder.split("/") if p]
+    for segment in target.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not parts:
+                return None
+            parts.pop()
+        else:
+            parts.append(segment)
+    return "/".join(parts)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One link or embed: its target as written (without alias or heading), and whether it is a wikilink."""
+
+    target: str
+    embed: bool
+    wiki: bool
+
+    def as_written(self) -> str:
+        if self.wiki:
+            return f"{'!' if self.embed else ''}[[{self.target}]]"
+        return f"{'!' if self.embed else ''}[…]({self.target})"
+
+
+def links_in(text: str) -> list[Link]:
+    """Every link and embed that names a file, in order of appearance (duplicates kept once)."""
+    found: dict[tuple[str, bool, bool], None] = {}
+    for match in _WIKI.finditer(text):
+        target = match.group(2).split("|", 1)[0].split("#", 1)[0].strip()
+        if target:
+            found[(target, match.group(1) == "!", True)] = None
+    for match in _MARKDOWN.finditer(text):
+        raw = match.group(2)
+        raw = raw[1:-1] if raw.startswith("<") else raw
+        if _SCHEME.match(raw) or raw.startswith("#"):
+            continue
+        target = _unquote(raw.split("#", 1)[0]).strip()
+        if target:
+            found[(target, match.group(1) == "!", False)] = None
+    return [Link(target, embed, wiki) for target, embed, wiki in found]
+
+
+def canvas_links(canvas: object) -> list[Link]:
+    """The files a parsed JSON Canvas shows (its ``"type": "file"`` nodes, paths from the vault root), in
+    order, once each; anything that is not a canvas of that shape has none."""
+    nodes = canvas.get("nodes") if isinstance(canvas, dict) else None
+    found: dict[str, None] = {}
+    for node in nodes if isinstance(nodes, list) else ():
+        if isinstance(node, dict) and node.get("type") == "file" and isinstance(node.get("file"), str):
+            target = node["file"].split("#", 1)[0].strip()
+            if target:
+                found["/" + target.lstrip("/")] = None
+    return [Link(target, embed=True, wiki=False) for target in found]
+
+
+class LinkTargets:
+    """The paths of a vault, indexed so a link resolves in time independent of the vault's size."""
+
+    def __init__(self, paths: Iterable[str]) -> None:
+        self.full: set[str] = set()
+        self.suffixes: set[str] = set()
+        for path in paths:
+            folded = path.casefold()
+            self.full.add(folded)
+            parts = folded.split("/")
+            for i in range(len(parts)):
+                self.suffixes.add("/".join(parts[i:]))
+
+    def has(self, candidate: str, *, anywhere: bool) -> bool:
+        folded = candidate.casefold()
+        return folded in self.full or (anywhere and folded in self.suffixes)
+
+
+def _candidates(target: str) -> list[str]:
+    return [target] if target.casefold().endswith(".md") else [target, target + ".md"]
+
+
+def resolves(link: Link, note_path: str, targets: LinkTargets) -> bool:
+    """Does ``link``, written in the note at ``note_path``, point at a path in ``targets``?"""
+    target = link.target.lstrip("/")
+    if link.wiki:
+        return any(targets.has(c, anywhere=True) for c in _candidates(target))
+    folder = note_path.rsplit("/", 1)[0] if "/" in note_path else ""
+    relative = _join("" if link.target.startswith("/") else folder, link.target)
+    tries = [t for t in (relative, _join("", target)) if t]
+    if any(targets.has(c, anywhere=False) for t in tries for c in _candidates(t)):
+        return True
+    return any(targets.has(c, anywhere=True) for c in _candidates(target.rsplit("/", 1)[-1]))
