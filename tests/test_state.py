@@ -275,3 +275,23 @@ def test_the_database_never_holds_note_contents_tokens_or_handles(vault: Path) -
     for secret in ("ZEBRAFISH-BODY-7f3a", "QUOKKA-INBOX-91c2", token, trusted_token, started.handle):
         assert secret.encode() not in data, secret[:12]
     assert token.removeprefix(f"ngt_{record.id}_").encode() not in data
+
+
+def test_an_audit_row_keeps_a_path_with_a_lone_surrogate_as_its_escape(tmp_path) -> None:
+    """A path that is not valid Unicode is refused by the path rules; its refusal must still be audited."""
+    from notegate.state import StateDB
+
+    db = StateDB(tmp_path / "state.sqlite")
+    db.audit(
+        now=1.0,
+        environment="personal",
+        login="owner",
+        client="laptop",
+        client_class="workstation",
+        tier="trusted",
+        session="s",
+        tool="write_note",
+        path="\ud800.md",
+        outcome="path-not-text",
+    )
+    assert [r["path"] for r in db.query("SELECT path FROM audit")] == ["\\ud800.md"]
