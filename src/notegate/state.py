@@ -250,13 +250,13 @@ class Reservation:
     retry_at: float | None  # when the oldest write in the window leaves it
 
 
-
 def _storable(value: str | None) -> str | None:
     """A caller's text as SQLite can store it: a lone surrogate (a path that was not UTF-8, refused by the
     path rules) is kept as its escape, so the refusal is still audited instead of failing the call."""
     if value is None or value.isascii():
         return value
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
 
 class StateDB:
     """Thin, typed access to the state database."""
