@@ -3,6 +3,7 @@ that check as failed (through the CLI's entry point, `--json`)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -267,3 +268,25 @@ def test_a_workstation_vault_is_checked_too(doctor: Doctor, demo: Path, tmp_path
     code, results = doctor("--vault", str(clone))
     assert code == 1 and failed(results) == {"syncer.scope"}
     shutil.rmtree(clone / ".stfolder")
+
+
+def test_a_vault_whose_sync_stopped_is_red_with_the_stops_rule(doctor: Doctor, demo: Path, tmp_path: Path) -> None:
+    from notegate.sync.daemon import EXIT_CONFLICT, MARKER_NAME
+
+    clone = _workstation_clone(demo, tmp_path)
+    marker = clone / ".git" / MARKER_NAME
+    marker.write_text(
+        json.dumps({"code": EXIT_CONFLICT, "rule": "sync-conflict", "message": "1 note(s) changed here and there"}),
+        encoding="utf-8",
+    )
+    code, results = doctor("--vault", str(clone))
+    assert code == 1 and failed(results) == {"sync.stopped"}, results
+    [stop] = [r for r in results if r["check"] == "sync.stopped"]
+    assert "[sync-conflict]" in stop["found"] and f"exit {EXIT_CONFLICT}" in stop["found"]
+    assert "notegate sync --resume" in stop["remedy"]
+    marker.write_text("{not json", encoding="utf-8")  # an unreadable marker still stops the vault
+    code, results = doctor("--vault", str(clone))
+    assert code == 1 and "[sync-stopped]" in next(r["found"] for r in results if r["check"] == "sync.stopped")
+    marker.unlink()
+    code, results = doctor("--vault", str(clone))
+    assert code == 0 and statuses(results, "sync.stopped") == ["ok"], results

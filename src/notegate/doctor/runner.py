@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from notegate.doctor import devices, integrity, origins, policycheck, scopes, workstation
+from notegate.doctor import devices, integrity, origins, policycheck, scopes, syncstate, workstation
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
@@ -35,6 +35,7 @@ def run_doctor(
         label = f"vault {vault}"
         results.append(scopes.check_scope(label, vault))
         results.append(integrity.check_fsck(label, vault))
+        results.append(syncstate.check_sync_stop(label, vault))
     results += workstation.check_workstation(environ)
     return results
 

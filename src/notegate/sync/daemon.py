@@ -200,6 +200,25 @@ class _Scan:
     ignored: int
 
 
+def read_stop(marker: Path) -> Stop | None:
+    """The stop a vault's marker records (None when it is syncing); an unreadable marker still stops it.
+    Read by every tick and by ``notegate doctor --vault``."""
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+        return Stop(
+            code=int(data["code"]),
+            rule=str(data["rule"]),
+            message=str(data["message"]),
+            lines=tuple(str(x) for x in data.get("lines", [])),
+            conflicts=tuple(str(x) for x in data.get("conflicts", [])),
+            stopped_at=float(data.get("stopped_at", 0.0)),
+        )
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return Stop(EXIT_LOCAL, rule="sync-stopped", message="the stop marker is unreadable; syncing stays stopped.")
+
+
 class Syncer:
     """One workstation vault clone and the rules it syncs under."""
 
@@ -226,22 +245,7 @@ class Syncer:
 
     # ------------------------------------------------------------ the marker
     def stopped(self) -> Stop | None:
-        try:
-            data = json.loads(self.marker.read_text(encoding="utf-8"))
-            return Stop(
-                code=int(data["code"]),
-                rule=str(data["rule"]),
-                message=str(data["message"]),
-                lines=tuple(str(x) for x in data.get("lines", [])),
-                conflicts=tuple(str(x) for x in data.get("conflicts", [])),
-                stopped_at=float(data.get("stopped_at", 0.0)),
-            )
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError):
-            return Stop(
-                EXIT_LOCAL, rule="sync-stopped", message="the stop marker is unreadable; syncing stays stopped."
-            )
+        return read_stop(self.marker)
 
     def _halt(self, stop: Stop) -> Stop:
         stop = Stop(stop.code, stop.rule, stop.message, stop.lines, stop.conflicts, self.clock())
