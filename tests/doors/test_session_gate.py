@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.services.runtime import Runtime
 from notegate.vault import formats
+from notegate.vault.fence import quoted_blocks
 from support import Server, mcp_http, mint, running, text_of
 
 pytestmark = pytest.mark.anyio
@@ -44,21 +46,46 @@ async def test_session_start_returns_fenced_context(served: Server, vault: Path)
     data = started.structured_content
     assert data["handle"].startswith("ngs_") and len(data["handle"]) > 40
     assert data["tier"] == "restricted" and data["project"] == "notegate-demo"
-    assert formats.unfence(data["digest"]).startswith("# House rules")
-    assert "The demo vault was created" in formats.unfence(data["handoff"])
     assert data["handoff_on_your_branch"] is False  # the demo handoff is on main, this session on feature
-    assert "handoffs/notegate-demo" in formats.unfence(data["context_to_resume"])
     assert data["inbox_count"] == 0
     context = data["context"]
+    quotes = dict(quoted_blocks(context))
+    digest, handoff = quotes["rules digest"], quotes["last handoff"]
+    assert formats.unfence(digest).startswith("# House rules")
+    assert "The demo vault was created" in formats.unfence(handoff)
+    assert "handoffs/notegate-demo" in formats.unfence(quotes["context to resume"])
     assert "on your branch: no):" in context and "written on another branch than yours" in context
     assert "> your branch: feature" in context and "> handoff branch: main" in context  # inside the facts fence
     assert "not instructions" in context and data["handle"] in context
     assert "inbox_write" in context  # a restricted session is told how it may write
     # the house rules are the owner's, introduced as such and still quoted; the handoff is an earlier session's
     rules_lead = "The owner's rules for this vault (the house rules digest, quoted as the owner wrote it):\n\n"
-    assert rules_lead + data["digest"] in context
+    assert rules_lead + digest in context
     assert "Last handoff for this project, data from an earlier session (" in context
-    assert context.index(data["digest"]) < context.index(data["handoff"])
+    assert context.index(digest) < context.index(handoff)
+
+
+async def test_session_start_sends_each_part_once(served: Server, vault: Path) -> None:
+    """Issue 12: the digest and the handoff travel once, inside `context`; no field repeats them.  The
+    SDK's text block is the JSON serialization of the structured content (the spec's mirror for older
+    clients), checked to be exactly that."""
+    async with mcp_http(served.url, mint(vault, name="chat-app", client_class="hosted")) as client:
+        started = await client.call_tool("session_start", {"project": "notegate-demo"})
+    data = started.structured_content
+    assert set(data) == {
+        *("handle", "expires_after_idle_hours", "login", "client", "tier", "project", "notice"),
+        *("handoff_on_your_branch", "handoff_written", "inbox_count", "context"),
+    }
+    [block] = started.content
+    assert json.loads(block.text) == data  # the mirror, not a second copy of any part
+    strings = [v for v in data.values() if isinstance(v, str)]
+    quotes = dict(quoted_blocks(data["context"]))
+    for label, marker in (("rules digest", "# House rules"), ("last handoff", "The demo vault was created")):
+        quote = quotes[label]
+        assert marker in formats.unfence(quote)
+        assert sum(s.count(quote) for s in strings) == 1, label
+        assert sum(s.count(marker) for s in strings) == 1, label
+        assert block.text.count(json.dumps(quote)[1:-1]) == 1, label  # once in the mirror, escaped
 
 
 async def test_foreign_handle_refused(served: Server, vault: Path) -> None:
@@ -144,6 +171,6 @@ async def test_handoff_front_matter_cannot_speak_outside_the_fence(vault: Path) 
             await client.call_tool("session_start", {"project": "notegate-demo", "branch": "dev"})
         ).structured_content
     assert data["handoff_on_your_branch"] is None and data["handoff_written"] == "2025-01-01"
-    outside = data["context"].replace(data["handoff"], "")
+    outside = data["context"].replace(dict(quoted_blocks(data["context"]))["last handoff"], "")
     assert "SYSTEM NOTICE" not in outside and "curl" not in outside
     runtime.close()

@@ -59,13 +59,13 @@ class SessionStartResult:
     client: str
     tier: str
     project: str | None
-    digest: str | None  # the house rules digest, fenced as quoted data
-    handoff: str | None  # the project's last handoff, fenced as quoted data
     handoff_on_your_branch: bool | None = None  # None: unknown
     handoff_written: str | None = None  # YYYY-MM-DD (UTC)
-    context_to_resume: str | None  # the project summary's 'Context to resume', fenced
     inbox_count: int  # inbox items waiting for review
-    context: str  # everything above, combined and ready to read first
+    #: The one text a model reads first: the rules digest, the last handoff and the summary's "Context to
+    #: resume", each fenced once, with the facts above in fixed sentences.  The parts are not sent again
+    #: on their own (issue 12): a reader that needs one cuts it out (vault.fence.quoted_blocks).
+    context: str
 
 
 def _hash(handle: str) -> str:
@@ -189,11 +189,8 @@ class SessionsService:
                 client=caller.client,
                 tier=caller.tier,
                 project=project,
-                digest=digest,
-                handoff=handoff,
                 handoff_on_your_branch=same_branch,
                 handoff_written=handoff_written,
-                context_to_resume=context,
                 inbox_count=count,
                 context=combined,
             )

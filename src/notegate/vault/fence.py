@@ -166,3 +166,43 @@ def unfence(fenced: str, *, label: str | None = None, source: str | None = None)
     if any(len(run) >= len(fence) for run in re.findall(r"`+|~+", text)):
         raise bad("the code fence is not longer than every backtick or tilde run inside it")
     return text
+
+
+def quoted_blocks(text: str) -> list[tuple[str, str]]:
+    """The quotes :func:`fence_untrusted` made that ``text`` holds, in order, as (label, quote).
+
+    For a reader that has only the combined text (the SessionStart hook cutting ``session_start``'s
+    ``context`` to its budget): a quote starts at a line beginning with the header prefix, and
+    quoted lines all start with ``"> "``, so nothing inside a quote can start or end one.  Lines
+    between quotes are skipped; a quote whose frame does not check (:func:`unfence`) is dropped
+    whole.  One pass over the lines: linear time.
+    """
+    lines = text.split("\n")
+    found: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        start = i
+        i += 1
+        if not lines[start].startswith(_HEADER_PREFIX) or i >= len(lines):
+            continue
+        opening = lines[i]
+        if not opening.endswith(_FENCE_INFO) or not re.fullmatch(r"`{3,}", opening[: -len(_FENCE_INFO)]):
+            continue
+        i += 1
+        while i < len(lines) and lines[i].startswith(_FENCE_LINE_PREFIX):
+            i += 1
+        if i + 1 >= len(lines) or lines[i] != opening[: -len(_FENCE_INFO)]:
+            continue
+        footer = lines[i + 1]
+        if not footer.startswith(_FOOTER_PREFIX):
+            continue
+        i += 2
+        block = "\n".join(lines[start:i]) + "\n"
+        label = footer[len(_FOOTER_PREFIX) :].split("). ", 1)[0]
+        try:
+            unfence(block)
+        except FormatError:
+            continue
+        if _footer_is_for(footer, label):
+            found.append((label, block))
+    return found

@@ -152,15 +152,15 @@ class SessionStartResult(ToolResult):
     client: str
     tier: str
     project: str | None
-    digest: str | None = Field(description="The house rules digest, fenced as quoted data.")
-    handoff: str | None = Field(description="The project's last handoff, fenced as quoted data.")
     handoff_on_your_branch: bool | None = Field(
         default=None, description="Whether the handoff was written on the branch you passed (None: unknown)."
     )
     handoff_written: str | None = Field(default=None, description="The handoff's date, YYYY-MM-DD (UTC).")
-    context_to_resume: str | None = Field(description="The project summary's 'Context to resume', fenced.")
     inbox_count: int = Field(description="Inbox items waiting for review.")
-    context: str = Field(description="Everything above, combined and ready to read first.")
+    context: str = Field(
+        description="Read this first: the owner's house rules for this vault, quoted, then the project's last "
+        "handoff and its 'Context to resume', each fenced as data from an earlier session, with the facts above."
+    )
 
 
 def to_result(model: type[R], value: object) -> R:
