@@ -177,3 +177,13 @@ def test_no_fixed_caller_is_built_by_hand() -> None:
         if not m.group(1).endswith(("fixed_caller(", "fixed_client("))
     ]
     assert stray == []
+
+
+def test_a_credential_opens_the_door_only_for_an_environment_served_here() -> None:
+    from notegate.policy import decide_token_environment
+
+    assert decide_token_environment(None, {"personal"}).allowed  # bound to the default
+    assert decide_token_environment("personal", {"personal", "household"}).allowed
+    refused = decide_token_environment("household", {"personal"})
+    assert not refused.allowed and refused.rule == "wrong-environment"
+    assert decide_token_environment("Personal", {"personal"}).rule == "wrong-environment"  # names are exact

@@ -16,6 +16,7 @@ RULES: dict[str, str] = {
     "unauthenticated": "Send Authorization: Bearer <token> (notegate token create prints one).",
     "token-revoked": "This token was revoked; ask the owner for a new one.",
     "unknown-environment": "Omit the environment argument to use your own.",
+    "wrong-environment": "Mint a token for an environment this server serves (token create --environment NAME).",
     "unknown-tier": "Ask the owner to mint the token again with --tier restricted or trusted.",
     "machine-no-mcp": "Machines write through typed contracts, never the knowledge tools.",
     "session-handle-missing": "Call session_start first and pass its handle to every other tool.",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -472,6 +472,15 @@ def decide_environment(caller: Caller, requested: str, *, default: str) -> Decis
     if requested == bound:
         return allow("environment")
     return deny("unknown-environment", f"no such environment; this credential is for '{bound}'.")
+
+
+def decide_token_environment(bound: str | None, served: Collection[str]) -> Decision:
+    """May a credential bound to environment ``bound`` (None: the deployment's default) open the door here?
+    Not when this deployment serves no such environment (it was removed, or the token is another server's):
+    refused at the bearer check, like an unknown token, rather than admitted to fail on every tool."""
+    if bound is None or bound in served:
+        return allow("token-environment")
+    return deny("wrong-environment", "the credential is for an environment this server does not serve")
 
 
 def decide_reader(caller: Caller) -> Decision:

@@ -135,3 +135,31 @@ def test_an_event_line_is_one_line_whatever_a_caller_sends(path: str, tool: str)
     line = event_line("tool", {"tool": tool, "path": path, "outcome": "ok"})
     assert "\n" not in line and "\r" not in line
     assert line.startswith("tool ") and line.endswith(" outcome=ok")
+
+
+async def test_a_token_for_an_environment_this_server_does_not_serve_is_refused_at_the_door(
+    vault: Path, json_server: Server
+) -> None:
+    """A static token whose environment was removed from the config (or is another deployment's) gets the
+    401 an unknown token gets, logged as wrong-environment, instead of reaching the tools."""
+    from notegate.auth.tokens import create_token
+
+    db = StateDB(load_config(vault).state_dir / "state.sqlite")
+    try:
+        token, _record = create_token(
+            db,
+            name="elsewhere",
+            client_class="workstation",
+            tier="trusted",
+            login="owner",
+            environment="household",
+            now=time.time(),
+        )
+    finally:
+        db.close()
+    async with httpx2.AsyncClient(timeout=30) as http:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        answer = await http.post(f"{json_server.url}/mcp", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401
+    assert wait_for(json_server, lambda e: e.get("event") == "refused" and e["reason"] == "wrong-environment")
+    assert token not in json_server.log.read_text()

@@ -43,7 +43,12 @@ from notegate.auth.tokens import PREFIX as STATIC_PREFIX
 from notegate.auth.tokens import TokenRecord, failure_class, verify_token
 from notegate.config import Config
 from notegate.errors import NotegateError
-from notegate.policy import decide_redirect_uri, decide_registration, decide_registration_redirects
+from notegate.policy import (
+    decide_redirect_uri,
+    decide_registration,
+    decide_registration_redirects,
+    decide_token_environment,
+)
 from notegate.state import StateDB
 
 log = logging.getLogger("notegate.oauth")
@@ -302,11 +307,22 @@ class NotegateOAuthProvider:
     def credential(self, token: str) -> TokenRecord | TokenGrant | None:
         """What the door counts and the health check reads: a static token's record or an OAuth grant."""
         if token.startswith(STATIC_PREFIX):
-            return verify_token(self.state, token)
+            record = verify_token(self.state, token)
+            if record is not None and not self._serves(record):
+                return None
+            return record
         return self.core.access(token, now=self.clock())
 
+    def _serves(self, record: TokenRecord) -> bool:
+        return decide_token_environment(record.environment, self.config.environments).allowed
+
     def failure(self, token: str | None) -> str:
-        """Why ``token`` is refused, for the server's log (no-token, unknown, revoked, oauth-not-live)."""
+        """Why ``token`` is refused, for the server's log (no-token, unknown, revoked, oauth-not-live,
+        wrong-environment)."""
+        if token and token.startswith(STATIC_PREFIX):
+            record = verify_token(self.state, token)
+            if record is not None and not self._serves(record):
+                return decide_token_environment(record.environment, self.config.environments).rule
         kind = failure_class(self.state, token)
         return "oauth-not-live" if kind == "not-static" else kind
 
