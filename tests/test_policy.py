@@ -139,6 +139,7 @@ def test_parts_recorded_before_connector_logins_count_for_every_connector_of_the
         ("job:reflect", "reflector", "notegate-reflect", "notegate reflector", "reflect"),
         ("cli:import", "owner", "notegate-import", "owner", "-"),
         ("cli:init", "owner", "notegate-init", "notegate init", "-"),
+        ("web:console", "owner", "notegate-console", "owner", "console"),
     ],
 )
 def test_fixed_callers_come_from_one_helper(

@@ -112,6 +112,8 @@ FIXED_CONNECTORS: dict[str, tuple[str, str | None, str]] = {
     "job:reflect": ("notegate-reflect", "notegate reflector", "reflect"),
     "cli:import": ("notegate-import", None, "-"),
     "cli:init": ("notegate-init", "notegate init", "-"),
+    # The owner's browser after a passkey login: console actions (review, restore, edit) commit as this.
+    "web:console": ("notegate-console", None, "console"),
 }
 
 

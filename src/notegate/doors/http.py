@@ -526,6 +526,7 @@ def create_app(
                 consent=consent if consent is not None else provider.core,
                 elevation=grants,
                 port=port,
+                services=services,
             ),
             Mount("/", app=guarded),
         ],

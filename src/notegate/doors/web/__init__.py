@@ -22,6 +22,7 @@ from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
 STATIC = Path(__file__).parent / "static"
@@ -46,10 +47,14 @@ def web_routes(
     consent: ConsentBackend | None = None,
     elevation: ElevationBackend | None = None,
     port: int = 8765,
+    services: Services | None = None,
 ) -> list[Route]:
     """The console's routes. ``consent`` is the authorization server's side of the consent page; without
     one, the page answers "no such request" to every request id. ``elevation`` should be the very
-    :class:`Grants` the MCP door's resolver uses (one per app); without one, one is built over the runtime."""
+    :class:`Grants` the MCP door's resolver uses (one per app); without one, one is built over the runtime.
+    ``services`` should be the app's one :class:`Services` (the owner's pages act through it, with the
+    same rules as the MCP tools); without one, one is built over the runtime."""
+    services = services if services is not None else Services.build(runtime)
     rp = relying_party(runtime.config.public_url, port)
     console = Console(
         state=runtime.state,
@@ -57,6 +62,7 @@ def web_routes(
         passkeys=Passkeys(runtime.state, rp, lambda: persons(runtime.config)),
         cookies=CookiePolicy(secure=not is_loopback(runtime.config.public_url)),
         origin=rp.origin,
+        services=services,
     )
     page = ConsentPage(console, consent)
     if elevation is None:

@@ -88,6 +88,7 @@ class Console:
         passkeys: Passkeys,
         cookies: CookiePolicy,
         origin: str,
+        services: Any = None,
     ) -> None:
         self.state = state
         self.clock = clock
@@ -95,6 +96,8 @@ class Console:
         self.sessions = WebSessions(state)
         self.cookies = cookies
         self.origin = origin
+        #: The app's one Services: the owner's pages act through the same services (and rules) as MCP.
+        self.services = services
         self.env = templates()
 
     # -- helpers
