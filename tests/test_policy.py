@@ -188,3 +188,12 @@ def test_a_credential_opens_the_door_only_for_an_environment_served_here() -> No
     refused = decide_token_environment("household", {"personal"})
     assert not refused.allowed and refused.rule == "wrong-environment"
     assert decide_token_environment("Personal", {"personal"}).rule == "wrong-environment"  # names are exact
+
+
+def test_only_the_environment_owner_uses_its_console_pages() -> None:
+    from notegate.policy import decide_console_owner
+
+    assert decide_console_owner("alice", "home", "alice").rule == "console-owner"
+    assert decide_console_owner("bob", "home", "alice").rule == "console-not-owner"
+    assert decide_console_owner("alice", "gone", None).rule == "console-not-owner"
+    assert decide_console_owner("Alice", "home", "alice").rule == "console-not-owner"  # logins are exact

@@ -124,6 +124,7 @@ RULES: dict[str, str] = {
     "model-unavailable": "Check the provider's key and address; nothing was decided.",
     # -- persons on the web console (passkeys only: there is no password anywhere)
     "person-unknown": "Add the login as owner or member of an environment in notegate.toml, then enrol it.",
+    "console-not-owner": "Sign in as the environment's owner, or ask the owner to act on it.",
     "enrol-link-unknown": "Ask the owner for a new link (notegate owner enroll --login LOGIN).",
     "enrol-link-used": "Each link enrols once; ask the owner for a new one (notegate owner enroll).",
     "enrol-link-expired": "Links live 15 minutes; ask the owner for a new one (notegate owner enroll).",

@@ -814,6 +814,18 @@ def decide_person(persons: frozenset[str], login: str) -> Decision:
     return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")
 
 
+def decide_console_owner(person: str, environment: str, environment_owner: str | None) -> Decision:
+    """May a signed-in ``person`` use the owner's pages of ``environment`` (review the inbox, approve
+    elevations, restore notes, see the audit and the connections)?  Only its owner: a member signs in for
+    their own passkeys and elevation approvals, never to act on another person's vault."""
+    if environment_owner is not None and person == environment_owner:
+        return allow("console-owner", f"'{person}' owns environment '{environment}'")
+    return deny(
+        "console-not-owner",
+        f"'{person}' is not the owner of environment '{environment}'; only its owner may use these pages",
+    )
+
+
 def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:
     """May a new static token be called ``name`` in an environment whose live tokens are ``active_names``?
     Names are how the owner revokes and re-tiers tokens (``token revoke laptop``), so two live tokens of one

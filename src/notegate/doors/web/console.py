@@ -46,6 +46,7 @@ STATUS = {
     "passkey-unknown": 403,
     "passkey-user-verification": 403,
     "person-unknown": 403,
+    "console-not-owner": 403,
     "consent-unknown": 404,
     "elevation-unknown": 404,
     "elevation-wrong-person": 403,
