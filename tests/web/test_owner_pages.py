@@ -42,8 +42,9 @@ def _client(console: Console, login: str) -> tuple[httpx2.Client, str]:
     state = console.runtime.state
     passkey = f"pk-test-{login}"
     if not state.query("SELECT id FROM passkeys WHERE id = ?", (passkey,)):
-        row = {"id": passkey, "login": login, "credential_id": passkey.encode(), "public_key": b"-", "user_handle": b"-"}
-        state.insert_passkey({**row, "sign_count": 0, "name": "test", "created_at": console.clock()})
+        row = {"id": passkey, "login": login, "credential_id": passkey.encode(), "public_key": b"-"}
+        row |= {"user_handle": b"-", "sign_count": 0, "name": "test", "created_at": console.clock()}
+        state.insert_passkey(row)
     session = WebSessions(state).open(login=login, passkey_id=passkey, now=console.clock())
     client = httpx2.Client(base_url=console.url, cookies={COOKIE: session.secret}, follow_redirects=False)
     return client, csrf_token(session.secret)
