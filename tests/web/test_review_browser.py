@@ -82,6 +82,8 @@ def test_review_four_items_in_the_browser(console: Console, device: Device) -> N
     assert "+Shipped the console." in (page.locator(f'section.item[data-path="{log}"] pre.diff').text_content() or "")
     assert "U+202E" in (page.locator(f'section.item[data-path="{floor}"] .floor-reasons').text_content() or "")
     assert page.locator(f'section.item[data-path="{log}"] .authors').text_content() == "phone (owner)"
+    # the override that would make "evil" read "live" is shown as a marker, not obeyed
+    assert "fine⟨U+202E⟩evil" in (page.locator(f'section.item[data-path="{floor}"] pre.diff').text_content() or "")
     _shot(device, "inbox")
     page.set_viewport_size({"width": 360, "height": 900})  # the review itself on a phone-sized screen
 

@@ -22,6 +22,7 @@ from notegate.auth.grants import ElevationBackend, Grant, Grants, PendingElevati
 from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
+from notegate.doors.web.visible import visible
 from notegate.errors import NotegateError, PolicyDenied
 from notegate.policy import Caller, decide_console_owner, fixed_caller
 from notegate.services.notes import unified_diff
@@ -47,6 +48,7 @@ class OwnerPages:
         self.console = console
         self.grants = grants
         self.requests = ElevationPage(console, _ById(grants), base="/elevations", gate=self._request_gate)
+        console.env.filters["visible"] = visible  # untrusted text: see doors/web/visible.py
 
     # -- the gate
     @property
