@@ -201,3 +201,19 @@ def test_elevations_list_requests_and_grants_and_refuse_by_rule(served: Console)
     assert 'data-decision="deny"' in denied.text
     assert grants.tier_for(hosted, ticket.grant, None, served.clock())[1].rule == "grant-unknown"
     assert 'id="pending-count">0<' in client.get("/elevations").text
+
+
+def test_every_owner_page_answer_carries_the_security_headers(served: Console) -> None:
+    from web.test_headers_csrf import _assert_strict
+
+    client, csrf = _client(served, "owner")
+    answers = [
+        client.get("/inbox"),
+        client.get("/elevations"),
+        client.get("/elevations/g-0000000000000000"),
+        client.post("/inbox/promote", data={"csrf": csrf, "item": "inbox/log/x.md", "version": "0" * 40}),
+        client.post("/elevations/grants/g-1/revoke", data={}),
+        httpx2.get(f"{served.url}/inbox", follow_redirects=False),
+    ]
+    for response in answers:
+        _assert_strict(response.headers)
