@@ -826,6 +826,22 @@ def decide_console_owner(person: str, environment: str, environment_owner: str |
     )
 
 
+def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_class: str | None) -> Decision:
+    """May this request read ``/metrics``?  A scraper on this machine, or a program holding a live machine
+    token (a monitoring system is a machine).  The figures are counts per environment, but they still say
+    how busy a vault is and when: a conversation's token never reads them.
+
+    Behind a proxy (``public_url`` set) a loopback peer proves nothing: a proxy on this machine makes every
+    request from the internet look local, so there only a machine token reads them."""
+    if loopback_peer and not behind_proxy:
+        return allow("metrics-loopback", "the request comes from this machine")
+    if client_class == "machine":
+        return allow("metrics-machine", "a live machine token")
+    if client_class is None:
+        return deny("metrics-unauthenticated", "reading /metrics from another machine needs a machine token")
+    return deny("metrics-not-machine", f"a {client_class} token cannot read /metrics; only a machine token can")
+
+
 def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:
     """May a new static token be called ``name`` in an environment whose live tokens are ``active_names``?
     Names are how the owner revokes and re-tiers tokens (``token revoke laptop``), so two live tokens of one

@@ -39,7 +39,7 @@ import anyio.to_thread
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from notegate.auth.consent import ConsentBackend
@@ -53,8 +53,11 @@ from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
+from notegate.policy import decide_metrics_reader
 from notegate.services.container import Services
 from notegate.services.eventlog import event
+from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from notegate.services.metrics import Metrics
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
@@ -91,6 +94,8 @@ def body_limit(max_note_bytes: int) -> int:
 
 #: Listen addresses that mean "this machine only": the server names itself ``localhost`` on them.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: Peer addresses of a connection from this machine (what /metrics lets in without a token).
+LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1"})
 
 
 def base_url(runtime: Runtime, host: str, port: int) -> str:
@@ -490,6 +495,26 @@ def create_app(
         details = await anyio.to_thread.run_sync(environment_details, runtime, record)
         return JSONResponse(details)
 
+    metrics = Metrics(runtime, services, clock=runtime.clock)
+
+    async def metrics_page(request: Request) -> Response:
+        """Prometheus text format, for a scraper on this machine or one holding a machine token."""
+        token = bearer(request.headers.get("authorization"))
+        record = await anyio.to_thread.run_sync(verify, token) if token else None
+        peer = request.client.host if request.client else ""
+        decision = decide_metrics_reader(
+            loopback_peer=peer in LOOPBACK_PEERS and token is None,
+            behind_proxy=bool(runtime.config.public_url),
+            client_class=record.caller().client_class if record is not None else None,
+        )
+        if not decision.allowed:
+            refused = NotegateError(decision.reason, rule=decision.rule)
+            status = 401 if record is None else 403
+            headers = {"WWW-Authenticate": "Bearer"}
+            return PlainTextResponse(refused.explain() + "\n", status_code=status, headers=headers)
+        body = await anyio.to_thread.run_sync(metrics.render)
+        return Response(body, media_type=METRICS_CONTENT_TYPE)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         # A few worker threads are plenty (writes serialise on the environment's lock anyway), and each
@@ -497,6 +522,7 @@ def create_app(
         anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
         event("start", url=url, mcp=f"{url}/mcp", environments=",".join(runtime.config.environments))
+        metrics.start()
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
             tasks.start_soon(oauth_sweep_loop, provider, grants)
@@ -504,6 +530,7 @@ def create_app(
                 yield
             finally:
                 tasks.cancel_scope.cancel()
+                metrics.stop()
         runtime.close()
 
     config = runtime.config
@@ -519,6 +546,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_page, methods=["GET"]),
             *oauth_routes(provider),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(
