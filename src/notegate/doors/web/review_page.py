@@ -27,7 +27,6 @@ from notegate.errors import NotegateError, PolicyDenied
 from notegate.policy import Caller, decide_console_owner, fixed_caller
 from notegate.services.notes import unified_diff
 
-CONSOLE_CONNECTOR = "web:console"
 MAX_REASON_CHARS = 500
 
 
@@ -69,7 +68,7 @@ class OwnerPages:
         return sorted(n for n, e in self.config.environments.items() if e.owner == session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
-        return replace(fixed_caller(CONSOLE_CONNECTOR, session.login), environment=environment)
+        return replace(fixed_caller("web:console", session.login), environment=environment)
 
     def _request_gate(self, session: WebSession, request_id: str) -> None:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
