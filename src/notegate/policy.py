@@ -485,6 +485,18 @@ def decide_token_environment(bound: str | None, served: Collection[str]) -> Deci
     return deny("wrong-environment", "the credential is for an environment this server does not serve")
 
 
+def decide_host(host: str | None, allowed: Collection[str]) -> Decision:
+    """May a request naming ``host`` in its Host header reach the MCP door at all (DNS-rebinding protection)?
+    The same answer as the SDK's own check, which stays behind it: an exact entry, or ``NAME:*`` for NAME with
+    any port. Decided before the bearer check, so a foreign Host gets its 421 whether or not a token came."""
+    if host:
+        if host in allowed:
+            return allow("host-allowed")
+        if any(entry.endswith(":*") and host.startswith(entry[:-1]) for entry in allowed):
+            return allow("host-allowed")
+    return deny("host-not-allowed", "the Host header is not one this server answers to")
+
+
 def decide_reader(caller: Caller) -> Decision:
     """May ``caller`` use the knowledge tools at all (list, search: results are then filtered)?"""
     if caller.tier == "machine" or caller.client_class == "machine":

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
 
 import anyio
@@ -53,7 +53,7 @@ from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
-from notegate.policy import decide_metrics_reader
+from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
 from notegate.services.eventlog import event
 from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -266,8 +266,10 @@ class DoorGuard:
         drain: int = DRAIN_LIMIT_BYTES,
         drain_seconds: float = DRAIN_SECONDS,
         failure: Callable[[str | None], str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
     ) -> None:
         self.app = app
+        self.allowed_hosts = allowed_hosts
         self.verify = verify
         self.failure = failure
         self.max_note_bytes = max_note_bytes
@@ -284,7 +286,13 @@ class DoorGuard:
         if scope["type"] != "http" or scope.get("path") not in MCP_PATHS:
             await self.app(scope, receive, send)
             return
-        send = self._explain_wrong_host(scope, send)
+        if self.allowed_hosts is not None:  # before the bearer check: a foreign Host is 421, token or none
+            host = _header(scope, b"host")
+            if not decide_host(host, self.allowed_hosts).allowed:
+                event("refused", status=421, reason="host-not-allowed")
+                await answer(send, wrong_host((host or "")[:100]))
+                return
+        send = self._explain_wrong_host(scope, send)  # the SDK's own check stays behind, in the same words
         if scope["method"] == "GET":
             await answer(send, self._no_stream(), ((b"allow", b"POST"),))
             return
@@ -465,10 +473,11 @@ def create_app(
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
     )
     max_note_bytes = runtime.policy.max_note_bytes
+    security = _transport_security(runtime, host)
     mcp_app = mcp.streamable_http_app(
         stateless_http=True,
         json_response=True,
-        transport_security=_transport_security(runtime, host),
+        transport_security=security,
         host=host,
         # The guard answers first; the SDK's own limit stays as a backstop at the same size.
         max_request_body_size=body_limit(max_note_bytes),
@@ -542,6 +551,7 @@ def create_app(
         total=config.max_open_requests,
         body_timeout=config.body_timeout_seconds,
         failure=provider.failure,
+        allowed_hosts=security.allowed_hosts if security.enable_dns_rebinding_protection else None,
     )
     app = Starlette(
         routes=[
