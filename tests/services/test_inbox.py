@@ -144,6 +144,7 @@ def test_restricted_cannot_review(inbox: InboxService) -> None:
         lambda: inbox.list_inbox(CLOUD),
         lambda: inbox.promote_inbox(CLOUD, "inbox/log/p.md", rev),
         lambda: inbox.hold_inbox(CLOUD, "inbox/log/p.md", rev, "no"),
+        lambda: inbox.delete_inbox(CLOUD, "inbox/log/p.md", rev),
     ):
         with pytest.raises(PolicyDenied) as info:
             call()
@@ -172,6 +173,21 @@ def test_stale_version_refused(inbox: InboxService) -> None:
         inbox.promote_inbox(REVIEWER, "inbox/log/p.md", old)
     with pytest.raises(StaleRevision):
         inbox.hold_inbox(REVIEWER, "inbox/log/p.md", old, "x")
+    with pytest.raises(StaleRevision):
+        inbox.delete_inbox(REVIEWER, "inbox/log/p.md", old)
+
+
+def test_delete_inbox_deletes_only_inbox_items_and_their_holds(inbox: InboxService, notes: NotesService) -> None:
+    rev = inbox.inbox_write(PHONE, "log", "one", project="p").new_revision
+    inbox.hold_inbox(REVIEWER, "inbox/log/p.md", rev, "odd")
+    digest = notes.read_note(OWNER, "rules/digest.md")
+    with pytest.raises(NoSuchNote) as info:
+        inbox.delete_inbox(REVIEWER, "rules/digest.md", digest.revision)
+    assert info.value.rule == "no-such-note"
+    done = inbox.delete_inbox(REVIEWER, "inbox/log/p.md", rev)
+    assert done.status == "deleted" and done.commit
+    assert "inbox/log/p.md" not in notes.read_note(OWNER, "inbox/_held.md").text
+    assert inbox.rt.state.holds("personal") == {}
 
 
 def test_floor_hold_cannot_be_promoted(inbox: InboxService) -> None:

@@ -217,3 +217,25 @@ def test_every_owner_page_answer_carries_the_security_headers(served: Console) -
     ]
     for response in answers:
         _assert_strict(response.headers)
+
+
+def test_deleting_a_held_item_takes_its_hold_along_in_the_same_commit(served: Console) -> None:
+    items = _items(served)
+    client, csrf = _client(served, "owner")
+    store = served.runtime.environment(None).store
+    path, version = items["handoff"]
+    assert client.post("/inbox/hold", data={"csrf": csrf, "item": path, "version": version, "reason": "odd"})
+    assert path in store.read("inbox/_held.md")[0].decode()
+    gone = client.post("/inbox/delete", data={"csrf": csrf, "item": path, "version": version})
+    assert gone.status_code == 303, gone.text
+    assert store.blob_id(path) == "absent"
+    assert path not in store.read("inbox/_held.md")[0].decode()  # the held list never names a gone item
+    assert served.runtime.state.holds("personal") == {}
+    origin = load_config(served.config_path).environment(None).origin_url
+    changed = subprocess.run(
+        ["git", "-C", str(origin), "show", "--name-only", "--format=%s", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert changed[:2] == ["delete", path] and path in changed and "inbox/_held.md" in changed

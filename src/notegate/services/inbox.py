@@ -345,12 +345,9 @@ class InboxService:
             target, target_blob, _before, new_text = self._plan(env, item, text, labels)
             changes = [Change(target, new_text.encode("utf-8")), Change(item, None)]
             expect = {item: version, target: target_blob}
-            holds = self.rt.state.holds(env.name)
-            if item in holds:
-                remaining = [self._held_row(r) for p, r in holds.items() if p != item]
-                held_change, held_blob = self._held_change(env, remaining)
-                changes.append(held_change)
-                expect[HELD_PATH] = held_blob
+            held_changes, held_expect = self._without_hold(env, item)
+            changes.extend(held_changes)
+            expect.update(held_expect)
             result = self.notes.commit_as(
                 caller,
                 env,
@@ -367,6 +364,41 @@ class InboxService:
                 target=target,
                 commit=result.commit,
                 message=f"Promoted {item} to {target} and removed it from the inbox (commit {result.commit[:12]}).",
+            )
+
+    def _without_hold(self, env: Environment, item: str) -> tuple[list[Change], dict[str, str]]:
+        """The change to ``inbox/_held.md`` that drops ``item``'s hold (none when it is not held), and what
+        it expects, so the item and its hold leave in one commit."""
+        holds = self.rt.state.holds(env.name)
+        if item not in holds:
+            return [], {}
+        remaining = [self._held_row(r) for p, r in holds.items() if p != item]
+        held_change, held_blob = self._held_change(env, remaining)
+        return [held_change], {HELD_PATH: held_blob}
+
+    def delete_inbox(self, caller: Caller, item: str, version: str, environment: str | None = None) -> ReviewResult:
+        """A reviewer deletes the exact version of an item it saw, and its hold with it (one commit): the
+        held list never names an item that is gone."""
+        with self.notes.audited(caller, "delete_inbox", item) as record:
+            self._review_check(caller)
+            env = self.notes.env(caller, environment)
+            self._current(env, item, version)
+            held_changes, held_expect = self._without_hold(env, item)
+            result = self.notes.commit_as(
+                caller,
+                env,
+                [Change(item, None), *held_changes],
+                {item: version, **held_expect},
+                f"delete {item}",
+                {"Notegate-Reviewed-By": Author.of(caller).label},
+            )
+            record["commit"] = result.commit
+            self.rt.state.forget_inbox_item(env.name, item)
+            return ReviewResult(
+                status="deleted",
+                item=item,
+                commit=result.commit,
+                message=f"Deleted {item} from the inbox (commit {result.commit[:12]}).",
             )
 
     def _plan(self, env: Environment, item: str, text: str, labels: list[str]) -> tuple[str, str, str, str]:

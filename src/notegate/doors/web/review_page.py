@@ -144,7 +144,8 @@ class OwnerPages:
                 result = await console.run(services.inbox.hold_inbox, caller, item, version, reason, environment)
                 commit = result.commit
             else:
-                commit = await console.run(self._delete, caller, item, version, environment)
+                result = await console.run(services.inbox.delete_inbox, caller, item, version, environment)
+                commit = result.commit
         except NotegateError as exc:
             await console.run(
                 console.audit, f"web:inbox-{action}", session.login if session else None, f"refused:{exc.rule}"
@@ -152,15 +153,6 @@ class OwnerPages:
             return console.refused_page(exc, session)
         await console.run(console.audit, f"web:inbox-{action}", session.login, f"ok:{(commit or '-')[:12]}")
         return RedirectResponse(f"/inbox?env={quote(environment, safe='')}&done={action}", status_code=303)
-
-    def _delete(self, caller: Caller, item: str, version: str, environment: str) -> str | None:
-        """Delete an inbox item: the owner saw it on the page and pressed Delete, which is the second step of
-        the notes service's two-step delete (preview, then the same call confirmed)."""
-        if not self.console.services.runtime.policy.is_inbox(item):
-            raise NotegateError(f"{item} is not an inbox item", rule="no-such-note", remedy="Reload the inbox.")
-        notes = self.console.services.notes
-        notes.delete_note(caller, item, version, confirmed=False, environment=environment)
-        return notes.delete_note(caller, item, version, confirmed=True, environment=environment).commit
 
     # -- elevations
     def _elevations(self, environment: str) -> tuple[list[PendingElevation], list[Grant]]:
