@@ -59,11 +59,11 @@ def parse_time(field: str, raw: str, now: float) -> float:
         return now - int(text[:-1]) * _UNITS[text[-1]]
     try:
         when = datetime.fromisoformat(text) if text.isascii() else None
-    except ValueError:
-        when = None
-    if when is None:
-        raise _refuse(field, "is neither a UTC date or time (2026-12-01, 2026-12-01T10:00) nor a duration (2h)")
-    return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+        if when is not None:
+            return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    except (ValueError, OverflowError):  # not a date, or one no timestamp can hold (year 1 at -23:59)
+        pass
+    raise _refuse(field, "is neither a UTC date or time (2026-12-01, 2026-12-01T10:00) nor a duration (2h)")
 
 
 def parse_audit_query(pairs: Iterable[tuple[str, str]], *, now: float) -> AuditQuery:
