@@ -355,3 +355,56 @@ def test_status_shows_each_environment_its_tasks_and_the_last_jobs(console: Cons
 
 def _bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_status_shows_a_real_refused_fetch_and_its_task_note(console: Console, two_envs: Path, tmp_path: Path) -> None:
+    from sync.gitstreams import FILE, commit
+    from sync.test_fetch import forge_push
+
+    origin = two_envs.parent / "origin.git"
+    good = str(pygit2.Repository(str(origin)).references["refs/heads/main"].target)
+    scratch = pygit2.clone_repository(str(origin), str(tmp_path / "scratch.git"), bare=True)
+    bad = commit(scratch, [good], add={".obsidian/plugins/x/main.js": (FILE, b"require('child_process')")})
+    forge_push(origin, scratch, bad)
+    console.runtime.sync("personal")  # what the server's fetch loop does at its next tick
+    page = Browser(console, "owner").get("/status")
+    assert 'data-refused="True"' in page.text and 'data-kind="fetch-refused"' in page.text
+    assert bad[:12] in page.text and "incoming-hidden-path" in page.text
+    assert "child_process" not in page.text  # the refused content never reaches the page
+    assert f"<code>{good[:12]}</code>" in page.text  # the last good commit is still the one served
+    assert "reachable, behind by 1" in page.text
+
+
+def test_status_shows_the_last_review_and_reflect_runs_of_the_real_commands(
+    console: Console, two_envs: Path, tmp_path: Path
+) -> None:
+    from support import notegate
+
+    raw = tmp_path / "transcripts"
+    raw.mkdir()
+    review = notegate("review", "--config", str(two_envs))
+    assert review.returncode == 0, review.stderr
+    reflect = notegate("reflect", "--config", str(two_envs), "--raw", str(raw), "--environment", "household")
+    assert reflect.returncode == 0, reflect.stderr
+    personal = Browser(console, "owner").get("/status").text
+    assert re.search(r'id="last-review">[0-9-]+ [0-9:]+Z: review: promoted 0, held 0, skipped 0, failed 0<', personal)
+    assert 'id="last-reflect">never<' in personal  # the reflect run was household's
+    household = Browser(console, "partner").get("/status").text
+    assert 'id="last-review">never<' in household
+    assert re.search(r'id="last-reflect">[0-9-]+ [0-9:]+Z: reflect: nothing-new, 0 sources, 0 captures<', household)
+
+
+def test_the_pages_carry_the_strict_headers_and_escape_what_others_named(console: Console) -> None:
+    from web.test_headers_csrf import _assert_strict
+
+    owner = Browser(console, "owner")
+    hostile = '<script>alert(1)</script><img src=x onerror="alert(2)">'
+    created = owner.post("/connections/tokens", env="personal", name=hostile, **{"class": "hosted"})
+    assert created.status_code == 200
+    _assert_strict(created.headers)
+    for path in PAGES:
+        response = owner.get(path)
+        _assert_strict(response.headers)
+        assert "<script>alert" not in response.text and "<img src=x" not in response.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in owner.get("/connections").text
+    assert "<script>" not in created.text.replace('<script src="/static/web/passkeys.js" defer></script>', "")
