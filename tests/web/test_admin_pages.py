@@ -16,6 +16,7 @@ import httpx2
 import pygit2
 import pytest
 
+from notegate.auth.oauth_core import ACCESS_PREFIX, digest
 from notegate.auth.websession import WebSessions
 from support import mcp_http, mint, text_of
 from web.harness import Console, serve_console
@@ -229,8 +230,22 @@ def test_oauth_families_are_listed_and_revoked(console: Console) -> None:
     refused = owner.post(f"/connections/oauth/{'e' * 24}/revoke", env="personal")
     assert rule_of(refused) == "console-revoke-other-environment"
     assert state.oauth_family("e" * 24)["revoked_at"] is None
+    access = ACCESS_PREFIX + secrets.token_urlsafe(32)  # a live access token of the family, as /token mints it
+    state.oauth_insert_token(
+        token_hash=digest(access),
+        kind="access",
+        family_id="f" * 24,
+        client_id="https://claude.ai/c.json",
+        scopes="",
+        resource=f"{console.url}/mcp",
+        expires_at=now + 3600,
+        now=now,
+    )
+    assert _ping(console, access) == 200
+    assert re.search(r'data-family="f{24}">.*?<td>1</td>', owner.get("/connections").text, re.S)
     done = owner.post(f"/connections/oauth/{'f' * 24}/revoke", env="personal")
     assert done.status_code == 303
+    assert _ping(console, access) == 401  # the MCP door refuses the family's tokens at once
     assert state.oauth_family("f" * 24)["revoked_at"] is not None
     assert "f" * 24 not in owner.get("/connections").text
     assert ("web:oauth-revoke", f"ok:oauth:{'f' * 24}") in [(r["tool"], r["outcome"]) for r in state.audit_rows()]
@@ -408,3 +423,7 @@ def test_the_pages_carry_the_strict_headers_and_escape_what_others_named(console
         assert "<script>alert" not in response.text and "<img src=x" not in response.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in owner.get("/connections").text
     assert "<script>" not in created.text.replace('<script src="/static/web/passkeys.js" defer></script>', "")
+
+
+def _ping(console: Console, token: str) -> int:
+    return httpx2.post(f"{console.url}/mcp", json=PING, headers={**MCP_HEADERS, **_bearer(token)}).status_code
