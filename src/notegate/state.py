@@ -359,7 +359,8 @@ class StateDB:
     ) -> list[sqlite3.Row]:
         """The newest ``limit`` audit rows that match, oldest first (read-only). ``connector`` matches a row's
         client name or login; ``path`` the note itself or anything under it as a folder; ``until`` is an
-        exclusive upper bound on the time; ``before_id`` pages back (rows older than that row id)."""
+        exclusive upper bound on the time; ``before_id`` pages back: the rows after that row in this order
+        (older, or as old with a smaller id), so pages neither skip nor repeat a row when clocks step back."""
         folder = path.rstrip("/") + "/" if path else None
         rows = self.query(
             "SELECT id, at, environment, login, client, client_class, tier, session, tool, path, outcome,"
@@ -367,7 +368,8 @@ class StateDB:
             " AND (? IS NULL OR client = ? OR login = ?)"
             " AND (? IS NULL OR path = ? OR substr(path, 1, length(?)) = ?)"
             " AND (? IS NULL OR tool = ?) AND (? IS NULL OR outcome = ?)"
-            " AND (? IS NULL OR environment = ?) AND (? IS NULL OR id < ?)"
+            " AND (? IS NULL OR environment = ?)"
+            " AND (? IS NULL OR (at, id) < (SELECT at, id FROM audit WHERE id = ?))"
             " ORDER BY at DESC, id DESC LIMIT ?",
             (
                 *(since, since),

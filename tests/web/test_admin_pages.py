@@ -427,3 +427,33 @@ def test_the_pages_carry_the_strict_headers_and_escape_what_others_named(console
 
 def _ping(console: Console, token: str) -> int:
     return httpx2.post(f"{console.url}/mcp", json=PING, headers={**MCP_HEADERS, **_bearer(token)}).status_code
+
+
+def test_audit_pages_cover_every_row_once_when_the_clock_stepped_back(console: Console) -> None:
+    state = console.runtime.state
+    times = [1000.0, 1003.0, 1001.0, 1001.0, 1002.0, 999.0, 1003.0]  # ids ascend; times do not
+    for i, at in enumerate(times):
+        state.audit(
+            now=at,
+            environment="personal",
+            login="owner",
+            client="laptop",
+            client_class="workstation",
+            tier="trusted",
+            session="-",
+            tool="step",
+            path=f"notes/{i}.md",
+            outcome="ok",
+        )
+    owner = Browser(console, "owner")
+    seen: list[str] = []
+    url = "/audit?" + "tool=step&limit=2"
+    for _ in range(10):
+        page = owner.http.get(url)
+        seen += re.findall(r'<td class="path">notes/(\d)\.md</td>', page.text)
+        older = re.search(r'href="([^"]+)" id="older"', page.text)
+        if older is None:
+            break
+        url = older.group(1).replace("&amp;", "&")
+    expected = sorted(range(len(times)), key=lambda i: (times[i], i), reverse=True)
+    assert seen == [str(i) for i in expected]
