@@ -92,6 +92,10 @@ def test_the_owner_manages_tokens_and_reads_the_audit_in_a_browser(console: Cons
             if width == 360:
                 overflow = page.evaluate("() => document.documentElement.scrollWidth")
                 assert overflow <= 360, (name, overflow)
+                buttons = page.locator("button.revoke")
+                for i in range(buttons.count()):  # stacked rows: every action in reach, not scrolled away
+                    box = buttons.nth(i).bounding_box()
+                    assert box is not None and box["x"] + box["width"] <= 360, (name, box)
     assert violations == []
 
 

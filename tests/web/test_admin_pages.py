@@ -242,7 +242,9 @@ def test_oauth_families_are_listed_and_revoked(console: Console) -> None:
         now=now,
     )
     assert _ping(console, access) == 200
-    assert re.search(r'data-family="f{24}">.*?<td>1</td>', owner.get("/connections").text, re.S)
+    assert re.search(
+        r'data-family="f{24}">.*?<td data-label="live tokens">1</td>', owner.get("/connections").text, re.S
+    )
     done = owner.post(f"/connections/oauth/{'f' * 24}/revoke", env="personal")
     assert done.status_code == 303
     assert _ping(console, access) == 401  # the MCP door refuses the family's tokens at once
@@ -301,7 +303,8 @@ def test_the_audit_filters_and_pages_and_never_shows_contents_or_tokens(console:
         page = owner.get("/audit", **params)
         assert page.status_code == 200, page.text
         return re.findall(
-            r'<td><code>([^<]+)</code></td>\s*<td class="path">([^<]*)</td>\s*<td class="outcome">([^<]*)</td>',
+            r'<td[^>]*><code>([^<]+)</code></td>\s*<td class="path"[^>]*>([^<]*)</td>\s*'
+            r'<td class="outcome"[^>]*>([^<]*)</td>',
             page.text,
         )
 
@@ -450,7 +453,7 @@ def test_audit_pages_cover_every_row_once_when_the_clock_stepped_back(console: C
     url = "/audit?" + "tool=step&limit=2"
     for _ in range(10):
         page = owner.http.get(url)
-        seen += re.findall(r'<td class="path">notes/(\d)\.md</td>', page.text)
+        seen += re.findall(r'<td class="path"[^>]*>notes/(\d)\.md</td>', page.text)
         older = re.search(r'href="([^"]+)" id="older"', page.text)
         if older is None:
             break
