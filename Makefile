@@ -1,6 +1,8 @@
 # Quick start: `make run` serves a demo vault; `make test` runs the whole suite.
 #   make run PORT=8766 HOST=127.0.0.1   serve elsewhere (default: the config's, 127.0.0.1:8765)
 #   make run PYTHON=python3.12          build .venv with that interpreter (default: tools/pick-python)
+#   make run VENV=DIR INSTALL=no        serve this checkout's code with an environment already installed in DIR
+#                                       (another clone's .venv, say), as is: nothing is built or downloaded (offline)
 VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO   := var/demo
@@ -10,10 +12,14 @@ PY         := $(shell PYTHON='$(PYTHON)' sh tools/pick-python 2>/dev/null)
 PY_VERSION := $(if $(PY),$(shell '$(PY)' -c 'import sys; print("%d.%d" % sys.version_info[:2])'),none)
 STAMP      := $(VENV)/.installed-$(PY_VERSION)
 SERVE_ARGS := $(if $(PORT),--port $(PORT)) $(if $(HOST),--host $(HOST))
+# INSTALL=no: use $(VENV) as it is, with this checkout's src/ first on the path (the code served is this one's).
+INSTALL    := yes
+ENV_READY  := $(if $(filter no,$(INSTALL)),installed-venv,$(STAMP))
+RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 
-.PHONY: run test lint bench clean distclean claude-cli python
+.PHONY: run test lint bench clean distclean claude-cli python installed-venv
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
@@ -23,15 +29,18 @@ $(STAMP): pyproject.toml
 	@rm -f $(VENV)/.installed $(VENV)/.installed-*
 	@touch $(STAMP)
 
+installed-venv:
+	@test -x $(BIN)/notegate || { echo "INSTALL=no: $(BIN)/notegate not found; run make without INSTALL=no to build $(VENV)" >&2; exit 1; }
+
 # Which interpreter make would use, and why (see tools/pick-python).
 python:
 	@PYTHON='$(PYTHON)' sh tools/pick-python
 
-run: $(STAMP)
-	@test -f $(DEMO)/notegate.toml || $(BIN)/notegate init $(DEMO)
-	@test -f $(DEMO)/demo.token || $(BIN)/notegate token create --config $(DEMO)/notegate.toml \
+run: $(ENV_READY)
+	@test -f $(DEMO)/notegate.toml || $(RUN_ENV) $(BIN)/notegate init $(DEMO)
+	@test -f $(DEMO)/demo.token || $(RUN_ENV) $(BIN)/notegate token create --config $(DEMO)/notegate.toml \
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
-	$(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
+	$(RUN_ENV) $(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
 
 test: $(STAMP) .tools/.installed
 	$(BIN)/python -m pytest -n 2 -q

@@ -197,3 +197,23 @@ def test_only_the_environment_owner_uses_its_console_pages() -> None:
     assert decide_console_owner("bob", "home", "alice").rule == "console-not-owner"
     assert decide_console_owner("alice", "gone", None).rule == "console-not-owner"
     assert decide_console_owner("Alice", "home", "alice").rule == "console-not-owner"  # logins are exact
+
+
+@pytest.mark.parametrize(
+    ("loopback_peer", "behind_proxy", "client_class", "rule"),
+    [
+        (True, False, None, "metrics-loopback"),
+        (True, True, None, "metrics-unauthenticated"),  # a proxy on this machine makes everyone look local
+        (False, False, None, "metrics-unauthenticated"),
+        (False, True, "machine", "metrics-machine"),
+        (True, True, "machine", "metrics-machine"),
+        (False, False, "hosted", "metrics-not-machine"),
+        (False, False, "workstation", "metrics-not-machine"),
+    ],
+)
+def test_who_reads_the_metrics(loopback_peer: bool, behind_proxy: bool, client_class: str | None, rule: str) -> None:
+    from notegate.policy import decide_metrics_reader
+
+    decision = decide_metrics_reader(loopback_peer=loopback_peer, behind_proxy=behind_proxy, client_class=client_class)
+    assert decision.rule == rule
+    assert decision.allowed == (rule in ("metrics-loopback", "metrics-machine"))

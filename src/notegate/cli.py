@@ -733,6 +733,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     from notegate.auth.tokens import verify_token
     from notegate.doors.mcp import CallerResolver, build_mcp
+    from notegate.errors import AuthError
+    from notegate.policy import decide_token_environment
     from notegate.services.container import Services
     from notegate.services.runtime import Runtime
 
@@ -745,6 +747,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     record = verify_token(runtime.state, token)
     if record is None:
         return _fail("notegate mcp: the token in the token file is not valid (revoked or mistyped)", 2)
+    served = decide_token_environment(record.environment, config.environments)  # the HTTP door's own decision
+    if not served.allowed:
+        raise AuthError(f"the token in the token file is refused: {served.reason}", rule=served.rule)
     runtime.open_all()
 
     def loop() -> None:

@@ -122,6 +122,9 @@ RULES: dict[str, str] = {
     "model-refused": "The model declined; nothing was decided.",
     "model-timeout": "Try again later, or raise [models] timeout_seconds.",
     "model-unavailable": "Check the provider's key and address; nothing was decided.",
+    # -- /metrics
+    "metrics-unauthenticated": "Scrape from this machine, or send a machine token (token create --class machine).",
+    "metrics-not-machine": "Give the scraper its own token: notegate token create --class machine --name prometheus.",
     # -- persons on the web console (passkeys only: there is no password anywhere)
     "person-unknown": "Add the login as owner or member of an environment in notegate.toml, then enrol it.",
     "console-not-owner": "Sign in as the environment's owner, or ask the owner to act on it.",

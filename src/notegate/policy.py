@@ -485,6 +485,18 @@ def decide_token_environment(bound: str | None, served: Collection[str]) -> Deci
     return deny("wrong-environment", "the credential is for an environment this server does not serve")
 
 
+def decide_host(host: str | None, allowed: Collection[str]) -> Decision:
+    """May a request naming ``host`` in its Host header reach the MCP door at all (DNS-rebinding protection)?
+    The same answer as the SDK's own check, which stays behind it: an exact entry, or ``NAME:*`` for NAME with
+    any port. Decided before the bearer check, so a foreign Host gets its 421 whether or not a token came."""
+    if host:
+        if host in allowed:
+            return allow("host-allowed")
+        if any(entry.endswith(":*") and host.startswith(entry[:-1]) for entry in allowed):
+            return allow("host-allowed")
+    return deny("host-not-allowed", "the Host header is not one this server answers to")
+
+
 def decide_reader(caller: Caller) -> Decision:
     """May ``caller`` use the knowledge tools at all (list, search: results are then filtered)?"""
     if caller.tier == "machine" or caller.client_class == "machine":
@@ -833,6 +845,22 @@ def decide_console_revoke(kind: str, item_environment: str | None, environment: 
     if item_environment == environment:
         return allow("console-revoke", f"the {kind} belongs to environment '{environment}'")
     return deny("console-revoke-other-environment", f"this {kind} does not belong to environment '{environment}'")
+
+
+def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_class: str | None) -> Decision:
+    """May this request read ``/metrics``?  A scraper on this machine, or a program holding a live machine
+    token (a monitoring system is a machine).  The figures are counts per environment, but they still say
+    how busy a vault is and when: a conversation's token never reads them.
+
+    Behind a proxy (``public_url`` set) a loopback peer proves nothing: a proxy on this machine makes every
+    request from the internet look local, so there only a machine token reads them."""
+    if loopback_peer and not behind_proxy:
+        return allow("metrics-loopback", "the request comes from this machine")
+    if client_class == "machine":
+        return allow("metrics-machine", "a live machine token")
+    if client_class is None:
+        return deny("metrics-unauthenticated", "reading /metrics from another machine needs a machine token")
+    return deny("metrics-not-machine", f"a {client_class} token cannot read /metrics; only a machine token can")
 
 
 def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:

@@ -301,7 +301,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         int,
         4 * 3600,
         "An owner-approved elevation grant is valid this long.",
-        enforced_by=("notegate.auth.grants:Grants.approve",),
+        enforced_by=("notegate.auth.grants:Grants._approve",),
     ),
     PolicySetting(
         "elevation_pending_cap",

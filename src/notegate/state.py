@@ -890,6 +890,17 @@ class StateDB:
         rows = self.query("SELECT * FROM elevation_requests WHERE link_hash = ?", (link_hash,))
         return rows[0] if rows else None
 
+    def elevation_requests_open(self, now: float) -> list[sqlite3.Row]:
+        """Live, unanswered requests, oldest first (the owner's elevations page)."""
+        return self.query(
+            "SELECT * FROM elevation_requests WHERE answered_at IS NULL AND expires_at > ? ORDER BY created_at",
+            (now,),
+        )
+
+    def elevation_request_by_id(self, grant_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM elevation_requests WHERE grant_id = ?", (grant_id,))
+        return rows[0] if rows else None
+
     def elevation_request_by_grant(self, grant_hash: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM elevation_requests WHERE grant_hash = ?", (grant_hash,))
         return rows[0] if rows else None

@@ -100,7 +100,7 @@ async def test_one_json_line_per_event_and_never_contents_or_tokens(vault: Path,
 
 
 async def test_a_foreign_host_gets_421_naming_allowed_hosts(vault: Path, served: Server) -> None:
-    token = mint(vault, name="laptop")  # without one the bearer check answers first: 401
+    token = mint(vault, name="laptop")  # with or without one (tests/doors/test_wrong_host.py)
     async with httpx2.AsyncClient(timeout=30) as http:
         answer = await http.post(
             f"{served.url}/mcp",

@@ -64,6 +64,7 @@ CODE_ALPHABET = "ACDEFHJKMNPRTWXY"
 CODE_LENGTH = 4
 GRANT_PREFIX = "ngg_"
 _GRANT_VALUE = re.compile(r"ngg_[A-Za-z0-9_-]{43}\Z")
+_GRANT_ID = re.compile(r"g-[0-9a-f]{16}")  # a request's (and its grant's) public id
 MAX_REASON_CHARS = 500
 MAX_CONVERSATION_CHARS = 512
 MAX_AUDITED_USES = 4096  # (grant, session) pairs whose first use was audited, bounded
@@ -231,24 +232,16 @@ class Grants:
     # ---------------------------------------------------- the owner's page
     def pending(self, link_id: str, *, now: float) -> PendingElevation | None:
         row = self._live_request(link_id, now)
-        if row is None:
-            return None
-        return PendingElevation(
-            link_id=link_id,
-            code=row["code"],
-            reason=row["reason"],
-            person=row["login"],
-            client=row["client"],
-            client_class=row["client_class"],
-            connector=row["connector"],
-            asked_at=row["created_at"],
-            expires_at=row["expires_at"],
-        )
+        return None if row is None else self._as_pending(row, link_id)
 
     def approve(
         self, link_id: str, *, person: str, assertion_at: float | None, user_verified: bool, now: float
     ) -> Grant:
-        row = self._live_request(link_id, now)
+        return self._approve(self._live_request(link_id, now), person, assertion_at, user_verified, now)
+
+    def _approve(
+        self, row: sqlite3.Row | None, person: str, assertion_at: float | None, user_verified: bool, now: float
+    ) -> Grant:
         if row is None:
             raise _unknown()
         decision = decide_elevation_approval(
@@ -262,7 +255,7 @@ class Grants:
         if not decision.allowed:
             self._audit_row(row, f"elevation-approval-refused:{decision.rule} by={person}", now)
             raise NotegateError(decision.reason, rule=decision.rule)
-        answered = self.state.elevation_answer(_sha(link_id), outcome="approved", now=now)
+        answered = self.state.elevation_answer(row["link_hash"], outcome="approved", now=now)
         if answered is None:
             raise _unknown()
         grant = {
@@ -282,7 +275,9 @@ class Grants:
         return Grant(**{k: v for k, v in grant.items() if k != "grant_hash"}, revoked_at=None)
 
     def deny(self, link_id: str, *, person: str, now: float) -> None:
-        row = self._live_request(link_id, now)
+        self._deny(self._live_request(link_id, now), person, now)
+
+    def _deny(self, row: sqlite3.Row | None, person: str, now: float) -> None:
         if row is None:
             raise _unknown()
         decision = decide_elevation_denial(
@@ -291,9 +286,58 @@ class Grants:
         if not decision.allowed:
             self._audit_row(row, f"elevation-denial-refused:{decision.rule} by={person}", now)
             raise NotegateError(decision.reason, rule=decision.rule)
-        if self.state.elevation_answer(_sha(link_id), outcome="denied", now=now) is None:
+        if self.state.elevation_answer(row["link_hash"], outcome="denied", now=now) is None:
             raise _unknown()
         self._audit_row(row, f"elevation-denied by={person}", now)
+
+    # ------------------------------------------- the owner's elevations page
+    # The page lists open requests and answers them by their public request id (the grant id): the link id
+    # exists only as a hash. The same decisions answer as through the link (asker approves; asker or owner
+    # denies), so a request id grants nothing a signed-in person could not already do with the link.
+    def open_requests(self, environment: str, *, default: str, now: float) -> list[PendingElevation]:
+        """Live, unanswered requests of ``environment`` (a request bound to none is the ``default`` one's),
+        with the request id as link id."""
+        rows = self.state.elevation_requests_open(now)
+        return [self._as_pending(row) for row in rows if (row["environment"] or default) == environment]
+
+    def pending_by_id(self, grant_id: str, *, now: float) -> PendingElevation | None:
+        row = self._live_by_id(grant_id, now)
+        return None if row is None else self._as_pending(row)
+
+    def environment_of_request(self, grant_id: str, *, now: float) -> tuple[bool, str | None]:
+        """(is it a live request, its environment)."""
+        row = self._live_by_id(grant_id, now)
+        return (False, None) if row is None else (True, row["environment"])
+
+    def approve_by_id(
+        self, grant_id: str, *, person: str, assertion_at: float | None, user_verified: bool, now: float
+    ) -> Grant:
+        return self._approve(self._live_by_id(grant_id, now), person, assertion_at, user_verified, now)
+
+    def deny_by_id(self, grant_id: str, *, person: str, now: float) -> None:
+        self._deny(self._live_by_id(grant_id, now), person, now)
+
+    def _live_by_id(self, grant_id: object, now: float) -> sqlite3.Row | None:
+        if not isinstance(grant_id, str) or not _GRANT_ID.fullmatch(grant_id):
+            return None
+        row = self.state.elevation_request_by_id(grant_id)
+        if row is None or row["answered_at"] is not None or row["expires_at"] <= now:
+            return None
+        return row
+
+    @staticmethod
+    def _as_pending(row: sqlite3.Row, link_id: str | None = None) -> PendingElevation:
+        return PendingElevation(
+            link_id=link_id or row["grant_id"],
+            code=row["code"],
+            reason=row["reason"],
+            person=row["login"],
+            client=row["client"],
+            client_class=row["client_class"],
+            connector=row["connector"],
+            asked_at=row["created_at"],
+            expires_at=row["expires_at"],
+        )
 
     # ------------------------------------------------------ the owner's CLI
     def list(self) -> list[Grant]:

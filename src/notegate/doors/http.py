@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
 
 import anyio
@@ -39,7 +39,7 @@ import anyio.to_thread
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from notegate.auth.consent import ConsentBackend
@@ -53,8 +53,11 @@ from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
+from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
 from notegate.services.eventlog import event
+from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from notegate.services.metrics import Metrics
 from notegate.services.runtime import Runtime
 
 log = logging.getLogger("notegate")
@@ -91,6 +94,8 @@ def body_limit(max_note_bytes: int) -> int:
 
 #: Listen addresses that mean "this machine only": the server names itself ``localhost`` on them.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+#: Peer addresses of a connection from this machine (what /metrics lets in without a token).
+LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1"})
 
 
 def base_url(runtime: Runtime, host: str, port: int) -> str:
@@ -261,8 +266,10 @@ class DoorGuard:
         drain: int = DRAIN_LIMIT_BYTES,
         drain_seconds: float = DRAIN_SECONDS,
         failure: Callable[[str | None], str] | None = None,
+        allowed_hosts: Collection[str] | None = None,
     ) -> None:
         self.app = app
+        self.allowed_hosts = allowed_hosts
         self.verify = verify
         self.failure = failure
         self.max_note_bytes = max_note_bytes
@@ -279,7 +286,13 @@ class DoorGuard:
         if scope["type"] != "http" or scope.get("path") not in MCP_PATHS:
             await self.app(scope, receive, send)
             return
-        send = self._explain_wrong_host(scope, send)
+        if self.allowed_hosts is not None:  # before the bearer check: a foreign Host is 421, token or none
+            host = _header(scope, b"host")
+            if not decide_host(host, self.allowed_hosts).allowed:
+                event("refused", status=421, reason="host-not-allowed")
+                await answer(send, wrong_host((host or "")[:100]))
+                return
+        send = self._explain_wrong_host(scope, send)  # the SDK's own check stays behind, in the same words
         if scope["method"] == "GET":
             await answer(send, self._no_stream(), ((b"allow", b"POST"),))
             return
@@ -460,10 +473,11 @@ def create_app(
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
     )
     max_note_bytes = runtime.policy.max_note_bytes
+    security = _transport_security(runtime, host)
     mcp_app = mcp.streamable_http_app(
         stateless_http=True,
         json_response=True,
-        transport_security=_transport_security(runtime, host),
+        transport_security=security,
         host=host,
         # The guard answers first; the SDK's own limit stays as a backstop at the same size.
         max_request_body_size=body_limit(max_note_bytes),
@@ -490,6 +504,26 @@ def create_app(
         details = await anyio.to_thread.run_sync(environment_details, runtime, record)
         return JSONResponse(details)
 
+    metrics = Metrics(runtime, services, clock=runtime.clock)
+
+    async def metrics_page(request: Request) -> Response:
+        """Prometheus text format, for a scraper on this machine or one holding a machine token."""
+        token = bearer(request.headers.get("authorization"))
+        record = await anyio.to_thread.run_sync(verify, token) if token else None
+        peer = request.client.host if request.client else ""
+        decision = decide_metrics_reader(
+            loopback_peer=peer in LOOPBACK_PEERS and token is None,
+            behind_proxy=bool(runtime.config.public_url),
+            client_class=record.caller().client_class if record is not None else None,
+        )
+        if not decision.allowed:
+            refused = NotegateError(decision.reason, rule=decision.rule)
+            status = 401 if record is None else 403
+            headers = {"WWW-Authenticate": "Bearer"}
+            return PlainTextResponse(refused.explain() + "\n", status_code=status, headers=headers)
+        body = await anyio.to_thread.run_sync(metrics.render)
+        return Response(body, media_type=METRICS_CONTENT_TYPE)
+
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         # A few worker threads are plenty (writes serialise on the environment's lock anyway), and each
@@ -497,6 +531,7 @@ def create_app(
         anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
         event("start", url=url, mcp=f"{url}/mcp", environments=",".join(runtime.config.environments))
+        metrics.start()
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:
             tasks.start_soon(sync_loop, runtime)
             tasks.start_soon(oauth_sweep_loop, provider, grants)
@@ -504,6 +539,7 @@ def create_app(
                 yield
             finally:
                 tasks.cancel_scope.cancel()
+                metrics.stop()
         runtime.close()
 
     config = runtime.config
@@ -515,10 +551,12 @@ def create_app(
         total=config.max_open_requests,
         body_timeout=config.body_timeout_seconds,
         failure=provider.failure,
+        allowed_hosts=security.allowed_hosts if security.enable_dns_rebinding_protection else None,
     )
     app = Starlette(
         routes=[
             Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_page, methods=["GET"]),
             *oauth_routes(provider),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(

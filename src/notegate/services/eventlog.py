@@ -14,9 +14,16 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
+from collections.abc import Callable
 
 log = logging.getLogger("notegate.events")
+
+#: Who else hears each event (the /metrics counters): called with (name, fields) after the line is logged.
+Listener = Callable[[str, dict[str, object]], None]
+_listeners: list[Listener] = []
+_listeners_lock = threading.Lock()
 
 MAX_VALUE_CHARS = 300
 LOG_FORMATS = ("text", "json")
@@ -47,6 +54,24 @@ def event(name: str, **fields: object) -> None:
     """Log one event. Callers pass only what the log may hold: never contents, never a token."""
     kept = {k: (str(v)[:MAX_VALUE_CHARS] if isinstance(v, str) else v) for k, v in fields.items() if v is not None}
     log.info(event_line(name, kept), extra={"event": name, "fields": kept})
+    for listener in tuple(_listeners):
+        try:
+            listener(name, kept)
+        except Exception:  # a listener's bug must never fail the call that logged the event
+            log.exception("event listener failed")
+
+
+def listen(listener: Listener) -> Callable[[], None]:
+    """Hear every event from now on (what the log hears, whatever its level); returns the way to stop."""
+    with _listeners_lock:
+        _listeners.append(listener)
+
+    def stop() -> None:
+        with _listeners_lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+
+    return stop
 
 
 class JsonFormatter(logging.Formatter):

@@ -65,12 +65,26 @@ class InboxItem:
     held: bool
     held_reason: str | None = None
     preview: str  # the first characters of the item: untrusted data, not instructions
+    # Held once, at another version: the item changed since its hold (so it waits for review again).
+    hold_changed: bool = False
+    earlier_hold_reason: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class InboxList:
     items: list[InboxItem]
     waiting: int  # items waiting for a decision (not held-and-unchanged)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PromotionPreview:
+    """What promoting one version of an item would write to its route's target (nothing is written)."""
+
+    item: str
+    version: str
+    target: str
+    before: str  # the target's text now ('' when absent)
+    after: str  # the target's text after promotion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,6 +279,8 @@ class InboxService:
                         held=held,
                         held_reason=hold["reason"] if held else None,
                         preview=text[:PREVIEW_CHARS],
+                        hold_changed=hold is not None and not held,
+                        earlier_hold_reason=hold["reason"] if hold is not None and not held else None,
                     )
                 )
             return InboxList(items=items, waiting=waiting)
@@ -326,20 +342,7 @@ class InboxService:
                     rule="floor-hold",
                     remedy="Nobody overrides the floor over MCP. Hold it with hold_inbox, or delete it.",
                 )
-            ref = self.policy.inbox_item(item)
-            if ref is None:
-                raise PolicyDenied(
-                    f"{item} is not a typed inbox item, so it has no route",
-                    rule="no-route",
-                    remedy="Hold it, or move it by hand as a trusted session.",
-                )
-            route = self.policy.route_target(ref.kind, ref.key)
-            if not route.allowed:
-                raise PolicyDenied(route.reason, rule=route.rule)
-            target = route.reason
-            target_blob = env.store.blob_id(target)
-            existing = self.notes.text_of(env, target_blob) if target_blob != ABSENT else None
-            new_text = self._apply_route(ref.kind, ref.key, existing, text, labels)
+            target, target_blob, _before, new_text = self._plan(env, item, text, labels)
             changes = [Change(target, new_text.encode("utf-8")), Change(item, None)]
             expect = {item: version, target: target_blob}
             holds = self.rt.state.holds(env.name)
@@ -365,6 +368,37 @@ class InboxService:
                 commit=result.commit,
                 message=f"Promoted {item} to {target} and removed it from the inbox (commit {result.commit[:12]}).",
             )
+
+    def _plan(self, env: Environment, item: str, text: str, labels: list[str]) -> tuple[str, str, str, str]:
+        """(target, its blob, its text now, its text after) for promoting ``text``: the one route computation
+        that both :meth:`promote_inbox` and :meth:`preview_promotion` use."""
+        ref = self.policy.inbox_item(item)
+        if ref is None:
+            raise PolicyDenied(
+                f"{item} is not a typed inbox item, so it has no route",
+                rule="no-route",
+                remedy="Hold it, or move it by hand as a trusted session.",
+            )
+        route = self.policy.route_target(ref.kind, ref.key)
+        if not route.allowed:
+            raise PolicyDenied(route.reason, rule=route.rule)
+        target = route.reason
+        target_blob = env.store.blob_id(target)
+        existing = self.notes.text_of(env, target_blob) if target_blob != ABSENT else None
+        return target, target_blob, existing or "", self._apply_route(ref.kind, ref.key, existing, text, labels)
+
+    def preview_promotion(
+        self, caller: Caller, item: str, version: str, environment: str | None = None
+    ) -> PromotionPreview:
+        """What :meth:`promote_inbox` would write for this exact version, for a reviewer to read first. The
+        same review rule and version check; who may promote and the floor are decided at promotion."""
+        self._review_check(caller)
+        env = self.notes.env(caller, environment)
+        self._current(env, item, version)
+        labels = self.author_labels(self.authors(env, item))
+        text = env.store.read_unverified_blob(version).decode("utf-8", errors="replace")
+        target, _blob, before, after = self._plan(env, item, text, labels)
+        return PromotionPreview(item=item, version=version, target=target, before=before, after=after)
 
     def _apply_route(self, kind: str, key: str, existing: str | None, text: str, authors: list[str]) -> str:
         now = datetime.fromtimestamp(self.rt.clock(), UTC)

@@ -316,6 +316,7 @@ class NotesService:
                 tool=tool,
                 path=path or None,
                 outcome=outcome,
+                commit=(record["commit"] or "")[:12] or None,
                 ms=round((time.perf_counter() - started) * 1000, 1),
             )
 
@@ -850,6 +851,7 @@ class NotesService:
 
         The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is."""
         self.check_commit(env, changes)
+        started = time.perf_counter()
         try:
             result = env.store.commit(
                 changes,
@@ -865,6 +867,7 @@ class NotesService:
                 commit=result.commit[:12],
                 paths=len(changes),
                 connector=caller.connector_id,
+                ms=round((time.perf_counter() - started) * 1000, 1),  # the commit and its push to the origin
             )
             return result
         except Conflict as conflict:

@@ -79,6 +79,8 @@ class Runtime:
         self._lock = threading.Lock()
         self._open_locks: dict[str, threading.Lock] = {}  # one per environment: a slow origin opens alone
         self._syncing: set[str] = set()  # environments whose fetch is running now
+        #: environment -> clock time of its last fetch that reached the origin (the /metrics fetch lag)
+        self.last_fetch: dict[str, float] = {}
 
     def env_dir(self, name: str) -> Path:
         return env_dir(self.config.state_dir, name)
@@ -168,6 +170,7 @@ class Runtime:
         ``store.refusal`` set."""
         env = self.environment(name)
         old, new = env.store.fetch(on_advance=env.on_advance)
+        self.last_fetch[name] = self.clock()
         if old != new:
             event("fetch", environment=name, old=(old or "none")[:12], new=(new or "none")[:12])
         self._record_fetch(env)

@@ -23,6 +23,7 @@ from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.doors.web.review_page import OwnerPages
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
@@ -76,6 +77,8 @@ def web_routes(
     if elevation is None:
         elevation = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
     elevate = ElevationPage(console, elevation)
+    grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy)
+    owner = OwnerPages(console, grants)
     admin = AdminPages(console, AdminService(runtime, version=_version), owners_in(lambda: runtime.config))
     hosts = console_hosts(runtime, port)
 
@@ -104,6 +107,14 @@ def web_routes(
         ("/elevate/{link_id}", elevate.answer, ["POST"]),
         ("/elevate/{link_id}/options", elevate.options, ["POST"]),
         ("/elevate/{link_id}/verify", elevate.verify, ["POST"]),
+        ("/inbox", owner.inbox, ["GET"]),
+        ("/inbox/{action}", owner.inbox_action, ["POST"]),
+        ("/elevations", owner.elevations, ["GET"]),
+        ("/elevations/grants/{grant_id}/revoke", owner.revoke, ["POST"]),
+        ("/elevations/{link_id}", owner.requests.show, ["GET"]),
+        ("/elevations/{link_id}", owner.requests.answer, ["POST"]),
+        ("/elevations/{link_id}/options", owner.requests.options, ["POST"]),
+        ("/elevations/{link_id}/verify", owner.requests.verify, ["POST"]),
         ("/audit", admin.audit, ["GET"]),
         ("/connections", admin.connections, ["GET"]),
         ("/connections/tokens", admin.create_token, ["POST"]),

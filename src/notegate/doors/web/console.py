@@ -47,6 +47,12 @@ STATUS = {
     "passkey-user-verification": 403,
     "person-unknown": 403,
     "console-not-owner": 403,
+    # the owner's inbox and elevations pages: the services' own rules
+    "floor-hold": 403,
+    "author-cannot-promote": 403,
+    "stale-revision": 409,
+    "no-such-note": 404,
+    "grant-unknown": 404,
     "consent-unknown": 404,
     "elevation-unknown": 404,
     "elevation-wrong-person": 403,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -38,9 +39,21 @@ def _when(at: float) -> str:
 
 
 class ElevationPage:
-    def __init__(self, console: Console, backend: ElevationBackend | None) -> None:
+    """``base`` is where this page lives (``/elevate`` by link id; the owner's elevations page mounts a second
+    one by request id); ``gate``, if given, may refuse a signed-in person before anything is shown or done."""
+
+    def __init__(
+        self,
+        console: Console,
+        backend: ElevationBackend | None,
+        *,
+        base: str = "/elevate",
+        gate: Callable[[WebSession, str], None] | None = None,
+    ) -> None:
         self.console = console
         self.backend = backend
+        self.base = base
+        self.gate = gate
         # (hash of the web session secret, link id) -> when the server verified a UV passkey assertion
         self._noted: OrderedDict[tuple[str, str], float] = OrderedDict()
 
@@ -64,6 +77,7 @@ class ElevationPage:
             asked=_when(pending.asked_at),
             expires=_when(pending.expires_at),
             verified=_when(noted) if noted is not None else None,
+            base=self.base,
             **extra,
         )
 
@@ -72,10 +86,18 @@ class ElevationPage:
         session = await console.session(request)
         if session is None:
             return console.login_redirect(request)
+        try:
+            await self._gate(session, request.path_params["link_id"])
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
         pending = await self._pending(request.path_params["link_id"])
         if pending is None:
             return console.refused_page(_unknown(), session)
         return self._render(session, pending)
+
+    async def _gate(self, session: WebSession, link_id: str) -> None:
+        if self.gate is not None:
+            await self.console.run(self.gate, session, link_id)
 
     async def options(self, request: Request) -> Response:
         console = self.console
@@ -84,6 +106,7 @@ class ElevationPage:
             if session is None:
                 raise NotegateError("this needs a logged-in person", rule="login-required")
             await console.json_body(request, session.secret)
+            await self._gate(session, request.path_params["link_id"])
             if await self._pending(request.path_params["link_id"]) is None:
                 raise _unknown()
             options = await console.run(
@@ -102,6 +125,7 @@ class ElevationPage:
             if session is None:
                 raise NotegateError("this needs a logged-in person", rule="login-required")
             data = await console.json_body(request, session.secret)
+            await self._gate(session, link_id)
             pending = await self._pending(link_id)
             if pending is None or self.backend is None:
                 raise _unknown()
@@ -139,7 +163,7 @@ class ElevationPage:
         self._noted.move_to_end(key)
         while len(self._noted) > MAX_NOTED:
             self._noted.popitem(last=False)
-        return JSONResponse({"redirect": f"/elevate/{link_id}"})
+        return JSONResponse({"redirect": f"{self.base}/{link_id}"})
 
     async def answer(self, request: Request) -> Response:
         console = self.console
@@ -153,6 +177,7 @@ class ElevationPage:
             decision = form.get("decision")
             if decision not in ("approve", "deny"):
                 raise NotegateError("the form named no decision", rule="web-bad-request")
+            await self._gate(session, link_id)
             pending = await self._pending(link_id)
             if pending is None or self.backend is None:
                 raise _unknown()

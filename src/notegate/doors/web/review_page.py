@@ -1,0 +1,237 @@
+"""The owner's inbox review page and elevations page.
+
+Theory of operation: every page and action asks :func:`notegate.policy.decide_console_owner` for the
+environment it names (a member, or an environment that is not there, is refused ``console-not-owner``), then
+acts through the app's one :class:`~notegate.services.container.Services` as the fixed connector login
+``web:console`` of the signed-in person, so the MCP tools' rules apply unchanged: an author's own connector
+cannot promote its item, the floor holds what it holds, a version that changed since the page showed it is
+refused ``stale-revision``. Every state-changing action is a form POST with the CSRF token and leaves an audit
+row. What an item says is untrusted: it reaches the page only through autoescaped templates, inside ``<pre>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from notegate.auth.grants import ElevationBackend, Grant, Grants, PendingElevation
+from notegate.auth.websession import WebSession
+from notegate.doors.web.console import Console
+from notegate.doors.web.elevation_page import ElevationPage, _when
+from notegate.doors.web.visible import visible
+from notegate.errors import NotegateError, PolicyDenied
+from notegate.policy import Caller, decide_console_owner, fixed_caller
+from notegate.services.notes import unified_diff
+
+MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Row:
+    """One inbox item as the page shows it: the service's item, and the diff promotion would make."""
+
+    item: Any
+    target: str | None
+    diff: str | None
+    refusal: NotegateError | None  # why no diff (no route, a malformed target, …)
+
+
+class OwnerPages:
+    """The owner's pages of one app: shared gate, inbox review, elevation requests and grants."""
+
+    def __init__(self, console: Console, grants: Grants) -> None:
+        self.console = console
+        self.grants = grants
+        self.requests = ElevationPage(console, _ById(grants), base="/elevations", gate=self._request_gate)
+        console.env.filters["visible"] = visible  # untrusted text: see doors/web/visible.py
+
+    # -- the gate
+    @property
+    def config(self) -> Any:
+        return self.console.services.runtime.config
+
+    def environment(self, session: WebSession, requested: str | None) -> str:
+        """The environment a page works in, if ``session``'s person owns it; else ``console-not-owner``."""
+        config = self.config
+        name = requested or config.default_environment
+        env = config.environments.get(name)
+        decision = decide_console_owner(session.login, name, env.owner if env is not None else None)
+        if not decision.allowed:
+            raise PolicyDenied(decision.reason, rule=decision.rule)
+        return name
+
+    def owned(self, session: WebSession) -> list[str]:
+        return sorted(n for n, e in self.config.environments.items() if e.owner == session.login)
+
+    def caller(self, session: WebSession, environment: str) -> Caller:
+        return replace(fixed_caller("web:console", session.login), environment=environment)
+
+    def _request_gate(self, session: WebSession, request_id: str) -> None:
+        live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
+        if live:  # an unknown id is the backend's own "elevation-unknown"
+            self.environment(session, environment)
+
+    # -- inbox
+    def _rows(self, caller: Caller, environment: str) -> tuple[list[Row], list[Any], list[Any]]:
+        inbox = self.console.services.inbox
+        listed = inbox.list_inbox(caller, environment)
+        waiting: list[Row] = []
+        held: list[Any] = []
+        tasks: list[Any] = []
+        for item in listed.items:
+            if item.kind == "task":
+                tasks.append(item)
+                continue
+            if item.held:
+                held.append(item)
+                continue
+            try:
+                preview = inbox.preview_promotion(caller, item.path, item.version, environment)
+            except NotegateError as exc:
+                waiting.append(Row(item, None, None, exc))
+                continue
+            diff = unified_diff(preview.before, preview.after, preview.target, "now", "after promotion")
+            waiting.append(Row(item, preview.target, diff, None))
+        return waiting, held, tasks
+
+    async def inbox(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return console.login_redirect(request)
+        try:
+            environment = self.environment(session, request.query_params.get("env"))
+            waiting, held, tasks = await console.run(self._rows, self.caller(session, environment), environment)
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
+        return console.page(
+            "inbox.html",
+            session=session,
+            csrf=session.csrf,
+            environment=environment,
+            environments=self.owned(session),
+            waiting=waiting,
+            held=held,
+            tasks=tasks,
+            done=request.query_params.get("done"),
+        )
+
+    async def inbox_action(self, request: Request) -> Response:
+        console = self.console
+        action = request.path_params["action"]
+        session = await console.session(request)
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            form = await console.form(request, session.secret)
+            environment = self.environment(session, form.get("env"))
+            item, version = form.get("item", ""), form.get("version", "")
+            if action not in ("promote", "hold", "delete") or not item or not version:
+                raise NotegateError("the form named no item, version or action", rule="web-bad-request")
+            caller = self.caller(session, environment)
+            services = console.services
+            if action == "promote":
+                result = await console.run(services.inbox.promote_inbox, caller, item, version, environment)
+                commit = result.commit
+            elif action == "hold":
+                reason = " ".join(form.get("reason", "").split())[:MAX_REASON_CHARS]
+                if not reason:
+                    raise NotegateError("a hold needs a reason", rule="bad-argument", remedy="Say why you hold it.")
+                result = await console.run(services.inbox.hold_inbox, caller, item, version, reason, environment)
+                commit = result.commit
+            else:
+                commit = await console.run(self._delete, caller, item, version, environment)
+        except NotegateError as exc:
+            await console.run(
+                console.audit, f"web:inbox-{action}", session.login if session else None, f"refused:{exc.rule}"
+            )
+            return console.refused_page(exc, session)
+        await console.run(console.audit, f"web:inbox-{action}", session.login, f"ok:{(commit or '-')[:12]}")
+        return RedirectResponse(f"/inbox?env={quote(environment, safe='')}&done={action}", status_code=303)
+
+    def _delete(self, caller: Caller, item: str, version: str, environment: str) -> str | None:
+        """Delete an inbox item: the owner saw it on the page and pressed Delete, which is the second step of
+        the notes service's two-step delete (preview, then the same call confirmed)."""
+        if not self.console.services.runtime.policy.is_inbox(item):
+            raise NotegateError(f"{item} is not an inbox item", rule="no-such-note", remedy="Reload the inbox.")
+        notes = self.console.services.notes
+        notes.delete_note(caller, item, version, confirmed=False, environment=environment)
+        return notes.delete_note(caller, item, version, confirmed=True, environment=environment).commit
+
+    # -- elevations
+    def _elevations(self, environment: str) -> tuple[list[PendingElevation], list[Grant]]:
+        now = self.console.clock()
+        default = self.config.default_environment
+        pending = self.grants.open_requests(environment, default=default, now=now)
+        active = [
+            g
+            for g in self.grants.list()
+            if (g.environment or default) == environment and g.revoked_at is None and g.expires_at > now
+        ]
+        return pending, active
+
+    async def elevations(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return console.login_redirect(request)
+        try:
+            environment = self.environment(session, request.query_params.get("env"))
+            pending, active = await console.run(self._elevations, environment)
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
+        return console.page(
+            "elevations.html",
+            session=session,
+            csrf=session.csrf,
+            environment=environment,
+            environments=self.owned(session),
+            pending=[(p, _when(p.expires_at)) for p in pending],
+            grants=[(g, _when(g.expires_at)) for g in active],
+            done=request.query_params.get("done"),
+        )
+
+    async def revoke(self, request: Request) -> Response:
+        console = self.console
+        session = await console.session(request)
+        grant_id = request.path_params["grant_id"]
+        try:
+            if session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            form = await console.form(request, session.secret)
+            environment = self.environment(session, form.get("env"))
+            _pending, active = await console.run(self._elevations, environment)
+            if not any(g.grant_id == grant_id for g in active):
+                raise NotegateError("no such live grant in this environment", rule="grant-unknown")
+            await console.run(self.grants.revoke, grant_id, person=session.login, now=console.clock())
+        except NotegateError as exc:
+            await console.run(
+                console.audit, "web:grant-revoke", session.login if session else None, f"refused:{exc.rule}"
+            )
+            return console.refused_page(exc, session)
+        await console.run(console.audit, "web:grant-revoke", session.login, f"ok:{grant_id}")
+        return RedirectResponse(f"/elevations?env={quote(environment, safe='')}&done=revoke", status_code=303)
+
+
+class _ById(ElevationBackend):
+    """The approval page's backend keyed by a request's public id instead of its link id."""
+
+    def __init__(self, grants: Grants) -> None:
+        self.grants = grants
+
+    def pending(self, link_id: str, *, now: float) -> PendingElevation | None:
+        return self.grants.pending_by_id(link_id, now=now)
+
+    def approve(
+        self, link_id: str, *, person: str, assertion_at: float | None, user_verified: bool, now: float
+    ) -> Grant:
+        return self.grants.approve_by_id(
+            link_id, person=person, assertion_at=assertion_at, user_verified=user_verified, now=now
+        )
+
+    def deny(self, link_id: str, *, person: str, now: float) -> None:
+        self.grants.deny_by_id(link_id, person=person, now=now)

@@ -1,0 +1,137 @@
+"""/metrics against a real `notegate serve`: counts heard from the server's events, gauges read at scrape
+time, labels that never carry a path or a login, and readers limited to this machine or a machine token."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from notegate.config import load_config
+from notegate.services.container import Services
+from notegate.services.metrics import Metrics
+from notegate.services.runtime import Runtime
+from support import mcp_http, mint, running, text_of
+
+MARKER = "zq7-unique-marker"
+
+
+def samples(body: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a scrape, parsed by the reference client's own parser (so the format is valid)."""
+    found = {}
+    for family in text_string_to_metric_families(body):
+        for sample in family.samples:
+            found[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return found
+
+
+def value(found: dict, name: str, **labels: str) -> float | None:
+    return found.get((name, tuple(sorted(labels.items()))))
+
+
+def test_a_write_and_a_refusal_are_counted_with_code_made_labels_only(vault: Path) -> None:
+    trusted = mint(vault, name=f"laptop-{MARKER}", login="owner", tier="trusted")
+    restricted = mint(vault, name="phone", client_class="hosted", login="owner")
+
+    async def calls(url: str) -> None:
+        async with mcp_http(url, trusted, start_session=True) as client:
+            done = await client.call_tool(
+                "write_note",
+                {
+                    "path": f"projects/{MARKER}.md",
+                    "content": f"# {MARKER}\n",
+                    "base_revision": "absent",
+                    "confirmed": True,
+                },
+            )
+            assert not done.is_error, text_of(done)
+        async with mcp_http(url, restricted, start_session=True) as client:
+            refused = await client.call_tool(
+                "write_note", {"path": "rules/x.md", "content": "x\n", "base_revision": "absent"}
+            )
+            assert refused.is_error
+
+    with running(vault) as server:
+        anyio.run(calls, server.url)
+        response = httpx2.get(f"{server.url}/metrics")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=")
+    found = samples(response.text)
+    assert value(found, "notegate_tool_calls_total", environment="personal", tool="write_note", outcome="ok") == 1
+    refusals = {
+        dict(labels)["outcome"]: n
+        for (name, labels), n in found.items()
+        if name == "notegate_tool_calls_total" and dict(labels)["tool"] == "write_note"
+    }
+    assert refusals.get("restricted-outside-inbox") == 1, refusals
+    assert value(found, "notegate_write_seconds_count", environment="personal") == 1
+    assert value(found, "notegate_commit_push_seconds_count", environment="personal") >= 1
+    assert value(found, "notegate_index_notes", environment="personal") >= 1
+    assert value(found, "notegate_inbox_waiting", environment="personal") == 0
+    # A path, a login, a token name: none of them in any label or anywhere in the page.
+    assert MARKER not in response.text and "phone" not in response.text and "laptop" not in response.text
+    label_values = {v for (_, labels) in found for _, v in labels}
+    assert label_values <= {"personal", "write_note", "session_start", "ok", "restricted-outside-inbox"} | {
+        v for v in label_values if re.fullmatch(r"[0-9.e+]+|\+Inf", v)
+    }
+
+
+def test_behind_a_proxy_only_a_machine_token_reads_the_figures(vault: Path) -> None:
+    text = vault.read_text().replace('public_url = ""', 'public_url = "https://notes.example.org"', 1)
+    vault.write_text(text)
+    machine = mint(vault, name="prometheus", client_class="machine")
+    hosted = mint(vault, name="phone", client_class="hosted")
+    with running(vault) as server:
+        anonymous = httpx2.get(f"{server.url}/metrics")
+        conversation = httpx2.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {hosted}"})
+        scraper = httpx2.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {machine}"})
+    assert anonymous.status_code == 401
+    assert anonymous.text.startswith("Refused [metrics-unauthenticated]: ")
+    assert conversation.status_code == 403
+    assert conversation.text.startswith("Refused [metrics-not-machine]: ")
+    assert scraper.status_code == 200 and "notegate_index_notes" in scraper.text
+
+
+def test_a_bad_token_from_this_machine_is_refused_not_ignored(vault: Path) -> None:
+    with running(vault) as server:
+        response = httpx2.get(f"{server.url}/metrics", headers={"Authorization": "Bearer ngt_0000_nope"})
+    assert response.status_code == 401
+    assert response.text.startswith("Refused [metrics-unauthenticated]: ")
+
+
+@pytest.mark.parametrize(
+    ("name", "fields"),
+    [
+        ("tool", {"environment": "elsewhere", "tool": "write_note", "outcome": "ok", "ms": 3.0}),
+        ("tool", {"tool": "write_note", "outcome": "ok", "ms": 3.0}),  # no environment at all
+        ("commit", {"environment": "../x", "ms": 3.0}),
+    ],
+)
+def test_an_event_of_no_configured_environment_makes_no_label(vault: Path, name: str, fields: dict) -> None:
+    runtime = Runtime(load_config(vault))
+    try:
+        metrics = Metrics(runtime, Services.build(runtime))
+        metrics.hear(name, fields)
+        body = metrics.render().decode()
+    finally:
+        runtime.close()
+    assert "elsewhere" not in body and "../x" not in body
+    assert "notegate_tool_calls_total{" not in body and "notegate_commit_push_seconds_count{" not in body
+
+
+def test_the_fetch_lag_is_the_time_since_the_last_fetch(vault: Path) -> None:
+    now = [1000.0]
+    runtime = Runtime(load_config(vault), clock=lambda: now[0])
+    try:
+        metrics = Metrics(runtime, Services.build(runtime), clock=lambda: now[0])
+        assert "notegate_fetch_lag_seconds{" not in metrics.render().decode()  # no fetch yet: no figure
+        runtime.sync("personal")
+        now[0] += 42
+        found = samples(metrics.render().decode())
+    finally:
+        runtime.close()
+    assert value(found, "notegate_fetch_lag_seconds", environment="personal") == 42
