@@ -948,9 +948,17 @@ def cmd_status(args: argparse.Namespace) -> int:
         fresh = "up to date" if env.index_fresh else f"behind (at {(env.index_commit or 'nothing')[:12]})"
         print(f"  notes        {env.notes}; index {env.index_bytes / 1024:.0f} KiB, {fresh}")
         print(f"  inbox        {env.inbox_waiting} waiting, {env.inbox_held} held")
+        if env.tasks:
+            print(f"  tasks        {len(env.tasks)} open{' (a fetch was refused)' if env.fetch_refused else ''}")
     print(f"tokens         {status.tokens_active} active, {status.tokens_revoked} revoked")
-    print(f"last review    {_when(status.last_review_at, now)}")
-    print(f"last reflect   {_when(status.last_reflect_at, now)}")
+    print(
+        f"last review    {_when(status.last_review_at, now)}"
+        + (f"; {status.last_review_line}" if status.last_review_line else "")
+    )
+    print(
+        f"last reflect   {_when(status.last_reflect_at, now)}"
+        + (f"; {status.last_reflect_line}" if status.last_reflect_line else "")
+    )
     return 0 if all(e.origin_reachable and e.in_sync is not False for e in status.environments) else 1
 
 

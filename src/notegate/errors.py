@@ -128,6 +128,9 @@ RULES: dict[str, str] = {
     # -- persons on the web console (passkeys only: there is no password anywhere)
     "person-unknown": "Add the login as owner or member of an environment in notegate.toml, then enrol it.",
     "console-not-owner": "Sign in as the environment's owner, or ask the owner to act on it.",
+    "console-revoke-other-environment": "Open the connections page of the environment it belongs to "
+    "(/connections?env=NAME) as its owner.",
+    "console-bad-query": "Fix the named filter (see the form on the page), or clear the filters.",
     "enrol-link-unknown": "Ask the owner for a new link (notegate owner enroll --login LOGIN).",
     "enrol-link-used": "Each link enrols once; ask the owner for a new one (notegate owner enroll).",
     "enrol-link-expired": "Links live 15 minutes; ask the owner for a new one (notegate owner enroll).",

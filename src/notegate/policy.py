@@ -838,6 +838,15 @@ def decide_console_owner(person: str, environment: str, environment_owner: str |
     )
 
 
+def decide_console_revoke(kind: str, item_environment: str | None, environment: str) -> Decision:
+    """May the owner's page of ``environment`` revoke a connection (a static token, an OAuth grant family)
+    bound to ``item_environment``?  Only one of its own: owning another environment too does not make this
+    page the place to revoke there, and a token of a member's environment is never this owner's to end."""
+    if item_environment == environment:
+        return allow("console-revoke", f"the {kind} belongs to environment '{environment}'")
+    return deny("console-revoke-other-environment", f"this {kind} does not belong to environment '{environment}'")
+
+
 def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_class: str | None) -> Decision:
     """May this request read ``/metrics``?  A scraper on this machine, or a program holding a live machine
     token (a monitoring system is a machine).  The figures are counts per environment, but they still say

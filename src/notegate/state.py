@@ -82,6 +82,15 @@ CREATE TABLE IF NOT EXISTS session_handles (
 );
 CREATE TABLE IF NOT EXISTS reflect_files (path TEXT PRIMARY KEY, size INTEGER, mtime REAL);
 CREATE TABLE IF NOT EXISTS reflect_runs (id INTEGER PRIMARY KEY, started_at REAL, status TEXT);
+-- the last result of each scheduled job (review, reflect) as its one-line summary: counts and codes, never
+-- a note's contents
+CREATE TABLE IF NOT EXISTS job_runs (
+    id INTEGER PRIMARY KEY,
+    job TEXT NOT NULL,
+    environment TEXT,
+    at REAL NOT NULL,
+    line TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS write_usage (
     id INTEGER PRIMARY KEY,
     connector TEXT NOT NULL,
@@ -344,23 +353,33 @@ class StateDB:
         tool: str | None = None,
         outcome: str | None = None,
         limit: int = 200,
+        environment: str | None = None,
+        until: float | None = None,
+        before_id: int | None = None,
     ) -> list[sqlite3.Row]:
         """The newest ``limit`` audit rows that match, oldest first (read-only). ``connector`` matches a row's
-        client name or login; ``path`` the note itself or anything under it as a folder."""
+        client name or login; ``path`` the note itself or anything under it as a folder; ``until`` is an
+        exclusive upper bound on the time; ``before_id`` pages back: the rows after that row in this order
+        (older, or as old with a smaller id), so pages neither skip nor repeat a row when clocks step back."""
         folder = path.rstrip("/") + "/" if path else None
         rows = self.query(
-            "SELECT at, environment, login, client, client_class, tier, session, tool, path, outcome, commit_id"
-            " FROM audit WHERE (? IS NULL OR at >= ?)"
+            "SELECT id, at, environment, login, client, client_class, tier, session, tool, path, outcome,"
+            " commit_id FROM audit WHERE (? IS NULL OR at >= ?) AND (? IS NULL OR at < ?)"
             " AND (? IS NULL OR client = ? OR login = ?)"
             " AND (? IS NULL OR path = ? OR substr(path, 1, length(?)) = ?)"
             " AND (? IS NULL OR tool = ?) AND (? IS NULL OR outcome = ?)"
+            " AND (? IS NULL OR environment = ?)"
+            " AND (? IS NULL OR (at, id) < (SELECT at, id FROM audit WHERE id = ?))"
             " ORDER BY at DESC, id DESC LIMIT ?",
             (
                 *(since, since),
+                *(until, until),
                 *(connector, connector, connector),
                 *(path, path, folder, folder),
                 *(tool, tool),
                 *(outcome, outcome),
+                *(environment, environment),
+                *(before_id, before_id),
                 limit,
             ),
         )
@@ -496,6 +515,12 @@ class StateDB:
             )
             return cur.rowcount
 
+    def revoke_token_id(self, token_id: str, now: float) -> int:
+        """Revoke exactly the token with this id (never a name that happens to look like one)."""
+        with self.tx() as db:
+            cur = db.execute("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, token_id))
+            return cur.rowcount
+
     # ----------------------------------------------------------- reflector
     def reflect_seen(self) -> dict[str, tuple[int, float]]:
         """Transcript files the reflector already read: path -> (size, mtime)."""
@@ -513,6 +538,24 @@ class StateDB:
     def reflect_last_start(self) -> float | None:
         rows = self.query("SELECT started_at FROM reflect_runs ORDER BY id DESC LIMIT 1")
         return rows[0]["started_at"] if rows else None
+
+    def record_job_run(self, *, job: str, environment: str | None, at: float, line: str) -> None:
+        """A scheduled job's one-line result (its summary's ``line()``); the newest per job is kept."""
+        with self.tx() as db:
+            db.execute("DELETE FROM job_runs WHERE job = ? AND environment IS ?", (job, environment))
+            db.execute(
+                "INSERT INTO job_runs (job, environment, at, line) VALUES (?,?,?,?)",
+                (job, environment, at, _storable(line[:300])),
+            )
+
+    def last_job_run(self, job: str, environment: str | None = None) -> sqlite3.Row | None:
+        """The newest result of ``job`` (in ``environment``, or in any when None)."""
+        rows = self.query(
+            "SELECT job, environment, at, line FROM job_runs WHERE job = ? AND (? IS NULL OR environment = ?)"
+            " ORDER BY at DESC, id DESC LIMIT 1",
+            (job, environment, environment),
+        )
+        return rows[0] if rows else None
 
     def reflect_started(self, now: float) -> None:
         with self.tx() as db:
@@ -704,6 +747,18 @@ class StateDB:
     def oauth_family(self, family_id: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM oauth_families WHERE family_id = ?", (family_id,))
         return rows[0] if rows else None
+
+    def oauth_live_families(self, environment: str, now: float) -> list[sqlite3.Row]:
+        """An environment's grant families that are not revoked, with their client's row and how many of
+        their tokens are still live (never a token or its hash)."""
+        return self.query(
+            "SELECT f.family_id, f.client_id, f.client_name, f.login, f.environment, f.created_at,"
+            " (SELECT COUNT(*) FROM oauth_tokens t WHERE t.family_id = f.family_id AND t.revoked_at IS NULL"
+            " AND t.expires_at > ?) AS live_tokens,"
+            " (SELECT MAX(t.created_at) FROM oauth_tokens t WHERE t.family_id = f.family_id) AS last_token_at"
+            " FROM oauth_families f WHERE f.environment = ? AND f.revoked_at IS NULL ORDER BY f.created_at",
+            (now, environment),
+        )
 
     def oauth_revoke_family(self, family_id: str, now: float) -> None:
         """The whole grant family: the family itself and every token it holds."""

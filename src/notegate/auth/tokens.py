@@ -242,6 +242,11 @@ def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:
     return db.revoke_tokens(token_id_or_name, now)
 
 
+def revoke_token_id(db: StateDB, token_id: str, *, now: float) -> int:
+    """Revoke the one token with this id (the console's revoke buttons name ids, never names)."""
+    return db.revoke_token_id(token_id, now)
+
+
 def make_private_dirs(folder: Path) -> list[Path]:
     """Create ``folder`` and its missing parents, each mode 0700; returns the ones created (outermost
     first), so a caller that fails later, or an undo, can remove exactly those."""

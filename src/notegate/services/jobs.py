@@ -30,6 +30,10 @@ class Job:
         self.policy = runtime.policy
         self.caller = replace(caller, environment=runtime.config.environment(environment).name)
 
+    def remember_run(self, job: str, line: str) -> None:
+        """Keep this run's one-line result (counts and codes only) for the owner's status page."""
+        self.rt.state.record_job_run(job=job, environment=self.caller.environment, at=self.rt.clock(), line=line)
+
     def ask(self, system: str, parts: list[DataPart], schema_name: str, manifest: list[str]) -> Answer:
         """One structured question through the shared gated call (the hook asks the same way)."""
         return ask(self.chain, system, parts, schema_name, manifest, timeout=self.rt.config.models.timeout_seconds)

@@ -169,9 +169,12 @@ class ReflectJob(Job):
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return ReflectOutcome(status="busy", error="another reflect run is in progress")
-            return self._run_locked(force)
+            outcome = self._run_locked(force)
         finally:
             os.close(fd)
+        if outcome.status != "skipped":  # a skipped run did nothing: the last real result stays the one shown
+            self.remember_run("reflect", outcome.line())
+        return outcome
 
     def _run_locked(self, force: bool) -> ReflectOutcome:
         now_ts = self.rt.clock()

@@ -143,6 +143,8 @@ class ReviewJob(Job):
         inbox_paths = [item.path for item in listing.items]
         for start in range(0, len(candidates), size):
             self._review_batch(summary, candidates[start : start + size], env.name, inbox_paths)
+        if not self.dry_run:
+            self.remember_run("review", summary.line())
         return summary
 
     def _review_batch(

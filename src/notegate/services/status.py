@@ -15,7 +15,7 @@ from pathlib import Path
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import fixed_client
-from notegate.services.runtime import CLONE_NAME, Runtime, env_dir, policy_fingerprint
+from notegate.services.runtime import CLONE_NAME, FETCH_TASK, Runtime, env_dir, policy_fingerprint
 from notegate.state import StateDB
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
@@ -37,6 +37,16 @@ class EnvironmentStatus:
     index_fresh: bool
     inbox_waiting: int
     inbox_held: int
+    #: Open task notes (a refused fetch: one per refused tip), oldest first: id, created_at, text (the text
+    #: is code's: short ids, counts, rule names, escaped paths; never a note's contents).
+    tasks: list[dict] = field(default_factory=list)
+    #: The last review of this environment: when, and its one-line result (counts only).
+    last_review: dict | None = None
+    last_reflect: dict | None = None
+
+    @property
+    def fetch_refused(self) -> bool:
+        return any(t["kind"] == FETCH_TASK for t in self.tasks)
 
 
 @dataclass
@@ -47,6 +57,8 @@ class Status:
     tokens_revoked: int = 0
     last_review_at: float | None = None
     last_reflect_at: float | None = None
+    last_review_line: str | None = None
+    last_reflect_line: str | None = None
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -69,7 +81,30 @@ def _environment(config: Config, state: StateDB, name: str, origin_url: str, cla
     clone = directory / CLONE_NAME
     index_file = directory / "index.sqlite"
     index_bytes = sum(p.stat().st_size for p in directory.glob("index.sqlite*")) if directory.exists() else 0
-    empty = EnvironmentStatus(name, False, None, "no clone yet", None, None, 0, index_bytes, None, False, 0, 0)
+    tasks = [
+        {"id": r["id"], "kind": r["kind"], "created_at": r["created_at"], "text": r["text"]} for r in state.tasks(name)
+    ]
+    review = state.last_job_run("review", name)
+    last_review = {"at": review["at"], "line": review["line"]} if review else None
+    reflect = state.last_job_run("reflect", name)
+    last_reflect = {"at": reflect["at"], "line": reflect["line"]} if reflect else None
+    empty = EnvironmentStatus(
+        name,
+        False,
+        None,
+        "no clone yet",
+        None,
+        None,
+        0,
+        index_bytes,
+        None,
+        False,
+        0,
+        0,
+        tasks,
+        last_review,
+        last_reflect,
+    )
     if not (clone / "HEAD").exists():
         return empty
     store = VaultStore(name, clone, origin_url)
@@ -98,6 +133,9 @@ def _environment(config: Config, state: StateDB, name: str, origin_url: str, cla
         index_fresh=index_commit == head,
         inbox_waiting=sum(1 for p in items if p not in held),
         inbox_held=sum(1 for p in items if p in held),
+        tasks=tasks,
+        last_review=last_review,
+        last_reflect=last_reflect,
     )
 
 
@@ -115,16 +153,26 @@ def _indexed_commit(path: Path, classify, fingerprint: str) -> str | None:
 
 def collect(config: Config, version: str) -> Status:
     runtime = Runtime(config)  # for its path classifier only: no environment is opened or fetched
-    state = runtime.state
     try:
-        status = Status(version=version)
-        for name, env in config.environments.items():
-            status.environments.append(_environment(config, state, name, env.origin_url, runtime.classify))
-        rows = state.tokens()
-        status.tokens_active = sum(1 for r in rows if r["revoked_at"] is None)
-        status.tokens_revoked = len(rows) - status.tokens_active
-        status.last_review_at = state.last_audit_at(fixed_client("job:review"))
-        status.last_reflect_at = state.reflect_last_start()
+        return collect_from(runtime, version)
     finally:
         runtime.close()
+
+
+def collect_from(runtime: Runtime, version: str, environments: list[str] | None = None) -> Status:
+    """What :func:`collect` reports, over a runtime the caller already holds (the console's: its state DB and
+    classifier; still no environment is opened or fetched). ``environments`` limits it to those names."""
+    config, state = runtime.config, runtime.state
+    status = Status(version=version)
+    for name, env in config.environments.items():
+        if environments is None or name in environments:
+            status.environments.append(_environment(config, state, name, env.origin_url, runtime.classify))
+    rows = state.tokens()
+    status.tokens_active = sum(1 for r in rows if r["revoked_at"] is None)
+    status.tokens_revoked = len(rows) - status.tokens_active
+    status.last_review_at = state.last_audit_at(fixed_client("job:review"))
+    status.last_reflect_at = state.reflect_last_start()
+    review, reflect = state.last_job_run("review"), state.last_job_run("reflect")
+    status.last_review_line = review["line"] if review else None
+    status.last_reflect_line = reflect["line"] if reflect else None
     return status

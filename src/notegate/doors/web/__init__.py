@@ -18,16 +18,24 @@ from notegate.auth.consent import ConsentBackend
 from notegate.auth.grants import ElevationBackend, Grants, owners_in
 from notegate.auth.passkeys import Passkeys, persons, relying_party
 from notegate.auth.websession import CookiePolicy, is_loopback
+from notegate.doors.web.admin_pages import AdminPages
 from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
 from notegate.doors.web.review_page import OwnerPages
+from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css"}
+
+
+def _version() -> str:
+    from importlib.metadata import version
+
+    return version("notegate")
 
 
 def console_hosts(runtime: Runtime, port: int) -> frozenset[str]:
@@ -71,6 +79,7 @@ def web_routes(
     elevate = ElevationPage(console, elevation)
     grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy)
     owner = OwnerPages(console, grants)
+    admin = AdminPages(console, AdminService(runtime, version=_version), owners_in(lambda: runtime.config))
     hosts = console_hosts(runtime, port)
 
     async def static(request: Request) -> Response:
@@ -106,6 +115,12 @@ def web_routes(
         ("/elevations/{link_id}", owner.requests.answer, ["POST"]),
         ("/elevations/{link_id}/options", owner.requests.options, ["POST"]),
         ("/elevations/{link_id}/verify", owner.requests.verify, ["POST"]),
+        ("/audit", admin.audit, ["GET"]),
+        ("/connections", admin.connections, ["GET"]),
+        ("/connections/tokens", admin.create_token, ["POST"]),
+        ("/connections/tokens/{token_id}/revoke", admin.revoke_token, ["POST"]),
+        ("/connections/oauth/{family_id}/revoke", admin.revoke_family, ["POST"]),
+        ("/status", admin.status, ["GET"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     return [
