@@ -411,8 +411,10 @@ def cmd_token(args: argparse.Namespace) -> int:
         return _print_rows(
             list_tokens(db),
             args.json,
-            lambda r: f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {_state(r)}"
-            + (f"  contracts: {','.join(r.contracts)}" if r.contracts else ""),
+            lambda r: (
+                f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {_state(r)}"
+                + (f"  contracts: {','.join(r.contracts)}" if r.contracts else "")
+            ),
         )
     if args.token_command == "tier":  # noqa: S105 - a sub-command name
         count = set_token_tier(db, args.token, args.tier)

@@ -463,8 +463,8 @@ class StateDB:
         with self.tx() as db:
             db.execute(
                 "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
-                " created_at, contracts) VALUES (:id, :name, :login, :display_name, :client_class, :tier, :environment,"
-                " :secret_hash, :created_at, :contracts)",
+                " created_at, contracts) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
+                " :environment, :secret_hash, :created_at, :contracts)",
                 row,
             )
 
@@ -483,8 +483,8 @@ class StateDB:
             if decision.allowed:
                 db.execute(
                     "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment,"
-                    " secret_hash, created_at, contracts) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
-                    " :environment, :secret_hash, :created_at, :contracts)",
+                    " secret_hash, created_at, contracts) VALUES (:id, :name, :login, :display_name,"
+                    " :client_class, :tier, :environment, :secret_hash, :created_at, :contracts)",
                     row,
                 )
         return decision

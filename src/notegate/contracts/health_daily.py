@@ -62,8 +62,8 @@ def convert(value: float, unit: str, target: str) -> float | None:
     try:
         quantity = units.Quantity(value, units.parse_units(unit.strip()))
         converted = float(quantity.to(target).magnitude)
-    except (pint.errors.PintError, ValueError, TypeError, AttributeError, KeyError):
-        return None
+    except (pint.errors.PintError, ValueError, TypeError, AttributeError, KeyError, AssertionError, ArithmeticError):
+        return None  # pint's parser asserts on some malformed expressions: every one is "cannot convert"
     return converted if math.isfinite(converted) else None
 
 

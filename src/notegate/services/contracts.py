@@ -141,9 +141,7 @@ class ContractsService:
         self.rt = notes.rt
         self.policy = notes.policy
         self.registry = registry if registry is not None else builtins()
-        self._validators = {
-            name: strict_validator(contract.schema) for name, contract in self.registry.items()
-        }
+        self._validators = {name: strict_validator(contract.schema) for name, contract in self.registry.items()}
 
     # ---------------------------------------------------------------- reads
     def body_limit(self, name: str) -> int:
@@ -244,9 +242,9 @@ class ContractsService:
             return ContractResult(status="already-recorded", message=f"Nothing was written: {where}.", commit=commit)
         before: dict[str, str] = json.loads(earlier["fields"])
         differ = sorted(p for p in before.keys() | fields.keys() if before.get(p) != fields.get(p))
-        shown = ", ".join(differ[:SHOWN_DIFFERENCES]) + (f" and {len(differ) - SHOWN_DIFFERENCES} more" if len(
-            differ
-        ) > SHOWN_DIFFERENCES else "")
+        shown = ", ".join(differ[:SHOWN_DIFFERENCES]) + (
+            f" and {len(differ) - SHOWN_DIFFERENCES} more" if len(differ) > SHOWN_DIFFERENCES else ""
+        )
         raise NotegateError(
             f"the idempotency key {key[:80]} was recorded"
             + (f" in {commit[:12]}" if commit else "")
@@ -260,7 +258,7 @@ class ContractsService:
             return None if found is None else found[0].decode("utf-8", errors="replace")
 
         def credentials(text: str) -> None:
-            self.notes._check_secrets(caller, text, False)  # noqa: SLF001 - the recipe's own credential gate
+            self.notes._check_secrets(caller, text, False)
 
         files = self.policy.instruction_files
 
@@ -282,7 +280,7 @@ class ContractsService:
         expect: dict[str, str] = {}
         new_paths: list[str] = []
         for note in plan.notes:
-            data = self.notes._content(note.text)  # noqa: SLF001 - the recipe's own content checks
+            data = self.notes._content(note.text)
             current = env.store.blob_id(note.path)
             found = env.store.read(note.path)
             if found is not None and found[0] == data:
@@ -299,10 +297,8 @@ class ContractsService:
                 warnings=plan.warnings,
             )
         trailers = {"Notegate-Contract": contract.name, "Notegate-Idempotency": key}
-        result = self.notes.commit_as(
-            caller, env, changes, expect, plan.summary, trailers, new_paths=tuple(new_paths)
-        )
-        self.notes._after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")  # noqa: SLF001
+        result = self.notes.commit_as(caller, env, changes, expect, plan.summary, trailers, new_paths=tuple(new_paths))
+        self.notes._after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")
         event("contract", contract=contract.name, commit=result.commit[:12], connector=caller.connector_id)
         return ContractResult(
             status="committed",
@@ -323,7 +319,10 @@ class ContractsService:
             "Fix the exporter's unit or scale; nothing was recorded at the wrong scale.",
         ]
         self.rt.state.open_task(
-            environment=environment, kind=CONTRACT_TASK, key=f"{contract.name}:{key}"[:200], text="\n".join(lines),
+            environment=environment,
+            kind=CONTRACT_TASK,
+            key=f"{contract.name}:{key}"[:200],
+            text="\n".join(lines),
             now=self.rt.clock(),
         )
 
