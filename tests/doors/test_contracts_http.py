@@ -127,8 +127,9 @@ def test_health_daily_happy_path_replay_and_conflict(vault: Path, tmp_path: Path
     assert rows[0]["commit_id"] == answer["commit"] and rows[0]["client_class"] == "machine"
 
 
-def test_dropped_and_refused_inputs(vault: Path, tmp_path: Path) -> None:
+async def test_dropped_and_refused_inputs(vault: Path, tmp_path: Path) -> None:
     token = machine(vault, "health-daily")
+    owner = mint(vault, name="laptop", tier="trusted")
     with running(vault) as server:
         sent = {
             "date": "2026-12-01",
@@ -165,6 +166,13 @@ def test_dropped_and_refused_inputs(vault: Path, tmp_path: Path) -> None:
         assert (big.status_code, rule_of(big)) == (413, "contract-body-too-large")
         dup = post(server.url, token, "health-daily", None, raw=b'{"date": "a", "date": "b"}')
         assert (dup.status_code, rule_of(dup)) == (400, "contract-body-not-json")
+
+        async with mcp_http(server.url, owner) as client:  # the owner meets the drop first in list_inbox
+            listed = await client.call_tool("list_inbox", {})
+        assert not listed.is_error, text_of(listed)
+        task = listed.structured_content["items"][0]
+        assert task["kind"] == "task" and task["project"] == "contract-dropped"
+        assert "/metrics/1 [health-unit-unconvertible]" in task["preview"]
 
     outcomes = [r["outcome"] for r in audit(vault, "contract:health-daily")]
     assert outcomes == [
