@@ -192,8 +192,28 @@ def test_session_state_is_one_commit_through_the_reflectors_gates(notes: NotesSe
         _call(service, "session-state", {"run": "r3", "manifest": ["a.jsonl"], "output": hidden})
     assert refused.value.rule == "output-gate"
     assert env.store.blob_id("inbox/captures/not-read.md") == ABSENT
+    named = json.loads(json.dumps(REFLECTED))
+    named["proposals"].append({**named["proposals"][0], "title": "CLAUDE"})  # an instruction-file name
+    answer = _call(service, "session-state", {"run": "r4", "manifest": ["a.jsonl"], "output": named})
+    assert answer["status"] == "committed"
+    assert answer["warnings"] == ["a capture was dropped [instruction-file-name]"]
+    assert env.store.blob_id("inbox/captures/claude.md") == ABSENT
     rows = notes.rt.state.audit_rows(tool="contract:session-state")
-    assert [r["outcome"] for r in rows] == ["ok", "output-gate", "output-gate"]
+    assert [r["outcome"] for r in rows] == ["ok", "output-gate", "output-gate", "ok"]
+
+
+def test_validation_and_key_hashing_are_linear() -> None:
+    capture = builtins()["capture"]
+    from notegate.safety.outputgate import strict_validator
+
+    check = strict_validator(capture.schema)
+
+    def run(text: str) -> None:
+        value = parse_body(json.dumps({"text": text[:20000], "title": text[:120]}).encode())
+        schema_problem(check, value)
+        leaf_hashes({"items": text.split()})
+
+    assert_linear(run, lambda n: fill("ab ", n))
 
 
 def test_a_plan_runs_after_a_fetch_inside_the_write_lock(notes: NotesService) -> None:

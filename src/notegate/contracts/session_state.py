@@ -46,6 +46,7 @@ def plan(value: dict[str, Any], ctx: PlanContext) -> Plan:
     state = render_state(output, manifest, now)
     notes = [PlannedNote(state_path, state, new=ctx.read(state_path) is None)]
     rescan(state_path, ctx.read(state_path) or "", state)
+    warnings: list[str] = []
     for proposal in output["proposals"]:
         if proposal["kind"] == "do-not-store":
             continue
@@ -56,6 +57,12 @@ def plan(value: dict[str, Any], ctx: PlanContext) -> Plan:
         body = f"# {proposal['title'].strip()}\n\n{render_capture(proposal)}"
         old = ctx.read(path)
         text = body if old is None else old + ("" if old.endswith("\n") else "\n") + body  # as append_note joins
+        refused = ctx.gates["commit_rule"](path, text)
+        if refused is not None:  # as the local job: that capture is dropped, the rest is written
+            warnings.append(f"a capture was dropped [{refused}]")
+            continue
         rescan(path, old or "", text)
         notes.append(PlannedNote(path, text, new=old is None, inbox=True))
-    return Plan(summary=f"session state from reflector run {value['run']}", notes=tuple(notes))
+    return Plan(
+        summary=f"session state from reflector run {value['run']}", notes=tuple(notes), warnings=tuple(warnings)
+    )

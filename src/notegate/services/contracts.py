@@ -266,12 +266,16 @@ class ContractsService:
             refuse_unsafe("rendered", new, files, path)
             refuse_unsafe("staged", staged_lines(unified_diff(old, new, path, "now", "proposed")), files)
 
+        def commit_rule(path: str, text: str) -> str | None:  # the rule the recipe would refuse it with
+            decision = self.notes.decide_content(path, text.encode("utf-8"))
+            return None if decision.allowed else decision.rule
+
         ctx = PlanContext(
             policy=self.policy,
             read=read,
             caller=caller,
             now=self.rt.clock(),
-            gates={"credentials": credentials, "rescan": rescan},
+            gates={"credentials": credentials, "rescan": rescan, "commit_rule": commit_rule},
         )
         return contract.plan(value, ctx)
 
