@@ -233,8 +233,8 @@ def test_concurrent_posts_of_one_key_make_one_commit(vault: Path) -> None:
     assert len(touching) == 1
 
 
-def test_capture_lands_in_the_inbox_and_credentials_are_refused(vault: Path, tmp_path: Path) -> None:
-    token = machine(vault, "capture", name="share-sheet")
+def test_capture_and_session_state_over_the_real_server(vault: Path, tmp_path: Path) -> None:
+    token = machine(vault, "capture", "session-state", name="share-sheet")
     with running(vault) as server:
         sent = {"text": "Read this later", "title": "A good article", "url": "https://example.org/a"}
         answer = post(server.url, token, "capture", sent).json()
@@ -248,3 +248,39 @@ def test_capture_lands_in_the_inbox_and_credentials_are_refused(vault: Path, tmp
         assert again["status"] == "already-recorded" and again["commit"] == answer["commit"]
         secret = post(server.url, token, "capture", {"text": "key " + "AKIA" + "Z7QK3M9X2B4N6P8R" + " for s3"})
         assert rule_of(secret) == "credential-found", secret.text
+        assert secret.status_code == 422 and "AKIA" not in secret.text  # the kind and place, never the value
+
+        reflected = {
+            "session_state": "Contracts merged; the phone export runs nightly.",
+            "proposals": [
+                {
+                    "kind": "durable-candidate",
+                    "title": "Nightly export",
+                    "content": "The phone posts health-daily at 02:00.",
+                    "sources": ["host-b/a.jsonl"],
+                    "confidence": 0.8,
+                    "expiry": None,
+                }
+            ],
+            "sources_reviewed": ["host-b/a.jsonl"],
+            "limitations": [],
+        }
+        body = {"run": "host-b-1", "manifest": ["host-b/a.jsonl"], "output": reflected}
+        state = post(server.url, token, "session-state", body).json()
+        assert state["status"] == "committed", state
+        assert state["changed"] == ["sessions/reflector-state.md", "inbox/captures/nightly-export.md"]
+        commit, repo = origin_commit(vault, tmp_path, state["commit"])
+        assert commit.author.email == "owner@notegate" and len(commit.parents) == 1
+        assert (
+            "Notegate-Contract: session-state" in commit.message and "Notegate-Idempotency: host-b-1" in commit.message
+        )
+        text = file_at(repo, commit, "sessions/reflector-state.md")
+        assert "Contracts merged" in text and "- host-b/a.jsonl" in text
+        assert "Sources: host-b/a.jsonl" in file_at(repo, commit, "inbox/captures/nightly-export.md")
+        uncited = json.loads(json.dumps(body))
+        uncited["run"] = "host-b-2"
+        uncited["output"]["proposals"][0]["sources"] = ["elsewhere.jsonl"]
+        refused = post(server.url, token, "session-state", uncited)
+        assert (refused.status_code, rule_of(refused)) == (422, "output-gate")
+    outcomes = [r["outcome"] for r in audit(vault, "contract:session-state")]
+    assert outcomes == ["ok", "output-gate"]

@@ -32,6 +32,8 @@ STATUS = {
     "contract-body-too-large": 413,
     "contract-body-not-json": 400,
     "contract-input-invalid": 422,
+    "credential-found": 422,
+    "output-gate": 422,
     "origin-unavailable": 503,
     "origin-refused": 503,
     "busy": 503,
