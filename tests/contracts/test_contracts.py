@@ -229,3 +229,17 @@ def test_a_plan_runs_after_a_fetch_inside_the_write_lock(notes: NotesService) ->
     text = env.store.read("journal/2026/2026-11-29.md")[0].decode()
     assert text.startswith("# 2026-11-29\n\nwent running\n\n## Health\n")
     assert answer["status"] == "committed"
+
+
+def test_an_export_that_recorded_nothing_leaves_its_key_free(notes: NotesService) -> None:
+    """All values dropped: nothing committed, the owner has a task, and the corrected export may reuse the key."""
+    service = ContractsService(notes)
+    day = {"date": "2026-11-28", "marker": "m", "metrics": [{"name": "weight", "value": 72, "unit": "zork"}]}
+    answer = _call(service, "health-daily", day)
+    assert answer["status"] == "nothing-to-record" and answer["commit"] is None
+    assert [d["rule"] for d in answer["dropped"]] == ["health-unit-unconvertible"]
+    assert [t["key"] for t in notes.rt.state.tasks("personal")] == ["health-daily:2026-11-28/m"]
+    fixed = _call(service, "health-daily", {**day, "metrics": [{"name": "weight", "value": 72, "unit": "kg"}]})
+    assert fixed["status"] == "committed"
+    rows = notes.rt.state.audit_rows(tool="contract:health-daily")
+    assert [r["outcome"] for r in rows] == ["ok dropped=health-unit-unconvertible", "ok"]

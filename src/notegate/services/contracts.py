@@ -10,8 +10,9 @@ Theory of operation
 * **Once**: the plan runs after a fetch and inside the environment's write lock (re-entrant, so the
   recipe's own commit runs inside the same hold). Under that lock the idempotency record (state DB) is
   read: the same key with the same input is a no-op naming the commit that recorded it; the same key with
-  other input is refused naming the fields that differ. Concurrent posts of one key queue on the lock, so
-  the second finds the first's record: one commit.
+  other input is refused naming the fields that differ. A call that committed nothing (all dropped, or the
+  vault already held it) records no key: a corrected resend under the same key is then recorded.
+  Concurrent posts of one key queue on the lock, so the second finds the first's record: one commit.
 * **How**: one commit through :meth:`NotesService.commit_as` (the git door's rules, author = the machine's
   connector login, trailers ``Notegate-Contract`` and ``Notegate-Idempotency``), pushed before the answer.
 * **Loudly**: every call is one audit row (tool ``contract:<name>``); what a plan dropped is named in the
@@ -33,7 +34,7 @@ from notegate.policy import Caller, decide_contract, decide_contract_door
 from notegate.safety.outputgate import strict_validator
 from notegate.services.eventlog import event
 from notegate.services.modelwrite import refuse_unsafe, staged_lines
-from notegate.services.notes import NotesService, unified_diff
+from notegate.services.notes import NotesService, contract_trailers, unified_diff
 from notegate.vault.store import ABSENT, Change
 
 CONTRACT_TASK = "contract-dropped"
@@ -215,6 +216,8 @@ class ContractsService:
                     env.store.fetch(env.on_advance)
                     continue
                 break
+            if result.commit is None:  # nothing recorded, nothing to protect: a corrected resend may use the key
+                return self._finish(env.name, caller, contract, key, result, record)
             self.rt.state.record_contract_call(
                 environment=env.name,
                 contract=contract.name,
@@ -225,12 +228,17 @@ class ContractsService:
                 connector=caller.connector_id,
                 now=self.rt.clock(),
             )
+        return self._finish(env.name, caller, contract, key, result, record)
+
+    def _finish(
+        self, environment: str, caller: Caller, contract: Contract, key: str, result: ContractResult, record: _Audit
+    ) -> ContractResult:
         record.commit = result.commit
         if result.changed:
             record.path = result.changed[0]
         if result.dropped:
             record.extra.append("dropped=" + ",".join(sorted({d.rule for d in result.dropped})))
-            self._task(env.name, caller, contract, key, result)
+            self._task(environment, caller, contract, key, result)
         return result
 
     def _replay(self, earlier, digest: str, fields: dict[str, str], key: str, record: _Audit) -> ContractResult:
@@ -300,7 +308,7 @@ class ContractsService:
                 dropped=plan.dropped,
                 warnings=plan.warnings,
             )
-        trailers = {"Notegate-Contract": contract.name, "Notegate-Idempotency": key}
+        trailers = contract_trailers(contract.name, key)
         result = self.notes.commit_as(caller, env, changes, expect, plan.summary, trailers, new_paths=tuple(new_paths))
         self.notes._after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")
         event("contract", contract=contract.name, commit=result.commit[:12], connector=caller.connector_id)
