@@ -202,10 +202,11 @@ class ContractsService:
         record.path = f"key:{key}"[:300]
         digest, fields = canonical_hash(value), leaf_hashes(value)
         with env.store.write_lock():
-            env.store.fetch(env.on_advance)
+            # The record first: a replay needs no fetch (the state DB, not the vault, holds what was recorded).
             earlier = self.rt.state.contract_call(environment=env.name, contract=contract.name, key=key)
             if earlier is not None:
                 return self._replay(earlier, digest, fields, key, record)
+            env.store.fetch(env.on_advance)
             for attempt in range(PLAN_ATTEMPTS):
                 plan = self._plan(caller, contract, value, env)
                 try:
