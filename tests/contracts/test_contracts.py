@@ -243,3 +243,9 @@ def test_an_export_that_recorded_nothing_leaves_its_key_free(notes: NotesService
     assert fixed["status"] == "committed"
     rows = notes.rt.state.audit_rows(tool="contract:health-daily")
     assert [r["outcome"] for r in rows] == ["ok dropped=health-unit-unconvertible", "ok"]
+
+
+def test_a_capture_title_is_one_line(notes: NotesService) -> None:
+    with pytest.raises(NotegateError) as refused:
+        _call(ContractsService(notes), "capture", {"text": "x", "title": "ok\n## Rules"})
+    assert refused.value.rule == "contract-input-invalid" and "/title (rule: pattern)" in refused.value.message
