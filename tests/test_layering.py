@@ -43,6 +43,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.models": "models",
     "notegate.auth": "auth",
     "notegate.services": "services",
+    "notegate.contracts": "services",  # the built-in machine contracts: plans run by services/contracts.py
     "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
     "notegate.doors": "doors",
     "notegate.hooks": "hooks",

@@ -124,6 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--display-name", default=None, help="author name in commits (default: the login)")
     c.add_argument("--environment", default=None, help="default environment for this token")
     c.add_argument(
+        "--contract",
+        dest="contracts",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a machine token: a contract it may call (repeat; e.g. --contract health-daily --contract capture)",
+    )
+    c.add_argument(
         "--output",
         default=None,
         help="write the token to this file (mode 600; missing folders are created, mode 700) instead of stdout",
@@ -356,6 +364,11 @@ def cmd_token(args: argparse.Namespace) -> int:
     if args.token_command == "create":  # noqa: S105 - a sub-command name
         env = config.environment(args.environment)
         login = args.login or env.owner
+        from notegate.contracts import BUILTIN_MODULES
+
+        unknown = [c for c in args.contracts if c not in BUILTIN_MODULES]
+        if unknown:
+            return _fail(f"notegate token: no such contract {unknown[0]!r}; contracts: {', '.join(BUILTIN_MODULES)}", 2)
         if args.client_class != "machine" and not config.may_use(login, env.name):
             return _fail(
                 f"notegate token: '{login}' is neither the owner nor a member of environment '{env.name}'. "
@@ -381,6 +394,7 @@ def cmd_token(args: argparse.Namespace) -> int:
                 environment=env.name,  # a token works in exactly one environment
                 deliver=deliver,
                 now=time.time(),
+                contracts=tuple(args.contracts),
             )
         except NotegateError as exc:
             if out is not None and exc.rule != "token-output-failed" and out.exists():
@@ -397,7 +411,10 @@ def cmd_token(args: argparse.Namespace) -> int:
         return _print_rows(
             list_tokens(db),
             args.json,
-            lambda r: f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {_state(r)}",
+            lambda r: (
+                f"{r.id}  {r.name:<20} {r.login:<12} {r.client_class:<12} {r.tier:<10} {_state(r)}"
+                + (f"  contracts: {','.join(r.contracts)}" if r.contracts else "")
+            ),
         )
     if args.token_command == "tier":  # noqa: S105 - a sub-command name
         count = set_token_tier(db, args.token, args.tier)

@@ -18,7 +18,8 @@ RULES: dict[str, str] = {
     "unknown-environment": "Omit the environment argument to use your own.",
     "wrong-environment": "Mint a token for an environment this server serves (token create --environment NAME).",
     "unknown-tier": "Ask the owner to mint the token again with --tier restricted or trusted.",
-    "machine-no-mcp": "Machines write through typed contracts, never the knowledge tools.",
+    "machine-no-mcp": "Machines use contracts: POST /contracts/NAME (GET /contracts lists them), never the "
+    "knowledge tools.",
     "session-handle-missing": "Call session_start first and pass its handle to every other tool.",
     "session-handle-unknown": "Call session_start again and pass the new handle.",
     "session-handle-expired": "Call session_start again and pass the new handle.",
@@ -162,6 +163,21 @@ RULES: dict[str, str] = {
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
     "origin-refused": "Nothing was written. The owner repairs the origin (git revert the refused commits, or "
     "force-push it back to the last good commit; list_inbox shows the task); writes work again after the next fetch.",
+    # -- machine contracts (POST /contracts/NAME with a machine token)
+    "contract-not-for-conversations": "Conversations use the MCP tools at /mcp; contracts are for machine tokens "
+    "(notegate token create --class machine --contract NAME).",
+    "no-such-contract": "GET /contracts lists the contracts this token may call; ask the owner for a machine token "
+    "given that contract (notegate token create --class machine --contract NAME).",
+    "contract-body-not-json": "Send one JSON object as the body (Content-Type: application/json).",
+    "contract-body-too-large": "Send a smaller body: GET /contracts names each contract's limit.",
+    "contract-input-invalid": "Fix the field the error names (its JSON pointer) to match the contract's schema "
+    "(GET /contracts shows it).",
+    "idempotency-conflict": "Nothing was written. Send the same input again for this key, or other input under a "
+    "new key (another marker or day).",
+    "health-unknown-metric": "Send only the metrics the vault records (the schema's name pattern; GET /contracts).",
+    "health-implausible-value": "Check the exporter's scale and unit; the value was not recorded.",
+    "health-unit-unconvertible": "Send the value in a unit that converts to the one the vault records "
+    "(GET /contracts lists them); it was not recorded.",
     # -- OAuth (the authorization server for hosted clients)
     "redirect-not-registered": "Use a redirect URI exactly as the client registered it (or as its metadata "
     "document lists it).",

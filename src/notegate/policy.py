@@ -14,6 +14,7 @@ Theory of operation
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
@@ -245,6 +246,8 @@ class Policy:
     attachment_types: tuple[tuple[str, str], ...] = default("attachment_types")
     max_attachment_bytes: int = default("max_attachment_bytes")
     attachment_writes: bool = default("attachment_writes")
+    contract_max_body_bytes: int = default("contract_max_body_bytes")
+    journal_folder: str = default("journal_folder")
 
     # ---------------------------------------------------------- path classes
     def is_private(self, path: str) -> bool:
@@ -502,7 +505,7 @@ def decide_reader(caller: Caller) -> Decision:
     if caller.tier == "machine" or caller.client_class == "machine":
         return deny(
             "machine-no-mcp",
-            "machine credentials cannot use the knowledge tools; machines write through typed contracts.",
+            "machine credentials cannot use the knowledge tools: machines use contracts (POST /contracts/NAME).",
         )
     if caller.tier in ("restricted", "trusted"):
         return allow("reader")
@@ -1288,3 +1291,62 @@ def routes_reaching_guarded(policy: Policy) -> tuple[tuple[str, str], ...]:
                 found.append((kind, target))
                 break
     return tuple(found)
+
+
+# ------------------------------------------------------------ machine contracts
+def decide_contract_door(caller: Caller) -> Decision:
+    """May ``caller`` use the contract door at all?  Machines only: a conversation has a model to deliver
+    rules to and reaches notes through the MCP tools, never a contract (the second lock on the door)."""
+    if caller.client_class == "machine" and caller.tier == "machine":
+        return allow("contract-door")
+    return deny(
+        "contract-not-for-conversations",
+        f"a {caller.client_class} credential cannot call contracts: conversations use the MCP tools.",
+    )
+
+
+def decide_contract(caller: Caller, granted: Collection[str], name: str, known: Collection[str]) -> Decision:
+    """May this machine call contract ``name``?  Only one it was given at creation that this server ships;
+    anything else is "no such contract", in the same words whether it exists or not."""
+    door = decide_contract_door(caller)
+    if not door.allowed:
+        return door
+    if name in granted and name in known:
+        return allow("contract-granted")
+    return deny("no-such-contract", "no such contract for this credential.")
+
+
+@dataclass(frozen=True)
+class PlausibleRange:
+    low: float
+    high: float
+
+
+#: What a day's health export may plausibly hold, in the unit the vault records (inclusive bounds). A value
+#: outside is dropped loudly, never recorded: an exporter's scale error (grams as kilograms, minutes as hours)
+#: lands far outside these. Sources: the limits of human physiology, with generous margins.
+HEALTH_RANGES: dict[str, PlausibleRange] = {
+    "steps": PlausibleRange(0, 150_000),
+    "weight": PlausibleRange(2, 400),  # kg
+    "sleep": PlausibleRange(0, 24),  # h
+    "resting_heart_rate": PlausibleRange(20, 250),  # 1/min
+    "heart_rate": PlausibleRange(20, 250),  # 1/min
+    "distance": PlausibleRange(0, 300),  # km
+    "active_energy": PlausibleRange(0, 20_000),  # kcal
+    "water": PlausibleRange(0, 20),  # L
+    "body_fat": PlausibleRange(1, 80),  # %
+    "blood_oxygen": PlausibleRange(50, 100),  # %
+}
+
+
+def decide_health_value(metric: str, value: float) -> Decision:
+    """May a converted health value be recorded?  Only a known metric, finite, inside its plausible range."""
+    bounds = HEALTH_RANGES.get(metric)
+    if bounds is None:
+        return deny("health-unknown-metric", f"the vault records no metric named {metric!r}.")
+    if not math.isfinite(value) or not bounds.low <= value <= bounds.high:
+        return deny(
+            "health-implausible-value",
+            f"{metric} = {value:g} is outside the plausible range {bounds.low:g}..{bounds.high:g}.",
+        )
+    return allow("health-value")

@@ -364,6 +364,20 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "Whether trusted MCP callers may write attachments (write_attachment); restricted callers never may.",
         enforced_by=("notegate.policy:decide_attachment_write",),
     ),
+    PolicySetting(
+        "contract_max_body_bytes",
+        int,
+        64 << 10,
+        "Largest request body a machine contract accepts (POST /contracts/NAME); a contract may cap lower.",
+        enforced_by=("notegate.services.contracts:ContractsService.body_limit",),
+    ),
+    PolicySetting(
+        "journal_folder",
+        str,
+        "journal",
+        "Where the health-daily contract keeps the day notes: FOLDER/YYYY/YYYY-MM-DD.md.",
+        enforced_by=("notegate.contracts.health_daily:journal_path",),
+    ),
 )
 
 _ROWS = {setting.name: setting for setting in POLICY_SETTINGS}
@@ -413,6 +427,10 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")
     if not 1 <= values["review_batch_size"] <= 50:
         raise ConfigError("[policy] review_batch_size must be between 1 and 50 (the review schema's cap)")
+    if not 1024 <= values["contract_max_body_bytes"] <= 1 << 20:
+        raise ConfigError("[policy] contract_max_body_bytes must be between 1 KiB and 1 MiB")
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*(?:/[a-z0-9][a-z0-9_-]*)*", values["journal_folder"]):
+        raise ConfigError("[policy] journal_folder must be a relative folder of lowercase names, e.g. journal")
     for key in ("digest_path", "reflect_state_path"):
         value = values[key]
         if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):

@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS tokens (
     secret_hash TEXT NOT NULL,
     created_at REAL NOT NULL,
     revoked_at REAL,
-    last_used_at REAL
+    last_used_at REAL,
+    contracts TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY,
@@ -111,6 +112,20 @@ CREATE TABLE IF NOT EXISTS tasks (
     resolved_at REAL
 );
 CREATE INDEX IF NOT EXISTS tasks_open ON tasks(environment, kind, resolved_at);
+-- machine contracts: one row per idempotency key (environment, contract, key). ``fields`` maps each JSON pointer
+-- of the validated input to a short hash of its value (never the value), so a replay with other input can be
+-- refused naming what differs; ``commit_id`` is the commit that recorded it (NULL: nothing needed changing).
+CREATE TABLE IF NOT EXISTS contract_calls (
+    environment TEXT NOT NULL,
+    contract TEXT NOT NULL,
+    key TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    fields TEXT NOT NULL,
+    commit_id TEXT,
+    connector TEXT NOT NULL,
+    at REAL NOT NULL,
+    PRIMARY KEY (environment, contract, key)
+);
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
     login TEXT NOT NULL,
@@ -288,6 +303,9 @@ class StateDB:
                 db.execute("ALTER TABLE inbox_parts ADD COLUMN connector TEXT NOT NULL DEFAULT ''")
             if "secret_hash" not in {row[1] for row in db.execute("PRAGMA table_info(oauth_clients)")}:
                 db.execute("ALTER TABLE oauth_clients ADD COLUMN secret_hash TEXT")
+            if "contracts" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
+                # The contracts a machine token may call, space-separated ('' for every other class).
+                db.execute("ALTER TABLE tokens ADD COLUMN contracts TEXT NOT NULL DEFAULT ''")
         self._hash_clear_client_secrets()
 
     def _hash_clear_client_secrets(self) -> None:
@@ -464,8 +482,8 @@ class StateDB:
         with self.tx() as db:
             db.execute(
                 "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
-                " created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier, :environment,"
-                " :secret_hash, :created_at)",
+                " created_at, contracts) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
+                " :environment, :secret_hash, :created_at, :contracts)",
                 row,
             )
 
@@ -484,8 +502,8 @@ class StateDB:
             if decision.allowed:
                 db.execute(
                     "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment,"
-                    " secret_hash, created_at) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
-                    " :environment, :secret_hash, :created_at)",
+                    " secret_hash, created_at, contracts) VALUES (:id, :name, :login, :display_name,"
+                    " :client_class, :tier, :environment, :secret_hash, :created_at, :contracts)",
                     row,
                 )
         return decision
@@ -620,6 +638,36 @@ class StateDB:
             "SELECT * FROM tasks WHERE environment = ? AND (? OR resolved_at IS NULL) ORDER BY id",
             (environment, resolved),
         )
+
+    # ---------------------------------------------------------- contracts
+    def contract_call(self, *, environment: str, contract: str, key: str) -> sqlite3.Row | None:
+        """The record of an idempotency key already used, or None."""
+        rows = self.query(
+            "SELECT * FROM contract_calls WHERE environment = ? AND contract = ? AND key = ?",
+            (environment, contract, key),
+        )
+        return rows[0] if rows else None
+
+    def record_contract_call(
+        self,
+        *,
+        environment: str,
+        contract: str,
+        key: str,
+        input_hash: str,
+        fields: dict[str, str],
+        commit_id: str | None,
+        connector: str,
+        now: float,
+    ) -> bool:
+        """Record a key's first use; False if it was recorded already (the first record stands)."""
+        with self.tx() as db:
+            cur = db.execute(
+                "INSERT OR IGNORE INTO contract_calls (environment, contract, key, input_hash, fields, commit_id,"
+                " connector, at) VALUES (?,?,?,?,?,?,?,?)",
+                (environment, contract, key, input_hash, json.dumps(fields, sort_keys=True), commit_id, connector, now),
+            )
+            return cur.rowcount == 1
 
     # ------------------------------------------------------------ notices
     def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:

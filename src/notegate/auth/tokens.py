@@ -35,6 +35,7 @@ class TokenRecord:
     created_at: float
     revoked_at: float | None
     last_used_at: float | None
+    contracts: tuple[str, ...] = ()  # a machine token: the contracts it may call (given at creation)
 
     def caller(self, session: str = "-") -> Caller:
         return Caller(
@@ -78,6 +79,7 @@ def _new_token(
     display_name: str | None,
     environment: str | None,
     now: float,
+    contracts: tuple[str, ...] = (),
 ) -> tuple[str, TokenRecord, dict[str, object]]:
     """A fresh token, its record and its row (the secret only as a hash); nothing stored yet."""
     if client_class not in CLIENT_CLASSES:
@@ -98,6 +100,13 @@ def _new_token(
         )
     if not name or len(name) > 100 or not name.isprintable():
         raise NotegateError("a token name must be 1-100 printable characters", rule="bad-argument")
+    if contracts and client_class != "machine":
+        raise NotegateError(
+            "only a machine token calls contracts",
+            rule="bad-argument",
+            remedy="Drop --contract, or mint the token with --class machine.",
+        )
+    contracts = tuple(dict.fromkeys(contracts))
     token_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
     record = TokenRecord(
@@ -111,8 +120,10 @@ def _new_token(
         created_at=now,
         revoked_at=None,
         last_used_at=None,
+        contracts=contracts,
     )
-    return f"{PREFIX}{token_id}_{secret}", record, {**record.__dict__, "secret_hash": _hash(secret)}
+    row = {**record.__dict__, "contracts": " ".join(contracts), "secret_hash": _hash(secret)}
+    return f"{PREFIX}{token_id}_{secret}", record, row
 
 
 def create_token(
@@ -125,6 +136,7 @@ def create_token(
     display_name: str | None = None,
     environment: str | None = None,
     now: float,
+    contracts: tuple[str, ...] = (),
 ) -> tuple[str, TokenRecord]:
     """Mint a token; returns the token string (shown once) and its record.
 
@@ -138,6 +150,7 @@ def create_token(
         display_name=display_name,
         environment=environment,
         now=now,
+        contracts=contracts,
     )
     db.insert_token(row)
     return token, record
@@ -154,6 +167,7 @@ def issue_token(
     deliver: Callable[[str], None],
     display_name: str | None = None,
     now: float,
+    contracts: tuple[str, ...] = (),
 ) -> TokenRecord:
     """Mint a token the way the owner's commands do: its name is free in its environment
     (``policy.decide_token_name``), and the secret is delivered (``deliver(token)``: written to its file,
@@ -171,6 +185,7 @@ def issue_token(
         display_name=display_name,
         environment=environment,
         now=now,
+        contracts=contracts,
     )
     deliver(token)
     _refuse_unless(db.insert_token_checked(row, lambda names: decide_token_name(name, names)))
@@ -194,6 +209,7 @@ def _record(row) -> TokenRecord:
         created_at=row["created_at"],
         revoked_at=row["revoked_at"],
         last_used_at=row["last_used_at"],
+        contracts=tuple(row["contracts"].split()),
     )
 
 

@@ -50,6 +50,7 @@ from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
+from notegate.doors.contracts_http import contract_routes
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
@@ -558,6 +559,8 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             Route("/metrics", metrics_page, methods=["GET"]),
             *oauth_routes(provider),
+            # Machine contracts (issue 16): machine tokens only, never the MCP tools.
+            *contract_routes(services.contracts, verify),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(
                 runtime,

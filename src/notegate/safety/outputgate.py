@@ -360,6 +360,14 @@ def _pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator
 _StrictValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})
 
 
+def strict_validator(schema: dict[str, Any]) -> Draft202012Validator:
+    """A Draft 2020-12 validator for ``schema`` with this gate's semantics (ECMA-262 ``pattern``, formats
+    checked); the schema itself is checked first. Also used for machine contracts' input."""
+    Draft202012Validator.check_schema(schema)
+    validator: Draft202012Validator = _StrictValidator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return validator
+
+
 @functools.lru_cache(maxsize=32)
 def _validator(name: str) -> Draft202012Validator:
     schema = load_schema(name)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from notegate.services.contracts import ContractsService
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
@@ -22,12 +23,19 @@ class Services:
     notes: NotesService
     inbox: InboxService
     sessions: SessionsService
+    contracts: ContractsService
 
     @classmethod
     def build(cls, runtime: Runtime) -> Services:
         notes = NotesService(runtime)
         inbox = InboxService(notes)
-        return cls(runtime=runtime, notes=notes, inbox=inbox, sessions=SessionsService(notes, inbox))
+        return cls(
+            runtime=runtime,
+            notes=notes,
+            inbox=inbox,
+            sessions=SessionsService(notes, inbox),
+            contracts=ContractsService(notes),
+        )
 
     @classmethod
     def of(cls, source: Runtime | Services) -> Services:

@@ -279,6 +279,12 @@ def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = 
     return f"{_trailer_value(summary)[:100]}\n\n{body}\n"
 
 
+def contract_trailers(contract: str, key: str) -> dict[str, str]:
+    """The trailers of a machine contract's commit (:mod:`notegate.services.contracts`): which contract, and the
+    idempotency key it recorded; passed to :meth:`NotesService.commit_as` beside the caller's own trailers."""
+    return {"Notegate-Contract": contract, "Notegate-Idempotency": key}
+
+
 class NotesService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime

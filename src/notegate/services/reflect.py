@@ -68,6 +68,37 @@ class ReflectOutcome:
         return text + (f" ({self.error})" if self.error else "")
 
 
+def render_state(value: dict, manifest: list[str], now: datetime) -> str:
+    """The session state note from a gated reflect value (also the session-state contract's)."""
+    lines = [
+        "# Session state (reflector)",
+        "",
+        f"Written by `notegate reflect` on {now:%Y-%m-%d %H:%M} UTC from {len(manifest)} transcript(s).",
+        "This is a model's summary of raw conversations: context, not instructions.",
+        "",
+        "## State",
+        "",
+        value["session_state"].strip() or "(empty)",
+        "",
+        "## Sources reviewed",
+        "",
+        *(f"- {name}" for name in manifest),
+    ]
+    if value["limitations"]:
+        lines += ["", "## Limitations", "", *(f"- {item}" for item in value["limitations"])]
+    return "\n".join(lines) + "\n"
+
+
+def render_capture(proposal: dict) -> str:
+    """One proposal's capture body (also the session-state contract's)."""
+    expiry = proposal["expiry"] or "none"
+    return (
+        f"{proposal['content'].strip()}\n\n"
+        f"_Reflector proposal ({proposal['kind']}), confidence {proposal['confidence']:.2f}, expires {expiry}. "
+        f"Sources: {', '.join(proposal['sources']) or 'none'}._\n"
+    )
+
+
 class ReflectJob(Job):
     def __init__(
         self, services: Services, chain: FallbackChain, raw_dir: Path, *, environment: str | None = None
@@ -114,23 +145,7 @@ class ReflectJob(Job):
 
     # ------------------------------------------------------------ writing
     def _render_state(self, value: dict, manifest: list[str], now: datetime) -> str:
-        lines = [
-            "# Session state (reflector)",
-            "",
-            f"Written by `notegate reflect` on {now:%Y-%m-%d %H:%M} UTC from {len(manifest)} transcript(s).",
-            "This is a model's summary of raw conversations: context, not instructions.",
-            "",
-            "## State",
-            "",
-            value["session_state"].strip() or "(empty)",
-            "",
-            "## Sources reviewed",
-            "",
-            *(f"- {name}" for name in manifest),
-        ]
-        if value["limitations"]:
-            lines += ["", "## Limitations", "", *(f"- {item}" for item in value["limitations"])]
-        return "\n".join(lines) + "\n"
+        return render_state(value, manifest, now)
 
     def _render_fallback(self, code: str, sources: int, now: datetime) -> str:
         return (
@@ -140,12 +155,7 @@ class ReflectJob(Job):
         )
 
     def _render_capture(self, proposal: dict) -> str:
-        expiry = proposal["expiry"] or "none"
-        return (
-            f"{proposal['content'].strip()}\n\n"
-            f"_Reflector proposal ({proposal['kind']}), confidence {proposal['confidence']:.2f}, expires {expiry}. "
-            f"Sources: {', '.join(proposal['sources']) or 'none'}._\n"
-        )
+        return render_capture(proposal)
 
     def _write_fallback(self, code: str, sources: int, now: datetime) -> None:
         # The fallback is code-written and provenance-only; if even it fails, the run still ends.

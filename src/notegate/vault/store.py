@@ -226,7 +226,8 @@ class VaultStore:
         self.refusal: FetchRefusal | None = None  # the origin's tip as last fetched, when it was refused
         self.repo = pygit2.Repository(str(repo_dir))
         self._lock_path = repo_dir.parent / "write.lock"
-        self._thread_lock = threading.Lock()
+        self._thread_lock = threading.RLock()
+        self._lock_depth = 0  # how deep this thread holds write_lock (read and written only under _thread_lock)
         self._listing_lock = threading.Lock()
         self._listing: Listing | None = None
         self._ensure_remote()
@@ -407,13 +408,26 @@ class VaultStore:
     # ---------------------------------------------------------------- writes
     @contextmanager
     def write_lock(self) -> Iterator[None]:
-        """Serialise writers of this environment across threads and processes."""
-        with self._thread_lock, open(self._lock_path, "a+") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        """Serialise writers of this environment across threads and processes.
+
+        Re-entrant within one thread: a service that fetches, plans and commits under one hold (a machine
+        contract) calls :meth:`fetch` and :meth:`commit` inside it; only the outermost hold takes the flock."""
+        with self._thread_lock:
+            if self._lock_depth:
+                self._lock_depth += 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth -= 1
+                return
+            with open(self._lock_path, "a+") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                self._lock_depth = 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth = 0
+                    fcntl.flock(handle, fcntl.LOCK_UN)
 
     def commit(
         self,

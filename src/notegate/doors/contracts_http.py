@@ -1,0 +1,131 @@
+"""The contract door: ``GET /contracts`` and ``POST /contracts/<name>`` for machine tokens (issue 16).
+
+Two locks on one door: a machine can never obtain a session handle (machine tokens are refused on /mcp,
+``[machine-no-mcp]``: "machines use contracts"), and a conversation can never reach a contract (any other
+class is refused here, ``[contract-not-for-conversations]``). The door only verifies the bearer, reads the
+body (bounded: the contract's limit; a larger one is not read), and turns the service's result or refusal
+into JSON; every decision is the service's and the policy's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from notegate.auth.tokens import TokenRecord
+from notegate.errors import NotegateError
+from notegate.policy import Caller
+from notegate.services.contracts import ContractsService
+
+#: The HTTP status of each refusal a machine may meet here (anything else: 400).
+STATUS = {
+    "unauthenticated": 401,
+    "contract-not-for-conversations": 403,
+    "no-such-contract": 404,
+    "idempotency-conflict": 409,
+    "contract-body-too-large": 413,
+    "contract-body-not-json": 400,
+    "contract-input-invalid": 422,
+    "credential-found": 422,
+    "output-gate": 422,
+    "origin-unavailable": 503,
+    "origin-refused": 503,
+    "busy": 503,
+}
+BODY_SECONDS = 30.0
+
+
+def _caller(credential: Any) -> tuple[Caller, tuple[str, ...]]:
+    """The caller a verified credential is, and the contracts it was given (only a machine token has any)."""
+    if isinstance(credential, TokenRecord):
+        return credential.caller(), credential.contracts
+    claims = credential.claims()
+    caller = Caller(
+        login=claims["login"] or "",
+        display_name=claims.get("display_name") or claims["login"] or "",
+        client=getattr(credential, "client_name", "oauth"),
+        client_class=claims["client_class"] or "hosted",
+        tier=claims["tier"] or "restricted",
+        environment=claims["environment"],
+        connector=claims["connector"] or "",
+    )
+    return caller, ()
+
+
+def _refused(exc: NotegateError) -> JSONResponse:
+    body = {"status": "refused", "rule": exc.rule, "error": exc.explain()}
+    return JSONResponse(body, status_code=STATUS.get(exc.rule, 400))
+
+
+def _unauthenticated() -> JSONResponse:
+    refused = NotegateError(
+        "a machine token is required (Authorization: Bearer ngt_…)",
+        rule="unauthenticated",
+        remedy="Send the machine token notegate token create --class machine printed.",
+    )
+    response = _refused(refused)
+    response.headers["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+async def _body(request: Request, limit: int) -> tuple[bytes | None, int]:
+    """The body, or None past ``limit`` (then nothing more is read; the answer closes the connection)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None, int(declared)
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.fail_after(BODY_SECONDS):
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                return None, size
+            chunks.append(chunk)
+    return b"".join(chunks), size
+
+
+def contract_routes(contracts: ContractsService, verify: Callable[[str], Any]) -> list[Route]:
+    async def credential(request: Request) -> Any | None:
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return await anyio.to_thread.run_sync(verify, token.strip())
+
+    async def list_contracts(request: Request) -> JSONResponse:
+        found = await credential(request)
+        if found is None:
+            return _unauthenticated()
+        caller, granted = _caller(found)
+        try:
+            listed = await anyio.to_thread.run_sync(contracts.available, caller, granted)
+        except NotegateError as exc:
+            return _refused(exc)
+        return JSONResponse({"contracts": listed})
+
+    async def call_contract(request: Request) -> JSONResponse:
+        found = await credential(request)
+        if found is None:
+            return _unauthenticated()
+        caller, granted = _caller(found)
+        name = request.path_params["name"]
+        body, size = await _body(request, contracts.body_limit(name))
+        try:
+            result = await anyio.to_thread.run_sync(lambda: contracts.call(caller, granted, name, body, size=size))
+        except NotegateError as exc:
+            response = _refused(exc)
+            if body is None:
+                response.headers["Connection"] = "close"
+            return response
+        return JSONResponse(result.as_json())
+
+    return [
+        Route("/contracts", list_contracts, methods=["GET"]),
+        Route("/contracts/{name}", call_contract, methods=["POST"]),
+    ]

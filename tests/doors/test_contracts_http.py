@@ -1,0 +1,286 @@
+"""Machine contracts over the real server (issue 16): real HTTP on loopback, a real git clone of the origin to
+check each commit, the state DB for audit rows and task notes. Every refusal asserts its exact rule."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pygit2
+import pytest
+
+from notegate.auth.tokens import create_token
+from notegate.config import load_config
+from notegate.state import StateDB
+from support import mcp_http, mint, running, text_of
+
+pytestmark = pytest.mark.anyio
+
+DAY = {
+    "date": "2026-11-30",
+    "marker": "phone-1",
+    "metrics": [
+        {"name": "steps", "value": 8123, "unit": "count"},
+        {"name": "weight", "value": 72.4, "unit": "kg"},
+        {"name": "sleep", "value": 450, "unit": "min"},
+    ],
+}
+
+
+def machine(vault: Path, *contracts: str, name: str = "phone") -> str:
+    db = StateDB(load_config(vault).state_dir / "state.sqlite")
+    try:
+        token, _ = create_token(
+            db, name=name, client_class="machine", tier=None, login="owner", now=time.time(), contracts=contracts
+        )
+    finally:
+        db.close()
+    return token
+
+
+def post(url: str, token: str, name: str, body: object, *, raw: bytes | None = None) -> httpx2.Response:
+    content = raw if raw is not None else json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    return httpx2.post(f"{url}/contracts/{name}", headers=headers, content=content, timeout=30)
+
+
+def origin_commit(vault: Path, tmp_path: Path, commit: str) -> tuple[pygit2.Commit, pygit2.Repository]:
+    """The commit as the origin holds it, read from a fresh clone (pushed before the response)."""
+    target = tmp_path / f"clone-{commit[:8]}"
+    repo = pygit2.clone_repository(str(vault.parent / "origin.git"), str(target))
+    return repo[commit], repo
+
+
+def file_at(repo: pygit2.Repository, commit: pygit2.Commit, path: str) -> str:
+    return repo[commit.tree[path].id].data.decode()
+
+
+def audit(vault: Path, tool: str) -> list:
+    db = StateDB(load_config(vault).state_dir / "state.sqlite")
+    try:
+        return db.audit_rows(tool=tool)
+    finally:
+        db.close()
+
+
+def tasks(vault: Path) -> list:
+    db = StateDB(load_config(vault).state_dir / "state.sqlite")
+    try:
+        return db.tasks("personal")
+    finally:
+        db.close()
+
+
+def rule_of(response: httpx2.Response) -> str:
+    return response.json()["rule"]
+
+
+def test_health_daily_happy_path_replay_and_conflict(vault: Path, tmp_path: Path) -> None:
+    token = machine(vault, "health-daily", "capture")
+    with running(vault) as server:
+        listed = httpx2.get(f"{server.url}/contracts", headers={"Authorization": f"Bearer {token}"}).json()
+        assert [c["name"] for c in listed["contracts"]] == ["health-daily", "capture"]
+        assert listed["contracts"][0]["schema"]["title"] == "health-daily"
+
+        first = post(server.url, token, "health-daily", DAY)
+        assert first.status_code == 200, first.text
+        answer = first.json()
+        assert answer["status"] == "committed"
+        assert answer["changed"] == ["journal/2026/2026-11-30.md"]
+        assert answer["dropped"] == [] and answer["warnings"] == []
+        commit, repo = origin_commit(vault, tmp_path, answer["commit"])
+        assert commit.author.email == "owner@notegate"
+        assert "Notegate-Contract: health-daily" in commit.message
+        assert "Notegate-Idempotency: 2026-11-30/phone-1" in commit.message
+        assert "Notegate-Tier: machine" in commit.message
+        text = file_at(repo, commit, "journal/2026/2026-11-30.md")
+        assert text.startswith("# 2026-11-30\n\n## Health\n")
+        assert "| steps | 8123 | count |  |" in text
+        assert "| weight | 72.4 | kg |  |" in text
+        assert "| sleep | 7.5 | h | 450 min |" in text  # converted, never recorded at the wrong scale
+
+        replay = post(server.url, token, "health-daily", DAY)
+        assert replay.status_code == 200
+        assert replay.json()["status"] == "already-recorded"
+        assert replay.json()["commit"] == answer["commit"]
+        assert f"already recorded in {answer['commit']}" in replay.json()["message"]
+
+        other = json.loads(json.dumps(DAY))
+        other["metrics"][1]["value"] = 73.0
+        conflict = post(server.url, token, "health-daily", other)
+        assert conflict.status_code == 409 and rule_of(conflict) == "idempotency-conflict"
+        assert "/metrics/1/value" in conflict.json()["error"]
+
+        # a new export of the same day (another marker) replaces the section whole
+        newer = {**DAY, "marker": "phone-2", "metrics": [{"name": "steps", "value": 9000, "unit": "count"}]}
+        second = post(server.url, token, "health-daily", newer).json()
+        commit2, repo2 = origin_commit(vault, tmp_path, second["commit"])
+        text2 = file_at(repo2, commit2, "journal/2026/2026-11-30.md")
+        assert "| steps | 9000 | count |  |" in text2 and "weight" not in text2
+        assert text2.count("## Health") == 1
+
+    rows = audit(vault, "contract:health-daily")
+    assert [r["outcome"] for r in rows] == ["ok", "ok replay", "idempotency-conflict", "ok"]
+    assert rows[0]["commit_id"] == answer["commit"] and rows[0]["client_class"] == "machine"
+
+
+async def test_dropped_and_refused_inputs(vault: Path, tmp_path: Path) -> None:
+    token = machine(vault, "health-daily")
+    owner = mint(vault, name="laptop", tier="trusted")
+    with running(vault) as server:
+        sent = {
+            "date": "2026-12-01",
+            "marker": "phone-1",
+            "metrics": [
+                {"name": "steps", "value": 5000, "unit": "count"},
+                {"name": "weight", "value": 72400, "unit": "furlongs_of_zork"},  # no such unit
+                {"name": "weight", "value": 72400, "unit": "kg"},  # impossible (grams sent as kilograms)
+                {"name": "sleep", "value": 7, "unit": "kg"},  # another dimension
+            ],
+        }
+        answer = post(server.url, token, "health-daily", sent).json()
+        assert answer["status"] == "committed"
+        assert [(d["item"], d["rule"]) for d in answer["dropped"]] == [
+            ("/metrics/1", "health-unit-unconvertible"),
+            ("/metrics/2", "health-implausible-value"),
+            ("/metrics/3", "health-unit-unconvertible"),
+        ]
+        commit, repo = origin_commit(vault, tmp_path, answer["commit"])
+        text = file_at(repo, commit, "journal/2026/2026-12-01.md")
+        assert "| steps | 5000 |" in text and "weight" not in text and "sleep" not in text
+
+        cases = [
+            ({**sent, "date": 20261201}, 422, "contract-input-invalid", "/date (rule: type)"),
+            ({**sent, "mood": "fine"}, 422, "contract-input-invalid", "/mood (rule: additionalProperties)"),
+            ({"date": "2026-12-01", "marker": "x"}, 422, "contract-input-invalid", "/metrics (rule: required)"),
+        ]
+        for body, status, rule, where in cases:
+            refused = post(server.url, token, "health-daily", body)
+            assert (refused.status_code, rule_of(refused)) == (status, rule), refused.text
+            assert where in refused.json()["error"]
+            assert refused.json()["error"].startswith(f"Refused [{rule}]: ")
+        big = post(server.url, token, "health-daily", None, raw=b"{" + b" " * (20 << 10) + b"}")
+        assert (big.status_code, rule_of(big)) == (413, "contract-body-too-large")
+        dup = post(server.url, token, "health-daily", None, raw=b'{"date": "a", "date": "b"}')
+        assert (dup.status_code, rule_of(dup)) == (400, "contract-body-not-json")
+
+        async with mcp_http(server.url, owner) as client:  # the owner meets the drop first in list_inbox
+            listed = await client.call_tool("list_inbox", {})
+        assert not listed.is_error, text_of(listed)
+        task = listed.structured_content["items"][0]
+        assert task["kind"] == "task" and task["project"] == "contract-dropped"
+        assert "/metrics/1 [health-unit-unconvertible]" in task["preview"]
+
+    outcomes = [r["outcome"] for r in audit(vault, "contract:health-daily")]
+    assert outcomes == [
+        "ok dropped=health-implausible-value,health-unit-unconvertible",
+        "contract-input-invalid",
+        "contract-input-invalid",
+        "contract-input-invalid",
+        "contract-body-too-large",
+        "contract-body-not-json",
+    ]
+    (task,) = [t for t in tasks(vault) if t["kind"] == "contract-dropped"]
+    assert task["key"] == "health-daily:2026-12-01/phone-1"
+    assert "/metrics/1 [health-unit-unconvertible]" in task["text"]
+    assert "/metrics/2 [health-implausible-value]" in task["text"]
+
+
+async def test_who_may_call_what(vault: Path) -> None:
+    phone = machine(vault, "health-daily")
+    workstation = mint(vault, name="laptop", tier="trusted")
+    hosted = mint(vault, name="chat", client_class="hosted")
+    with running(vault) as server:
+        for token in (workstation, hosted):
+            refused = post(server.url, token, "health-daily", DAY)
+            assert (refused.status_code, rule_of(refused)) == (403, "contract-not-for-conversations")
+            assert "conversations use the MCP tools" in refused.json()["error"]
+            listing = httpx2.get(f"{server.url}/contracts", headers={"Authorization": f"Bearer {token}"})
+            assert rule_of(listing) == "contract-not-for-conversations"
+        for name in ("capture", "no-such-thing"):  # not given, and not there: the same words
+            refused = post(server.url, phone, name, {"text": "hello"})
+            assert (refused.status_code, rule_of(refused)) == (404, "no-such-contract")
+        anonymous = httpx2.post(f"{server.url}/contracts/health-daily", content=b"{}")
+        assert anonymous.status_code == 401 and rule_of(anonymous) == "unauthenticated"
+        async with mcp_http(server.url, phone) as client:
+            result = await client.call_tool("list_notes", {"folder": ""})
+        assert result.is_error and "machine-no-mcp" in text_of(result)
+        assert "machines use contracts" in text_of(result)
+
+
+def test_concurrent_posts_of_one_key_make_one_commit(vault: Path) -> None:
+    token = machine(vault, "health-daily")
+    with running(vault) as server:
+        answers: list[dict] = []
+
+        def send() -> None:
+            answers.append(post(server.url, token, "health-daily", DAY).json())
+
+        threads = [threading.Thread(target=send) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    statuses = sorted(a["status"] for a in answers)
+    assert statuses == ["already-recorded"] * 5 + ["committed"]
+    assert len({a["commit"] for a in answers}) == 1
+    repo = pygit2.Repository(str(vault.parent / "origin.git"))
+    head = repo[repo.references["refs/heads/main"].target]
+    touching = [c for c in repo.walk(head.id) if "Notegate-Contract: health-daily" in c.message]
+    assert len(touching) == 1
+
+
+def test_capture_and_session_state_over_the_real_server(vault: Path, tmp_path: Path) -> None:
+    token = machine(vault, "capture", "session-state", name="share-sheet")
+    with running(vault) as server:
+        sent = {"text": "Read this later", "title": "A good article", "url": "https://example.org/a"}
+        answer = post(server.url, token, "capture", sent).json()
+        assert answer["status"] == "committed", answer
+        assert answer["changed"] == ["inbox/captures/a-good-article.md"]
+        commit, repo = origin_commit(vault, tmp_path, answer["commit"])
+        assert "Notegate-Contract: capture" in commit.message and "Notegate-Client: share-sheet" in commit.message
+        text = file_at(repo, commit, "inbox/captures/a-good-article.md")
+        assert text.startswith("# A good article\n\nRead this later\n\nSource: <https://example.org/a>\n")
+        again = post(server.url, token, "capture", sent).json()
+        assert again["status"] == "already-recorded" and again["commit"] == answer["commit"]
+        secret = post(server.url, token, "capture", {"text": "key " + "AKIA" + "Z7QK3M9X2B4N6P8R" + " for s3"})
+        assert rule_of(secret) == "credential-found", secret.text
+        assert secret.status_code == 422 and "AKIA" not in secret.text  # the kind and place, never the value
+
+        reflected = {
+            "session_state": "Contracts merged; the phone export runs nightly.",
+            "proposals": [
+                {
+                    "kind": "durable-candidate",
+                    "title": "Nightly export",
+                    "content": "The phone posts health-daily at 02:00.",
+                    "sources": ["host-b/a.jsonl"],
+                    "confidence": 0.8,
+                    "expiry": None,
+                }
+            ],
+            "sources_reviewed": ["host-b/a.jsonl"],
+            "limitations": [],
+        }
+        body = {"run": "host-b-1", "manifest": ["host-b/a.jsonl"], "output": reflected}
+        state = post(server.url, token, "session-state", body).json()
+        assert state["status"] == "committed", state
+        assert state["changed"] == ["sessions/reflector-state.md", "inbox/captures/nightly-export.md"]
+        commit, repo = origin_commit(vault, tmp_path, state["commit"])
+        assert commit.author.email == "owner@notegate" and len(commit.parents) == 1
+        assert (
+            "Notegate-Contract: session-state" in commit.message and "Notegate-Idempotency: host-b-1" in commit.message
+        )
+        text = file_at(repo, commit, "sessions/reflector-state.md")
+        assert "Contracts merged" in text and "- host-b/a.jsonl" in text
+        assert "Sources: host-b/a.jsonl" in file_at(repo, commit, "inbox/captures/nightly-export.md")
+        uncited = json.loads(json.dumps(body))
+        uncited["run"] = "host-b-2"
+        uncited["output"]["proposals"][0]["sources"] = ["elsewhere.jsonl"]
+        refused = post(server.url, token, "session-state", uncited)
+        assert (refused.status_code, rule_of(refused)) == (422, "output-gate")
+    outcomes = [r["outcome"] for r in audit(vault, "contract:session-state")]
+    assert outcomes == ["ok", "output-gate"]
