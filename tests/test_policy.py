@@ -8,7 +8,17 @@ from hypothesis import strategies as st
 
 from conftest import make_caller
 from notegate.errors import ConfigError
-from notegate.policy import Action, Policy, can_see, decide, glob_match, policy_from_table, requires_two_step
+from notegate.policy import (
+    Action,
+    Policy,
+    can_see,
+    decide,
+    fixed_caller,
+    glob_match,
+    policy_from_table,
+    requires_two_step,
+    two_step_reason,
+)
 
 POLICY = Policy()
 
@@ -197,3 +207,9 @@ def test_only_the_environment_owner_uses_its_console_pages() -> None:
     assert decide_console_owner("bob", "home", "alice").rule == "console-not-owner"
     assert decide_console_owner("alice", "gone", None).rule == "console-not-owner"
     assert decide_console_owner("Alice", "home", "alice").rule == "console-not-owner"  # logins are exact
+
+
+def test_the_owners_console_previews_every_write_and_other_workstations_need_not() -> None:
+    policy = policy_from_table({})
+    assert two_step_reason(policy, fixed_caller("web:console", "owner"), "notes/a.md") is not None
+    assert two_step_reason(policy, fixed_caller("cli:import", "owner"), "notes/a.md") is None
