@@ -162,6 +162,13 @@ class WriteResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RevisionDiff:
+    change: ChangeInfo
+    revision: str  # the note's blob after this change ("absent": the change deleted it)
+    diff: str  # against the version before it
+
+
+@dataclass(frozen=True, kw_only=True)
 class HistoryResult:
     path: str
     changes: list[ChangeInfo]
@@ -691,6 +698,31 @@ class NotesService:
             if not entries and env.store.blob_id(note.value) == ABSENT:
                 raise no_such_note(note.value, "Check the path with list_notes.")
             return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
+
+    def note_revisions(
+        self, caller: Caller, path: str, limit: int = 20, environment: str | None = None
+    ) -> list[RevisionDiff]:
+        """Like :meth:`note_history`, each change with its diff against the version before it (a deletion
+        diffs to empty; the oldest listed diffs from its predecessor, or from nothing when it created the
+        note). The owner's console shows these; the same visibility and audit as note_history."""
+        with self.audited(caller, "note_history", path):
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            self._check(caller, Action.HISTORY, note.value)
+            limit = max(1, min(limit, MAX_HISTORY_LIMIT))
+            entries = env.store.history(note.value, limit + 1)
+            if not entries and env.store.blob_id(note.value) == ABSENT:
+                raise no_such_note(note.value, "Check the path with list_notes.")
+            out: list[RevisionDiff] = []
+            for i, (commit, blob) in enumerate(entries[:limit]):
+                before = entries[i + 1][1] if i + 1 < len(entries) else ABSENT
+                info = self._visible(caller, change_info(commit))
+                assert info is not None
+                diff = unified_diff(
+                    self.text_of(env, before), self.text_of(env, blob), note.value, before[:12], blob[:12]
+                )
+                out.append(RevisionDiff(change=info, revision=blob, diff=diff))
+            return out
 
     # -------------------------------------------------------------- writes
     def _apply(
