@@ -22,11 +22,12 @@ from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.doors.web.notes_pages import NotesPages
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
 STATIC = Path(__file__).parent / "static"
-STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css"}
+STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css", "notes.css": "text/css"}
 
 
 def console_hosts(runtime: Runtime, port: int) -> frozenset[str]:
@@ -68,6 +69,7 @@ def web_routes(
     if elevation is None:
         elevation = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
     elevate = ElevationPage(console, elevation)
+    notes = NotesPages(console)
     hosts = console_hosts(runtime, port)
 
     async def static(request: Request) -> Response:
@@ -95,6 +97,14 @@ def web_routes(
         ("/elevate/{link_id}", elevate.answer, ["POST"]),
         ("/elevate/{link_id}/options", elevate.options, ["POST"]),
         ("/elevate/{link_id}/verify", elevate.verify, ["POST"]),
+        ("/notes", notes.browse, ["GET"]),
+        ("/notes/{path:path}", notes.browse, ["GET"]),
+        ("/search", notes.search, ["GET"]),
+        ("/files/{path:path}", notes.file, ["GET"]),
+        ("/history/{path:path}", notes.history, ["GET"]),
+        ("/restore/{path:path}", notes.restore, ["POST"]),
+        ("/edit/{path:path}", notes.edit_page, ["GET"]),
+        ("/edit/{path:path}", notes.edit, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     return [

@@ -89,9 +89,13 @@ class _Vault:
         self.media_type = media_type
 
     def find(self, target: str, *, wiki: bool) -> str | None:
+        """The vault file a link names, if it is a note or an attachment the policy serves (never, say, SVG)."""
         if not target:
             return None
-        return resolve(Link(target, embed=False, wiki=wiki), self.note_path, self.targets)
+        path = resolve(Link(target, embed=False, wiki=wiki), self.note_path, self.targets)
+        if path is None or not (path.endswith(".md") or self.media_type(path)):
+            return None
+        return path
 
     def href(self, path: str) -> str:
         return note_url(path) if path.endswith(".md") else file_url(path)
