@@ -80,6 +80,8 @@ def test_a_member_cannot_write_either(served: Console) -> None:
     response = member.post("/edit/notes/x.md", {"base": "absent", "content": "hi", "step": "confirm"})
     assert _rule(response) == "console-not-owner"
     assert origin_text(served, "notes/x.md") is None
+    row = served.runtime.state.audit_rows(tool="web:edit")[-1]
+    assert (row["login"], row["outcome"]) == ("member", "refused:console-not-owner")
 
 
 def test_browse_read_and_search(served: Console, owner: Signed) -> None:
@@ -280,3 +282,16 @@ def test_every_notes_page_carries_the_security_headers(served: Console, owner: S
     )
     assert served_file["x-content-type-options"] == "nosniff" and served_file["referrer-policy"] == "no-referrer"
     _assert_strict(owner.post("/edit/notes/h.md", {"base": "absent", "content": "x", "step": "preview"}).headers)
+
+
+def test_restore_an_older_revision_of_a_live_note(served: Console, owner: Signed) -> None:
+    first = write(served, "notes/r.md", "first\n")
+    write(served, "notes/r.md", "second\n")
+    history = owner.client.get("/history/notes/r.md")
+    base = _field(history, "base")
+    assert history.text.count('class="restore"') == 1  # the current version is not offered
+    preview = owner.post("/restore/notes/r.md", {"commit": first, "base": base, "step": "preview"})
+    assert '<span class="del">-second</span>' in preview.text and '<span class="add">+first</span>' in preview.text
+    owner.post("/restore/notes/r.md", {"commit": first, "base": base, "step": "confirm"})
+    assert origin_text(served, "notes/r.md") == "first\n"
+    assert f"restore notes/r.md to {first[:12]}" in origin_head(served).message

@@ -43,6 +43,14 @@ INLINE_PREFIX = "image/"
 FILE_CSP = "default-src 'none'; img-src 'self'; style-src 'none'; sandbox; frame-ancestors 'none'; base-uri 'none'"
 
 
+#: The audit's tool name of each POST route (by its first path segment).
+POST_TOOLS = {"edit": "web:edit", "restore": "web:restore"}
+
+
+def _first(request: Request) -> str:
+    return request.url.path.lstrip("/").split("/", 1)[0]
+
+
 @dataclass(frozen=True)
 class Owner:
     session: WebSession
@@ -86,10 +94,16 @@ class NotesPages:
         if session is None:
             if request.method == "GET":
                 return self.console.login_redirect(request)
+            await self.run(
+                self.console.audit, POST_TOOLS.get(_first(request), "web:notes"), None, "refused:login-required"
+            )
             return self.refused(NotegateError("this needs a logged-in person", rule="login-required"), None)
         environment = self.runtime.config.default_environment
         decision = decide_console_owner(session.login, environment, self.owner_of(environment))
         if not decision.allowed:
+            if request.method != "GET":
+                tool = POST_TOOLS.get(_first(request), "web:notes")
+                await self.run(self.console.audit, tool, session.login, f"refused:{decision.rule}")
             return self.refused(NotegateError(decision.reason, rule=decision.rule), session)
         return Owner(session, fixed_caller("web:console", session.login), environment)
 
