@@ -295,3 +295,26 @@ def test_restore_an_older_revision_of_a_live_note(served: Console, owner: Signed
     owner.post("/restore/notes/r.md", {"commit": first, "base": base, "step": "confirm"})
     assert origin_text(served, "notes/r.md") == "first\n"
     assert f"restore notes/r.md to {first[:12]}" in origin_head(served).message
+
+
+def test_a_large_note_is_edited_from_the_browser(served: Console, owner: Signed) -> None:
+    big = "".join(f"line {i} with some words, ünïcode too\n" for i in range(4000))  # ~160 KB
+    assert len(big.encode()) > 2 * (64 << 10)  # well over the 64 KiB of other console forms
+    owner.post("/edit/notes/big.md", {"base": "absent", "content": big, "step": "preview"})
+    done = owner.post("/edit/notes/big.md", {"base": "absent", "content": big, "step": "confirm"})
+    assert done.status_code == 303 and origin_text(served, "notes/big.md") == big
+
+
+def test_the_notes_services_gates_apply_to_the_browser(served: Console, owner: Signed) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    response = owner.post("/edit/notes/s.md", {"base": "absent", "content": f"token {token}\n", "step": "preview"})
+    assert _rule(response) == "credential-warning" and token not in response.text
+    response = owner.post("/edit/notes/CLAUDE.md", {"base": "absent", "content": "x\n", "step": "preview"})
+    assert _rule(response) is not None and origin_text(served, "notes/CLAUDE.md") is None
+
+
+def test_search_leaves_the_inbox_out_unless_asked(served: Console, owner: Signed) -> None:
+    write(served, "inbox/captures/idea.md", "the wombat idea\n")
+    assert "inbox/captures/idea.md" not in owner.client.get("/search", params={"q": "wombat"}).text
+    asked = owner.client.get("/search", params={"q": "wombat", "inbox": "1"}).text
+    assert 'data-path="inbox/captures/idea.md"' in asked

@@ -178,13 +178,16 @@ class NotesPages:
         if isinstance(who, Response):
             return who
         query = request.query_params.get("q", "")[:500]
+        inbox = request.query_params.get("inbox") == "1"
         result = None
         if query.strip():
             try:
-                result = await self.run(self.services.notes.search_notes, who.caller, query, limit=50)
+                result = await self.run(
+                    self.services.notes.search_notes, who.caller, query, limit=50, include_inbox=inbox
+                )
             except NotegateError as exc:
                 return self.refused(exc, who.session)
-        return self.page("search.html", who, query=query, result=result)
+        return self.page("search.html", who, query=query, result=result, inbox=inbox)
 
     async def file(self, request: Request) -> Response:
         """An attachment's bytes as the policy types it: images inline (for <img>), anything else a
@@ -269,8 +272,10 @@ class NotesPages:
         if isinstance(who, Response):
             return who
         path = request.path_params["path"]
+        # A note's text, percent-encoded: up to 3 bytes a byte (non-ASCII), plus the other fields.
+        limit = 3 * self.runtime.policy.max_note_bytes + (16 << 10)
         try:
-            form = await self.console.form(request, who.session.secret)
+            form = await self.console.form(request, who.session.secret, limit=limit)
         except NotegateError as exc:
             await self.run(self.console.audit, "web:edit", who.session.login, f"refused:{exc.rule}")
             return self.refused(exc, who.session)
