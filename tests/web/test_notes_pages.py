@@ -318,3 +318,17 @@ def test_search_leaves_the_inbox_out_unless_asked(served: Console, owner: Signed
     assert "inbox/captures/idea.md" not in owner.client.get("/search", params={"q": "wombat"}).text
     asked = owner.client.get("/search", params={"q": "wombat", "inbox": "1"}).text
     assert 'data-path="inbox/captures/idea.md"' in asked
+
+
+def test_a_long_folder_pages_on(served: Console, owner: Signed) -> None:
+    from notegate.vault.store import ABSENT, Author, Change
+
+    env = served.runtime.environment(served.runtime.config.default_environment)
+    changes = [Change(f"many/n{i:04d}.md", b"x\n") for i in range(1001)]
+    env.store.commit(changes, {c.path: ABSENT for c in changes}, Author("o", "o"), "bulk\n", new_paths=())
+    first = owner.client.get("/notes/many")
+    assert first.text.count('class="note"') == 1000
+    more = re.search(r'href="\?after=([^"]+)" id="more"', first.text)
+    assert more is not None
+    second = owner.client.get(f"/notes/many?after={more.group(1)}")
+    assert second.text.count('class="note"') == 1 and "many/n1000.md" in second.text and 'id="more"' not in second.text

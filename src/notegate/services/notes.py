@@ -510,6 +510,16 @@ class NotesService:
                 next_cursor=next_cursor,
             )
 
+    def visible_paths(self, caller: Caller, environment: str | None = None) -> tuple[str | None, list[str]]:
+        """The tip's commit and every path at it the caller can see (notes, and attachments the policy
+        serves): what a door resolves a note's links against. One audit row, as one list_notes call."""
+        with self.audited(caller, "list_notes", None):
+            env = self.env(caller, environment)
+            self._check_reader(caller)
+            listing = env.store.listing()
+            files = [p for p in listing.attachments if attachment_media_type(self.policy, p)]
+            return listing.commit, [p for p in (*listing.notes, *files) if can_see(self.policy, caller, p)]
+
     def _entry(self, env: Environment, path: str, notes: Mapping[str, str], files: Mapping[str, str]) -> NoteEntry:
         if path in notes:
             return NoteEntry(path=path, revision=notes[path], quarantined=self.policy.is_inbox(path))

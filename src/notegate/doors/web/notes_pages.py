@@ -24,11 +24,10 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.render import note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision
-from notegate.policy import Caller, attachment_media_type, decide_console_owner, fixed_caller
+from notegate.policy import Caller, attachment_media_type, decide_console_owner, fixed_caller, sees_private
 from notegate.vault.links import LinkTargets
 
 LIST_PAGE = 1000
-MAX_TARGET_PAGES = 50  # link targets: at most 50,000 paths are looked at to resolve a note's links
 #: HTTP status of the refusals these pages add to the console's table (anything else: the console's).
 NOTES_STATUS = {
     "no-such-note": 404,
@@ -86,6 +85,7 @@ class NotesPages:
         self.services = console.services
         self.runtime = console.services.runtime
         self.owner_of = owners_in(lambda: self.runtime.config)
+        self._targets: tuple[tuple[str | None, bool], LinkTargets] | None = None
 
     # -- the gate of every page
     async def owner(self, request: Request) -> Owner | Response:
@@ -120,16 +120,15 @@ class NotesPages:
         return await self.console.run(fn, *args, **kwargs)
 
     def targets(self, caller: Caller) -> LinkTargets:
-        """Every path the caller can see, for resolving links (paged through list_notes)."""
-        paths: list[str] = []
-        cursor = None
-        for _ in range(MAX_TARGET_PAGES):
-            listing = self.services.notes.list_notes(caller, "", recursive=True, limit=LIST_PAGE, cursor=cursor)
-            paths += [n.path for n in listing.notes]
-            cursor = listing.next_cursor
-            if cursor is None:
-                break
-        return LinkTargets(paths)
+        """Every path the caller can see, indexed for resolving links; rebuilt only when the tip moves."""
+        commit, paths = self.services.notes.visible_paths(caller)
+        key = (commit, sees_private(caller))
+        cached = self._targets
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        targets = LinkTargets(paths)
+        self._targets = (key, targets)
+        return targets
 
     # -- reads
     async def browse(self, request: Request) -> Response:
@@ -140,7 +139,14 @@ class NotesPages:
         if path.endswith(".md"):
             return await self.read(who, path, request.query_params.get("committed", "")[:12])
         try:
-            listing = await self.run(self.services.notes.list_notes, who.caller, path, recursive=False, limit=LIST_PAGE)
+            listing = await self.run(
+                self.services.notes.list_notes,
+                who.caller,
+                path,
+                recursive=False,
+                limit=LIST_PAGE,
+                cursor=request.query_params.get("after") or None,
+            )
         except NotegateError as exc:
             return self.refused(exc, who.session)
         return self.page("notes.html", who, folder=listing.folder, listing=listing, crumbs=_crumbs(path), query="")
