@@ -46,9 +46,12 @@ def test_token_create_list_revoke(vault: Path) -> None:
     listed = cli("token", "list", "--config", str(vault), "--json", real=True)
     rows = json.loads(listed.stdout)
     assert rows[0]["name"] == "laptop" and rows[0]["tier"] == "restricted"
-    assert token not in listed.stdout and token.split("_")[-1] not in (
-        vault.parent / "state" / "state.sqlite"
-    ).read_bytes().decode("latin-1")
+    # the whole secret (``ngt_<id>_<secret>``; the secret may itself hold "_"), never a fragment of it
+    secret = token.removeprefix("ngt_").split("_", 1)[1]
+    assert len(secret) >= 40
+    assert token not in listed.stdout and secret not in (vault.parent / "state" / "state.sqlite").read_bytes().decode(
+        "latin-1"
+    )
     assert cli("token", "revoke", "--config", str(vault), "laptop", real=True).returncode == 0
     assert cli("token", "revoke", "--config", str(vault), "laptop", real=True).returncode == 1
     bad = cli("token", "create", "--config", str(vault), "--name", "x", "--class", "machine", "--tier", "trusted")

@@ -8,7 +8,17 @@ from hypothesis import strategies as st
 
 from conftest import make_caller
 from notegate.errors import ConfigError
-from notegate.policy import Action, Policy, can_see, decide, glob_match, policy_from_table, requires_two_step
+from notegate.policy import (
+    Action,
+    Policy,
+    can_see,
+    decide,
+    fixed_caller,
+    glob_match,
+    policy_from_table,
+    requires_two_step,
+    two_step_reason,
+)
 
 POLICY = Policy()
 
@@ -217,3 +227,9 @@ def test_who_reads_the_metrics(loopback_peer: bool, behind_proxy: bool, client_c
     decision = decide_metrics_reader(loopback_peer=loopback_peer, behind_proxy=behind_proxy, client_class=client_class)
     assert decision.rule == rule
     assert decision.allowed == (rule in ("metrics-loopback", "metrics-machine"))
+
+
+def test_the_owners_console_previews_every_write_and_other_workstations_need_not() -> None:
+    policy = policy_from_table({})
+    assert two_step_reason(policy, fixed_caller("web:console", "owner"), "notes/a.md") is not None
+    assert two_step_reason(policy, fixed_caller("cli:import", "owner"), "notes/a.md") is None

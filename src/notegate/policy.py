@@ -651,6 +651,8 @@ def two_step_reason(policy: Policy, caller: Caller, path: str) -> str | None:
     The protected path comes first: it holds for every caller, whatever its class."""
     if policy.is_protected(path):
         return f"{path} is a protected path ([policy] protected), which every caller previews"
+    if caller.connector == "web:console":
+        return "the owner's console shows every change before it commits"
     if caller.client_class not in policy.two_step_classes:
         return None
     if policy.two_step_inbox or policy.inbox_item(path) is None:

@@ -330,3 +330,18 @@ def test_a_word_in_most_notes_is_answered_newest_first(notes: NotesService, trus
         create(notes, trusted, f"common/n{i}.md", f"the word ubiquitous, note {i}" + " padding" * (i % 3) + "\n")
     hits = [h.path for h in notes.search_notes(restricted, "ubiquitous", limit=3).hits]
     assert hits == ["common/n9.md", "common/n8.md", "common/n7.md"]
+
+
+def test_visible_paths_and_note_revisions_keep_to_what_the_caller_sees(notes: NotesService) -> None:
+    owner = make_caller()
+    restricted = make_caller(tier="restricted", client_class="hosted", client="claude.ai")
+    first = notes.write_note(owner, "private/p.md", "one\n", ABSENT, confirmed=True)
+    notes.write_note(owner, "private/p.md", "one\ntwo\n", first.new_revision or "", confirmed=True)
+    commit, seen = notes.visible_paths(owner)
+    assert commit is not None and "private/p.md" in seen
+    assert "private/p.md" not in notes.visible_paths(restricted)[1]
+    revisions = notes.note_revisions(owner, "private/p.md")
+    assert [r.diff.count("+two") for r in revisions] == [1, 0] and revisions[1].diff.count("+one") == 1
+    with pytest.raises(NoSuchNote) as refused:
+        notes.note_revisions(restricted, "private/p.md")
+    assert refused.value.rule == "no-such-note"

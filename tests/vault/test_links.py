@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
+from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolve, resolves
 from timing import assert_catches_quadratic, assert_linear, fill
 
 FOUND = [
@@ -96,3 +96,23 @@ def test_canvas_paths_are_from_the_vault_root() -> None:
     assert resolves(link, "deep/a/board.canvas", VAULT)
     [gone] = canvas_links({"nodes": [{"type": "file", "file": "gone.md"}]})
     assert not resolves(gone, "deep/a/board.canvas", VAULT)
+
+
+RESOLVE_CASES = [
+    # (link, written in, resolves to)
+    (Link("Beta", embed=False, wiki=True), "projects/alpha.md", "projects/Beta.md"),
+    (Link("beta", embed=False, wiki=True), "x.md", "projects/Beta.md"),  # case-folded, spelled as the vault does
+    (Link("d.png", embed=True, wiki=True), "x.md", "img/d.png"),
+    (Link("same", embed=False, wiki=True), "x.md", "same.md"),  # the shortest path wins
+    (Link("../img/d.png", embed=True, wiki=False), "notes/n.md", "img/d.png"),
+    (Link("/projects/Beta.md", embed=False, wiki=False), "notes/n.md", "projects/Beta.md"),
+    (Link("nowhere", embed=False, wiki=True), "x.md", None),
+    (Link("../../out.md", embed=False, wiki=False), "a.md", None),
+]
+
+
+@pytest.mark.parametrize(("link", "note", "expected"), RESOLVE_CASES)
+def test_resolve_names_the_path_resolves_finds(link: Link, note: str, expected: str | None) -> None:
+    targets = LinkTargets(["projects/Beta.md", "img/d.png", "deep/er/same.md", "same.md"])
+    assert resolve(link, note, targets) == expected
+    assert resolves(link, note, targets) is (expected is not None)

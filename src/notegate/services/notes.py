@@ -162,6 +162,13 @@ class WriteResult:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RevisionDiff:
+    change: ChangeInfo
+    revision: str  # the note's blob after this change ("absent": the change deleted it)
+    diff: str  # against the version before it
+
+
+@dataclass(frozen=True, kw_only=True)
 class HistoryResult:
     path: str
     changes: list[ChangeInfo]
@@ -510,6 +517,16 @@ class NotesService:
                 next_cursor=next_cursor,
             )
 
+    def visible_paths(self, caller: Caller, environment: str | None = None) -> tuple[str | None, list[str]]:
+        """The tip's commit and every path at it the caller can see (notes, and attachments the policy
+        serves): what a door resolves a note's links against. One audit row, as one list_notes call."""
+        with self.audited(caller, "list_notes", None):
+            env = self.env(caller, environment)
+            self._check_reader(caller)
+            listing = env.store.listing()
+            files = [p for p in listing.attachments if attachment_media_type(self.policy, p)]
+            return listing.commit, [p for p in (*listing.notes, *files) if can_see(self.policy, caller, p)]
+
     def _entry(self, env: Environment, path: str, notes: Mapping[str, str], files: Mapping[str, str]) -> NoteEntry:
         if path in notes:
             return NoteEntry(path=path, revision=notes[path], quarantined=self.policy.is_inbox(path))
@@ -698,6 +715,31 @@ class NotesService:
             if not entries and env.store.blob_id(note.value) == ABSENT:
                 raise no_such_note(note.value, "Check the path with list_notes.")
             return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
+
+    def note_revisions(
+        self, caller: Caller, path: str, limit: int = 20, environment: str | None = None
+    ) -> list[RevisionDiff]:
+        """Like :meth:`note_history`, each change with its diff against the version before it (a deletion
+        diffs to empty; the oldest listed diffs from its predecessor, or from nothing when it created the
+        note). The owner's console shows these; the same visibility and audit as note_history."""
+        with self.audited(caller, "note_history", path):
+            env = self.env(caller, environment)
+            note = NotePath.parse(path)
+            self._check(caller, Action.HISTORY, note.value)
+            limit = max(1, min(limit, MAX_HISTORY_LIMIT))
+            entries = env.store.history(note.value, limit + 1)
+            if not entries and env.store.blob_id(note.value) == ABSENT:
+                raise no_such_note(note.value, "Check the path with list_notes.")
+            out: list[RevisionDiff] = []
+            for i, (commit, blob) in enumerate(entries[:limit]):
+                before = entries[i + 1][1] if i + 1 < len(entries) else ABSENT
+                info = self._visible(caller, change_info(commit))
+                assert info is not None
+                diff = unified_diff(
+                    self.text_of(env, before), self.text_of(env, blob), note.value, before[:12], blob[:12]
+                )
+                out.append(RevisionDiff(change=info, revision=blob, diff=diff))
+            return out
 
     # -------------------------------------------------------------- writes
     def _apply(

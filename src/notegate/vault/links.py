@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "resolves"]
+__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "resolve", "resolves"]
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
@@ -100,16 +100,26 @@ class LinkTargets:
     def __init__(self, paths: Iterable[str]) -> None:
         self.full: set[str] = set()
         self.suffixes: set[str] = set()
-        for path in paths:
+        #: folded path or suffix -> the vault path it names (the shortest, then the first in order: Obsidian's
+        #: "shortest path when possible")
+        self.spelled: dict[str, str] = {}
+        for path in sorted(paths, key=lambda p: (p.count("/"), p)):
             folded = path.casefold()
             self.full.add(folded)
+            self.spelled.setdefault(folded, path)
             parts = folded.split("/")
             for i in range(len(parts)):
-                self.suffixes.add("/".join(parts[i:]))
+                suffix = "/".join(parts[i:])
+                self.suffixes.add(suffix)
+                self.spelled.setdefault(suffix, path)
 
     def has(self, candidate: str, *, anywhere: bool) -> bool:
         folded = candidate.casefold()
         return folded in self.full or (anywhere and folded in self.suffixes)
+
+    def find(self, candidate: str, *, anywhere: bool) -> str | None:
+        """The vault path ``candidate`` names (as :meth:`has` decides), spelled as the vault spells it."""
+        return self.spelled.get(candidate.casefold()) if self.has(candidate, anywhere=anywhere) else None
 
 
 def _candidates(target: str) -> list[str]:
@@ -127,3 +137,19 @@ def resolves(link: Link, note_path: str, targets: LinkTargets) -> bool:
     if any(targets.has(c, anywhere=False) for t in tries for c in _candidates(t)):
         return True
     return any(targets.has(c, anywhere=True) for c in _candidates(target.rsplit("/", 1)[-1]))
+
+
+def resolve(link: Link, note_path: str, targets: LinkTargets) -> str | None:
+    """The vault path ``link`` (written in the note at ``note_path``) points at, by the rules of
+    :func:`resolves`, or None when it points at nothing in ``targets``."""
+    target = link.target.lstrip("/")
+    if link.wiki:
+        return next((p for c in _candidates(target) if (p := targets.find(c, anywhere=True))), None)
+    folder = note_path.rsplit("/", 1)[0] if "/" in note_path else ""
+    relative = _join("" if link.target.startswith("/") else folder, link.target)
+    tries = [t for t in (relative, _join("", target)) if t]
+    for t in tries:
+        for c in _candidates(t):
+            if found := targets.find(c, anywhere=False):
+                return found
+    return next((p for c in _candidates(target.rsplit("/", 1)[-1]) if (p := targets.find(c, anywhere=True))), None)

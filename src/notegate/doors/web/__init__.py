@@ -25,11 +25,12 @@ from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
 from notegate.doors.web.review_page import OwnerPages
 from notegate.services.admin import AdminService
+from notegate.doors.web.notes_pages import NotesPages
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
 STATIC = Path(__file__).parent / "static"
-STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css"}
+STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css", "notes.css": "text/css"}
 
 
 def _version() -> str:
@@ -80,6 +81,7 @@ def web_routes(
     grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy)
     owner = OwnerPages(console, grants)
     admin = AdminPages(console, AdminService(runtime, version=_version), owners_in(lambda: runtime.config))
+    notes = NotesPages(console)
     hosts = console_hosts(runtime, port)
 
     async def static(request: Request) -> Response:
@@ -121,6 +123,14 @@ def web_routes(
         ("/connections/tokens/{token_id}/revoke", admin.revoke_token, ["POST"]),
         ("/connections/oauth/{family_id}/revoke", admin.revoke_family, ["POST"]),
         ("/status", admin.status, ["GET"]),
+        ("/notes", notes.browse, ["GET"]),
+        ("/notes/{path:path}", notes.browse, ["GET"]),
+        ("/search", notes.search, ["GET"]),
+        ("/files/{path:path}", notes.file, ["GET"]),
+        ("/history/{path:path}", notes.history, ["GET"]),
+        ("/restore/{path:path}", notes.restore, ["POST"]),
+        ("/edit/{path:path}", notes.edit_page, ["GET"]),
+        ("/edit/{path:path}", notes.edit, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     return [

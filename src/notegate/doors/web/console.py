@@ -67,14 +67,14 @@ STATUS = {
 MAX_FORM_FIELDS = 8
 
 
-async def bounded_body(request: Request) -> bytes:
-    """The request body, read at most :data:`MAX_JSON_BYTES` far: the console's forms and answers are small."""
+async def bounded_body(request: Request, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The request body, read at most ``limit`` far (:data:`MAX_JSON_BYTES` unless a form carries a note)."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_JSON_BYTES:
-            raise NotegateError(f"the request body is over {MAX_JSON_BYTES} bytes", rule="web-bad-request")
+        if size > limit:
+            raise NotegateError(f"the request body is over {limit} bytes", rule="web-bad-request")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -159,10 +159,10 @@ class Console:
             raise NotegateError("the request is not a JSON object", rule="web-bad-request")
         return data
 
-    async def form(self, request: Request, binding: str | None) -> dict[str, str]:
-        """A form POST: Origin, then the CSRF field."""
+    async def form(self, request: Request, binding: str | None, *, limit: int = MAX_JSON_BYTES) -> dict[str, str]:
+        """A form POST: Origin, then the CSRF field. ``limit`` bounds the body (a note editor's form is larger)."""
         check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)
-        body = await bounded_body(request)
+        body = await bounded_body(request, limit)
         try:
             pairs = parse_qsl(body.decode("ascii"), keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
         except (UnicodeDecodeError, ValueError):

@@ -1,0 +1,45 @@
+"""Any path a browser can send to the notes pages gets a page or a named refusal, never a crash: the pages
+hand paths to the notes service's parsers (NotePath, FolderPath, AttachmentPath) and nothing else."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import _template
+from web.harness import Console, serve_console
+from web.notes_support import Signed, sign_in
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Console, Signed]]:
+    target = tmp_path_factory.mktemp("paths") / "vault"
+    shutil.copytree(_template(tmp_path_factory), target, symlinks=True)
+    with serve_console(target / "notegate.toml") as console:
+        yield console, sign_in(console)
+
+
+SEGMENTS = st.one_of(
+    st.sampled_from(["..", ".", "", ".obsidian", ".git", "private", "rules", "CLAUDE.md", "a.md", "x.png", "e.svg"]),
+    st.text(min_size=1, max_size=12),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    route=st.sampled_from(["/notes/", "/history/", "/edit/", "/files/"]),
+    segments=st.lists(SEGMENTS, min_size=1, max_size=4),
+)
+def test_any_path_is_a_page_or_a_named_refusal(signed: tuple[Console, Signed], route: str, segments: list[str]) -> None:
+    _, owner = signed
+    raw = "/".join(segments)
+    response = owner.client.get(route + quote(raw, safe="/"))
+    assert response.status_code < 500, (raw, response.status_code)
+    if response.status_code >= 400 and response.url.path.startswith(route):  # ("a/../.." leaves the route)
+        assert re.search(r'id="refusal" data-rule="[a-z0-9-]+"', response.text), (raw, response.text[:300])
