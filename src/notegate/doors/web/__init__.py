@@ -23,9 +23,9 @@ from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.review_page import OwnerPages
 from notegate.services.admin import AdminService
-from notegate.doors.web.notes_pages import NotesPages
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 
