@@ -24,8 +24,8 @@ def _toml(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # TOML also forbids DEL raw in a basic string; JSON leaves it as is
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise TypeError(f"no TOML form for {type(value).__name__}")
@@ -115,7 +115,7 @@ def render_toml(doc: dict) -> str:
         lines = [f"[{prefix}]"] if prefix and (plain or not values) else []
         nested = []
         for key, value in values.items():
-            name = key if _BARE_KEY.match(key) else json.dumps(key, ensure_ascii=False)
+            name = key if _BARE_KEY.match(key) else _toml(key)
             if isinstance(value, dict):
                 nested.append((f"{prefix}.{name}" if prefix else name, value))
             else:
