@@ -256,3 +256,34 @@ def test_a_recipient_that_is_not_an_age_key_is_refused(vault: Path, tmp_path: Pa
     done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", "ssh-ed25519 AAAA")
     _refused(done, "backup-recipient-invalid")
     assert not any((tmp_path / "b").glob("notegate-backup-*"))
+
+
+# ------------------------------------------------------------------ deploy/ examples
+DEPLOY = Path(__file__).parents[2] / "deploy"
+
+
+def _backup_argv_of_units() -> list[list[str]]:
+    import plistlib
+    import shlex
+
+    line = next(
+        x
+        for x in (DEPLOY / "systemd" / "notegate-backup.service").read_text().splitlines()
+        if x.startswith("ExecStart=")
+    )
+    with open(DEPLOY / "launchd" / "org.notegate.backup.plist", "rb") as handle:
+        launchd = plistlib.load(handle)["ProgramArguments"][1:]
+    return [shlex.split(line.removeprefix("ExecStart="))[1:], launchd]
+
+
+@pytest.mark.parametrize("argv", _backup_argv_of_units())
+def test_the_deploy_examples_call_notegate_backup_as_the_parser_knows_it(argv: list[str]) -> None:
+    from notegate.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert args.command == "backup" and args.config.endswith("notegate.toml") and args.recipient == "age1REPLACE_ME"
+
+
+def test_the_systemd_timer_runs_nightly() -> None:
+    timer = (DEPLOY / "systemd" / "notegate-backup.timer").read_text()
+    assert "OnCalendar=*-*-* 03:15:00" in timer and "Persistent=true" in timer
