@@ -287,3 +287,21 @@ def test_the_deploy_examples_call_notegate_backup_as_the_parser_knows_it(argv: l
 def test_the_systemd_timer_runs_nightly() -> None:
     timer = (DEPLOY / "systemd" / "notegate-backup.timer").read_text()
     assert "OnCalendar=*-*-* 03:15:00" in timer and "Persistent=true" in timer
+
+
+def test_a_rehearsal_that_finds_a_difference_says_fail_and_exits_1(backup: Path, keys: tuple[Path, str]) -> None:
+    """A seal (re-encrypted here with the identity's own key) whose recorded hits and note differ from what the
+    backup holds: the index and serve checks say FAIL, the others still PASS, exit status 1."""
+    identity = pyrage.x25519.Identity.from_str(
+        next(ln for ln in keys[0].read_text().splitlines() if ln.startswith("AGE-SECRET-KEY-"))
+    )
+    seal = json.loads(pyrage.decrypt((backup / SEAL_NAME).read_bytes(), [identity]))
+    seal["queries"][0]["hits"] = ["no/such/note.md"]
+    seal["read"]["sha256"] = "0" * 64
+    (backup / SEAL_NAME).write_bytes(pyrage.encrypt(json.dumps(seal).encode(), [identity.to_public()]))
+    done = _restore(backup, "--identity", str(keys[0]), "--rehearse")
+    assert done.returncode == 1
+    verdicts = {line.split(":")[0].split(" ", 1)[1]: line.split(" ", 1)[0] for line in done.stdout.splitlines()[:-1]}
+    assert verdicts == {name: "FAIL" if name in ("index personal", "serve") else "PASS" for name in CHECKS}
+    assert "the note read over MCP differs from the one backed up" in done.stdout
+    assert done.stdout.splitlines()[-1] == f"Rehearsal: {len(CHECKS) - 2} of {len(CHECKS)} checks passed"
