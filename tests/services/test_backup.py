@@ -305,3 +305,44 @@ def test_a_rehearsal_that_finds_a_difference_says_fail_and_exits_1(backup: Path,
     assert verdicts == {name: "FAIL" if name in ("index personal", "serve") else "PASS" for name in CHECKS}
     assert "the note read over MCP differs from the one backed up" in done.stdout
     assert done.stdout.splitlines()[-1] == f"Rehearsal: {len(CHECKS) - 2} of {len(CHECKS)} checks passed"
+
+
+def test_every_environment_is_backed_up_and_an_empty_one_restores_empty(
+    vault: Path, tmp_path: Path, keys: tuple[Path, str]
+) -> None:
+    from conftest import make_caller
+    from notegate.services.notes import NotesService
+    from notegate.services.runtime import Runtime
+
+    for name in ("household", "spare"):
+        pygit2.init_repository(str(vault.parent / f"{name}.git"), bare=True, initial_head="main")
+    extra = (
+        '[environments.household]\norigin = "household.git"\nowner = "partner"\n\n'
+        '[environments.spare]\norigin = "spare.git"\nowner = "owner"\n\n[policy]'
+    )
+    vault.write_text(vault.read_text().replace("[policy]", extra, 1))
+    runtime = Runtime(load_config(vault))
+    try:
+        partner = make_caller(tier="trusted", login="partner")
+        partner = partner.__class__(**{**partner.__dict__, "environment": "household"})
+        NotesService(runtime).write_note(
+            partner, "projects/home.md", "# Home\n\nthe boiler\n", "absent", confirmed=True
+        )
+    finally:
+        runtime.close()  # "spare" was never opened: the server has no clone of it yet
+    folder = _backup(vault, tmp_path / "backups", keys[1])
+    manifest = json.loads((folder / MANIFEST_NAME).read_text())
+    assert manifest["environments"]["spare"] == {"file": None, "refs": {}}
+    assert manifest["environments"]["household"]["file"] == "env-household.bundle.age"
+    rehearsal = _restore(folder, "--identity", str(keys[0]), "--rehearse")
+    assert rehearsal.returncode == 0, rehearsal.stdout + rehearsal.stderr
+    for name in ("personal", "household", "spare"):
+        assert f"PASS refs {name}:" in rehearsal.stdout and f"PASS index {name}:" in rehearsal.stdout
+    target = tmp_path / "restored"
+    assert _restore(folder, "--identity", str(keys[0]), "--to", str(target)).returncode == 0
+    config = load_config(target / "notegate.toml")
+    assert sorted(config.environments) == ["household", "personal", "spare"]
+    home = pygit2.Repository(config.environment("household").origin_url).revparse_single("main:projects/home.md")
+    assert home.data == b"# Home\n\nthe boiler\n"
+    spare = pygit2.Repository(config.environment("spare").origin_url)
+    assert spare.head_is_unborn and list(spare.references) == []
