@@ -346,3 +346,44 @@ def test_every_environment_is_backed_up_and_an_empty_one_restores_empty(
     assert home.data == b"# Home\n\nthe boiler\n"
     spare = pygit2.Repository(config.environment("spare").origin_url)
     assert spare.head_is_unborn and list(spare.references) == []
+
+
+def _identity(identity_file: Path) -> pyrage.x25519.Identity:
+    return pyrage.x25519.Identity.from_str(
+        next(ln for ln in identity_file.read_text().splitlines() if ln.startswith("AGE-SECRET-KEY-"))
+    )
+
+
+@pytest.mark.parametrize("target_exists", [False, True])
+def test_a_file_that_decrypts_to_other_bytes_is_refused_and_the_target_left_as_it_was(
+    backup: Path, keys: tuple[Path, str], tmp_path: Path, target_exists: bool
+) -> None:
+    """Someone with the identity re-encrypts another bundle, fixes the manifest and re-seals it: the
+    plaintext hash recorded in the manifest still differs, and nothing of the restore is left behind."""
+    import hashlib
+
+    identity = _identity(keys[0])
+    name = "env-personal.bundle.age"
+    forged = pyrage.encrypt(b"# v2 git bundle\n\n", [identity.to_public()])
+    (backup / name).write_bytes(forged)
+    manifest = json.loads((backup / MANIFEST_NAME).read_text())
+    manifest["files"][name].update(size=len(forged), sha256=hashlib.sha256(forged).hexdigest())
+    raw = json.dumps(manifest).encode()
+    (backup / MANIFEST_NAME).write_bytes(raw)
+    seal = json.loads(pyrage.decrypt((backup / SEAL_NAME).read_bytes(), [identity]))
+    seal["manifest_sha256"] = hashlib.sha256(raw).hexdigest()
+    (backup / SEAL_NAME).write_bytes(pyrage.encrypt(json.dumps(seal).encode(), [identity.to_public()]))
+    target = tmp_path / "restored"
+    if target_exists:
+        target.mkdir()
+    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--to", str(target)), "backup-file-altered")
+    assert f"the backup file {name} decrypted to other bytes than recorded" in stderr
+    assert (target.exists(), list(target.iterdir()) if target.exists() else []) == (target_exists, [])
+
+
+def test_a_backup_that_fails_leaves_no_folder(vault: Path, tmp_path: Path, keys: tuple[Path, str]) -> None:
+    clone = load_config(vault).state_dir / "envs" / "personal" / "vault.git"
+    (clone / "refs" / "heads" / "broken").write_text("0123456789abcdef0123456789abcdef01234567\n")
+    done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", keys[1])
+    _refused(done, "backup-failed")
+    assert list((tmp_path / "b").iterdir()) == []

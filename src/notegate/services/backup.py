@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime
@@ -97,6 +98,18 @@ def take_backup(config: Config, to_dir: Path, recipient_text: str, *, now: datet
         final = to_dir / f"notegate-backup-{stamp}-{suffix}"
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(mode=0o700)
+    try:
+        manifest = _write(config, partial, recipient, now=now, version=version)
+    except BaseException:  # nothing of a backup cut short is kept
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    partial.rename(final)
+    return BackupResult(folder=final, manifest=manifest)
+
+
+def _write(
+    config: Config, partial: Path, recipient: pyrage.x25519.Recipient, *, now: datetime, version: str
+) -> Manifest:
     files: dict[str, FileEntry] = {}
     environments: dict[str, EnvironmentEntry] = {}
     queries: list[RecordedQuery] = []
@@ -158,8 +171,7 @@ def take_backup(config: Config, to_dir: Path, recipient_text: str, *, now: datet
     )
     (partial / SEAL_NAME).write_bytes(pyrage.encrypt(seal.to_json(), [recipient]))
     os.chmod(partial / SEAL_NAME, 0o600)
-    partial.rename(final)
-    return BackupResult(folder=final, manifest=manifest)
+    return manifest
 
 
 def build_index(config: Config, name: str, origin: Path, work: Path) -> tuple[VaultStore, SearchIndex]:

@@ -21,6 +21,7 @@ import hashlib
 import http.client
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -159,6 +160,17 @@ def restore_into(backup: OpenedBackup, target: Path, *, port: int | None = None)
     _refuse(decide_restore_target(exists, len(list(target.iterdir())) if exists and target.is_dir() else 0))
     target.mkdir(parents=True, exist_ok=True)
     os.chmod(target, 0o700)
+    try:
+        return _restore_files(backup, target, port)
+    except BaseException:  # a restore cut short leaves the directory as it found it (new or empty)
+        for child in target.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
+        if not exists:
+            target.rmdir()
+        raise
+
+
+def _restore_files(backup: OpenedBackup, target: Path, port: int | None) -> Path:
     with tempfile.TemporaryDirectory(prefix="notegate-restore-") as work_name:
         work = Path(work_name)
         (target / "state").mkdir()
