@@ -387,3 +387,17 @@ def test_a_backup_that_fails_leaves_no_folder(vault: Path, tmp_path: Path, keys:
     done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", keys[1])
     _refused(done, "backup-failed")
     assert list((tmp_path / "b").iterdir()) == []
+
+
+def test_a_file_where_the_target_should_be_is_refused(backup: Path, keys: tuple[Path, str], tmp_path: Path) -> None:
+    target = tmp_path / "restored"
+    target.write_text("mine\n")
+    _refused(_restore(backup, "--identity", str(keys[0]), "--to", str(target)), "restore-target-not-empty")
+    assert target.read_text() == "mine\n"
+
+
+def test_an_oversized_seal_is_refused_before_it_is_read(backup: Path, keys: tuple[Path, str]) -> None:
+    with (backup / SEAL_NAME).open("ab") as handle:
+        handle.truncate(8 << 20)
+    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
+    assert f"the backup file {SEAL_NAME} was altered" in stderr

@@ -43,6 +43,7 @@ from notegate.services.backup_manifest import (
     CONFIG_FILE,
     FORMAT_VERSION,
     MANIFEST_NAME,
+    MAX_SEAL_BYTES,
     SEAL_NAME,
     STATE_FILE,
     Manifest,
@@ -57,6 +58,8 @@ from notegate.vault.store import git_fsck, missing_objects, repository_from_bund
 
 ORIGINS = "origins"
 SERVE_TIMEOUT = 90.0
+#: age's header and per-64 KiB chunk tags around the seal's JSON: far less than this.
+SEAL_OVERHEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,10 @@ def open_backup(folder: Path, identity_file: Path | None) -> OpenedBackup:
     seal_path = folder / SEAL_NAME
     if not seal_path.is_file():
         raise NotegateError(f"the backup file {SEAL_NAME} is missing", rule="backup-file-missing")
+    if seal_path.stat().st_size > MAX_SEAL_BYTES + SEAL_OVERHEAD_BYTES:
+        raise NotegateError(
+            f"the backup file {SEAL_NAME} was altered (it is far too large)", rule="backup-file-altered"
+        )
     try:
         seal = parse_seal(pyrage.decrypt(seal_path.read_bytes(), [identity]))
     except pyrage.DecryptError as exc:
@@ -157,7 +164,8 @@ def restore_into(backup: OpenedBackup, target: Path, *, port: int | None = None)
     """Step 6: the state database, one bare origin per environment and a config serving them, in ``target``
     (new or empty).  Returns the new config's path."""
     exists = target.exists()
-    _refuse(decide_restore_target(exists, len(list(target.iterdir())) if exists and target.is_dir() else 0))
+    entries = len(list(target.iterdir())) if target.is_dir() else int(exists)  # a file there counts as one
+    _refuse(decide_restore_target(exists, entries))
     target.mkdir(parents=True, exist_ok=True)
     os.chmod(target, 0o700)
     try:
