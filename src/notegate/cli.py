@@ -304,6 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", default=None, help="a new or empty directory to restore into")
     target.add_argument("--rehearse", action="store_true", help="restore into a temporary directory and run checks")
+    p.add_argument("--json", action="store_true", help="print the rehearsal's checks as a JSON list")
 
     p = _sub(subs, "status", "environments, origin and sync, last commit, index, tokens, inbox, last review/reflect")
     _config_arg(p)
@@ -1154,6 +1155,10 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(f"Restored into {config_path.parent}")
         print(f"Serve it with: notegate serve --config {config_path}")
         return 0
+    if args.json:
+        checks = rehearse(backup)
+        print(json.dumps([{"check": c.name, "status": "pass" if c.ok else "fail", "detail": c.detail} for c in checks]))
+        return 1 if any(not c.ok for c in checks) else 0
     checks = rehearse(backup, say=lambda c: print(f"{'PASS' if c.ok else 'FAIL'} {c.name}: {c.detail}", flush=True))
     failed = [c for c in checks if not c.ok]
     print(f"Rehearsal: {len(checks) - len(failed)} of {len(checks)} checks passed")

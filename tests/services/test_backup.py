@@ -99,9 +99,14 @@ async def test_backup_restores_into_a_new_directory_that_serves_it(
     ]
 
 
-def test_rehearse_passes_every_named_check(backup: Path, keys: tuple[Path, str]) -> None:
-    done = _restore(backup, "--identity", str(keys[0]), "--rehearse")
+@pytest.mark.parametrize("as_json", [False, True])
+def test_rehearse_passes_every_named_check(backup: Path, keys: tuple[Path, str], as_json: bool) -> None:
+    done = _restore(backup, "--identity", str(keys[0]), "--rehearse", *(["--json"] if as_json else []))
     assert done.returncode == 0, done.stdout + done.stderr
+    if as_json:
+        checks = json.loads(done.stdout)
+        assert [(c["check"], c["status"]) for c in checks] == [(name, "pass") for name in CHECKS]
+        return
     lines = done.stdout.splitlines()
     assert [line.split(":")[0] for line in lines[:-1]] == [f"PASS {name}" for name in CHECKS]
     assert lines[-1] == f"Rehearsal: {len(CHECKS)} of {len(CHECKS)} checks passed"
