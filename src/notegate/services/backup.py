@@ -174,14 +174,14 @@ def _write(
     return manifest
 
 
-def build_index(config: Config, name: str, origin: Path, work: Path) -> tuple[VaultStore, SearchIndex]:
-    """A scratch clone of ``origin`` and its search index, built by the server's own code (fetch, then
-    ``catch_up``): what a server restored from this repository would index."""
-    clone = work / f"index-{name}" / CLONE_NAME
-    store = VaultStore.create(name, clone, str(origin))
+def build_index(config: Config, name: str, repo_dir: Path) -> tuple[VaultStore, SearchIndex]:
+    """The search index of a scratch repository (the caller's own copy: its config gains a remote), built by
+    the server's own code (``SearchIndex.catch_up`` over a ``VaultStore``): what a server restored from this
+    repository indexes."""
+    store = VaultStore(name, repo_dir, str(repo_dir))
     policy = config.policy
     index = SearchIndex(
-        clone.parent / "index.sqlite",
+        repo_dir.parent / f"index-{name}.sqlite",
         lambda path: (policy.is_private(path), policy.is_inbox(path)),
         policy_fingerprint(policy),
     )
@@ -201,7 +201,7 @@ def _record_queries(
     bundle just written, and one visible note for the rehearsal's read through the server."""
     origin = work / f"origin-{name}.git"
     repository_from_bundle(bundle, origin, GIT_TIMEOUT)
-    store, index = build_index(config, name, origin, work)
+    store, index = build_index(config, name, origin)
     try:
         paths = sorted(index.paths())
         step = max(1, len(paths) // QUERIES_PER_ENVIRONMENT)

@@ -54,7 +54,7 @@ from notegate.services.backup_manifest import (
 from notegate.state import SCHEMA_VERSION, StateDB
 from notegate.sync.hookfile import install_hook
 from notegate.vault.layout import CONFIG_NAME, render_toml
-from notegate.vault.store import git_fsck, missing_objects, repository_from_bundle, repository_refs
+from notegate.vault.store import clone_local, git_fsck, missing_objects, repository_from_bundle, repository_refs
 
 ORIGINS = "origins"
 SERVE_TIMEOUT = 90.0
@@ -288,7 +288,10 @@ def _check_index(backup: OpenedBackup, config, work: Path, record: Callable[[str
         if not recorded:
             record(f"index {name}", True, "no notes, no queries recorded")
             continue
-        _store, index = build_index(config, name, work / "restored" / ORIGINS / f"{name}.git", work / "check")
+        scratch = work / "check" / f"{name}.git"  # a copy: the restored origin stays exactly as restored
+        scratch.parent.mkdir(exist_ok=True)
+        clone_local(work / "restored" / ORIGINS / f"{name}.git", scratch, GIT_TIMEOUT)
+        _store, index = build_index(config, name, scratch)
         try:
             same = [q for q in recorded if replay(index, q.query) == q.hits]
         finally:

@@ -912,6 +912,13 @@ def repository_from_bundle(bundle: Path | None, target: Path, timeout: float) ->
     return repository_refs(target)
 
 
+def clone_local(source: Path, target: Path, timeout: float) -> None:
+    """A bare copy of a local repository (``git clone --bare --local``: objects hard-linked, no transport)."""
+    done = _git(["clone", "--bare", "--local", "--quiet", str(source), str(target)], timeout)
+    if done.returncode != 0:
+        raise NotegateError(f"git could not copy the repository ({done.stderr.strip()[:200]})", rule="backup-failed")
+
+
 def missing_objects(repo_dir: Path, ids: Sequence[str]) -> list[str]:
     """The ids among ``ids`` that the repository does not hold."""
     repo = pygit2.Repository(str(repo_dir))
