@@ -32,6 +32,8 @@ EXAMPLES = {
     "sync": "notegate sync ~/Obsidian/Vault --config ~/.config/notegate/notegate.toml --once",
     "status": "notegate status --config ./vault/notegate.toml --json",
     "audit": "notegate audit --config ./vault/notegate.toml --since 2h --connector laptop --path projects",
+    "backup": "notegate backup --config ./vault/notegate.toml --to /backups --recipient age1...",
+    "restore": "notegate restore --from /backups/notegate-backup-20261201T020000Z --identity key.txt --rehearse",
     "setup": "notegate setup claude-code --config ./vault/notegate.toml  # later: notegate setup claude-code --remove",
 }
 
@@ -295,6 +297,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--name", default=None, help="the minted token's name (default: the client's name)")
     p.add_argument("--tier", choices=["restricted", "trusted"], default=None, help="the minted token's tier")
+
+    p = _sub(
+        subs, "backup", "write an encrypted, consistent backup (state DB, every repository, config); safe while serving"
+    )
+    _config_arg(p)
+    p.add_argument("--to", required=True, help="folder to write notegate-backup-<UTC time>/ into")
+    p.add_argument("--recipient", required=True, help="the age public key (age1...) to encrypt to")
+    p.add_argument("--json", action="store_true", help="print the backup folder and its manifest as JSON")
+
+    p = _sub(subs, "restore", "check a backup and restore it into a new directory, or rehearse a full restore")
+    p.add_argument("--from", dest="source", required=True, help="a notegate-backup-... folder")
+    p.add_argument("--identity", default=None, help="the age identity file (AGE-SECRET-KEY-...)")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to", default=None, help="a new or empty directory to restore into")
+    target.add_argument("--rehearse", action="store_true", help="restore into a temporary directory and run checks")
+    p.add_argument("--json", action="store_true", help="print the rehearsal's checks as a JSON list")
 
     p = _sub(subs, "status", "environments, origin and sync, last commit, index, tokens, inbox, last review/reflect")
     _config_arg(p)
@@ -1145,6 +1163,38 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
+    from notegate.services.backup import take_backup
+
+    result = take_backup(_load(args), Path(args.to), args.recipient, now=datetime.now(UTC), version=package_version())
+    if args.json:
+        print(json.dumps({"folder": str(result.folder), "manifest": json.loads(result.manifest.to_json())}))
+    else:
+        print(f"Backup written to {result.folder} ({len(result.manifest.files)} files)")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from notegate.services.restore import open_backup, rehearse, restore_into
+
+    backup = open_backup(Path(args.source), Path(args.identity) if args.identity else None)
+    if not args.rehearse:
+        config_path = restore_into(backup, Path(args.to))
+        print(f"Restored into {config_path.parent}")
+        print(f"Serve it with: notegate serve --config {config_path}")
+        return 0
+    if args.json:
+        checks = rehearse(backup)
+        print(json.dumps([{"check": c.name, "status": "pass" if c.ok else "fail", "detail": c.detail} for c in checks]))
+        return 1 if any(not c.ok for c in checks) else 0
+    checks = rehearse(backup, say=lambda c: print(f"{'PASS' if c.ok else 'FAIL'} {c.name}: {c.detail}", flush=True))
+    failed = [c for c in checks if not c.ok]
+    print(f"Rehearsal: {len(checks) - len(failed)} of {len(checks)} checks passed")
+    return 1 if failed else 0
+
+
 COMMANDS = {
     "init": cmd_init,
     "serve": cmd_serve,
@@ -1167,6 +1217,8 @@ COMMANDS = {
     "setup": cmd_setup,
     "status": cmd_status,
     "audit": cmd_audit,
+    "backup": cmd_backup,
+    "restore": cmd_restore,
 }
 
 

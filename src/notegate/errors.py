@@ -238,6 +238,21 @@ RULES: dict[str, str] = {
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",
     "push-protected-path": "Leave rules/, handoffs/, log/ and design/ to the owner: write an inbox item for a "
     "reviewer, or ask the owner to push it.",
+    # -- backups and restores (notegate backup / restore)
+    "backup-recipient-invalid": "Pass the age public key (age1...) that `age-keygen -y IDENTITY_FILE` prints.",
+    "backup-failed": "Nothing was kept of this backup. Check the named repository with `notegate doctor`, then "
+    "run the backup again.",
+    "backup-no-identity": "Pass --identity FILE: the age identity (AGE-SECRET-KEY-...) the backup was encrypted to.",
+    "backup-identity-invalid": "Pass a file holding one age identity line (AGE-SECRET-KEY-...), as age-keygen "
+    "writes it.",
+    "backup-wrong-identity": "Pass the identity whose public key was the --recipient of this backup.",
+    "backup-manifest-invalid": "Restore from a folder written by `notegate backup` (it holds manifest.json), "
+    "or from another copy of that backup.",
+    "backup-manifest-newer": "Restore it with the notegate version that wrote it (the manifest names it), or newer.",
+    "backup-file-missing": "Restore from another copy of this backup, or from an older backup.",
+    "backup-file-truncated": "Restore from another copy of this backup, or from an older backup.",
+    "backup-file-altered": "Restore from another copy of this backup, or from an older backup.",
+    "restore-target-not-empty": "Restore into a new or empty directory.",
     # -- notegate sync (a workstation's vault clone; each stop is also written to .git/notegate-sync-stopped)
     "sync-not-a-clone": "Sync a clone of the vault's origin (git clone ORIGIN DIR) with main checked out.",
     "sync-stopped": "Read the reason in DIR/.git/notegate-sync-stopped, fix it, then run `notegate sync --resume DIR`.",

@@ -1352,3 +1352,47 @@ def decide_health_value(metric: str, value: float) -> Decision:
             f"{metric} = {value:g} is outside the plausible range {bounds.low:g}..{bounds.high:g}.",
         )
     return allow("health-value")
+
+
+# -- backups and restores (services/backup.py, services/restore.py) -----------------------------------------
+def decide_restore_target(exists: bool, entries: int) -> Decision:
+    """May a backup be restored into a directory that ``exists`` with ``entries`` entries?  Only a new or
+    empty one: a restore never mixes a backup's state with files already there (or overwrites a vault)."""
+    if not exists or entries == 0:
+        return allow("restore-target", "a new or empty directory")
+    return deny("restore-target-not-empty", f"the target directory is not empty ({entries} entries)")
+
+
+def decide_backup_manifest(
+    format_version: int, schema_version: int, *, supported_format: int, supported_schema: int
+) -> Decision:
+    """May this notegate restore a backup whose manifest has ``format_version`` and a state database of
+    ``schema_version``?  Not a newer one of either: its tables or files may mean what this code cannot know."""
+    if format_version > supported_format:
+        return deny(
+            "backup-manifest-newer",
+            f"the manifest has format {format_version}; this notegate reads format {supported_format} at most",
+        )
+    if schema_version > supported_schema:
+        return deny(
+            "backup-manifest-newer",
+            f"the backup's state database has schema {schema_version}; this notegate knows schema "
+            f"{supported_schema} at most",
+        )
+    return allow("backup-manifest", "a manifest this notegate can restore")
+
+
+def decide_backup_file(
+    name: str, *, present: bool, expected_size: int, size: int, expected_sha256: str, sha256: str
+) -> Decision:
+    """Is the file ``name`` of a backup the one the manifest describes?  Present, of its size, of its hash
+    (a shorter file is named truncated; any other difference altered)."""
+    if not present:
+        return deny("backup-file-missing", f"the backup file {name} is missing")
+    if size < expected_size:
+        return deny("backup-file-truncated", f"the backup file {name} is truncated ({size} of {expected_size} bytes)")
+    if size != expected_size or sha256 != expected_sha256:
+        return deny(
+            "backup-file-altered", f"the backup file {name} was altered (its SHA-256 differs from the manifest)"
+        )
+    return allow("backup-file", f"{name} is as the manifest says")

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
 
+#: The state database's schema generation, recorded in every backup's manifest: a restore refuses a manifest
+#: from a newer generation (policy.decide_backup_manifest). Raise it when a table or column is added.
+SCHEMA_VERSION = 1
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
     id TEXT PRIMARY KEY,
@@ -337,6 +341,46 @@ class StateDB:
 
     def close(self) -> None:
         self._db.close()
+
+    # ------------------------------------------------------------- backups
+    def backup_to(self, path: Path) -> None:
+        """A consistent copy of the whole database at ``path`` through SQLite's online backup API: the
+        server and CLI commands go on writing meanwhile; the copy is one committed state, self-contained
+        (rollback journal, no WAL beside it)."""
+        target = sqlite3.connect(path)
+        try:
+            self._conn().backup(target)
+            target.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            target.close()
+
+    def table_counts(self) -> dict[str, int]:
+        """{table: row count} for every table of the database (names from sqlite_master, quoted)."""
+        conn = self._conn()
+        names = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        counts = {}
+        for name in names:  # names come from sqlite_master, quoted
+            counts[name] = conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]  # noqa: S608
+        return counts
+
+    def secret_digests(self) -> dict[str, str]:
+        """One SHA-256 per kind of stored secret hash (static tokens, OAuth tokens, elevation grants), over
+        the sorted (id, hash) pairs: equal digests mean the same credentials survived, without naming any."""
+        queries = {
+            "tokens": "SELECT id, secret_hash FROM tokens ORDER BY id",
+            "oauth_tokens": "SELECT token_hash, kind FROM oauth_tokens ORDER BY token_hash",
+            "elevation_grants": "SELECT grant_id, grant_hash FROM elevation_grants ORDER BY grant_id",
+        }
+        digests = {}
+        for kind, sql in queries.items():
+            lines = "\n".join(f"{a}:{b}" for a, b in self._conn().execute(sql).fetchall())
+            digests[kind] = hashlib.sha256(lines.encode()).hexdigest()
+        return digests
 
     # ------------------------------------------------------------- audit
     def audit(

@@ -4,6 +4,7 @@ lays them out through the one write recipe)."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 
 CONFIG_NAME = "notegate.toml"
@@ -23,8 +24,8 @@ def _toml(value: object) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):  # TOML also forbids DEL raw in a basic string; JSON leaves it as is
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise TypeError(f"no TOML form for {type(value).__name__}")
@@ -99,3 +100,31 @@ def default_notes(now: datetime) -> dict[str, str]:
         "private/README.md": "# Private\n\nNotes here are invisible to restricted sessions.\n",
         "sessions/README.md": "# Sessions\n\nImmutable session notes, one folder per project.\n",
     }
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+def render_toml(doc: dict) -> str:
+    """A TOML document for ``doc`` (plain values and nested tables, as ``tomllib`` reads a config), checked
+    to read back as exactly ``doc`` (``notegate restore`` writes the restored config with it)."""
+    import tomllib
+
+    def table(prefix: str, values: dict) -> list[str]:
+        plain = any(not isinstance(v, dict) for v in values.values())
+        lines = [f"[{prefix}]"] if prefix and (plain or not values) else []
+        nested = []
+        for key, value in values.items():
+            name = key if _BARE_KEY.match(key) else _toml(key)
+            if isinstance(value, dict):
+                nested.append((f"{prefix}.{name}" if prefix else name, value))
+            else:
+                lines.append(f"{name} = {_toml(value)}")
+        for sub_prefix, sub in nested:
+            lines += ["", *table(sub_prefix, sub)]
+        return lines
+
+    text = "\n".join(table("", doc)).strip("\n") + "\n"
+    if tomllib.loads(text) != doc:
+        raise ValueError("the document has values TOML cannot hold as written")
+    return text

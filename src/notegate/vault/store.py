@@ -877,3 +877,63 @@ def _build(repo: pygit2.Repository, base: pygit2.Tree | None, nested: dict, crea
     tree_id = builder.write()
     created.append(tree_id)
     return tree_id
+
+
+# -------------------------------------------------------------- backups (services/backup.py, restore.py)
+def _git(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", *args], check=False, capture_output=True, text=True, errors="replace", timeout=timeout
+    )
+
+
+def repository_refs(repo_dir: Path) -> dict[str, str]:
+    """{ref name: object id} of every ref of a repository (symbolic refs such as HEAD left out)."""
+    repo = pygit2.Repository(str(repo_dir))
+    refs: dict[str, str] = {}
+    for name in repo.references:
+        ref = repo.references[name]
+        if ref.type == pygit2.enums.ReferenceType.DIRECT:
+            refs[name] = str(ref.target)
+    return refs
+
+
+def bundle_repository(repo_dir: Path, out: Path, timeout: float) -> dict[str, str]:
+    """``git bundle create --all``: every ref and the objects they reach, in one file, read while writers go
+    on (objects are immutable; the bundle holds the refs as git read them, with everything they reach).
+    Returns the refs the bundle holds ({} for an empty repository, and then no file is written)."""
+    if not repository_refs(repo_dir):
+        return {}
+    done = _git(["--git-dir", str(repo_dir), "bundle", "create", "--quiet", str(out), "--all"], timeout)
+    if done.returncode != 0:
+        raise NotegateError(f"git bundle failed ({done.stderr.strip()[:200]})", rule="backup-failed")
+    heads = _git(["bundle", "list-heads", str(out)], timeout)
+    refs = {}
+    for line in heads.stdout.splitlines():
+        oid, _, name = line.partition(" ")
+        if name.startswith("refs/"):
+            refs[name] = oid
+    return refs
+
+
+def repository_from_bundle(bundle: Path | None, target: Path, timeout: float) -> dict[str, str]:
+    """A new bare repository at ``target`` holding every ref of ``bundle`` (None: an empty repository)."""
+    pygit2.init_repository(str(target), bare=True, initial_head="main")
+    if bundle is None:
+        return {}
+    done = _git(["--git-dir", str(target), "fetch", "--quiet", str(bundle), "refs/*:refs/*"], timeout)
+    if done.returncode != 0:
+        raise NotegateError(f"git could not read the bundle ({done.stderr.strip()[:200]})", rule="backup-failed")
+    return repository_refs(target)
+
+
+def clone_local(source: Path, target: Path, timeout: float) -> None:
+    """A bare copy of a local repository (``git clone --bare --local``: objects hard-linked, no transport)."""
+    done = _git(["clone", "--bare", "--local", "--quiet", str(source), str(target)], timeout)
+    if done.returncode != 0:
+        raise NotegateError(f"git could not copy the repository ({done.stderr.strip()[:200]})", rule="backup-failed")
+
+
+def missing_objects(repo_dir: Path, ids: Sequence[str]) -> list[str]:
+    """The ids among ``ids`` that the repository does not hold."""
+    repo = pygit2.Repository(str(repo_dir))
+    return [oid for oid in ids if oid not in repo]
