@@ -205,6 +205,13 @@ async def test_who_may_call_what(vault: Path) -> None:
             assert (refused.status_code, rule_of(refused)) == (404, "no-such-contract")
         anonymous = httpx2.post(f"{server.url}/contracts/health-daily", content=b"{}")
         assert anonymous.status_code == 401 and rule_of(anonymous) == "unauthenticated"
+        # A foreign Host (DNS rebinding) is refused before the token is looked at, as on /mcp.
+        foreign = {"Host": "attacker.example", "Authorization": f"Bearer {phone}"}
+        for response in (
+            httpx2.post(f"{server.url}/contracts/health-daily", json=DAY, headers=foreign),
+            httpx2.get(f"{server.url}/contracts", headers=foreign),
+        ):
+            assert (response.status_code, rule_of(response)) == (421, "host-not-allowed"), response.text
         async with mcp_http(server.url, phone) as client:
             result = await client.call_tool("list_notes", {"folder": ""})
         assert result.is_error and "machine-no-mcp" in text_of(result)

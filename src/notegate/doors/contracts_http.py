@@ -9,7 +9,7 @@ into JSON; every decision is the service's and the policy's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 import anyio
@@ -20,12 +20,13 @@ from starlette.routing import Route
 
 from notegate.auth.tokens import TokenRecord
 from notegate.errors import NotegateError
-from notegate.policy import Caller
+from notegate.policy import Caller, decide_host
 from notegate.services.contracts import ContractsService
 
 #: The HTTP status of each refusal a machine may meet here (anything else: 400).
 STATUS = {
     "unauthenticated": 401,
+    "host-not-allowed": 421,
     "contract-not-for-conversations": 403,
     "no-such-contract": 404,
     "idempotency-conflict": 409,
@@ -90,7 +91,25 @@ async def _body(request: Request, limit: int) -> tuple[bytes | None, int]:
     return b"".join(chunks), size
 
 
-def contract_routes(contracts: ContractsService, verify: Callable[[str], Any]) -> list[Route]:
+def contract_routes(
+    contracts: ContractsService, verify: Callable[[str], Any], allowed_hosts: Collection[str] | None = None
+) -> list[Route]:
+    """``allowed_hosts`` (None: no check) are the Host values the MCP door answers to; a request naming
+    another host is refused before its token is looked at, as on /mcp (DNS-rebinding protection)."""
+
+    def wrong_host(request: Request) -> JSONResponse | None:
+        if allowed_hosts is None:
+            return None
+        host = request.headers.get("host")
+        decision = decide_host(host, allowed_hosts)
+        if decision.allowed:
+            return None
+        return _refused(
+            NotegateError(
+                f"the Host header {(host or '')[:100]!r} is not one this server answers to", rule=decision.rule
+            )
+        )
+
     async def credential(request: Request) -> Any | None:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
@@ -99,6 +118,8 @@ def contract_routes(contracts: ContractsService, verify: Callable[[str], Any]) -
         return await anyio.to_thread.run_sync(verify, token.strip())
 
     async def list_contracts(request: Request) -> JSONResponse:
+        if (refused := wrong_host(request)) is not None:
+            return refused
         found = await credential(request)
         if found is None:
             return _unauthenticated()
@@ -110,6 +131,9 @@ def contract_routes(contracts: ContractsService, verify: Callable[[str], Any]) -
         return JSONResponse({"contracts": listed})
 
     async def call_contract(request: Request) -> JSONResponse:
+        if (refused := wrong_host(request)) is not None:
+            refused.headers["Connection"] = "close"  # its body is not read
+            return refused
         found = await credential(request)
         if found is None:
             return _unauthenticated()

@@ -544,6 +544,7 @@ def create_app(
         runtime.close()
 
     config = runtime.config
+    allowed_hosts = security.allowed_hosts if security.enable_dns_rebinding_protection else None
     guarded = DoorGuard(
         mcp_app,
         verify=verify,
@@ -552,7 +553,7 @@ def create_app(
         total=config.max_open_requests,
         body_timeout=config.body_timeout_seconds,
         failure=provider.failure,
-        allowed_hosts=security.allowed_hosts if security.enable_dns_rebinding_protection else None,
+        allowed_hosts=allowed_hosts,
     )
     app = Starlette(
         routes=[
@@ -560,7 +561,7 @@ def create_app(
             Route("/metrics", metrics_page, methods=["GET"]),
             *oauth_routes(provider),
             # Machine contracts (issue 16): machine tokens only, never the MCP tools.
-            *contract_routes(services.contracts, verify),
+            *contract_routes(services.contracts, verify, allowed_hosts),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(
                 runtime,
