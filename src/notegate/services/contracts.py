@@ -267,7 +267,7 @@ class ContractsService:
             return None if found is None else found[0].decode("utf-8", errors="replace")
 
         def credentials(text: str) -> None:
-            self.notes._check_secrets(caller, text, False)
+            self.notes.check_secrets(caller, text, False)
 
         files = self.policy.instruction_files
 
@@ -293,7 +293,7 @@ class ContractsService:
         expect: dict[str, str] = {}
         new_paths: list[str] = []
         for note in plan.notes:
-            data = self.notes._content(note.text)
+            data = self.notes.encoded_content(note.text)
             current = env.store.blob_id(note.path)
             found = env.store.read(note.path)
             if found is not None and found[0] == data:
@@ -311,7 +311,7 @@ class ContractsService:
             )
         trailers = contract_trailers(contract.name, key)
         result = self.notes.commit_as(caller, env, changes, expect, plan.summary, trailers, new_paths=tuple(new_paths))
-        self.notes._after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")
+        self.notes.after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")
         event("contract", contract=contract.name, commit=result.commit[:12], connector=caller.connector_id)
         return ContractResult(
             status="committed",

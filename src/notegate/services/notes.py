@@ -355,7 +355,7 @@ class NotesService:
         if not decision.allowed:
             raise PolicyDenied(decision.reason, rule=decision.rule)
 
-    def _content(self, text: str) -> bytes:
+    def encoded_content(self, text: str) -> bytes:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -378,7 +378,7 @@ class NotesService:
             )
         return data
 
-    def _check_secrets(self, caller: Caller, text: str, allow_secret: bool, *, seam: str = "") -> None:
+    def check_secrets(self, caller: Caller, text: str, allow_secret: bool, *, seam: str = "") -> None:
         """No credential reaches git history from a restricted or hosted caller; trusted callers must insist.
 
         A secret committed once stays in every clone forever, so this runs before anything is committed
@@ -802,7 +802,7 @@ class NotesService:
                 new_paths=intent.new_paths,
             )
         record["commit"] = result.commit
-        self._after_commit(caller, env, changes, result.commit, op)
+        self.after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
         return WriteResult(
             status="committed",
@@ -923,7 +923,7 @@ class NotesService:
         except CaseCollision as collision:
             raise self._case_collision(collision.path, collision.existing) from None
 
-    def _after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
+    def after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
         """Keep inbox authorship in the state: who wrote each part of each item.
 
         A move carries the authors along, so moving an item can never make its author eligible to promote it.
@@ -963,8 +963,8 @@ class NotesService:
             base = self._normalise_base(base_revision)
             action = Action.CREATE if base == ABSENT else Action.OVERWRITE
             self._check(caller, action, note.value)
-            data = self._content(content)
-            self._check_secrets(caller, content, allow_secret)
+            data = self.encoded_content(content)
+            self.check_secrets(caller, content, allow_secret)
             intent = WriteIntent(
                 op="write_note",
                 action=action,
@@ -996,11 +996,11 @@ class NotesService:
             self._check(caller, Action.APPEND, note.value)
             old = self.text_of(env, base) if base == env.store.blob_id(note.value) else ""
             separator = "" if not old or old.endswith("\n") else "\n"
-            self._check_secrets(caller, text, allow_secret, seam=old[-SEAM_CHARS:] + separator)
+            self.check_secrets(caller, text, allow_secret, seam=old[-SEAM_CHARS:] + separator)
             joined = old + separator + text
             if not joined.endswith("\n"):
                 joined += "\n"
-            data = self._content(joined)
+            data = self.encoded_content(joined)
             intent = WriteIntent(
                 op="append_note",
                 action=Action.APPEND,
@@ -1122,8 +1122,8 @@ class NotesService:
                     f"{note.value} did not exist at commit {full[:12]}", remedy="Pick a commit from note_history."
                 )
             content = old[0].decode("utf-8", errors="replace")
-            self._content(content)
-            self._check_secrets(caller, content, allow_secret)
+            self.encoded_content(content)
+            self.check_secrets(caller, content, allow_secret)
             intent = WriteIntent(
                 op="restore_note",
                 action=Action.RESTORE,
