@@ -4,6 +4,7 @@ check each commit, the state DB for audit rows and task notes. Every refusal ass
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.state import StateDB
-from support import mcp_http, mint, running, text_of
+from support import mcp_http, mint, raw_open, running, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -291,3 +292,26 @@ def test_capture_and_session_state_over_the_real_server(vault: Path, tmp_path: P
         assert (refused.status_code, rule_of(refused)) == (422, "output-gate")
     outcomes = [r["outcome"] for r in audit(vault, "contract:session-state")]
     assert outcomes == ["ok", "output-gate"]
+
+
+def test_a_machine_cannot_hold_more_open_calls_than_its_share(vault: Path) -> None:
+    """The contract door counts open calls with the MCP door's guard: a machine that opens slow calls is
+    refused past its share, and another credential is not starved."""
+    text = re.sub(
+        r"(?m)^max_open_requests_per_credential = .*$", "max_open_requests_per_credential = 2", vault.read_text()
+    )
+    vault.write_text(text)
+    hog = machine(vault, "health-daily", name="hog")
+    other = machine(vault, "health-daily", name="other")
+    headers = {"Authorization": f"Bearer {hog}", "Content-Type": "application/json", "Content-Length": "400"}
+    with running(vault) as server:
+        slow = [raw_open(server.url, "POST", headers, b'{"date"', path="/contracts/health-daily") for _ in range(2)]
+        try:
+            time.sleep(0.5)  # let the server take both (no answer is expected from them until they finish)
+            third = post(server.url, hog, "health-daily", DAY)
+            fine = post(server.url, other, "health-daily", DAY)
+        finally:
+            for sock in slow:
+                sock.close()
+        assert (third.status_code, rule_of(third)) == (429, "too-many-open-requests"), third.text
+        assert fine.status_code == 200, fine.text

@@ -9,7 +9,9 @@ into JSON; every decision is the service's and the policy's.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Collection
+from contextlib import AbstractContextManager
 from typing import Any
 
 import anyio
@@ -38,6 +40,8 @@ STATUS = {
     "origin-unavailable": 503,
     "origin-refused": 503,
     "busy": 503,
+    "too-many-open-requests": 429,
+    "server-busy": 429,
 }
 BODY_SECONDS = 30.0
 
@@ -91,11 +95,21 @@ async def _body(request: Request, limit: int) -> tuple[bytes | None, int]:
     return b"".join(chunks), size
 
 
+def _unlimited(_credential: str) -> AbstractContextManager[None]:
+    return contextlib.nullcontext()
+
+
 def contract_routes(
-    contracts: ContractsService, verify: Callable[[str], Any], allowed_hosts: Collection[str] | None = None
+    contracts: ContractsService,
+    verify: Callable[[str], Any],
+    allowed_hosts: Collection[str] | None = None,
+    *,
+    holding: Callable[[str], AbstractContextManager[None]] = _unlimited,
 ) -> list[Route]:
     """``allowed_hosts`` (None: no check) are the Host values the MCP door answers to; a request naming
-    another host is refused before its token is looked at, as on /mcp (DNS-rebinding protection)."""
+    another host is refused before its token is looked at, as on /mcp (DNS-rebinding protection).
+    ``holding(credential id)`` counts a call among the credential's open requests (the MCP door's guard
+    shares its limits) and raises the refusal when it has too many."""
 
     def wrong_host(request: Request) -> JSONResponse | None:
         if allowed_hosts is None:
@@ -139,9 +153,11 @@ def contract_routes(
             return _unauthenticated()
         caller, granted = _caller(found)
         name = request.path_params["name"]
-        body, size = await _body(request, contracts.body_limit(name))
+        body: bytes | None = None
         try:
-            result = await anyio.to_thread.run_sync(lambda: contracts.call(caller, granted, name, body, size=size))
+            with holding(found.id):
+                body, size = await _body(request, contracts.body_limit(name))
+                result = await anyio.to_thread.run_sync(lambda: contracts.call(caller, granted, name, body, size=size))
         except NotegateError as exc:
             response = _refused(exc)
             if body is None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
 from typing import Any
 
 import anyio
@@ -364,6 +364,19 @@ class DoorGuard:
         with anyio.move_on_after(seconds):
             await discard(receive, self.drain)
 
+    @contextlib.contextmanager
+    def holding(self, credential: str) -> Iterator[None]:
+        """One open request of ``credential`` for the block, counted with the MCP door's: the contract door
+        shares these limits, so no credential stalls the others through either door.  Raises the refusal.
+        Call it on the event loop (like the guard itself), never from a worker thread."""
+        refusal = self._take(credential)
+        if refusal is not None:
+            raise refusal
+        try:
+            yield
+        finally:
+            self._release(credential)
+
     def _take(self, credential: str) -> Refusal | None:
         mine = self.open.get(credential, 0)
         if mine >= self.per_credential:
@@ -561,7 +574,7 @@ def create_app(
             Route("/metrics", metrics_page, methods=["GET"]),
             *oauth_routes(provider),
             # Machine contracts (issue 16): machine tokens only, never the MCP tools.
-            *contract_routes(services.contracts, verify, allowed_hosts),
+            *contract_routes(services.contracts, verify, allowed_hosts, holding=guarded.holding),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(
                 runtime,
