@@ -1,7 +1,8 @@
 """The instruction-file name search as it was before the stand-in alphabet (kept verbatim, tests only).
 
 names.py now compiles its patterns over one stand-in character per fold class and translates the text
-first; this copy compiles the same patterns over the real character classes (seconds of ``re`` parsing).
+first, and folds its candidate characters in one pass; this copy compiles the same patterns over the real
+character classes (seconds of ``re`` parsing) from the inverse fold computed one character at a time.
 test_names_matcher.py checks that both give the same hits, so the rewrite changed speed and nothing else.
 """
 
@@ -9,10 +10,29 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from notegate.safety.floor_chars import chars_class_body
-from notegate.safety.names import _anchor_index, _AnchorGroup, _fold_inverse, _SkeletonPattern, fold_name
+from notegate.safety.names import _anchor_index, _AnchorGroup, _fold_char, _fold_table, _SkeletonPattern, fold_name
+
+
+@functools.cache
+def _fold_inverse() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """The inverse of the fold as it was computed before, one character at a time."""
+    table = _fold_table()
+    candidates = {chr(c) for c in range(0x20, 0x7F)} | {chr(k) for k, v in table.items() if v is not None}
+    for base in range(0, 0x20000, 256):
+        chunk = "".join(map(chr, range(base, base + 256)))
+        if chunk.casefold() != chunk or not unicodedata.is_normalized("NFKD", chunk):
+            candidates.update(chunk)
+    inverse: dict[str, set[str]] = {}
+    for ch in candidates:
+        folded = _fold_char(ch)
+        if folded and folded.isascii():
+            inverse.setdefault(folded, set()).add(ch)
+    deleted = frozenset(chr(k) for k, v in table.items() if v is None)
+    return {k: frozenset(v) for k, v in inverse.items()}, deleted
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,8 @@ def test_stand_ins_are_distinct_and_in_no_fold_class() -> None:
     table = names._name_matcher(names.DEFAULT_INSTRUCTION_FILES).table
     assert all(len(v) == 1 for v in table.values())  # one character for one: positions are unchanged
     assert {chr(k) for k, v in table.items() if v == NEUTRAL} == set(used) - {NEUTRAL}
+
+
+def test_the_inverse_fold_equals_the_one_computed_character_by_character() -> None:
+    assert names._fold_inverse() == names_reference._fold_inverse()
+    assert names._fold_each(["m", "\u2488", "\u200b", "A\u0301"]) == ["rn", "l.", "", "a"]
