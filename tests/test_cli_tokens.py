@@ -1,5 +1,7 @@
 """`notegate token create` as the owner meets it: --output into folders that do not exist yet, a file that
-cannot be written (no live token left behind), a name already taken. Real subprocesses, real state DB."""
+cannot be written (no live token left behind), a name already taken. Separate processes (forks of the warm
+CLI, tests/zygote.py: exit status, stdout and stderr as a fresh interpreter gives them), real state DB; the
+first test runs the real `python -m notegate.cli`."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
+from support import notegate
 
-def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "notegate.cli", *args], capture_output=True, text=True, timeout=120)
+
+def cli(*args: str, real: bool = False) -> subprocess.CompletedProcess:
+    return notegate(*args, timeout=120, real=real)
 
 
 def tokens(vault: Path) -> list[dict]:
@@ -24,7 +27,7 @@ def tokens(vault: Path) -> list[dict]:
 def test_output_creates_missing_private_folders(vault: Path, tmp_path: Path) -> None:
     target = tmp_path / "home" / ".config" / "notegate" / "token"
     made = cli("token", "create", "--config", str(vault), "--name", "laptop", "--class", "workstation",
-               "--output", str(target))  # fmt: skip
+               "--output", str(target), real=True)  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert made.stdout == ""  # the secret went to the file only
     token = target.read_text().strip()

@@ -1,5 +1,6 @@
 """`notegate status` on a real vault: in sync after init, behind after someone pushes to the origin, the origin
-unreachable, tokens counted; --json carries the same facts. Real git (CLI clone and push), real state DB."""
+unreachable, tokens counted; --json carries the same facts. Real git (CLI clone and push), real state DB; the
+first command is the installed `notegate` script, the rest forks of the warm CLI (tests/zygote.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import notegate
+
 NOTEGATE = str(Path(sys.executable).parent / "notegate")
 
 
 def status(vault: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [NOTEGATE, "status", "--config", str(vault), *extra], capture_output=True, text=True, timeout=120
-    )
+    return notegate("status", "--config", str(vault), *extra, timeout=120)
 
 
 def git(*args: str, cwd: Path) -> None:

@@ -64,7 +64,10 @@ class RedirectServer:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/callback"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True, name="redirect-uri")
+        # shutdown() waits for serve_forever to look at its flag: every 0.5 s by default, here every 10 ms
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True, name="redirect-uri"
+        )
 
     def __enter__(self) -> RedirectServer:
         self.thread.start()
