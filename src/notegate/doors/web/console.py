@@ -33,6 +33,7 @@ from notegate.auth.websession import (
     parse_next,
     parse_secret,
 )
+from notegate.doors.web.environments import Environments
 from notegate.errors import NotegateError
 
 HERE = Path(__file__).parent
@@ -105,6 +106,8 @@ class Console:
         self.origin = origin
         #: The app's one Services: the owner's pages act through the same services (and rules) as MCP.
         self.services = services
+        #: The one environment picker of every owner's page (``?env=``, the form's ``env``).
+        self.environments = Environments(lambda: self.services.runtime.config)
         self.env = templates()
 
     # -- helpers

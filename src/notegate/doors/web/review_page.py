@@ -23,8 +23,8 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
-from notegate.errors import NotegateError, PolicyDenied
-from notegate.policy import Caller, decide_console_owner, fixed_caller
+from notegate.errors import NotegateError
+from notegate.policy import Caller, fixed_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
@@ -56,16 +56,10 @@ class OwnerPages:
 
     def environment(self, session: WebSession, requested: str | None) -> str:
         """The environment a page works in, if ``session``'s person owns it; else ``console-not-owner``."""
-        config = self.config
-        name = requested or config.default_environment
-        env = config.environments.get(name)
-        decision = decide_console_owner(session.login, name, env.owner if env is not None else None)
-        if not decision.allowed:
-            raise PolicyDenied(decision.reason, rule=decision.rule)
-        return name
+        return self.console.environments.pick(session.login, requested)
 
     def owned(self, session: WebSession) -> list[str]:
-        return sorted(n for n, e in self.config.environments.items() if e.owner == session.login)
+        return self.console.environments.owned(session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
         return replace(fixed_caller("web:console", session.login), environment=environment)
