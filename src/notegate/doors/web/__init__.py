@@ -91,7 +91,7 @@ def web_routes(
         return FileResponse(STATIC / name, media_type=STATIC_FILES[name])
 
     table = [
-        ("/", console.home, ["GET"]),
+        ("/", owner.home, ["GET"]),
         ("/login", console.login_page, ["GET"]),
         ("/login/options", console.login_options, ["POST"]),
         ("/login/verify", console.login_verify, ["POST"]),

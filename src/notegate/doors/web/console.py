@@ -64,6 +64,22 @@ STATUS = {
     "enrol-link-expired": 410,
 }
 
+#: The nav bar's entry each page template belongs to (base.html marks it as the current page).
+NAV_OF = {
+    "home.html": "home",
+    "passkeys.html": "passkeys",
+    "inbox.html": "inbox",
+    "elevations.html": "elevations",
+    "admin_audit.html": "audit",
+    "admin_connections.html": "connections",
+    "admin_token_created.html": "connections",
+    "admin_status.html": "status",
+    **dict.fromkeys(
+        ("notes.html", "note.html", "history.html", "search.html", "deleted.html", "edit.html", "preview.html"),
+        "notes",
+    ),
+    "stale.html": "notes",
+}
 
 MAX_FORM_FIELDS = 8
 
@@ -122,6 +138,7 @@ class Console:
         return parse_secret(request.cookies.get(self.cookies.pre_name), PRE_PREFIX)
 
     def page(self, name: str, status: int = 200, *, csp: str | None = None, **values: Any) -> HTMLResponse:
+        values.setdefault("nav_current", NAV_OF.get(name))
         html = self.env.get_template(name).render(**values)
         headers = {"content-security-policy": csp} if csp else None
         return HTMLResponse(html, status_code=status, headers=headers)
@@ -194,10 +211,6 @@ class Console:
         )
 
     # -- pages
-    async def home(self, request: Request) -> Response:
-        session = await self.session(request)
-        return RedirectResponse("/passkeys" if session else "/login", status_code=303)
-
     async def login_page(self, request: Request) -> Response:
         if await self.session(request) is not None:
             return RedirectResponse(parse_next(request.query_params.get("next")) or "/passkeys", status_code=303)

@@ -40,6 +40,17 @@ class Row:
     refusal: NotegateError | None  # why no diff (no route, a malformed target, …)
 
 
+@dataclass(frozen=True)
+class Waiting:
+    """What waits for the owner in one environment: counts only, never an item's text."""
+
+    environment: str
+    inbox: int  # items waiting for a decision
+    held: int
+    tasks: int  # open task notes (a refused fetch, dropped contract values, …)
+    elevations: int  # pending elevation requests
+
+
 class OwnerPages:
     """The owner's pages of one app: shared gate, inbox review, elevation requests and grants."""
 
@@ -68,6 +79,36 @@ class OwnerPages:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
         if live:  # an unknown id is the backend's own "elevation-unknown"
             self.environment(session, environment)
+
+    # -- home: what is waiting, per environment the person owns
+    def _waiting(self, session: WebSession) -> list[Waiting]:
+        out = []
+        for environment in self.owned(session):
+            listed = self.console.services.inbox.list_inbox(self.caller(session, environment), environment)
+            pending, _active = self._elevations(environment)
+            out.append(
+                Waiting(
+                    environment=environment,
+                    inbox=listed.waiting,
+                    held=sum(1 for i in listed.items if i.kind != "task" and i.held),
+                    tasks=sum(1 for i in listed.items if i.kind == "task"),
+                    elevations=len(pending),
+                )
+            )
+        return out
+
+    async def home(self, request: Request) -> Response:
+        """``/``: a signed-in person's start page (counts produced by the services, per environment they
+        own); anyone else goes to the login."""
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return RedirectResponse("/login", status_code=303)
+        try:
+            waiting = await console.run(self._waiting, session)
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
+        return console.page("home.html", session=session, csrf=session.csrf, waiting=waiting)
 
     # -- inbox
     def _rows(self, caller: Caller, environment: str) -> tuple[list[Row], list[Any], list[Any]]:
