@@ -21,7 +21,7 @@ from support import mint, text_of
 from web.harness import Console, Device, serve_console
 from web.notes_support import delete, write
 from web.test_elevation_browser import _sdk_client, _write
-from web.test_review_browser import ARTIFACTS, PHONE, _git_log, _item, _rule
+from web.test_review_browser import ARTIFACTS, PHONE, _git_log, review_four
 
 WIDTH = 360
 
@@ -93,19 +93,15 @@ def test_the_owner_does_the_whole_loop_on_a_phone(vault: Path, browser, device: 
             waiting.locator("a.inbox").click()
             _phone(device, "inbox", "inbox")
             assert page.locator("#waiting-count").text_content() == "4"
-            _item(device, floor, "promote")
-            assert _rule(device) == "floor-hold"
-            _phone(device, "refused-floor")
-            page.goto(f"{console.url}/inbox")
-            _item(device, log, "promote")
-            assert page.locator("#done").get_attribute("data-action") == "promote"
-            page.locator(f'section.item[data-path="{handoff}"] input.reason').fill("not yet: waits for the design")
-            _item(device, handoff, "hold")
-            assert page.locator("#done").get_attribute("data-action") == "hold"
-            _item(device, capture, "delete")
-            assert page.locator("#done").get_attribute("data-action") == "delete"
-            assert page.locator("#waiting-count").text_content() == "1"
-            _phone(device, "inbox-reviewed", "inbox")
+            review_four(
+                device,
+                console.url,
+                log=log,
+                handoff=handoff,
+                capture=capture,
+                floor=floor,
+                seen=lambda name: _phone(device, name, None if name == "refused-floor" else "inbox"),
+            )
             store = inbox.store
             assert store.blob_id(log) == "absent" and store.blob_id(capture) == "absent"
             assert store.blob_id(floor) != "absent"
