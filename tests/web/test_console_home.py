@@ -131,7 +131,9 @@ def test_the_notes_pages_work_in_the_environment_asked_for(served: Console) -> N
     listing = owner.client.get("/notes/house?env=household")
     assert listing.status_code == 200, listing.text
     assert 'href="/notes/house/boiler.md?env=household"' in listing.text
-    assert 'id="envpick"' in listing.text  # two environments owned: the shared picker
+    for path in ("/notes", "/inbox", "/elevations", "/audit", "/connections", "/status", "/deleted"):
+        picker = owner.client.get(path).text  # two environments owned: every page has the one shared picker
+        assert picker.count('id="envpick"') == 1 and '<option value="household"' in picker, path
     assert owner.client.get("/notes/house").status_code == 404  # not in the default environment
     read = owner.client.get("/notes/house/boiler.md?env=household")
     assert read.status_code == 200 and 'href="/history/house/boiler.md?env=household"' in read.text
