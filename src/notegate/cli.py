@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     oe = osubs.add_parser("enroll", help="print a one-time link (15 min, single use) that enrols a first passkey")
     _config_arg(oe)
     oe.add_argument("--login", default=None, help="whose passkey (default: the default environment's owner)")
+    oe.add_argument("--port", type=int, default=None, help="the port the server listens on (default: the config's)")
     ol = osubs.add_parser("list", help="list passkeys (never their keys)")
     _config_arg(ol)
     ol.add_argument("--json", action="store_true")
@@ -499,6 +500,21 @@ def console_url(config, port: int | None = None) -> str:
     return config.public_url.rstrip("/") if config.public_url else f"http://localhost:{port or config.port}"
 
 
+def _console_hint(config, port: int) -> str:
+    """Where the owner's console is and how to get a first passkey's link: the command, with absolute paths
+    (the link itself is a credential, minted only when asked for, never into a log)."""
+    url = console_url(config, port)
+    here = Path(sys.executable).parent / "notegate"
+    program = str(here) if here.exists() else "notegate"
+    port_arg = f" --port {port}" if port != config.port and not config.public_url else ""
+    config_arg = str(Path(config.path).absolute()) if config.path else "CONFIG"
+    return (
+        f"Console (passkey login): {url}/\n"
+        f"  first passkey: {program} owner enroll --config {config_arg}{port_arg}\n"
+        "  prints a one-time enrol link (15 min, single use): open it in the browser that keeps the passkey."
+    )
+
+
 def cmd_owner(args: argparse.Namespace) -> int:
     from notegate.auth.passkeys import create_enrol_link, list_passkeys, persons, revoke_passkey
     from notegate.state import StateDB
@@ -508,7 +524,7 @@ def cmd_owner(args: argparse.Namespace) -> int:
     if args.owner_command == "enroll":
         login = args.login or config.environment(None).owner
         token = create_enrol_link(db, login=login, known=persons(config), now=time.time())
-        print(f"{console_url(config)}/enroll/{token}")
+        print(f"{console_url(config, args.port)}/enroll/{token}")
         print(f"one-time link for {login}: open it within 15 minutes; it works once", file=sys.stderr)
         return 0
     if args.owner_command == "list":
@@ -744,7 +760,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     eventlog.configure(args.log_format)
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)
-    print(f"Console (passkey login): {console_url(config, port)}/login", file=sys.stderr, flush=True)
+    print(_console_hint(config, port), file=sys.stderr, flush=True)
     # limit_concurrency bounds connections (file descriptors) before any HTTP parsing; the app's guard
     # bounds open requests per credential below that.
     server = uvicorn.Server(

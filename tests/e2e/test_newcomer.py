@@ -141,6 +141,28 @@ def test_make_run_serves_offline_and_says_how_to_connect(newcomer: Newcomer) -> 
     assert "Terminating session: None" not in text
 
 
+def test_make_run_prints_the_console_and_a_command_that_prints_a_working_enrol_link(newcomer: Newcomer) -> None:
+    """The Done-when of the owner's console: the demo says where the console is and how to get the link."""
+    import shlex
+
+    import httpx2
+
+    text = newcomer.log.read_text()
+    assert f"Console (passkey login): {newcomer.url}/" in text
+    found = re.search(r"first passkey: (.+)", text)
+    assert found, text[-2000:]
+    argv = shlex.split(found.group(1))
+    assert Path(argv[0]).is_absolute() and Path(argv[argv.index("--config") + 1]).is_absolute()
+    # run from another folder: the absolute paths are all it needs
+    done = subprocess.run(argv, capture_output=True, text=True, cwd="/", env=_env(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    link = done.stdout.strip()
+    assert re.fullmatch(rf"{re.escape(newcomer.url)}/enroll/nge_[A-Za-z0-9_-]{{43}}", link), link
+    page = httpx2.get(link, follow_redirects=False)
+    assert page.status_code == 200 and 'id="refusal"' not in page.text
+    assert link not in newcomer.log.read_text()  # the link (a credential) is never in the server's log
+
+
 # ------------------------------------------------------------------ Claude Code connects from any folder
 @pytest.fixture(scope="module")
 def claude() -> Path:

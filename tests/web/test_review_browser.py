@@ -7,6 +7,7 @@ CSRF and a member refused by their exact rules; screenshots at 360 and 1280 px u
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import make_caller
@@ -58,6 +59,34 @@ def _rule(device: Device) -> str | None:
     return device.page.locator("#refusal").get_attribute("data-rule")
 
 
+def review_four(
+    device: Device,
+    url: str,
+    *,
+    log: str,
+    handoff: str,
+    capture: str,
+    floor: str,
+    seen: Callable[[str], None] = lambda _name: None,
+) -> None:
+    """On the inbox page: the floor-held item's promotion refused by its rule, then promote the log entry,
+    hold the handoff with a reason, delete the capture; ``seen`` is called on the refusal and at the end."""
+    page = device.page
+    _item(device, floor, "promote")
+    assert _rule(device) == "floor-hold"
+    seen("refused-floor")
+    page.goto(f"{url}/inbox")
+    _item(device, log, "promote")
+    assert page.locator("#done").get_attribute("data-action") == "promote"
+    page.locator(f'section.item[data-path="{handoff}"] input.reason').fill("not yet: waits for the design")
+    _item(device, handoff, "hold")
+    assert page.locator("#done").get_attribute("data-action") == "hold"
+    _item(device, capture, "delete")
+    assert page.locator("#done").get_attribute("data-action") == "delete"
+    assert page.locator("#waiting-count").text_content() == "1"  # the floor-held one waits for its owner
+    seen("inbox-reviewed")
+
+
 def _git_log(config: Path, count: int) -> str:
     origin = load_config(config).environment(None).origin_url
     return subprocess.run(
@@ -87,17 +116,7 @@ def test_review_four_items_in_the_browser(console: Console, device: Device) -> N
     _shot(device, "inbox")
     page.set_viewport_size({"width": 360, "height": 900})  # the review itself on a phone-sized screen
 
-    _item(device, floor, "promote")
-    assert _rule(device) == "floor-hold"
-    page.goto(f"{console.url}/inbox")
-    _item(device, log, "promote")
-    assert page.locator("#done").get_attribute("data-action") == "promote"
-    page.locator(f'section.item[data-path="{handoff}"] input.reason').fill("not yet: waits for the design")
-    _item(device, handoff, "hold")
-    assert page.locator("#done").get_attribute("data-action") == "hold"
-    _item(device, capture, "delete")
-    assert page.locator("#done").get_attribute("data-action") == "delete"
-    assert page.locator("#waiting-count").text_content() == "1"  # the floor-held one waits for its owner
+    review_four(device, console.url, log=log, handoff=handoff, capture=capture, floor=floor)
     assert page.locator(f'li.held-item[data-path="{handoff}"] .held-reason').text_content() == (
         "not yet: waits for the design"
     )

@@ -169,6 +169,12 @@ class RevisionDiff:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DeletedNote:
+    path: str
+    deleted_by: ChangeInfo  # the change that deleted it
+
+
+@dataclass(frozen=True, kw_only=True)
 class HistoryResult:
     path: str
     changes: list[ChangeInfo]
@@ -739,6 +745,26 @@ class NotesService:
                     self.text_of(env, before), self.text_of(env, blob), note.value, before[:12], blob[:12]
                 )
                 out.append(RevisionDiff(change=info, revision=blob, diff=diff))
+            return out
+
+    def deleted_notes(self, caller: Caller, limit: int = 50, environment: str | None = None) -> list[DeletedNote]:
+        """Notes deleted from the vault that the caller may see, newest deletion first, each with the change
+        that deleted it: where the owner's console offers a restore (through :meth:`restore_note`)."""
+        with self.audited(caller, "deleted_notes", None):
+            env = self.env(caller, environment)
+            self._check_reader(caller)
+            limit = max(1, min(limit, MAX_HISTORY_LIMIT))
+            found = env.store.deleted(limit)
+            out = []
+            for path, commit in found:
+                try:  # a path pushed past the rules (hidden, reserved) was never a note to restore
+                    path = NotePath.parse(path).value
+                except NotegateError:
+                    continue
+                if can_see(self.policy, caller, path):
+                    info = self._visible(caller, change_info(commit))
+                    assert info is not None
+                    out.append(DeletedNote(path=path, deleted_by=info))
             return out
 
     # -------------------------------------------------------------- writes

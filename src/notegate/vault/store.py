@@ -405,6 +405,30 @@ class VaultStore:
             out.append(newer)  # the root commit created the path
         return out
 
+    def deleted(self, limit: int, scan_limit: int = 5000) -> list[tuple[str, pygit2.Commit]]:
+        """Notes (``.md``) absent at the tip, each with the newest commit that deleted it (newest first), from
+        a first-parent walk of at most ``scan_limit`` commits; at most ``limit`` paths. The cost follows the
+        size of each change (``changed_paths`` skips equal subtrees), never the size of the vault."""
+        head = self.head()
+        if head is None:
+            return []
+        tip = self.listing()
+        out: list[tuple[str, pygit2.Commit]] = []
+        seen: set[str] = set()
+        walker = self.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        walker.simplify_first_parent()
+        for scanned, commit in enumerate(walker):
+            if scanned >= scan_limit or len(out) >= limit or not commit.parents:
+                break
+            for path, blob in changed_paths(self.repo, commit.parents[0].tree, commit.tree):
+                if blob != ABSENT or not path.endswith(".md") or path in seen or path in tip.notes:
+                    continue
+                seen.add(path)
+                out.append((path, commit))
+                if len(out) >= limit:
+                    break
+        return out
+
     # ---------------------------------------------------------------- writes
     @contextmanager
     def write_lock(self) -> Iterator[None]:

@@ -80,7 +80,7 @@ def web_routes(
     elevate = ElevationPage(console, elevation)
     grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy)
     owner = OwnerPages(console, grants)
-    admin = AdminPages(console, AdminService(runtime, version=_version), owners_in(lambda: runtime.config))
+    admin = AdminPages(console, AdminService(runtime, version=_version))
     notes = NotesPages(console)
     hosts = console_hosts(runtime, port)
 
@@ -91,7 +91,7 @@ def web_routes(
         return FileResponse(STATIC / name, media_type=STATIC_FILES[name])
 
     table = [
-        ("/", console.home, ["GET"]),
+        ("/", owner.home, ["GET"]),
         ("/login", console.login_page, ["GET"]),
         ("/login/options", console.login_options, ["POST"]),
         ("/login/verify", console.login_verify, ["POST"]),
@@ -126,6 +126,7 @@ def web_routes(
         ("/notes", notes.browse, ["GET"]),
         ("/notes/{path:path}", notes.browse, ["GET"]),
         ("/search", notes.search, ["GET"]),
+        ("/deleted", notes.deleted, ["GET"]),
         ("/files/{path:path}", notes.file, ["GET"]),
         ("/history/{path:path}", notes.history, ["GET"]),
         ("/restore/{path:path}", notes.restore, ["POST"]),

@@ -22,7 +22,7 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.admin_query import MAX_PAGE, parse_audit_query
 from notegate.doors.web.console import Console
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES, decide_console_owner
+from notegate.policy import CLIENT_CLASSES
 from notegate.services.admin import AdminService
 
 #: The token classes and tiers the create form offers (the CLI's own choices).
@@ -38,29 +38,17 @@ def utc(value: float | None) -> str:
 
 
 class AdminPages:
-    def __init__(self, console: Console, admin: AdminService, owner_of: Callable[[str | None], str | None]) -> None:
+    def __init__(self, console: Console, admin: AdminService) -> None:
         self.console = console
         self.admin = admin
-        self.owner_of = owner_of
         console.env.filters.setdefault("utc", utc)
 
     # -- who is asking, for which environment
-    def _environment(self, person: str, asked: str | None) -> str:
-        if asked:
-            return asked[:100]
-        config = self.admin.rt.config
-        owned = [name for name in config.environments if self.owner_of(name) == person]
-        return owned[0] if owned else config.default_environment
-
     def _gate(self, session: WebSession, asked: str | None) -> str:
-        environment = self._environment(session.login, asked)
-        decision = decide_console_owner(session.login, environment, self.owner_of(environment))
-        if not decision.allowed:
-            raise NotegateError(decision.reason, rule=decision.rule)
-        return environment
+        return self.console.environments.pick(session.login, asked)
 
     def _owned(self, person: str) -> list[str]:
-        return [name for name in self.admin.rt.config.environments if self.owner_of(name) == person]
+        return self.console.environments.owned(person)
 
     async def _page_session(self, request: Request) -> WebSession | Response:
         session = await self.console.session(request)

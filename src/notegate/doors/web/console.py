@@ -33,6 +33,7 @@ from notegate.auth.websession import (
     parse_next,
     parse_secret,
 )
+from notegate.doors.web.environments import Environments
 from notegate.errors import NotegateError
 
 HERE = Path(__file__).parent
@@ -63,6 +64,22 @@ STATUS = {
     "enrol-link-expired": 410,
 }
 
+#: The nav bar's entry each page template belongs to (base.html marks it as the current page).
+NAV_OF = {
+    "home.html": "home",
+    "passkeys.html": "passkeys",
+    "inbox.html": "inbox",
+    "elevations.html": "elevations",
+    "admin_audit.html": "audit",
+    "admin_connections.html": "connections",
+    "admin_token_created.html": "connections",
+    "admin_status.html": "status",
+    **dict.fromkeys(
+        ("notes.html", "note.html", "history.html", "search.html", "deleted.html", "edit.html", "preview.html"),
+        "notes",
+    ),
+    "stale.html": "notes",
+}
 
 MAX_FORM_FIELDS = 8
 
@@ -105,6 +122,8 @@ class Console:
         self.origin = origin
         #: The app's one Services: the owner's pages act through the same services (and rules) as MCP.
         self.services = services
+        #: The one environment picker of every owner's page (``?env=``, the form's ``env``).
+        self.environments = Environments(lambda: self.services.runtime.config)
         self.env = templates()
 
     # -- helpers
@@ -119,6 +138,7 @@ class Console:
         return parse_secret(request.cookies.get(self.cookies.pre_name), PRE_PREFIX)
 
     def page(self, name: str, status: int = 200, *, csp: str | None = None, **values: Any) -> HTMLResponse:
+        values.setdefault("nav_current", NAV_OF.get(name))
         html = self.env.get_template(name).render(**values)
         headers = {"content-security-policy": csp} if csp else None
         return HTMLResponse(html, status_code=status, headers=headers)
@@ -191,10 +211,6 @@ class Console:
         )
 
     # -- pages
-    async def home(self, request: Request) -> Response:
-        session = await self.session(request)
-        return RedirectResponse("/passkeys" if session else "/login", status_code=303)
-
     async def login_page(self, request: Request) -> Response:
         if await self.session(request) is not None:
             return RedirectResponse(parse_next(request.query_params.get("next")) or "/passkeys", status_code=303)

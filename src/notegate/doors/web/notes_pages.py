@@ -12,22 +12,23 @@ or through :mod:`notegate.doors.web.render`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from notegate.auth.grants import owners_in
 from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.render import note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision
-from notegate.policy import Caller, attachment_media_type, decide_console_owner, fixed_caller, sees_private
+from notegate.policy import Caller, attachment_media_type, fixed_caller, sees_private
 from notegate.vault.links import LinkTargets
 
 LIST_PAGE = 1000
+#: How many deleted notes the deleted page lists (newest deletion first).
+DELETED_PAGE = 100
 #: HTTP status of the refusals these pages add to the console's table (anything else: the console's).
 NOTES_STATUS = {
     "no-such-note": 404,
@@ -55,6 +56,12 @@ class Owner:
     session: WebSession
     caller: Caller
     environment: str
+    #: ``?env=NAME`` when the page was asked for an environment, else "": every link and form keeps it.
+    envq: str = ""
+
+    @property
+    def enva(self) -> str:
+        return "&" + self.envq[1:] if self.envq else ""
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -73,10 +80,10 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return out
 
 
-def _crumbs(path: str) -> list[tuple[str, str]]:
-    """(name, url) of each folder above ``path`` and the path itself."""
+def _crumbs(path: str, query: str = "") -> list[tuple[str, str]]:
+    """(name, url) of each folder above ``path`` and the path itself (``query``: the page's ``?env=``)."""
     parts = [p for p in path.split("/") if p]
-    return [(part, note_url("/".join(parts[: i + 1]))) for i, part in enumerate(parts)]
+    return [(part, note_url("/".join(parts[: i + 1])) + query) for i, part in enumerate(parts)]
 
 
 class NotesPages:
@@ -84,8 +91,7 @@ class NotesPages:
         self.console = console
         self.services = console.services
         self.runtime = console.services.runtime
-        self.owner_of = owners_in(lambda: self.runtime.config)
-        self._targets: tuple[tuple[str | None, bool], LinkTargets] | None = None
+        self._targets: tuple[tuple[str | None, str | None, bool], LinkTargets] | None = None
 
     # -- the gate of every page
     async def owner(self, request: Request) -> Owner | Response:
@@ -98,14 +104,16 @@ class NotesPages:
                 self.console.audit, POST_TOOLS.get(_first(request), "web:notes"), None, "refused:login-required"
             )
             return self.refused(NotegateError("this needs a logged-in person", rule="login-required"), None)
-        environment = self.runtime.config.default_environment
-        decision = decide_console_owner(session.login, environment, self.owner_of(environment))
-        if not decision.allowed:
+        asked = request.query_params.get("env")
+        try:
+            environment = self.console.environments.pick(session.login, asked)
+        except NotegateError as exc:
             if request.method != "GET":
                 tool = POST_TOOLS.get(_first(request), "web:notes")
-                await self.run(self.console.audit, tool, session.login, f"refused:{decision.rule}")
-            return self.refused(NotegateError(decision.reason, rule=decision.rule), session)
-        return Owner(session, fixed_caller("web:console", session.login), environment)
+                await self.run(self.console.audit, tool, session.login, f"refused:{exc.rule}")
+            return self.refused(exc, session)
+        caller = replace(fixed_caller("web:console", session.login), environment=environment)
+        return Owner(session, caller, environment, "?" + urlencode({"env": environment}) if asked else "")
 
     def refused(self, exc: NotegateError, session: WebSession | None) -> Response:
         response = self.console.refused_page(exc, session)
@@ -114,7 +122,17 @@ class NotesPages:
         return response
 
     def page(self, name: str, who: Owner, **values: Any) -> Response:
-        return self.console.page(name, session=who.session, csrf=who.session.csrf, **values)
+        return self.console.page(
+            name,
+            session=who.session,
+            csrf=who.session.csrf,
+            environment=who.environment,
+            env=who.environment,
+            owned=self.console.environments.owned(who.session.login),
+            envq=who.envq,
+            enva=who.enva,
+            **values,
+        )
 
     async def run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await self.console.run(fn, *args, **kwargs)
@@ -122,7 +140,7 @@ class NotesPages:
     def targets(self, caller: Caller) -> LinkTargets:
         """Every path the caller can see, indexed for resolving links; rebuilt only when the tip moves."""
         commit, paths = self.services.notes.visible_paths(caller)
-        key = (commit, sees_private(caller))
+        key = (caller.environment, commit, sees_private(caller))
         cached = self._targets
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -149,7 +167,9 @@ class NotesPages:
             )
         except NotegateError as exc:
             return self.refused(exc, who.session)
-        return self.page("notes.html", who, folder=listing.folder, listing=listing, crumbs=_crumbs(path), query="")
+        return self.page(
+            "notes.html", who, folder=listing.folder, listing=listing, crumbs=_crumbs(path, who.envq), query=""
+        )
 
     async def read(self, who: Owner, path: str, committed: str = "") -> Response:
         notes = self.services.notes
@@ -161,20 +181,27 @@ class NotesPages:
             except NotegateError:
                 return self.refused(exc, who.session)
             return self.page(
-                "note.html", who, path=path, note=None, html="", crumbs=_crumbs(path), deleted=True, committed=""
+                "note.html",
+                who,
+                path=path,
+                note=None,
+                html="",
+                crumbs=_crumbs(path, who.envq),
+                deleted=True,
+                committed="",
             )
         except NotegateError as exc:
             return self.refused(exc, who.session)
         targets = await self.run(self.targets, who.caller)
         policy = self.runtime.policy
-        html = render_note(note.text, note.path, targets, lambda p: attachment_media_type(policy, p))
+        html = render_note(note.text, note.path, targets, lambda p: attachment_media_type(policy, p), query=who.envq)
         return self.page(
             "note.html",
             who,
             path=note.path,
             note=note,
             html=html,
-            crumbs=_crumbs(path),
+            crumbs=_crumbs(path, who.envq),
             deleted=False,
             committed=committed if committed.isalnum() else "",
         )
@@ -194,6 +221,18 @@ class NotesPages:
             except NotegateError as exc:
                 return self.refused(exc, who.session)
         return self.page("search.html", who, query=query, result=result, inbox=inbox)
+
+    async def deleted(self, request: Request) -> Response:
+        """Notes deleted from the vault (from its history, newest first), each linked to its history, where
+        a past version is restored in two steps."""
+        who = await self.owner(request)
+        if isinstance(who, Response):
+            return who
+        try:
+            found = await self.run(self.services.notes.deleted_notes, who.caller, DELETED_PAGE)
+        except NotegateError as exc:
+            return self.refused(exc, who.session)
+        return self.page("deleted.html", who, deleted=found, crumbs=[], limit=DELETED_PAGE)
 
     async def file(self, request: Request) -> Response:
         """An attachment's bytes as the policy types it: images inline (for <img>), anything else a
@@ -226,7 +265,7 @@ class NotesPages:
         except NotegateError as exc:
             return self.refused(exc, who.session)
         shown = [(r.change, r.revision, diff_lines(r.diff)) for r in revisions]
-        return self.page("history.html", who, path=path, revisions=shown, base=current, crumbs=_crumbs(path))
+        return self.page("history.html", who, path=path, revisions=shown, base=current, crumbs=_crumbs(path, who.envq))
 
     def _current(self, caller: Caller, path: str) -> str:
         """The note's revision now ("absent" once deleted): the base a restore starts from."""
@@ -269,7 +308,7 @@ class NotesPages:
             text, base = "", "absent"  # a new note
         except NotegateError as exc:
             return self.refused(exc, who.session)
-        return self.page("edit.html", who, path=path, text=text, base=base, crumbs=_crumbs(path))
+        return self.page("edit.html", who, path=path, text=text, base=base, crumbs=_crumbs(path, who.envq))
 
     async def edit(self, request: Request) -> Response:
         """Step 1 (step=preview): the textarea's text against the base, as a diff; step 2 (step=confirm)
@@ -316,9 +355,9 @@ class NotesPages:
                 path=path,
                 diff=diff_lines(result.diff),
                 fields=fields,
-                action=action + quote(path, safe="/"),
+                action=action + quote(path, safe="/") + who.envq,
                 what="Restore" if tool == "web:restore" else "Save",
-                crumbs=_crumbs(path),
+                crumbs=_crumbs(path, who.envq),
             )
         await self.run(self.console.audit, tool, login, f"ok:{result.commit[:12]}")
-        return RedirectResponse(f"{note_url(path)}?committed={result.commit[:12]}", status_code=303)
+        return RedirectResponse(f"{note_url(path)}?committed={result.commit[:12]}{who.enva}", status_code=303)

@@ -83,10 +83,11 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
 class _Vault:
     """What the final pass needs to know about the vault: where links point, and what each file is."""
 
-    def __init__(self, note_path: str, targets: LinkTargets, media_type: Callable[[str], str]) -> None:
+    def __init__(self, note_path: str, targets: LinkTargets, media_type: Callable[[str], str], query: str = "") -> None:
         self.note_path = note_path
         self.targets = targets
         self.media_type = media_type
+        self.query = query
 
     def find(self, target: str, *, wiki: bool) -> str | None:
         """The vault file a link names, if it is a note or an attachment the policy serves (never, say, SVG)."""
@@ -98,7 +99,7 @@ class _Vault:
         return path
 
     def href(self, path: str) -> str:
-        return note_url(path) if path.endswith(".md") else file_url(path)
+        return (note_url(path) if path.endswith(".md") else file_url(path)) + self.query
 
 
 def _text(content: str) -> Token:
@@ -124,14 +125,14 @@ def _link(href: str, content: str, cls: str, external: bool = False) -> list[Tok
 def _image(vault: _Vault, path: str | None, alt: str) -> list[Token]:
     if path is not None and vault.media_type(path).startswith("image/"):
         token = Token("image", "img", 0)
-        token.attrs = {"src": file_url(path), "alt": alt, "class": "embed"}
+        token.attrs = {"src": vault.href(path), "alt": alt, "class": "embed"}
         token.children = [_text(alt)]
         token.content = alt
         return [token]
     if path is not None and vault.media_type(path):  # a PDF, audio, a canvas: linked, never inlined
-        return _link(file_url(path), alt or path, "attachment")
+        return _link(vault.href(path), alt or path, "attachment")
     if path is not None and path.endswith(".md"):
-        return _link(note_url(path), alt or path, "wikilink")
+        return _link(vault.href(path), alt or path, "wikilink")
     return _span(alt, "missing")
 
 
@@ -196,10 +197,13 @@ def _parser(vault: _Vault) -> MarkdownIt:
     return md
 
 
-def render_note(text: str, note_path: str, targets: LinkTargets, media_type: Callable[[str], str]) -> str:
+def render_note(
+    text: str, note_path: str, targets: LinkTargets, media_type: Callable[[str], str], *, query: str = ""
+) -> str:
     """``text`` (a note at ``note_path``) as HTML safe to place in a console page.  ``targets`` are the
-    vault paths the viewer can see; ``media_type`` is the policy's type for a path ("" when not allowed)."""
-    vault = _Vault(note_path, targets, media_type)
+    vault paths the viewer can see; ``media_type`` is the policy's type for a path ("" when not allowed);
+    ``query`` (``?env=NAME`` or "") is added to every link into the vault, so they stay in its environment."""
+    vault = _Vault(note_path, targets, media_type, query)
     md = _parser(vault)
     front = _FRONT_MATTER.match(text)
     head = ""

@@ -23,8 +23,8 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
-from notegate.errors import NotegateError, PolicyDenied
-from notegate.policy import Caller, decide_console_owner, fixed_caller
+from notegate.errors import NotegateError
+from notegate.policy import Caller, fixed_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
@@ -38,6 +38,17 @@ class Row:
     target: str | None
     diff: str | None
     refusal: NotegateError | None  # why no diff (no route, a malformed target, …)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """What waits for the owner in one environment: counts only, never an item's text."""
+
+    environment: str
+    inbox: int  # items waiting for a decision
+    held: int
+    tasks: int  # open task notes (a refused fetch, dropped contract values, …)
+    elevations: int  # pending elevation requests
 
 
 class OwnerPages:
@@ -56,16 +67,10 @@ class OwnerPages:
 
     def environment(self, session: WebSession, requested: str | None) -> str:
         """The environment a page works in, if ``session``'s person owns it; else ``console-not-owner``."""
-        config = self.config
-        name = requested or config.default_environment
-        env = config.environments.get(name)
-        decision = decide_console_owner(session.login, name, env.owner if env is not None else None)
-        if not decision.allowed:
-            raise PolicyDenied(decision.reason, rule=decision.rule)
-        return name
+        return self.console.environments.pick(session.login, requested)
 
     def owned(self, session: WebSession) -> list[str]:
-        return sorted(n for n, e in self.config.environments.items() if e.owner == session.login)
+        return self.console.environments.owned(session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
         return replace(fixed_caller("web:console", session.login), environment=environment)
@@ -74,6 +79,36 @@ class OwnerPages:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
         if live:  # an unknown id is the backend's own "elevation-unknown"
             self.environment(session, environment)
+
+    # -- home: what is waiting, per environment the person owns
+    def _waiting(self, session: WebSession) -> list[Waiting]:
+        out = []
+        for environment in self.owned(session):
+            listed = self.console.services.inbox.list_inbox(self.caller(session, environment), environment)
+            pending, _active = self._elevations(environment)
+            out.append(
+                Waiting(
+                    environment=environment,
+                    inbox=listed.waiting,
+                    held=sum(1 for i in listed.items if i.kind != "task" and i.held),
+                    tasks=sum(1 for i in listed.items if i.kind == "task"),
+                    elevations=len(pending),
+                )
+            )
+        return out
+
+    async def home(self, request: Request) -> Response:
+        """``/``: a signed-in person's start page (counts produced by the services, per environment they
+        own); anyone else goes to the login."""
+        console = self.console
+        session = await console.session(request)
+        if session is None:
+            return RedirectResponse("/login", status_code=303)
+        try:
+            waiting = await console.run(self._waiting, session)
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
+        return console.page("home.html", session=session, csrf=session.csrf, waiting=waiting)
 
     # -- inbox
     def _rows(self, caller: Caller, environment: str) -> tuple[list[Row], list[Any], list[Any]]:
