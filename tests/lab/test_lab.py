@@ -1,0 +1,69 @@
+"""Issue 14's "Done when" for the lab: `make lab` passes, in CI on every push. The test runs the real
+`make lab` (the user's entry point: make, the CLI, the server, Chromium, every stand-in as its own part) and
+reads its named PASS/FAIL lines; the checks themselves live in the lab module (src/notegate/lab/scenario.py).
+
+The lab needs Debian's Chromium: this test skips without it unless NOTEGATE_REQUIRE_BROWSER is set (CI sets it,
+so there it fails instead of skipping)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parent.parent  # this suite's environment, already installed: nothing downloads
+
+#: Every check the lab must print (one per promise of the seeds).
+EXPECTED = {
+    "phone-oauth-cimd-restricted",
+    "other-environment-not-there",
+    "restricted-cannot-write-rules-or-handoff",
+    "restricted-inbox-writes-accepted",
+    "handoff-absent-before-review",
+    "appended-line-after-review-not-promoted",
+    "handoff-promoted-only-by-trusted-reviewer-at-version-read",
+    "floor-holds-hidden-characters-and-instruction-names",
+    "verdicts-for-unknown-items-ignored",
+    "promoted-handoff-fenced-as-data",
+    "hostile-write-refused-mcp",
+    "origin-down-no-acknowledged-write-lost",
+    "hostile-push-refused-git-origin",
+    "hostile-push-refused-sync-workstation",
+    "elevation-needs-the-code-and-a-fresh-passkey",
+    "elevation-grant-refused-from-another-connector",
+}
+
+
+def test_make_lab_passes_every_named_check(tmp_path: Path) -> None:
+    if not Path("/usr/bin/chromium").exists():
+        if os.environ.get("NOTEGATE_REQUIRE_BROWSER"):
+            pytest.fail("NOTEGATE_REQUIRE_BROWSER is set but /usr/bin/chromium is missing (apt-get install chromium)")
+        pytest.skip("/usr/bin/chromium is missing (apt-get install chromium)")
+    result = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "lab",
+            f"VENV={VENV}",
+            "INSTALL=no",
+            f"LAB_ARGS=--dir {tmp_path / 'lab'}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    out = result.stdout + result.stderr
+    seen = {name: verdict for verdict, name in re.findall(r"^(PASS|FAIL) ([a-z0-9-]+)", result.stdout, re.MULTILINE)}
+    assert set(seen) == EXPECTED, out[-4000:]
+    assert all(verdict == "PASS" for verdict in seen.values()), out[-4000:]
+    total = re.search(r"^lab: 16 passed, 0 failed in ([0-9.]+) s$", result.stdout, re.MULTILINE)
+    assert total is not None, out[-4000:]
+    assert result.returncode == 0, out[-4000:]
+    assert not (tmp_path / "lab").exists()  # without --keep the lab removes what it made
