@@ -1202,7 +1202,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 def cmd_lab(args: argparse.Namespace) -> int:
     from notegate.lab.run import main as lab_main
 
-    return lab_main(args.dir, args.keep)
+    return lab_main(args.dir, args.keep, dict(os.environ))
 
 
 COMMANDS = {

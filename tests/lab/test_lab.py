@@ -29,9 +29,11 @@ EXPECTED = {
     "handoff-promoted-only-by-trusted-reviewer-at-version-read",
     "floor-holds-hidden-characters-and-instruction-names",
     "verdicts-for-unknown-items-ignored",
+    "verdicts-for-invented-items-void-the-answer",
     "promoted-handoff-fenced-as-data",
     "hostile-write-refused-mcp",
     "origin-down-no-acknowledged-write-lost",
+    "origin-down-workstation-commit-kept-then-pushed",
     "hostile-push-refused-git-origin",
     "hostile-push-refused-sync-workstation",
     "elevation-needs-the-code-and-a-fresh-passkey",
@@ -63,7 +65,7 @@ def test_make_lab_passes_every_named_check(tmp_path: Path) -> None:
     seen = {name: verdict for verdict, name in re.findall(r"^(PASS|FAIL) ([a-z0-9-]+)", result.stdout, re.MULTILINE)}
     assert set(seen) == EXPECTED, out[-4000:]
     assert all(verdict == "PASS" for verdict in seen.values()), out[-4000:]
-    total = re.search(r"^lab: 16 passed, 0 failed in ([0-9.]+) s$", result.stdout, re.MULTILINE)
+    total = re.search(r"^lab: 18 passed, 0 failed in ([0-9.]+) s$", result.stdout, re.MULTILINE)
     assert total is not None, out[-4000:]
     assert result.returncode == 0, out[-4000:]
     assert not (tmp_path / "lab").exists()  # without --keep the lab removes what it made

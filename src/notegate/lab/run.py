@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +34,8 @@ from urllib.parse import parse_qs, urlsplit
 from notegate.lab.standins import MetadataHost, ModelStandIn, RedirectCatcher
 
 PROJECT = "lab"
+#: `notegate sync`'s status when the origin could not be reached (sync/daemon.py; nothing lost).
+EXIT_RETRY = 1
 MODEL_KEY_ENV = "NOTEGATE_LAB_MODEL_KEY"
 #: Variables a git pusher may set that the hook reads: none inherited from whoever runs the lab.
 PUSHER_VARIABLES = ("NOTEGATE_PUSHER", "GITEA_PUSHER_NAME", "GL_USERNAME", "REMOTE_USER", "GIT_PUSHER")
@@ -69,31 +70,49 @@ def refused_rule(result: Any) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------ the stack
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in PUSHER_VARIABLES and not k.startswith("GIT_")}
-    env.update(
-        GIT_AUTHOR_NAME="Lab Owner",
-        GIT_AUTHOR_EMAIL="owner@lab.invalid",
-        GIT_COMMITTER_NAME="Lab Owner",
-        GIT_COMMITTER_EMAIL="owner@lab.invalid",
-    )
-    return env
+@dataclass(frozen=True)
+class Shell:
+    """How the lab runs git and notegate: with the environment cli.py handed in, minus anything a git pusher
+    or git itself would read from whoever runs the lab, plus a fixed lab identity."""
 
+    environ: dict[str, str]
 
-def git(
-    *args: str, cwd: Path | None = None, check: bool = True, pusher: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**_git_env(), **({"NOTEGATE_PUSHER": pusher} if pusher else {})}
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120, check=check)
+    @classmethod
+    def of(cls, environ: dict[str, str]) -> Shell:
+        env = {k: v for k, v in environ.items() if k not in PUSHER_VARIABLES and not k.startswith("GIT_")}
+        env.update(
+            GIT_AUTHOR_NAME="Lab Owner",
+            GIT_AUTHOR_EMAIL="owner@lab.invalid",
+            GIT_COMMITTER_NAME="Lab Owner",
+            GIT_COMMITTER_EMAIL="owner@lab.invalid",
+            PYTHONUNBUFFERED="1",
+        )
+        return cls(env)
 
+    def git(
+        self, *args: str, cwd: Path | None = None, check: bool = True, pusher: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        env = {**self.environ, **({"NOTEGATE_PUSHER": pusher} if pusher else {})}
+        return subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=120, check=check
+        )
 
-def origin_file(origin: Path, path: str) -> str | None:
-    shown = git("--git-dir", str(origin), "show", f"main:{path}", check=False)
-    return shown.stdout if shown.returncode == 0 else None
+    def notegate(self, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "notegate.cli", *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env={**self.environ, **extra_env},
+            check=False,
+        )
 
+    def origin_file(self, origin: Path, path: str) -> str | None:
+        shown = self.git("--git-dir", str(origin), "show", f"main:{path}", check=False)
+        return shown.stdout if shown.returncode == 0 else None
 
-def origin_paths(origin: Path) -> set[str]:
-    return set(git("--git-dir", str(origin), "ls-tree", "-r", "--name-only", "main").stdout.split())
+    def origin_paths(self, origin: Path) -> set[str]:
+        return set(self.git("--git-dir", str(origin), "ls-tree", "-r", "--name-only", "main").stdout.split())
 
 
 def _free_port() -> int:
@@ -142,20 +161,9 @@ def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
     return config
 
 
-def notegate_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env or _git_env(),
-        check=False,
-    )
-
-
 class ServerProcess:
-    def __init__(self, config: Path, port: int) -> None:
-        self.config, self.port = config, port
+    def __init__(self, config: Path, port: int, environ: dict[str, str]) -> None:
+        self.config, self.port, self.environ = config, port, environ
         self.url = f"http://localhost:{port}"
         self.log = config.parent / "serve.log"
         self.proc: subprocess.Popen | None = None
@@ -168,7 +176,7 @@ class ServerProcess:
                 [sys.executable, "-m", "notegate.cli", "serve", "--config", str(self.config), "--port", str(self.port)],
                 stdout=handle,
                 stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=self.environ,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -293,6 +301,7 @@ async def phone_session(url: str, owner: Any, metadata_url: str, redirect: Redir
 class Lab:
     base: Path
     checks: Checks
+    sh: Shell
     config: Path | None = None
     origin: Path | None = None
     server: ServerProcess | None = None
@@ -306,7 +315,7 @@ class Lab:
 
     async def review(self) -> subprocess.CompletedProcess[str]:
         """`notegate review` as the cron runs it: its own process, the model stand-in as its provider."""
-        env = {**_git_env(), MODEL_KEY_ENV: "lab-model-key"}
+        env = {**self.sh.environ, MODEL_KEY_ENV: "lab-model-key"}
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -328,13 +337,13 @@ class Lab:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
 
-async def run_lab(base: Path) -> int:
+async def run_lab(base: Path, sh: Shell) -> int:
     from playwright.async_api import async_playwright
 
     from notegate.lab.browser import CHROMIUM, CHROMIUM_ARGS, Owner
 
     checks = Checks()
-    lab = Lab(base, checks, loop=asyncio.get_running_loop())
+    lab = Lab(base, checks, sh, loop=asyncio.get_running_loop())
     port = _free_port()
     started = time.monotonic()
     with (
@@ -352,14 +361,14 @@ async def run_lab(base: Path) -> int:
                 "redirect_uris": [redirect.url],
             },
         )
-        lab.server = ServerProcess(lab.config, port)
+        lab.server = ServerProcess(lab.config, port, sh.environ)
         lab.server.start()
         try:
             async with async_playwright() as playwright:
                 browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
                 try:
                     owner = await Owner.open(browser)
-                    enrol = notegate_cli("owner", "enroll", "--config", str(lab.config))
+                    enrol = sh.notegate("owner", "enroll", "--config", str(lab.config))
                     await owner.enrol(enrol.stdout.strip())
                     await _scenario(lab, owner, metadata, metadata_url, redirect, model)
                 finally:
@@ -381,7 +390,8 @@ async def _scenario(lab: Lab, owner: Any, metadata: MetadataHost, metadata_url: 
     await scenario.play(lab, owner, metadata, metadata_url, redirect, model)
 
 
-def main(directory: str | None, keep: bool) -> int:
+def main(directory: str | None, keep: bool, environ: dict[str, str]) -> int:
+    """`notegate lab`: ``environ`` is the environment cli.py read (the lab's children inherit it, cleaned)."""
     from notegate.lab.browser import BrowserMissing, require_browser
 
     try:
@@ -395,7 +405,7 @@ def main(directory: str | None, keep: bool) -> int:
         return 2
     base.mkdir(parents=True, exist_ok=True)
     try:
-        return asyncio.run(run_lab(base))
+        return asyncio.run(run_lab(base, Shell.of(environ)))
     finally:
         if keep:
             print(f"lab: kept {base}")

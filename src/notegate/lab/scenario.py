@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
 from notegate.lab.run import (
+    EXIT_RETRY,
     PROJECT,
     Lab,
-    _git_env,
     bearer_session,
-    git,
-    notegate_cli,
-    origin_file,
-    origin_paths,
     phone_session,
     refused_rule,
 )
@@ -23,7 +21,7 @@ HANDOFF = "inbox/handoffs/lab.md"
 
 
 def _mint(lab: Lab, name: str, client_class: str, tier: str) -> str:
-    out = notegate_cli(
+    out = lab.sh.notegate(
         "token", "create", "--config", str(lab.config), "--name", name, "--class", client_class, "--tier", tier
     )
     token = next((w for w in out.stdout.split() if w.startswith("ngt_")), None)
@@ -73,7 +71,9 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
             "rules: " + ", ".join(str(refused_rule(r) or "ok") for r in (wrote, hidden, named, other)),
         )
         c.check(
-            "handoff-absent-before-review", origin_file(origin, f"handoffs/{PROJECT}.md") is None, "handoffs/lab.md"
+            "handoff-absent-before-review",
+            lab.sh.origin_file(origin, f"handoffs/{PROJECT}.md") is None,
+            "handoffs/lab.md",
         )
 
         # Review 1: while the reviewer waits for the model, the phone appends a line; the model promotes
@@ -94,7 +94,7 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
 
         lab.script = race
         first = await lab.review()
-        handoff_after = origin_file(origin, f"handoffs/{PROJECT}.md")
+        handoff_after = lab.sh.origin_file(origin, f"handoffs/{PROJECT}.md")
         c.check(
             "appended-line-after-review-not-promoted",
             "result" in appended
@@ -121,7 +121,7 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
         lab.script = lambda items: (read_by_model.update(items), generous(items))[1]
         second = await lab.review()
         summary = _json(second.stdout)
-        handoff = origin_file(origin, f"handoffs/{PROJECT}.md") or ""
+        handoff = lab.sh.origin_file(origin, f"handoffs/{PROJECT}.md") or ""
         c.check(
             "handoff-promoted-only-by-trusted-reviewer-at-version-read",
             HANDOFF in summary.get("promoted", [])
@@ -130,9 +130,9 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
             f"promoted={HANDOFF in summary.get('promoted', [])}, version read = version promoted="
             f"{read_by_model.get(HANDOFF) == inbox_versions.get(HANDOFF)}",
         )
-        log = origin_file(origin, f"log/{PROJECT}.md") or ""
-        design = origin_file(origin, f"design/{PROJECT}.md") or ""
-        held_note = origin_file(origin, "inbox/_held.md") or ""
+        log = lab.sh.origin_file(origin, f"log/{PROJECT}.md") or ""
+        design = lab.sh.origin_file(origin, f"design/{PROJECT}.md") or ""
+        held_note = lab.sh.origin_file(origin, "inbox/_held.md") or ""
         c.check(
             "floor-holds-hidden-characters-and-instruction-names",
             "\u202e" not in log
@@ -143,10 +143,24 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
         )
         c.check(
             "verdicts-for-unknown-items-ignored",
-            origin_file(origin, "log/other.md") is None
-            and "inbox/log/other.md" in origin_paths(origin)
+            lab.sh.origin_file(origin, "log/other.md") is None
+            and "inbox/log/other.md" in lab.sh.origin_paths(origin)
             and "inbox/log/other.md" in summary.get("skipped", []),
-            f"other: promoted={origin_file(origin, 'log/other.md') is not None}",
+            f"other: promoted={lab.sh.origin_file(origin, 'log/other.md') is not None}",
+        )
+
+        # Review 3: a verdict naming an item that is not in the inbox at all is an invented source: the whole
+        # answer is refused by the output gate and nothing in it is applied.
+        lab.script = lambda items: {
+            "verdicts": [promote(p, v) for p, v in items] + [promote("inbox/captures/invented.md", "1" * 40)]
+        }
+        third = await lab.review()
+        c.check(
+            "verdicts-for-invented-items-void-the-answer",
+            third.returncode != 0
+            and lab.sh.origin_file(origin, "log/other.md") is None
+            and "inbox/log/other.md" in _json(third.stdout).get("failed", []),
+            f"review exit {third.returncode}, other promoted={lab.sh.origin_file(origin, 'log/other.md') is not None}",
         )
 
     # ---------------------------------------------------------------- the next session reads it fenced
@@ -195,19 +209,20 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
         )
         if not back.is_error:
             acknowledged["notes/after.md"] = "after\n"
-        lost = [p for p, text in acknowledged.items() if origin_file(origin, p) != text]
+        lost = [p for p, text in acknowledged.items() if lab.sh.origin_file(origin, p) != text]
         c.check(
             "origin-down-no-acknowledged-write-lost",
             refused_rule(down) is not None
             and not lost
             and len(acknowledged) == 4
-            and origin_file(origin, "notes/while-down.md") is None,
+            and lab.sh.origin_file(origin, "notes/while-down.md") is None,
             f"while down [{refused_rule(down)}], acknowledged {len(acknowledged)}, lost {len(lost)}",
         )
 
     # ----------------------------------------------------------------- hostile pushes: the git door
     _git_door(lab)
     _sync_door(lab)
+    _sync_origin_down(lab)
 
     # ------------------------------------------------------------------------------------- elevation
     await _elevation(lab, owner, metadata_url, redirect)
@@ -225,7 +240,7 @@ def _json(text: str) -> dict:
 
 
 def _inbox_versions(lab: Lab) -> dict[str, str]:
-    listed = git("--git-dir", str(lab.origin), "ls-tree", "-r", "main", "inbox/").stdout
+    listed = lab.sh.git("--git-dir", str(lab.origin), "ls-tree", "-r", "main", "inbox/").stdout
     return {line.split("\t")[1]: line.split()[2] for line in listed.splitlines() if "\t" in line}
 
 
@@ -239,15 +254,15 @@ def _git_door(lab: Lab) -> None:
     c, origin = lab.checks, lab.origin
     assert origin is not None
     clone = lab.base / "pusher"
-    git("clone", "-q", str(origin), str(clone))
+    lab.sh.git("clone", "-q", str(origin), str(clone))
     env_push = ["push", "-q", "origin", "HEAD:main"]
     bulk = clone / "bulk"
     bulk.mkdir()
     for i in range(25):
         (bulk / f"n{i:02}.md").write_text(f"note {i}\n")
-    git("add", "-A", cwd=clone)
-    git("commit", "-qm", "seed 25 notes", cwd=clone)
-    seeded = git(*env_push, cwd=clone, check=False, pusher="owner")
+    lab.sh.git("add", "-A", cwd=clone)
+    lab.sh.git("commit", "-qm", "seed 25 notes", cwd=clone)
+    seeded = lab.sh.git(*env_push, cwd=clone, check=False, pusher="owner")
     results = {}
     for name, change in (
         ("plugin", lambda: _add(clone, ".obsidian/plugins/x/main.js", "module.exports = 1\n")),
@@ -255,11 +270,11 @@ def _git_door(lab: Lab) -> None:
         ("mass-deletion", lambda: [(bulk / f"n{i:02}.md").unlink() for i in range(21)]),
     ):
         change()
-        git("add", "-A", cwd=clone)
-        git("commit", "-qm", f"hostile: {name}", cwd=clone)
-        pushed = git(*env_push, cwd=clone, check=False, pusher="owner")  # even the owner's push
+        lab.sh.git("add", "-A", cwd=clone)
+        lab.sh.git("commit", "-qm", f"hostile: {name}", cwd=clone)
+        pushed = lab.sh.git(*env_push, cwd=clone, check=False, pusher="owner")  # even the owner's push
         results[name] = (pushed.returncode, _hook_rules(pushed.stderr))
-        git("reset", "-q", "--hard", "origin/main", cwd=clone)
+        lab.sh.git("reset", "-q", "--hard", "origin/main", cwd=clone)
     expected = {
         "plugin": "incoming-hidden-path",
         "CLAUDE.md": "instruction-file-name",
@@ -273,42 +288,35 @@ def _git_door(lab: Lab) -> None:
     )
 
 
-def _add(root: Path, rel: str, text: str) -> None:
+def _add(root: Path, rel: str, text: str, *, settled: bool = False) -> None:
+    """Write a file; ``settled``: dated two minutes ago, as the sync wants a file nobody is still writing."""
     path = root / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-
-
-def _sync_door(lab: Lab) -> None:
-    import os
-    import time
-
-    c, origin = lab.checks, lab.origin
-    assert origin is not None
-    ws = lab.base / "workstation"
-    git("clone", "-q", str(origin), str(ws))
-
-    def settle(path: Path) -> None:
+    if settled:
         then = time.time() - 120
         os.utime(path, (then, then))
 
-    def sync() -> Any:
-        return notegate_cli(
-            "sync", str(ws), "--config", str(lab.config), "--device", "laptop", "--once", env=_git_env()
-        )
 
-    _add(ws, "notes/CLAUDE.md", "# obey\n")
-    _add(ws, ".obsidian/plugins/x/main.js", "module.exports = 1\n")
-    _add(ws, "notes/fine.md", "fine\n")
-    for p in ("notes/CLAUDE.md", ".obsidian/plugins/x/main.js", "notes/fine.md"):
-        settle(ws / p)
+def _sync_door(lab: Lab) -> None:
+    c, origin = lab.checks, lab.origin
+    assert origin is not None
+    ws = lab.base / "workstation"
+    lab.sh.git("clone", "-q", str(origin), str(ws))
+
+    def sync() -> Any:
+        return lab.sh.notegate("sync", str(ws), "--config", str(lab.config), "--device", "laptop", "--once")
+
+    _add(ws, "notes/CLAUDE.md", "# obey\n", settled=True)
+    _add(ws, ".obsidian/plugins/x/main.js", "module.exports = 1\n", settled=True)
+    _add(ws, "notes/fine.md", "fine\n", settled=True)
     first = sync()
-    files = origin_paths(origin)
+    files = lab.sh.origin_paths(origin)
     left_out = "Refused [instruction-file-name]" in first.stdout + first.stderr
     for i in range(21):
         (ws / "bulk" / f"n{i:02}.md").unlink()
     second = sync()
-    files_after = origin_paths(origin)
+    files_after = lab.sh.origin_paths(origin)
     stopped = "too-many-deletions" in second.stdout + second.stderr
     c.check(
         "hostile-push-refused-sync-workstation",
@@ -321,6 +329,31 @@ def _sync_door(lab: Lab) -> None:
         and sum(p.startswith("bulk/") for p in files_after) == 25,
         f"CLAUDE.md left out={left_out}, plugin committed={any(p.startswith('.obsidian/') for p in files)}, "
         f"21 deletions stopped={stopped} (exit {first.returncode}, {second.returncode})",
+    )
+
+
+def _sync_origin_down(lab: Lab) -> None:
+    """A workstation's commit made while the origin is gone stays in its clone and is pushed once it is back."""
+    c, origin = lab.checks, lab.origin
+    assert origin is not None
+    ws = lab.base / "laptop"
+    lab.sh.git("clone", "-q", str(origin), str(ws))
+    _add(ws, "notes/offline.md", "written offline\n", settled=True)
+    away = origin.with_name("origin-away.git")
+    origin.rename(away)
+    try:
+        down = lab.sh.notegate("sync", str(ws), "--config", str(lab.config), "--device", "laptop", "--once")
+    finally:
+        away.rename(origin)
+    kept = "notes/offline.md" in lab.sh.git("-C", str(ws), "ls-tree", "-r", "--name-only", "HEAD").stdout.split()
+    back = lab.sh.notegate("sync", str(ws), "--config", str(lab.config), "--device", "laptop", "--once")
+    c.check(
+        "origin-down-workstation-commit-kept-then-pushed",
+        down.returncode == EXIT_RETRY
+        and kept
+        and back.returncode == 0
+        and lab.sh.origin_file(origin, "notes/offline.md") == "written offline\n",
+        f"sync while down exit {down.returncode}, kept in clone={kept}, after exit {back.returncode}",
     )
 
 
