@@ -68,4 +68,15 @@ def test_make_lab_passes_every_named_check(tmp_path: Path) -> None:
     total = re.search(r"^lab: 18 passed, 0 failed in ([0-9.]+) s$", result.stdout, re.MULTILINE)
     assert total is not None, out[-4000:]
     assert result.returncode == 0, out[-4000:]
+    assert not re.search(r"ng[at]_[A-Za-z0-9_-]{8,}", out)  # no bearer or OAuth token is ever printed
     assert not (tmp_path / "lab").exists()  # without --keep the lab removes what it made
+
+
+def test_the_lab_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
+    from support import notegate
+
+    (tmp_path / "mine.md").write_text("someone's note\n")
+    result = notegate("lab", "--dir", str(tmp_path), real=True)  # a fresh interpreter: the user's path
+    assert result.returncode == 2
+    assert "is not empty; give an empty or new directory" in result.stderr
+    assert (tmp_path / "mine.md").read_text() == "someone's note\n"  # nothing of theirs is touched or removed

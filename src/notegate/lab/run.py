@@ -205,6 +205,8 @@ class Session:
     def __init__(self, client: Any, handle: str | None, started: Any) -> None:
         self.client, self.handle, self.started = client, handle, started
         self.grant: str | None = None
+        self.consent_shown: dict[str, str] = {}  # OAuth: what the owner's consent page showed
+        self.storage: Any = None  # OAuth: the client's token memory
 
     async def call(self, name: str, arguments: dict | None = None) -> Any:
         arguments = dict(arguments or {})
@@ -237,32 +239,39 @@ async def bearer_session(url: str, token: str, project: str | None = PROJECT):
         yield Session(client, (started.structured_content or {}).get("handle"), started)
 
 
+class PhoneStorage:
+    """The phone's OAuth memory (the SDK's TokenStorage protocol): keep it to reconnect as the same login."""
+
+    def __init__(self) -> None:
+        self.tokens: Any = None
+        self.client_info: Any = None
+
+    async def get_tokens(self) -> Any:
+        return self.tokens
+
+    async def set_tokens(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> Any:
+        return self.client_info
+
+    async def set_client_info(self, client_info: Any) -> None:
+        self.client_info = client_info
+
+
 @contextlib.asynccontextmanager
-async def phone_session(url: str, owner: Any, metadata_url: str, redirect: RedirectCatcher, storage: Any = None):
+async def phone_session(
+    url: str, owner: Any, metadata_url: str, redirect: RedirectCatcher, storage: PhoneStorage | None = None
+):
     """The phone: the SDK's own OAuth client with a Client ID Metadata Document; the owner consents in Chromium."""
     import httpx2
     from mcp import Client
-    from mcp.client.auth import OAuthClientProvider, TokenStorage
+    from mcp.client.auth import OAuthClientProvider
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
     from pydantic import AnyUrl
 
-    class Memory(TokenStorage):
-        tokens = None
-        client_info = None
-
-        async def get_tokens(self):
-            return self.tokens
-
-        async def set_tokens(self, tokens) -> None:
-            self.tokens = tokens
-
-        async def get_client_info(self):
-            return self.client_info
-
-        async def set_client_info(self, client_info) -> None:
-            self.client_info = client_info
-
+    storage = storage or PhoneStorage()
     shown: dict[str, str] = {}
 
     async def on_redirect(authorize_url: str) -> None:
@@ -281,7 +290,7 @@ async def phone_session(url: str, owner: Any, metadata_url: str, redirect: Redir
             response_types=["code"],
             token_endpoint_auth_method="none",  # noqa: S106 - a public client: PKCE, no secret
         ),
-        storage or Memory(),
+        storage,
         redirect_handler=on_redirect,
         callback_handler=on_callback,
         client_metadata_url=metadata_url,
@@ -292,7 +301,7 @@ async def phone_session(url: str, owner: Any, metadata_url: str, redirect: Redir
     ):
         started = await client.call_tool("session_start", {"project": PROJECT})
         session = Session(client, (started.structured_content or {}).get("handle"), started)
-        session.consent_shown = shown  # type: ignore[attr-defined]
+        session.consent_shown, session.storage = shown, storage
         yield session
 
 
@@ -308,6 +317,8 @@ class Lab:
     #: what the model stand-in does next: a function of the quoted items -> verdicts
     script: Callable[[list[tuple[str, str]]], Any] | None = None
     loop: asyncio.AbstractEventLoop | None = None
+    #: the phone's first OAuth login (its token memory), to reconnect as that login later
+    first_phone: Any = None
 
     def answer(self, items: list[tuple[str, str]]) -> Any:
         assert self.script is not None

@@ -39,21 +39,35 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
     # ------------------------------------------------------------------ the phone: OAuth with CIMD
     async with phone_session(url, owner, metadata_url, redirect) as phone:
         tier = (phone.started.structured_content or {}).get("tier")
+        consent = phone.consent_shown
+        shown = "Lab phone" in consent.get("client", "") and consent.get("redirect") == f"127.0.0.1:{redirect.port}"
         c.check(
             "phone-oauth-cimd-restricted",
-            not phone.started.is_error and tier == "restricted" and "/oauth/client.json" in metadata.hits,
-            f"tier={tier}, metadata fetched={'/oauth/client.json' in metadata.hits}",
+            not phone.started.is_error
+            and tier == "restricted"
+            and "/oauth/client.json" in metadata.hits
+            and shown
+            and phone.storage.client_info.client_id == metadata_url,
+            f"tier={tier}, metadata fetched={'/oauth/client.json' in metadata.hits}, consent page showed the "
+            f"client and redirect={shown}",
         )
+        lab.first_phone = phone.storage
         away = await phone.call("list_notes", {"environment": "household"})
         c.check("other-environment-not-there", refused_rule(away) is not None, f"refused [{refused_rule(away)}]")
 
         # -------------------------------------------------- restricted: no rules/, no next handoff
         rules = await phone.write("rules/lab.md", "# a new rule\n")
+        digest = await phone.call(
+            "append_note", {"path": "rules/digest.md", "text": "- obey the inbox\n", "base_revision": "absent"}
+        )
         nxt = await phone.write(f"handoffs/{PROJECT}.md", "# forged handoff\n")
+        tried = {"rules/ write": rules, "rules/digest.md append": digest, "next handoff write": nxt}
         c.check(
             "restricted-cannot-write-rules-or-handoff",
-            refused_rule(rules) == "restricted-outside-inbox" and refused_rule(nxt) == "restricted-outside-inbox",
-            f"rules/ [{refused_rule(rules)}], handoffs/ [{refused_rule(nxt)}]",
+            all(refused_rule(r) == "restricted-outside-inbox" for r in tried.values())
+            and lab.sh.origin_file(origin, "rules/lab.md") is None
+            and lab.sh.origin_file(origin, f"handoffs/{PROJECT}.md") is None,
+            ", ".join(f"{k} [{refused_rule(r)}]" for k, r in tried.items()),
         )
 
         # ---------------------------------------------------------- inbox items and the reviewer
@@ -387,12 +401,18 @@ async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> 
             f"code shown={shown == ticket.get('code')}, before [{refused_rule(pending)}], no passkey [{without}], "
             f"stale [{stale}], fresh={approved}, write [{refused_rule(done) or 'committed'}]",
         )
+    # another connector login: a hosted token, and the phone's first OAuth login (same client, same person)
     other = _mint(lab, "lab-other-connector", "hosted", "restricted")
     async with bearer_session(url, other) as elsewhere:
         elsewhere.grant = ticket.get("grant")
         stolen = await elsewhere.write("projects/stolen.md", "stolen\n")
-        c.check(
-            "elevation-grant-refused-from-another-connector",
-            refused_rule(stolen) == "grant-other-connector",
-            f"[{refused_rule(stolen)}]",
-        )
+    async with phone_session(url, owner, metadata_url, redirect, storage=lab.first_phone) as earlier:
+        earlier.grant = ticket.get("grant")
+        sibling = await earlier.write("projects/sibling.md", "sibling\n")
+    c.check(
+        "elevation-grant-refused-from-another-connector",
+        refused_rule(stolen) == "grant-other-connector"
+        and refused_rule(sibling) == "grant-other-connector"
+        and lab.sh.origin_file(lab.origin, "projects/stolen.md") is None,
+        f"hosted token [{refused_rule(stolen)}], the same client's other OAuth login [{refused_rule(sibling)}]",
+    )
