@@ -34,6 +34,9 @@ from urllib.parse import parse_qs, urlsplit
 from notegate.lab.standins import MetadataHost, ModelStandIn, RedirectCatcher
 
 PROJECT = "lab"
+#: How old a passkey check may be to approve an elevation, in the lab (default 300 s): long enough for a
+#: loaded machine to click approve after a fresh check, short enough to wait out for the stale case.
+ASSERTION_SECONDS = 8
 #: `notegate sync`'s status when the origin could not be reached (sync/daemon.py; nothing lost).
 EXIT_RETRY = 1
 MODEL_KEY_ENV = "NOTEGATE_LAB_MODEL_KEY"
@@ -43,12 +46,19 @@ PUSHER_VARIABLES = ("NOTEGATE_PUSHER", "GITEA_PUSHER_NAME", "GL_USERNAME", "REMO
 
 @dataclass
 class Checks:
+    """Named checks, each printed as it is decided, with the seconds the run took to reach it since the last."""
+
     results: list[tuple[str, bool, str]] = field(default_factory=list)
     out: Callable[[str], None] = print
+    clock: Callable[[], float] = time.monotonic
+    last: float | None = None
 
     def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        now = self.clock()
+        took = now - (self.last if self.last is not None else now)
+        self.last = now
         self.results.append((name, bool(ok), detail))
-        self.out(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else ""))
+        self.out(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else "") + f" (+{took:.1f} s)")
         return bool(ok)
 
     @property
@@ -145,8 +155,8 @@ def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
     household = init_directory(base / "household")  # a second vault: its origin (with the hook) serves env 2
     text = config.read_text()
     text = _set_keys(text, "server", {"port": port, "cimd_ca_file": str(ca), "cimd_private_hosts": ["localhost"]})
-    # the approval wants a passkey check at most 3 s old, so the lab can show a stale one refused
-    text = _set_keys(text, "policy", {"elevation_assertion_seconds": 3, "fetch_interval_seconds": 1.0})
+    # the approval wants a passkey check at most ASSERTION_SECONDS old, so the lab can show a stale one refused
+    text = _set_keys(text, "policy", {"elevation_assertion_seconds": ASSERTION_SECONDS, "fetch_interval_seconds": 1.0})
     text = text.replace(
         "[policy]",
         f'[environments.household]\norigin = "{household.parent / "origin.git"}"\nowner = "partner"\n'
@@ -168,9 +178,7 @@ class ServerProcess:
         self.log = config.parent / "serve.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> None:
-        import httpx2 as httpx
-
+    def spawn(self) -> None:
         with open(self.log, "ab") as handle:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "notegate.cli", "serve", "--config", str(self.config), "--port", str(self.port)],
@@ -178,15 +186,21 @@ class ServerProcess:
                 stderr=subprocess.STDOUT,
                 env=self.environ,
             )
+
+    async def ready(self, timeout: float = 120) -> None:
+        """Wait (without blocking the loop: the browser starts meanwhile) until /healthz answers."""
+        import httpx2
+
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited; see {self.log}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{self.port}/healthz", timeout=1).status_code == 200:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"the server did not answer /healthz in {timeout} s; see {self.log}")
+        async with httpx2.AsyncClient(timeout=1) as http:
+            while time.monotonic() < deadline:
+                if self.proc is None or self.proc.poll() is not None:
+                    raise RuntimeError("the server exited; see serve.log")
+                with contextlib.suppress(httpx2.HTTPError):
+                    if (await http.get(f"http://127.0.0.1:{self.port}/healthz")).status_code == 200:
+                        return
+                await asyncio.sleep(0.05)
+        raise RuntimeError(f"the server did not answer /healthz in {timeout} s; see serve.log")
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
@@ -356,36 +370,46 @@ async def run_lab(base: Path, sh: Shell) -> int:
     checks = Checks()
     lab = Lab(base, checks, sh, loop=asyncio.get_running_loop())
     port = _free_port()
-    started = time.monotonic()
-    with (
-        ModelStandIn(lab.answer, api_key="lab-model-key") as model,
-        MetadataHost(base / "tls") as metadata,
-        RedirectCatcher() as redirect,
-    ):
-        lab.config = build_vault(base, port=port, ca=metadata.ca, model_url=model.base_url)
-        lab.origin = lab.config.parent / "origin.git"
-        metadata_url = metadata.serve(
-            "/oauth/client.json",
-            {
-                "client_id": metadata.url("/oauth/client.json"),
-                "client_name": "Lab phone",
-                "redirect_uris": [redirect.url],
-            },
-        )
-        lab.server = ServerProcess(lab.config, port, sh.environ)
-        lab.server.start()
-        try:
-            async with async_playwright() as playwright:
-                browser = await playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-                try:
-                    owner = await Owner.open(browser)
-                    enrol = sh.notegate("owner", "enroll", "--config", str(lab.config))
-                    await owner.enrol(enrol.stdout.strip())
-                    await _scenario(lab, owner, metadata, metadata_url, redirect, model)
-                finally:
-                    await browser.close()
-        finally:
-            lab.server.stop()
+    started = checks.last = time.monotonic()
+    try:
+        with (
+            ModelStandIn(lab.answer, api_key="lab-model-key") as model,
+            MetadataHost(base / "tls") as metadata,
+            RedirectCatcher() as redirect,
+        ):
+            lab.config = build_vault(base, port=port, ca=metadata.ca, model_url=model.base_url)
+            lab.origin = lab.config.parent / "origin.git"
+            metadata_url = metadata.serve(
+                "/oauth/client.json",
+                {
+                    "client_id": metadata.url("/oauth/client.json"),
+                    "client_name": "Lab phone",
+                    "redirect_uris": [redirect.url],
+                },
+            )
+            lab.server = ServerProcess(lab.config, port, sh.environ)
+            lab.server.spawn()
+            try:
+                async with async_playwright() as playwright:
+                    # the server, Chromium and the enrol link come up side by side
+                    browser, link, _ = await asyncio.gather(
+                        playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True),
+                        asyncio.to_thread(sh.notegate, "owner", "enroll", "--config", str(lab.config)),
+                        lab.server.ready(),
+                    )
+                    try:
+                        owner = await Owner.open(browser)
+                        await owner.enrol(link.stdout.strip())
+                        print(
+                            f"lab: stack up in {time.monotonic() - started:.1f} s (server, Chromium, passkey enrolled)"
+                        )
+                        await _scenario(lab, owner, metadata, metadata_url, redirect)
+                    finally:
+                        await browser.close()
+            finally:
+                lab.server.stop()
+    except Exception as exc:  # the stack did not come up (or a stand-in broke): one FAIL line, by type only
+        checks.check("lab-stack-ran", False, f"{type(exc).__name__}; see the lab's serve.log (--keep)")
     elapsed = time.monotonic() - started
     failed = checks.failed
     print(
@@ -395,10 +419,10 @@ async def run_lab(base: Path, sh: Shell) -> int:
     return 1 if failed else 0
 
 
-async def _scenario(lab: Lab, owner: Any, metadata: MetadataHost, metadata_url: str, redirect, model) -> None:
+async def _scenario(lab: Lab, owner: Any, metadata: MetadataHost, metadata_url: str, redirect) -> None:
     from notegate.lab import scenario
 
-    await scenario.play(lab, owner, metadata, metadata_url, redirect, model)
+    await scenario.play(lab, owner, metadata, metadata_url, redirect)
 
 
 def main(directory: str | None, keep: bool, environ: dict[str, str]) -> int:

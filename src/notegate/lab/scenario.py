@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from notegate.lab.run import (
+    ASSERTION_SECONDS,
     EXIT_RETRY,
     PROJECT,
     Lab,
@@ -30,7 +31,28 @@ def _mint(lab: Lab, name: str, client_class: str, tier: str) -> str:
     return token
 
 
-async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect: Any, model: Any) -> None:
+async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect: Any) -> None:
+    """Every phase in order; a phase that crashes is a FAIL line of its own (``<phase>-ran``) and the rest go on."""
+    phases = [
+        ("phone-and-reviewer", lambda: _phone_and_reviewer(lab, owner, metadata, metadata_url, redirect)),
+        ("next-session", lambda: _next_session(lab)),
+        ("git-door", lambda: _sync(_git_door, lab)),
+        ("sync-door", lambda: _sync(_sync_door, lab)),
+        ("sync-origin-down", lambda: _sync(_sync_origin_down, lab)),
+        ("elevation", lambda: _elevation(lab, owner, metadata_url, redirect)),
+    ]
+    for name, phase in phases:
+        try:
+            await phase()
+        except Exception as exc:  # reported as a FAIL line by type only (a message may quote lab data)
+            lab.checks.check(f"{name}-ran", False, f"{type(exc).__name__}; see the lab's serve.log (--keep)")
+
+
+async def _sync(function: Any, lab: Lab) -> None:
+    function(lab)
+
+
+async def _phone_and_reviewer(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect: Any) -> None:
     c = lab.checks
     origin = lab.origin
     assert origin is not None and lab.server is not None
@@ -146,14 +168,13 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
         )
         log = lab.sh.origin_file(origin, f"log/{PROJECT}.md") or ""
         design = lab.sh.origin_file(origin, f"design/{PROJECT}.md") or ""
-        held_note = lab.sh.origin_file(origin, "inbox/_held.md") or ""
+        held = _held_reasons(lab.sh.origin_file(origin, "inbox/_held.md") or "")
+        hidden_held = held.get("inbox/log/lab.md", "").startswith("floor: bidi-control")
+        named_held = held.get("inbox/decisions/lab.md", "").startswith("floor: instruction-file")
         c.check(
             "floor-holds-hidden-characters-and-instruction-names",
-            "\u202e" not in log
-            and "AGENTS.md" not in design
-            and "inbox/log/lab.md" in held_note
-            and "inbox/decisions/lab.md" in held_note,
-            f"held: log={'inbox/log/lab.md' in held_note}, decision={'inbox/decisions/lab.md' in held_note}",
+            "\u202e" not in log and "AGENTS.md" not in design and hidden_held and named_held,
+            f"model said promote; held by the floor: bidi character={hidden_held}, instruction-file name={named_held}",
         )
         c.check(
             "verdicts-for-unknown-items-ignored",
@@ -177,6 +198,11 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
             f"review exit {third.returncode}, other promoted={lab.sh.origin_file(origin, 'log/other.md') is not None}",
         )
 
+
+async def _next_session(lab: Lab) -> None:
+    c, origin = lab.checks, lab.origin
+    assert origin is not None and lab.server is not None
+    url = lab.server.url
     # ---------------------------------------------------------------- the next session reads it fenced
     workstation = _mint(lab, "lab-workstation", "workstation", "trusted")
     async with bearer_session(url, workstation) as next_session:
@@ -233,17 +259,19 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
             f"while down [{refused_rule(down)}], acknowledged {len(acknowledged)}, lost {len(lost)}",
         )
 
-    # ----------------------------------------------------------------- hostile pushes: the git door
-    _git_door(lab)
-    _sync_door(lab)
-    _sync_origin_down(lab)
-
-    # ------------------------------------------------------------------------------------- elevation
-    await _elevation(lab, owner, metadata_url, redirect)
-
 
 def promote(path: str, version: str) -> dict:
     return {"item": path, "version": version, "decision": "promote", "reason": "Accurate and useful."}
+
+
+def _held_reasons(note: str) -> dict[str, str]:
+    """inbox/_held.md's table: item path -> reason (code-written rows; the reason column is checked by rule)."""
+    rows = {}
+    for line in note.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].startswith("inbox/"):
+            rows[cells[0]] = cells[2]
+    return rows
 
 
 def _json(text: str) -> dict:
@@ -385,7 +413,7 @@ async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> 
         without = await owner.approve_without_passkey()
         await owner.open_elevation(ticket.get("link", url))
         await owner.passkey_check()
-        await asyncio.sleep(4)  # longer than the lab's elevation_assertion_seconds (3)
+        await asyncio.sleep(ASSERTION_SECONDS + 1)  # the check just made is now too old
         stale = await owner.click_approve()
         await owner.passkey_check()
         approved = await owner.click_approve()

@@ -208,7 +208,8 @@ class RedirectCatcher(_Served):
                 pass
 
             def do_GET(self) -> None:
-                landed.append(f"http://127.0.0.1:{self.server.server_address[1]}{self.path}")
+                if self.path.startswith("/callback"):  # not the browser's own /favicon.ico after it
+                    landed.append(f"http://127.0.0.1:{self.server.server_address[1]}{self.path}")
                 body = b"You may close this window."
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
