@@ -40,8 +40,6 @@ ASSERTION_SECONDS = 8
 #: `notegate sync`'s status when the origin could not be reached (sync/daemon.py; nothing lost).
 EXIT_RETRY = 1
 MODEL_KEY_ENV = "NOTEGATE_LAB_MODEL_KEY"
-#: Variables a git pusher may set that the hook reads: none inherited from whoever runs the lab.
-PUSHER_VARIABLES = ("NOTEGATE_PUSHER", "GITEA_PUSHER_NAME", "GL_USERNAME", "REMOTE_USER", "GIT_PUSHER")
 
 
 @dataclass
@@ -89,6 +87,8 @@ class Shell:
 
     @classmethod
     def of(cls, environ: dict[str, str]) -> Shell:
+        from notegate.policy import PUSHER_VARIABLES  # what the hook reads as the pusher: never inherited
+
         env = {k: v for k, v in environ.items() if k not in PUSHER_VARIABLES and not k.startswith("GIT_")}
         env.update(
             GIT_AUTHOR_NAME="Lab Owner",
