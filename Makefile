@@ -19,7 +19,7 @@ RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 
-.PHONY: run test lint bench clean distclean claude-cli python installed-venv
+.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
@@ -48,6 +48,12 @@ test: $(STAMP) .tools/.installed
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+
+# The whole stack on this machine (server, origins, model stand-in, phone over OAuth, owner in Chromium,
+# workstation under sync), then the promises as named PASS/FAIL checks; exit 1 on any FAIL. Needs
+# /usr/bin/chromium (apt-get install -y chromium). LAB_ARGS="--dir DIR --keep" keeps what it made.
+lab: $(ENV_READY)
+	$(RUN_ENV) $(BIN)/notegate lab $(LAB_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py

@@ -34,6 +34,7 @@ EXAMPLES = {
     "audit": "notegate audit --config ./vault/notegate.toml --since 2h --connector laptop --path projects",
     "backup": "notegate backup --config ./vault/notegate.toml --to /backups --recipient age1...",
     "restore": "notegate restore --from /backups/notegate-backup-20261201T020000Z --identity key.txt --rehearse",
+    "lab": "notegate lab --keep  # the whole stack on this machine, then the promises as PASS/FAIL checks",
     "setup": "notegate setup claude-code --config ./vault/notegate.toml  # later: notegate setup claude-code --remove",
 }
 
@@ -265,6 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
     _config_arg(hi)
     hi.add_argument("--environment", default=None, help="whose rules and owner apply (default: the default one)")
     hi.add_argument("--force", action="store_true", help="replace a pre-receive hook notegate did not write")
+    p = _sub(subs, "lab", "run the whole stack on this machine (needs /usr/bin/chromium) and check its promises")
+    p.add_argument("--dir", default=None, help="an empty or new directory for the lab (default: a temporary one)")
+    p.add_argument("--keep", action="store_true", help="keep the lab's directory (vault, origins, logs) afterwards")
     p = _sub(subs, "sync", "git-sync a workstation's vault clone: commit local changes, fetch, replay, push")
     p.add_argument("directory", metavar="DIR", help="the vault clone (git clone ORIGIN DIR) Obsidian edits")
     _config_arg(p)
@@ -1211,6 +1215,12 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def cmd_lab(args: argparse.Namespace) -> int:
+    from notegate.lab.run import main as lab_main
+
+    return lab_main(args.dir, args.keep, dict(os.environ))
+
+
 COMMANDS = {
     "init": cmd_init,
     "serve": cmd_serve,
@@ -1230,6 +1240,7 @@ COMMANDS = {
     "hooks": cmd_hooks,
     "doctor": cmd_doctor,
     "sync": cmd_sync,
+    "lab": cmd_lab,
     "setup": cmd_setup,
     "status": cmd_status,
     "audit": cmd_audit,

@@ -1,0 +1,82 @@
+"""Issue 14's "Done when" for the lab: `make lab` passes, in CI on every push. The test runs the real
+`make lab` (the user's entry point: make, the CLI, the server, Chromium, every stand-in as its own part) and
+reads its named PASS/FAIL lines; the checks themselves live in the lab module (src/notegate/lab/scenario.py).
+
+The lab needs Debian's Chromium: this test skips without it unless NOTEGATE_REQUIRE_BROWSER is set (CI sets it,
+so there it fails instead of skipping)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+VENV = Path(sys.executable).parent.parent  # this suite's environment, already installed: nothing downloads
+
+#: Every check the lab must print (one per promise of the seeds).
+EXPECTED = {
+    "phone-oauth-cimd-restricted",
+    "other-environment-not-there",
+    "restricted-cannot-write-rules-or-handoff",
+    "restricted-inbox-writes-accepted",
+    "handoff-absent-before-review",
+    "appended-line-after-review-not-promoted",
+    "handoff-promoted-only-by-trusted-reviewer-at-version-read",
+    "floor-holds-hidden-characters-and-instruction-names",
+    "verdicts-for-unknown-items-ignored",
+    "verdicts-for-invented-items-void-the-answer",
+    "promoted-handoff-fenced-as-data",
+    "hostile-write-refused-mcp",
+    "origin-down-no-acknowledged-write-lost",
+    "origin-down-workstation-commit-kept-then-pushed",
+    "hostile-push-refused-git-origin",
+    "hostile-push-refused-sync-workstation",
+    "elevation-needs-the-code-and-a-fresh-passkey",
+    "elevation-grant-refused-from-another-connector",
+}
+
+
+def test_make_lab_passes_every_named_check(tmp_path: Path) -> None:
+    if not Path("/usr/bin/chromium").exists():
+        if os.environ.get("NOTEGATE_REQUIRE_BROWSER"):
+            pytest.fail("NOTEGATE_REQUIRE_BROWSER is set but /usr/bin/chromium is missing (apt-get install chromium)")
+        pytest.skip("/usr/bin/chromium is missing (apt-get install chromium)")
+    result = subprocess.run(
+        [
+            "make",
+            "--no-print-directory",
+            "lab",
+            f"VENV={VENV}",
+            "INSTALL=no",
+            f"LAB_ARGS=--dir {tmp_path / 'lab'}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    out = result.stdout + result.stderr
+    seen = {name: verdict for verdict, name in re.findall(r"^(PASS|FAIL) ([a-z0-9-]+)", result.stdout, re.MULTILINE)}
+    assert set(seen) == EXPECTED, out[-4000:]
+    assert all(verdict == "PASS" for verdict in seen.values()), out[-4000:]
+    total = re.search(r"^lab: 18 passed, 0 failed in ([0-9.]+) s$", result.stdout, re.MULTILINE)
+    assert total is not None, out[-4000:]
+    assert result.returncode == 0, out[-4000:]
+    assert not re.search(r"ng[at]_[A-Za-z0-9_-]{8,}", out)  # no bearer or OAuth token is ever printed
+    assert not (tmp_path / "lab").exists()  # without --keep the lab removes what it made
+
+
+def test_the_lab_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
+    from support import notegate
+
+    (tmp_path / "mine.md").write_text("someone's note\n")
+    result = notegate("lab", "--dir", str(tmp_path), real=True)  # a fresh interpreter: the user's path
+    assert result.returncode == 2
+    assert "is not empty; give an empty or new directory" in result.stderr
+    assert (tmp_path / "mine.md").read_text() == "someone's note\n"  # nothing of theirs is touched or removed
