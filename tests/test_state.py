@@ -32,8 +32,8 @@ CREATE TABLE inbox_parts (
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    state = StateDB(tmp_path / "state.sqlite")
+def db(tmp_path: Path, state_url: str):
+    state = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield state
     state.close()
 
