@@ -228,3 +228,37 @@ def test_a_session_handle_minted_on_one_replica_is_accepted_on_the_other(replica
     row = replicas[1].touch_handle("hh", now=NOW + 5, idle_seconds=60)
     assert row is not None and row["session_id"] == "s1"
     assert replicas[0].touch_handle("hh", now=NOW + 100, idle_seconds=60) is None
+
+
+def test_an_unreachable_server_refuses_start_without_naming_the_url(tmp_path: Path) -> None:
+    from notegate.errors import NotegateError
+    from notegate.postgres import LocalPostgres
+
+    url = f"postgresql://notegate:hunter2-secret@/notegate?host={tmp_path}"  # no server listens there
+    with pytest.raises(NotegateError) as info:
+        LocalPostgres(url, wait_seconds=1)
+    assert info.value.rule == "state-unavailable"
+    assert "hunter2" not in info.value.explain() and str(tmp_path) not in info.value.explain()
+
+
+def test_a_backup_of_postgres_state_is_a_sqlite_copy_of_every_row(replicas, tmp_path: Path) -> None:
+    live = replicas[0]
+    live.oauth_register_client("c1", "{}", NOW, fits=lambda n: True, secret_hash="sh")
+    live.put_challenge(
+        binding_hash="b1", purpose="login", challenge=b"\x00\xff", login=None, user_handle=None, now=NOW,
+        expires_at=NOW + 60,
+    )  # fmt: skip
+    live.audit(
+        now=NOW, environment="personal", login="owner", client="c", client_class="hosted", tier="restricted",
+        session=None, tool="read_note", path="a.md", outcome="ok",
+    )  # fmt: skip
+    copy_path = tmp_path / "copy.sqlite"
+    live.backup_to(copy_path)
+    copy = StateDB(copy_path)
+    try:
+        assert copy.dialect == "sqlite"
+        assert copy.table_counts() == live.table_counts()
+        assert copy.secret_digests() == live.secret_digests()
+        assert bytes(copy.take_challenge(binding_hash="b1", purpose="login", now=NOW)["challenge"]) == b"\x00\xff"
+    finally:
+        copy.close()

@@ -25,10 +25,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from notegate.errors import NotegateError
+
 #: Connections one StateDB may hold at once (the server's worker threads share them).
 POOL_MAX = 8
 #: How long a caller waits for a free connection before the pool raises.
 POOL_TIMEOUT_SECONDS = 30.0
+#: How long opening waits for the first connection before start-up is refused [state-unavailable].
+CONNECT_WAIT_SECONDS = 10.0
 
 #: The key columns each ``INSERT OR REPLACE`` target conflicts on (its primary key).
 REPLACE_KEYS: dict[str, tuple[str, ...]] = {
@@ -133,8 +137,9 @@ class _Conn:
 class LocalPostgres:
     """A connection pool on one PostgreSQL database; ``tx()`` and ``query()`` as LocalSQLite offers them."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, wait_seconds: float = CONNECT_WAIT_SECONDS) -> None:
         import psycopg
+        import psycopg_pool
         from psycopg_pool import ConnectionPool
 
         # Client-side binding: SQLite's untyped "? IS NULL OR …" has no type for PostgreSQL to infer from
@@ -145,10 +150,24 @@ class LocalPostgres:
             min_size=1,
             max_size=POOL_MAX,
             timeout=POOL_TIMEOUT_SECONDS,
-            kwargs={"autocommit": True, "row_factory": _row_factory, "cursor_factory": psycopg.ClientCursor},
+            kwargs={
+                "autocommit": True,
+                "row_factory": _row_factory,
+                "cursor_factory": psycopg.ClientCursor,
+                "connect_timeout": max(1, int(wait_seconds)),
+            },
             open=True,
             name="notegate-state",
         )
+        try:
+            self._pool.wait(timeout=wait_seconds)
+        except psycopg_pool.PoolTimeout:
+            self._pool.close()
+            # Never the URL: it may carry a password. The pool logs the driver's reason (without it).
+            raise NotegateError(
+                f"the state database ([state] url) could not be reached within {wait_seconds:g} s",
+                rule="state-unavailable",
+            ) from None
 
     @contextmanager
     def tx(self, claim: str | None = None) -> Iterator[_Conn]:
