@@ -66,6 +66,7 @@ def test_an_old_inbox_parts_table_gains_the_connector_column(tmp_path: Path) -> 
     try:
         columns = [row[1] for row in db.query("PRAGMA table_info(inbox_parts)")]
         assert columns[-1] == "connector"
+        assert db.migrations() == [1, 2]  # a file from before schema_migrations records what it now has
         (row,) = db.inbox_parts("personal", "inbox/log/x.md")
         assert (row["login"], row["client"], row["at"], row["connector"]) == ("owner", "phone", 5.0, "")
         part(db, "inbox/log/x.md", connector="token:new")

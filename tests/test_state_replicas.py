@@ -262,3 +262,48 @@ def test_a_backup_of_postgres_state_is_a_sqlite_copy_of_every_row(replicas, tmp_
         assert bytes(copy.take_challenge(binding_hash="b1", purpose="login", now=NOW)["challenge"]) == b"\x00\xff"
     finally:
         copy.close()
+
+
+# -- the real CLI and two real servers on one PostgreSQL ------------------------------------------------------
+def _on_postgres(vault: Path, url: str) -> None:
+    with vault.open("a") as config:
+        config.write(f'\n[state]\nurl = "{url}"\n')
+
+
+@pytest.mark.anyio
+async def test_a_token_made_by_the_cli_works_on_both_servers_and_a_handle_crosses(pg_cluster, vault: Path) -> None:
+    """`notegate token create` writes into PostgreSQL (not state.sqlite); two `notegate serve` processes on it
+    accept that token, and a session handle minted by one is accepted by the other."""
+    import re
+
+    from support import Server, mcp_http, mint, notegate
+
+    url = pg_cluster.new_database()
+    _on_postgres(vault, url)
+    sqlite_tokens = len(StateDB(vault.parent / "state" / "state.sqlite").tokens())
+    made = notegate("token", "create", "--config", str(vault), "--name", "desk", "--class", "workstation")
+    assert made.returncode == 0, made.stderr
+    (token,) = re.findall(r"ngt_[0-9a-f]+_[A-Za-z0-9_-]+", made.stdout)
+    shared = StateDB(vault.parent / "unused.sqlite", url=url)
+    try:
+        assert [t["name"] for t in shared.tokens()] == ["desk"]
+    finally:
+        shared.close()
+    assert len(StateDB(vault.parent / "state" / "state.sqlite").tokens()) == sqlite_tokens
+    hosted = mint(vault, name="phone", client_class="hosted")
+    first, second = Server(vault).start(), Server(vault).start()
+    try:
+        for server in (first, second):
+            async with mcp_http(server.url, token) as client:
+                listed = await client.call_tool("list_notes", {})
+                assert not listed.is_error
+        async with mcp_http(first.url, hosted, start_session=True) as on_first:
+            handle = on_first.handle
+        async with mcp_http(second.url, hosted) as on_second:
+            read = await on_second.call_tool("list_notes", {"handle": handle})
+            assert not read.is_error
+            refused = await on_second.call_tool("list_notes", {"handle": "ngs_" + "A" * 43})  # never minted
+            assert refused.is_error and "Refused [session-handle-expired]: " in refused.content[0].text
+    finally:
+        first.stop()
+        second.stop()
