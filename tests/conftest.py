@@ -80,3 +80,30 @@ def trusted() -> Caller:
 @pytest.fixture
 def restricted() -> Caller:
     return make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
+
+
+# -- the state database on both backends -------------------------------------------------------------------
+# State-level tests take ``state_url``: "" (SQLite in tmp_path, the embedded default) and a fresh schema on a
+# throwaway PostgreSQL cluster (tests/pgcluster.py). Without PostgreSQL's binaries the second skips, unless
+# NOTEGATE_REQUIRE_POSTGRES=1 (.ci/run) makes it fail.
+@pytest.fixture(scope="session")
+def pg_cluster():
+    import os
+
+    from pgcluster import Cluster, find_bin
+
+    bindir = find_bin()
+    if bindir is None:
+        if os.environ.get("NOTEGATE_REQUIRE_POSTGRES") == "1":
+            pytest.fail("NOTEGATE_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries were found")
+        pytest.skip("no PostgreSQL server binaries (Debian's postgresql package)")
+    cluster = Cluster(bindir)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def state_url(request) -> str:
+    if request.param == "sqlite":
+        return ""
+    return request.getfixturevalue("pg_cluster").new_database()

@@ -41,9 +41,10 @@ def mint(
     login: str = "owner",
     environment: str | None = None,
 ) -> str:
-    """A real token in the vault's state database (the server sees it at once: same SQLite file)."""
+    """A real token in the vault's state database (the server sees it at once: same SQLite file, or the
+    same PostgreSQL database when the config sets [state] url)."""
     config = load_config(config_path)
-    db = StateDB(config.state_dir / "state.sqlite")
+    db = StateDB.for_config(config)
     try:
         token, _ = create_token(
             db, name=name, client_class=client_class, tier=tier, login=login, environment=environment, now=time.time()

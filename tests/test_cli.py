@@ -134,12 +134,12 @@ def test_config_errors_name_the_key(tmp_path: Path, snippet: str, needle: str) -
 def test_readme_documents_every_config_key_with_its_default() -> None:
     """The README's reference names every key and, where the default is short, states it exactly as the row
     has it (rows are the only source of defaults: changing one without the docs fails here)."""
-    from notegate.config import ENVIRONMENT_SETTINGS, SERVER_SETTINGS
+    from notegate.config import ENVIRONMENT_SETTINGS, SERVER_SETTINGS, STATE_SETTINGS
     from notegate.policy import POLICY_SETTINGS
     from notegate.vault.layout import _toml
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
-    for setting in (*SERVER_SETTINGS, *ENVIRONMENT_SETTINGS, *POLICY_SETTINGS):
+    for setting in (*SERVER_SETTINGS, *STATE_SETTINGS, *ENVIRONMENT_SETTINGS, *POLICY_SETTINGS):
         assert f"`{setting.name}`" in readme, setting.name
         if isinstance(setting.default, dict):
             assert f"- `{setting.name}` (table)" in readme, setting.name

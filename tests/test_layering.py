@@ -35,6 +35,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.held": "pure",
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
+    "notegate.postgres": "storage",
     "notegate.state": "storage",
     "notegate.vault.store": "storage",
     "notegate.vault.index": "storage",

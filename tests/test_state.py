@@ -32,8 +32,8 @@ CREATE TABLE inbox_parts (
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    state = StateDB(tmp_path / "state.sqlite")
+def db(tmp_path: Path, state_url: str):
+    state = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield state
     state.close()
 
@@ -66,6 +66,7 @@ def test_an_old_inbox_parts_table_gains_the_connector_column(tmp_path: Path) -> 
     try:
         columns = [row[1] for row in db.query("PRAGMA table_info(inbox_parts)")]
         assert columns[-1] == "connector"
+        assert db.migrations() == [1, 2]  # a file from before schema_migrations records what it now has
         (row,) = db.inbox_parts("personal", "inbox/log/x.md")
         assert (row["login"], row["client"], row["at"], row["connector"]) == ("owner", "phone", 5.0, "")
         part(db, "inbox/log/x.md", connector="token:new")
@@ -295,3 +296,40 @@ def test_an_audit_row_keeps_a_path_with_a_lone_surrogate_as_its_escape(tmp_path)
         outcome="path-not-text",
     )
     assert [r["path"] for r in db.query("SELECT path FROM audit")] == ["\\ud800.md"]
+
+
+def test_a_database_made_before_schema_migrations_opens_and_records_them(tmp_path: Path) -> None:
+    """What every server before the migration table left behind: today's tables, no schema_migrations."""
+    from notegate.state import PERSONS_SCHEMA, SCHEMA
+
+    path = tmp_path / "state.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(SCHEMA + PERSONS_SCHEMA)
+    old.execute("INSERT INTO previews (key, expires_at) VALUES ('p', 10.0)")
+    old.commit()
+    old.close()
+    db = StateDB(path)
+    try:
+        assert db.migrations() == [1, 2]
+        assert db.take_preview("p", now=5.0) is True
+    finally:
+        db.close()
+
+
+def _audit(db: StateDB, at: float, path: str, tool: str = "read_note") -> None:
+    db.audit(
+        now=at, environment="personal", login="owner", client="phone", client_class="hosted", tier="restricted",
+        session=None, tool=tool, path=path, outcome="ok",
+    )  # fmt: skip
+
+
+def test_audit_rows_filter_by_folder_and_page_back(db: StateDB) -> None:
+    for i, path in enumerate(["inbox/a.md", "inbox/b.md", "inboxes.md", "inbox/c.md"]):
+        _audit(db, 10.0 + i, path)
+    folder = db.audit_rows(path="inbox")
+    assert [r["path"] for r in folder] == ["inbox/a.md", "inbox/b.md", "inbox/c.md"]
+    newest = db.audit_rows(limit=2)
+    older = db.audit_rows(limit=10, before_id=newest[0]["id"])
+    assert [r["path"] for r in older] == ["inbox/a.md", "inbox/b.md"]
+    assert db.audit_rows(since=12.0, until=13.0, connector="phone")[0]["path"] == "inboxes.md"
+    assert db.audit_rows(environment="other") == []

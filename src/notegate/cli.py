@@ -383,7 +383,7 @@ def cmd_token(args: argparse.Namespace) -> int:
     from notegate.state import StateDB
 
     config = _load(args)
-    db = StateDB(config.state_dir / "state.sqlite")
+    db = StateDB.for_config(config)
     if args.token_command == "create":  # noqa: S105 - a sub-command name
         env = config.environment(args.environment)
         login = args.login or env.owner
@@ -472,7 +472,7 @@ def cmd_grant(args: argparse.Namespace) -> int:
     from notegate.state import StateDB
 
     config = _load(args)
-    grants = Grants(StateDB(config.state_dir / "state.sqlite"), config.policy)
+    grants = Grants(StateDB.for_config(config), config.policy)
     now = time.time()
     if args.grant_command == "list":
         rows = [
@@ -524,7 +524,7 @@ def cmd_owner(args: argparse.Namespace) -> int:
     from notegate.state import StateDB
 
     config = _load(args)
-    db = StateDB(config.state_dir / "state.sqlite")
+    db = StateDB.for_config(config)
     if args.owner_command == "enroll":
         login = args.login or config.environment(None).owner
         token = create_enrol_link(db, login=login, known=persons(config), now=time.time())
@@ -1049,7 +1049,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     config = _load(args)
     since = parse_since(args.since, time.time()) if args.since else None
-    db = StateDB(config.state_dir / "state.sqlite")
+    db = StateDB.for_config(config)
     try:
         rows = db.audit_rows(
             since=since,

@@ -62,6 +62,25 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
 )
 
 
+def _state_url(value: str) -> str | None:
+    if value == "" or value.startswith(("postgresql://", "postgres://")):
+        return None
+    return "must be '' (SQLite in state_dir) or a postgresql:// URL"
+
+
+# Where the state database lives: SQLite in state_dir by default; one PostgreSQL database that several
+# replicas share. The URL may carry a password: it is never logged or printed.
+STATE_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "url",
+        str,
+        "",
+        "The state database: '' = SQLite in state_dir; postgresql://… = one PostgreSQL that replicas share.",
+        _state_url,
+    ),
+)
+
+
 def server_default(name: str) -> Any:
     """The default of one [server] key, from its row."""
     return next(setting.default for setting in SERVER_SETTINGS if setting.name == name)
@@ -171,6 +190,7 @@ class Config:
     cimd_private_hosts: tuple[str, ...] = ()
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
+    state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -202,12 +222,14 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy", "models", "devices"):
+        if key not in ("server", "environments", "policy", "models", "devices", "state"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has five parts: [server], [environments.NAME], [policy], [models] and [devices.NAME].",
+                remedy="The file has six parts: [server], [state], [environments.NAME], [policy], [models] and"
+                " [devices.NAME].",
             )
     server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
+    state = check_table("state", raw.get("state", {}), STATE_SETTINGS)
     base = path.parent
     environments: dict[str, EnvironmentConfig] = {}
     for name, table in raw.get("environments", {}).items():
@@ -255,6 +277,7 @@ def load_config(path: str | Path) -> Config:
         policy=policy,
         models=models,
         devices=devices,
+        state_url=state["url"],
     )
 
 

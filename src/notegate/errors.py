@@ -161,6 +161,8 @@ RULES: dict[str, str] = {
     "config-invalid": "Fix the named key in notegate.toml.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
+    "state-unavailable": "Check that the PostgreSQL server in [state] url is running and reachable, and that its "
+    "user may connect (the server's log names the cause); or remove url to use SQLite in state_dir.",
     "origin-refused": "Nothing was written. The owner repairs the origin (git revert the refused commits, or "
     "force-push it back to the last good commit; list_inbox shows the task); writes work again after the next fetch.",
     # -- machine contracts (POST /contracts/NAME with a machine token)

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,6 +269,34 @@ CREATE TABLE IF NOT EXISTS web_challenges (
 """
 # -- end of persons and passkeys (schema) -------------------------------------------------------------
 
+MIGRATIONS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
+"""
+
+#: Every migration, by version: what it brings. Each is idempotent and both dialects run it at open.
+MIGRATIONS: dict[int, str] = {
+    1: "the tables above (SCHEMA and PERSONS_SCHEMA)",
+    2: "inbox_parts.connector, oauth_clients.secret_hash, tokens.contracts on tables made before them",
+}
+
+#: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
+POSTGRES_COLUMNS = (
+    "ALTER TABLE inbox_parts ADD COLUMN IF NOT EXISTS connector TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS secret_hash TEXT",
+    "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS contracts TEXT NOT NULL DEFAULT ''",
+)
+
+
+def postgres_ddl(script: str) -> list[str]:
+    from notegate.postgres import translate_ddl
+
+    return translate_ddl(script)
+
+
+def postgres_migrations() -> dict[int, list[str]]:
+    """MIGRATIONS as PostgreSQL statements: one schema, translated (notegate.postgres.translate_ddl)."""
+    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS)}
+
 
 @dataclass(frozen=True)
 class Reservation:
@@ -287,18 +317,74 @@ def _storable(value: str | None) -> str | None:
 
 
 class StateDB:
-    """Thin, typed access to the state database."""
+    """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
+    one (``[state] url``: several replicas share it). Every statement below is written once, in SQLite's
+    dialect; notegate.postgres translates it for PostgreSQL."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, url: str = "") -> None:
         self.path = path
-        self._db = LocalSQLite(path, named_rows=True)
-        self._conn = self._db.conn
-        self.tx = self._db.tx
-        self._conn().executescript(SCHEMA)
-        self._conn().executescript(PERSONS_SCHEMA)
+        self.dialect = "postgres" if url else "sqlite"
+        if url:
+            from notegate.postgres import LocalPostgres
+
+            self._pg = LocalPostgres(url)
+            self.query = self._pg.query  # type: ignore[method-assign]
+        else:
+            self._db = LocalSQLite(path, named_rows=True)
+            self._conn = self._db.conn
         self._migrate()
 
+    @classmethod
+    def for_config(cls, config) -> StateDB:
+        """The deployment's state database: ``[state] url`` when set, else state.sqlite in state_dir."""
+        return cls(config.state_dir / "state.sqlite", url=config.state_url)
+
+    @contextmanager
+    def tx(self, claim: str | None = None) -> Iterator:
+        """One write transaction. SQLite's ``BEGIN IMMEDIATE`` already makes it the only writer; on
+        PostgreSQL ``claim`` names what a read-then-write transaction must hold alone across every replica
+        (a transaction-scoped advisory lock), e.g. the count of registrations before a DCR insert."""
+        if self.dialect == "postgres":
+            with self._pg.tx(claim) as db:
+                yield db
+        else:
+            with self._db.tx() as db:
+                yield db
+
+    # ---------------------------------------------------------- migrations
+    # schema_migrations(version, applied_at) records what ran; each migration is idempotent (CREATE … IF NOT
+    # EXISTS, a column added only where it is missing), so a file from before the table existed migrates too.
     def _migrate(self) -> None:
+        now = time.time()
+        if self.dialect == "postgres":
+            # One transaction under the "schema" claim: replicas starting together queue, the first applies
+            # what is missing, the others find it recorded (no DDL lock taken on a database that is current).
+            with self.tx(claim="schema") as db:
+                for statement in postgres_ddl(MIGRATIONS_SCHEMA):
+                    db.execute(statement)
+                done = {int(r[0]) for r in db.execute("SELECT version FROM schema_migrations")}
+                for version, statements in postgres_migrations().items():
+                    if version not in done:
+                        for statement in statements:
+                            db.execute(statement)
+                        db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, now))
+            return
+        # SQLite: every step is idempotent and cheap, so each open runs them all (a file from before the
+        # migration table existed, or one written by an older server, migrates the same way).
+        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA)
+        self._sqlite_columns()
+        with self.tx() as db:
+            for version in MIGRATIONS:
+                db.execute(
+                    "INSERT OR IGNORE INTO schema_migrations (version, applied_at) VALUES (?, ?)", (version, now)
+                )
+        self._hash_clear_client_secrets()
+
+    def migrations(self) -> list[int]:
+        """The versions recorded in schema_migrations, in order."""
+        return [int(r[0]) for r in self.query("SELECT version FROM schema_migrations ORDER BY version")]
+
+    def _sqlite_columns(self) -> None:
         """Columns added after a table was first created (SQLite's CREATE IF NOT EXISTS keeps old tables)."""
         with self.tx() as db:
             columns = {row[1] for row in db.execute("PRAGMA table_info(inbox_parts)")}
@@ -310,13 +396,12 @@ class StateDB:
             if "contracts" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
                 # The contracts a machine token may call, space-separated ('' for every other class).
                 db.execute("ALTER TABLE tokens ADD COLUMN contracts TEXT NOT NULL DEFAULT ''")
-        self._hash_clear_client_secrets()
 
     def _hash_clear_client_secrets(self) -> None:
         """Registrations of an older database kept their client_secret in clear inside info_json: keep only
         its SHA-256, then rewrite the whole file (VACUUM) and truncate the WAL, so no old page, free slot or
         WAL frame still holds the secret (unless another process holds a read open at that moment: then the
-        checkpoint finishes later)."""
+        checkpoint finishes later). SQLite only: no PostgreSQL state database ever held a clear secret."""
         conn = self._conn()
         rows = conn.execute(
             "SELECT client_id, info_json FROM oauth_clients WHERE json_valid(info_json)"
@@ -340,13 +425,20 @@ class StateDB:
         return self._conn().execute(sql, params).fetchall()
 
     def close(self) -> None:
-        self._db.close()
+        if self.dialect == "postgres":
+            self._pg.close()
+        else:
+            self._db.close()
 
     # ------------------------------------------------------------- backups
     def backup_to(self, path: Path) -> None:
         """A consistent copy of the whole database at ``path`` through SQLite's online backup API: the
         server and CLI commands go on writing meanwhile; the copy is one committed state, self-contained
-        (rollback journal, no WAL beside it)."""
+        (rollback journal, no WAL beside it). On PostgreSQL the copy is a SQLite file of the same schema,
+        read in one REPEATABLE READ transaction (one committed state too)."""
+        if self.dialect == "postgres":
+            self._pg_backup_to(path)
+            return
         target = sqlite3.connect(path)
         try:
             self._conn().backup(target)
@@ -354,18 +446,51 @@ class StateDB:
         finally:
             target.close()
 
-    def table_counts(self) -> dict[str, int]:
-        """{table: row count} for every table of the database (names from sqlite_master, quoted)."""
-        conn = self._conn()
-        names = [
-            row[0]
-            for row in conn.execute(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+    def _pg_backup_to(self, path: Path) -> None:
+        copy = StateDB(path)
+        try:
+            with self._pg.snapshot() as source, copy.tx() as target:
+                for name in self._table_names():
+                    if name == "schema_migrations":
+                        continue  # the copy records its own
+                    rows = source.execute(f'SELECT * FROM "{name}"').fetchall()  # noqa: S608 - a table name
+                    if rows:
+                        columns = ", ".join(rows[0].keys())
+                        marks = ", ".join("?" * len(rows[0]))
+                        target.executemany(f'INSERT INTO "{name}" ({columns}) VALUES ({marks})', rows)  # noqa: S608
+        finally:
+            copy.close()
+        journal = sqlite3.connect(path)
+        try:
+            journal.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            journal.close()
+
+    def _table_names(self) -> list[str]:
+        if self.dialect == "postgres":
+            sql = (
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+                " AND table_type = 'BASE TABLE' ORDER BY table_name"
             )
-        ]
+        else:
+            sql = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+        return [row[0] for row in self.query(sql)]
+
+    def columns(self, table: str) -> list[str]:
+        """The column names of one table, in order (from the catalogue)."""
+        if self.dialect == "postgres":
+            sql = (
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND table_name = ? ORDER BY ordinal_position"
+            )
+            return [row[0] for row in self.query(sql, (table,))]
+        return [row[1] for row in self.query(f'PRAGMA table_info("{table}")')]
+
+    def table_counts(self) -> dict[str, int]:
+        """{table: row count} for every table of the database (names from the catalogue, quoted)."""
         counts = {}
-        for name in names:  # names come from sqlite_master, quoted
-            counts[name] = conn.execute(f'SELECT COUNT(*) FROM "{name}"').fetchone()[0]  # noqa: S608
+        for name in self._table_names():  # names come from the catalogue, quoted
+            counts[name] = int(self.query(f'SELECT COUNT(*) FROM "{name}"')[0][0])  # noqa: S608
         return counts
 
     def secret_digests(self) -> dict[str, str]:
@@ -378,7 +503,7 @@ class StateDB:
         }
         digests = {}
         for kind, sql in queries.items():
-            lines = "\n".join(f"{a}:{b}" for a, b in self._conn().execute(sql).fetchall())
+            lines = "\n".join(f"{a}:{b}" for a, b in self.query(sql))
             digests[kind] = hashlib.sha256(lines.encode()).hexdigest()
         return digests
 
@@ -456,11 +581,9 @@ class StateDB:
     def take_preview(self, key: str, now: float) -> bool:
         """Consume a preview: True once if it exists and has not expired."""
         with self.tx() as db:
-            row = db.execute("SELECT expires_at FROM previews WHERE key = ?", (key,)).fetchone()
-            if row is None:
-                return False
-            db.execute("DELETE FROM previews WHERE key = ?", (key,))
-            return row["expires_at"] >= now
+            # One DELETE … RETURNING: of two confirms racing (on any replica) exactly one gets the row.
+            row = db.execute("DELETE FROM previews WHERE key = ? RETURNING expires_at", (key,)).fetchone()
+            return row is not None and row["expires_at"] >= now
 
     # -------------------------------------------------------- inbox parts
     def record_inbox_part(
@@ -535,7 +658,7 @@ class StateDB:
         """Insert a token row only if ``decide(live names of its environment)`` allows it; reading the names
         and inserting are one transaction, so two concurrent creates cannot both take one name. Returns the
         decision."""
-        with self.tx() as db:
+        with self.tx(claim=f"tokens:{row['environment']}") as db:
             names = [
                 r[0]
                 for r in db.execute(
@@ -603,7 +726,7 @@ class StateDB:
 
     def record_job_run(self, *, job: str, environment: str | None, at: float, line: str) -> None:
         """A scheduled job's one-line result (its summary's ``line()``); the newest per job is kept."""
-        with self.tx() as db:
+        with self.tx(claim=f"job_runs:{job}:{environment}") as db:
             db.execute("DELETE FROM job_runs WHERE job = ? AND environment IS ?", (job, environment))
             db.execute(
                 "INSERT INTO job_runs (job, environment, at, line) VALUES (?,?,?,?)",
@@ -631,7 +754,7 @@ class StateDB:
 
         One immediate transaction: two writers of one connector cannot both take the last slot.
         """
-        with self.tx() as db:
+        with self.tx(claim=f"write_usage:{connector}") as db:
             db.execute("DELETE FROM write_usage WHERE at < ?", (now - window,))
             row = db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(bytes), 0), MIN(at) FROM write_usage WHERE connector = ?", (connector,)
@@ -639,8 +762,10 @@ class StateDB:
             writes, used, oldest = int(row[0]), int(row[1]), row[2]
             if not fits(writes, used):
                 return Reservation(None, writes, used, oldest + window if oldest is not None else None)
-            cur = db.execute("INSERT INTO write_usage (connector, at, bytes) VALUES (?,?,?)", (connector, now, size))
-            return Reservation(cur.lastrowid, writes, used, None)
+            cur = db.execute(
+                "INSERT INTO write_usage (connector, at, bytes) VALUES (?,?,?) RETURNING id", (connector, now, size)
+            )
+            return Reservation(int(cur.fetchone()[0]), writes, used, None)
 
     def release_write(self, reservation_id: int) -> None:
         """A reserved write did not happen (refused or failed): it does not count."""
@@ -650,7 +775,7 @@ class StateDB:
     # -------------------------------------------------------------- tasks
     def open_task(self, *, environment: str, kind: str, key: str, text: str, now: float) -> int:
         """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing)."""
-        with self.tx() as db:
+        with self.tx(claim=f"tasks:{environment}:{kind}:{key}") as db:
             row = db.execute(
                 "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND resolved_at IS NULL",
                 (environment, kind, key),
@@ -658,10 +783,10 @@ class StateDB:
             if row is not None:
                 return int(row[0])
             cursor = db.execute(
-                "INSERT INTO tasks (environment, kind, key, text, created_at) VALUES (?,?,?,?,?)",
+                "INSERT INTO tasks (environment, kind, key, text, created_at) VALUES (?,?,?,?,?) RETURNING id",
                 (environment, kind, key, text, now),
             )
-            return int(cursor.lastrowid)
+            return int(cursor.fetchone()[0])
 
     def resolve_tasks(self, *, environment: str, kind: str, now: float, keep: str | None = None) -> int:
         """Mark the open tasks of ``kind`` resolved (all but the one for ``keep``); how many were open."""
@@ -716,17 +841,14 @@ class StateDB:
     # ------------------------------------------------------------ notices
     def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:
         """True when the caller should be told about ``count`` waiting items now (and remember that we did)."""
-        row = (
-            self._conn()
-            .execute(
-                "SELECT last_count, last_at FROM notices WHERE environment = ? AND login = ? AND client = ?",
-                (environment, login, client),
-            )
-            .fetchone()
+        rows = self.query(
+            "SELECT last_count, last_at FROM notices WHERE environment = ? AND login = ? AND client = ?",
+            (environment, login, client),
         )
+        row = rows[0] if rows else None
         if row is not None and row["last_count"] == count and (count == 0 or now - row["last_at"] < interval):
             return False  # the common case, answered without taking the write lock
-        with self.tx() as db:
+        with self.tx(claim=f"notices:{environment}:{login}:{client}") as db:
             row = db.execute(
                 "SELECT last_count, last_at FROM notices WHERE environment = ? AND login = ? AND client = ?",
                 (environment, login, client),
@@ -763,10 +885,10 @@ class StateDB:
         """The handle's row if it is live (renewing it), else None. Expired handles are deleted."""
         with self.tx() as db:
             db.execute("DELETE FROM session_handles WHERE last_used_at < ?", (now - idle_seconds,))
-            row = db.execute("SELECT * FROM session_handles WHERE handle_hash = ?", (handle_hash,)).fetchone()
-            if row is not None:
-                db.execute("UPDATE session_handles SET last_used_at = ? WHERE handle_hash = ?", (now, handle_hash))
-            return row
+            return db.execute(
+                "UPDATE session_handles SET last_used_at = ? WHERE handle_hash = ? AND last_used_at >= ? RETURNING *",
+                (now, handle_hash, now - idle_seconds),
+            ).fetchone()
 
     # --------------------------------------------------------------- OAuth
     # -- OAuth: SQL of the authorization server (auth/oauth.py). Rows in, rows out; no decisions here.
@@ -781,7 +903,7 @@ class StateDB:
         """Keep a registration if ``fits(count of registrations)``: one immediate transaction, so two
         registrations racing cannot both take the last place. ``info_json`` holds no client_secret; its hash
         is ``secret_hash``."""
-        with self.tx() as db:
+        with self.tx(claim="oauth_clients") as db:
             count = int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
             if not fits(count):
                 return False
@@ -952,7 +1074,7 @@ class StateDB:
     def elevation_insert_request(self, row: dict[str, object], *, now: float, fits: Callable[[int], bool]) -> bool:
         """Keep a request if ``fits(live unanswered requests of its connector login)``: one immediate
         transaction, so two requests racing cannot both take the last place."""
-        with self.tx() as db:
+        with self.tx(claim=f"elevation_requests:{row['connector']}") as db:
             pending = int(
                 db.execute(
                     "SELECT COUNT(*) FROM elevation_requests WHERE connector = ? AND answered_at IS NULL"
@@ -1177,12 +1299,9 @@ class StateDB:
         """The pending challenge, consumed (single use), or None if absent or expired."""
         with self.tx() as db:
             row = db.execute(
-                "SELECT * FROM web_challenges WHERE binding_hash = ? AND purpose = ?", (binding_hash, purpose)
+                "DELETE FROM web_challenges WHERE binding_hash = ? AND purpose = ? RETURNING *", (binding_hash, purpose)
             ).fetchone()
-            if row is None:
-                return None
-            db.execute("DELETE FROM web_challenges WHERE binding_hash = ? AND purpose = ?", (binding_hash, purpose))
-            return row if row["expires_at"] > now else None
+            return row if row is not None and row["expires_at"] > now else None
 
     # -- end of persons and passkeys ----------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ its own connector login wrote."""
 from __future__ import annotations
 
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from notegate.auth.grants import CODE_ALPHABET, Grants, conversation_key
 from notegate.errors import NotegateError
 from notegate.policy import Author, Caller, Policy, decide_author, decide_review
 from notegate.state import StateDB
+from pgcluster import stored_bytes
 
 T0 = 1_800_000_000.0
 BASE = "https://notes.example"
@@ -24,8 +24,8 @@ PHONE_AGAIN = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", sess
 
 
 @pytest.fixture
-def state(tmp_path: Path):
-    db = StateDB(tmp_path / "state.sqlite")
+def state(tmp_path: Path, state_url: str):
+    db = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield db
     db.close()
 
@@ -62,8 +62,7 @@ def test_a_request_gives_a_link_a_code_and_a_grant_stored_only_hashed(grants: Gr
     assert len(ticket.code) == 4 and set(ticket.code) <= set(CODE_ALPHABET)
     assert not set(CODE_ALPHABET) & set("0O1IL2Z5S8B")
     assert ticket.expires_at == T0 + 600
-    state.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.glob("state.sqlite*"))
+    raw = stored_bytes(state)
     assert _link_id(ticket.link).encode() not in raw and ticket.grant.encode() not in raw
     assert ticket.grant_id.encode() in raw
 
@@ -101,7 +100,9 @@ def test_a_reason_is_required_and_trusted_callers_need_no_grant(grants: Grants):
     _refused("machine-no-mcp", grants.request, machine, reason="x", conversation=None, base=BASE, now=T0)
 
 
-def test_approved_grant_makes_the_same_connector_trusted_and_survives_a_restart(grants: Grants, tmp_path):
+def test_approved_grant_makes_the_same_connector_trusted_and_survives_a_restart(
+    grants: Grants, tmp_path, state_url: str
+):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
     caller, decision = grants.tier_for(PHONE, ticket.grant, None, T0 + 1)
     assert (caller, decision.rule) == (PHONE, "grant-pending")
@@ -111,7 +112,7 @@ def test_approved_grant_makes_the_same_connector_trusted_and_survives_a_restart(
     assert decision.allowed and caller.tier == "trusted" and caller.grant_id == ticket.grant_id
     assert caller.connector == PHONE.connector and caller.login == PHONE.login
     grants.state.close()
-    reopened = Grants(StateDB(tmp_path / "state.sqlite"), Policy())
+    reopened = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy())
     caller, decision = reopened.tier_for(PHONE, ticket.grant, None, T0 + 3600)
     assert decision.allowed and caller.tier == "trusted"
     reopened.state.close()
@@ -266,17 +267,14 @@ def test_a_granted_caller_reviews_but_never_promotes_what_its_connector_wrote(gr
 
 
 def test_the_state_db_keeps_no_secret_columns_in_clear(state: StateDB):
-    columns = {
-        table: {r[1] for r in state.query(f"PRAGMA table_info({table})")}
-        for table in ("elevation_requests", "elevation_grants")
-    }
+    columns = {table: set(state.columns(table)) for table in ("elevation_requests", "elevation_grants")}
     assert "link_hash" in columns["elevation_requests"] and "grant_hash" in columns["elevation_grants"]
     assert not any(c in ("link", "grant", "grant_value", "link_id") for cs in columns.values() for c in cs)
 
 
-def test_two_answers_racing_cannot_both_win(grants: Grants, tmp_path: Path):
+def test_two_answers_racing_cannot_both_win(grants: Grants, state: StateDB, tmp_path: Path, state_url: str):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
-    other = Grants(StateDB(tmp_path / "state.sqlite"), Policy())
+    other = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy())
     other.deny(_link_id(ticket.link), person="owner", now=T0 + 1)
     _refused(
         "elevation-unknown",
@@ -288,6 +286,4 @@ def test_two_answers_racing_cannot_both_win(grants: Grants, tmp_path: Path):
         now=T0 + 1,
     )
     other.state.close()
-    assert sqlite3.connect(tmp_path / "state.sqlite").execute("SELECT COUNT(*) FROM elevation_grants").fetchone() == (
-        0,
-    )
+    assert tuple(state.query("SELECT COUNT(*) FROM elevation_grants")[0]) == (0,)

@@ -23,8 +23,8 @@ OWNERS = {None: "owner", "household": "owner"}
 
 
 @pytest.fixture
-def state(tmp_path: Path):
-    db = StateDB(tmp_path / "state.sqlite")
+def state(tmp_path: Path, state_url: str):
+    db = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield db
     db.close()
 

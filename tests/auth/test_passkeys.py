@@ -25,6 +25,7 @@ from notegate.auth.websession import hash_secret
 from notegate.cli import main
 from notegate.errors import NotegateError
 from notegate.state import StateDB
+from pgcluster import stored_bytes
 
 PERSONS = frozenset({"owner", "alice"})
 
@@ -37,8 +38,8 @@ def _refused(rule: str, fn, *args, **kwargs) -> None:
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    state = StateDB(tmp_path / "state.sqlite")
+def db(tmp_path: Path, state_url: str):
+    state = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield state
     state.close()
 
@@ -51,7 +52,7 @@ def test_an_enrol_link_works_for_fifteen_minutes_and_once(db: StateDB) -> None:
     assert db.use_enrol_link(hash_secret(token), now=200.0)
     assert not db.use_enrol_link(hash_secret(token), now=200.0)  # a second use never succeeds
     _refused("enrol-link-used", check_enrol_link, db, token, now=201.0)
-    assert token.encode() not in Path(db.path).read_bytes()
+    assert token.encode() not in stored_bytes(db)
 
 
 def test_only_persons_get_links_and_unknown_links_are_refused(db: StateDB) -> None:

@@ -15,14 +15,15 @@ from notegate.auth import tokens
 from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier, verify_token
 from notegate.errors import NotegateError
 from notegate.state import StateDB
+from pgcluster import stored_bytes
 
 TOKEN = re.compile(r"ngt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 NOW = 1_700_000_000.0
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    state = StateDB(tmp_path / "state.sqlite")
+def db(tmp_path: Path, state_url: str):
+    state = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield state
     state.close()
 
@@ -135,8 +136,7 @@ def test_the_database_never_holds_the_secret_or_the_token(db: StateDB, tmp_path:
     assert verify_token(db, token) is not None
     set_token_tier(db, record.id, "trusted")
     revoke_token(db, record.id, now=NOW + 1)
-    db.close()
-    data = b"".join(p.read_bytes() for p in tmp_path.glob("state.sqlite*"))
+    data = stored_bytes(db)
     assert secret.encode() not in data
     assert token.encode() not in data
     assert hashlib.sha256(secret.encode()).hexdigest().encode() in data  # what is stored instead

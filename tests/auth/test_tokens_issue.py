@@ -21,8 +21,8 @@ NOW = 1_700_000_000.0
 
 
 @pytest.fixture
-def db(tmp_path: Path):
-    state = StateDB(tmp_path / "state.sqlite")
+def db(tmp_path: Path, state_url: str):
+    state = StateDB(tmp_path / "state.sqlite", url=state_url)
     yield state
     state.close()
 
@@ -82,15 +82,15 @@ def test_a_failed_delivery_stores_nothing(db: StateDB) -> None:
     assert list_tokens(db) == []
 
 
-def test_two_concurrent_creates_cannot_both_take_one_name(tmp_path: Path) -> None:
+def test_two_concurrent_creates_cannot_both_take_one_name(tmp_path: Path, state_url: str) -> None:
     """Both pass the first check (the barrier holds them inside deliver); the insert's own check stops one."""
     path = tmp_path / "state.sqlite"
-    StateDB(path).close()
+    StateDB(path, url=state_url).close()
     barrier = threading.Barrier(2)
     outcomes: list[str] = []
 
     def create() -> None:
-        state = StateDB(path)
+        state = StateDB(path, url=state_url)
         try:
             issue(state, deliver=lambda _t: barrier.wait(timeout=10))
             outcomes.append("created")
@@ -105,7 +105,7 @@ def test_two_concurrent_creates_cannot_both_take_one_name(tmp_path: Path) -> Non
     for t in threads:
         t.join(timeout=30)
     assert sorted(outcomes) == ["created", "token-name-taken"]
-    state = StateDB(path)
+    state = StateDB(path, url=state_url)
     assert len(list_tokens(state)) == 1
     state.close()
 

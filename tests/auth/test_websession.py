@@ -23,6 +23,7 @@ from notegate.auth.websession import (
 )
 from notegate.errors import NotegateError
 from notegate.state import StateDB
+from pgcluster import stored_bytes
 
 
 @given(st.one_of(st.text(max_size=80), st.binary(max_size=60), st.none(), st.integers()))
@@ -137,8 +138,8 @@ def _passkey(db: StateDB, passkey_id: str = "pk_1") -> None:
     )
 
 
-def test_sessions_are_hashed_expire_and_die_with_their_passkey(tmp_path) -> None:
-    db = StateDB(tmp_path / "state.sqlite")
+def test_sessions_are_hashed_expire_and_die_with_their_passkey(tmp_path, state_url: str) -> None:
+    db = StateDB(tmp_path / "state.sqlite", url=state_url)
     _passkey(db)
     sessions = WebSessions(db, lifetime=10 * MAX_SESSION_SECONDS)
     assert sessions.lifetime == MAX_SESSION_SECONDS  # never longer than 12 h
@@ -147,7 +148,7 @@ def test_sessions_are_hashed_expire_and_die_with_their_passkey(tmp_path) -> None
     assert sessions.current(opened.secret, now=1000.0 + MAX_SESSION_SECONDS) is None
     assert sessions.current("ngs_" + "A" * 43, now=1000.0) is None
     assert sessions.current("garbage", now=1000.0) is None
-    assert opened.secret.encode() not in (tmp_path / "state.sqlite").read_bytes()
+    assert opened.secret.encode() not in stored_bytes(db)
     again = sessions.open(login="owner", passkey_id="pk_1", now=2000.0)
     assert db.revoke_passkey("pk_1", now=2001.0) == 1
     assert sessions.current(again.secret, now=2002.0) is None

@@ -119,7 +119,7 @@ def _write(
         os.chmod(work, 0o700)
         # 1. the state database
         state_copy = work / "state.sqlite"
-        live = StateDB(config.state_dir / "state.sqlite")
+        live = StateDB.for_config(config)
         try:
             live.backup_to(state_copy)
         finally:

@@ -74,7 +74,7 @@ class Runtime:
         self.config = config
         self.policy = config.policy
         self.clock = clock
-        self.state = StateDB(config.state_dir / "state.sqlite")
+        self.state = StateDB.for_config(config)
         self._envs: dict[str, Environment] = {}
         self._lock = threading.Lock()
         self._open_locks: dict[str, threading.Lock] = {}  # one per environment: a slow origin opens alone

@@ -138,7 +138,7 @@ def _server(config_path: Path):
     from notegate.state import StateDB
 
     config = load_config(config_path)
-    return config, StateDB(config.state_dir / "state.sqlite")
+    return config, StateDB.for_config(config)
 
 
 def _url(options: Options) -> str:
