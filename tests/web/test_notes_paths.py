@@ -43,3 +43,13 @@ def test_any_path_is_a_page_or_a_named_refusal(signed: tuple[Console, Signed], r
     assert response.status_code < 500, (raw, response.status_code)
     if response.status_code >= 400 and response.url.path.startswith(route):  # ("a/../.." leaves the route)
         assert re.search(r'id="refusal" data-rule="[a-z0-9-]+"', response.text), (raw, response.text[:300])
+
+
+@pytest.mark.parametrize("path", ["/notes/%0A0", "/history/a%0A.md", "/edit/x%0D%0Ay.md", "/files/a%0A.png"])
+def test_a_path_holding_a_line_break_is_refused_by_name(signed: tuple[Console, Signed], path: str) -> None:
+    """Starlette's ``{path:path}`` stops at a newline, so such a path once matched no route at all (a bare
+    404); the notes routes take any character and hand it to the path parser, which refuses it by name."""
+    _, owner = signed
+    response = owner.client.get(path)
+    assert 400 <= response.status_code < 500
+    assert re.search(r'id="refusal" data-rule="[a-z0-9-]+"', response.text), response.text[:300]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Route, request_response
@@ -28,6 +29,17 @@ from notegate.doors.web.review_page import OwnerPages
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
+
+
+class NotePathConvertor(PathConvertor):
+    """Like ``{path:notepath}``, but any character, newlines too: Starlette's ``.*`` stops at a newline, so a
+    path holding ``%0A`` matched no route and got a bare 404. Here it reaches the notes service's path
+    parser, which refuses it by name like any other bad path."""
+
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("notepath", NotePathConvertor())
 
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = {"passkeys.js": "text/javascript", "console.css": "text/css", "notes.css": "text/css"}
@@ -124,14 +136,14 @@ def web_routes(
         ("/connections/oauth/{family_id}/revoke", admin.revoke_family, ["POST"]),
         ("/status", admin.status, ["GET"]),
         ("/notes", notes.browse, ["GET"]),
-        ("/notes/{path:path}", notes.browse, ["GET"]),
+        ("/notes/{path:notepath}", notes.browse, ["GET"]),
         ("/search", notes.search, ["GET"]),
         ("/deleted", notes.deleted, ["GET"]),
-        ("/files/{path:path}", notes.file, ["GET"]),
-        ("/history/{path:path}", notes.history, ["GET"]),
-        ("/restore/{path:path}", notes.restore, ["POST"]),
-        ("/edit/{path:path}", notes.edit_page, ["GET"]),
-        ("/edit/{path:path}", notes.edit, ["POST"]),
+        ("/files/{path:notepath}", notes.file, ["GET"]),
+        ("/history/{path:notepath}", notes.history, ["GET"]),
+        ("/restore/{path:notepath}", notes.restore, ["POST"]),
+        ("/edit/{path:notepath}", notes.edit_page, ["GET"]),
+        ("/edit/{path:notepath}", notes.edit, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     return [
