@@ -214,6 +214,21 @@ def search_queries(spec: genvault.VaultSpec) -> dict[str, list[str]]:
     }
 
 
+def import_vault(cfg: Path, src: Path, spec: genvault.VaultSpec) -> subprocess.CompletedProcess[str]:
+    """``notegate import``; the floor refuses a few generated names (``…Agent.md`` reads as an instruction
+    file), which exits 1 with everything else pushed: those notes leave the benchmark's pool."""
+    out = run_cli("import", "--config", str(cfg), str(src), "--quiet", ok=(0, 1))
+    refused = {
+        line.split("  ", 1)[1].split(": ", 1)[0].strip()
+        for line in (out.stdout + out.stderr).splitlines()
+        if line.startswith("refused  ")
+    }
+    if out.returncode and (not refused or "pushed" not in out.stdout + out.stderr):
+        raise subprocess.CalledProcessError(out.returncode, out.args, out.stdout, out.stderr)
+    spec.paths[:] = [p for p in spec.paths if p not in refused]
+    return out
+
+
 def pick_notes(spec: genvault.VaultSpec, rng: random.Random, count: int, taken: set[str]) -> list[str]:
     """Distinct notes nobody else in this run writes (writes must not collide unless we want them to)."""
     pool = [p for p in spec.paths if p not in taken]
@@ -223,10 +238,17 @@ def pick_notes(spec: genvault.VaultSpec, rng: random.Random, count: int, taken: 
 
 
 # ------------------------------------------------------------------ processes
-def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", *args], check=True, capture_output=True, text=True, timeout=timeout
-    )
+def run_cli(*args: str, timeout: float = 600, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "notegate.cli", *args], check=False, capture_output=True, text=True, timeout=timeout
+        )
+        if done.returncode not in ok:
+            raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+        return done
+    except subprocess.CalledProcessError as exc:
+        print(f"notegate {args[0]} failed: {(exc.stderr or exc.stdout or '').strip()[-2000:]}", file=sys.stderr)
+        raise
 
 
 def free_port() -> int:
@@ -678,11 +700,11 @@ async def run(args: argparse.Namespace) -> Report:
             Scalar("genvault", spec.seconds, "s", f"{spec.notes} notes, {spec.total_bytes / 1e6:.1f} MB")
         )
         probe = next(iter(spec.rare_terms))  # in 1 note: a hit means the whole vault is indexed
-        read_path = spec.paths[0]
 
         cfg = init_directory(workdir / "vault")
         started = time.perf_counter()
-        out = run_cli("import", "--config", str(cfg), str(workdir / "src"), "--quiet")
+        out = import_vault(cfg, workdir / "src", spec)
+        read_path = spec.paths[0]
         report.scalars.append(
             Scalar("notegate import (wall)", time.perf_counter() - started, "s", out.stdout.strip().splitlines()[-1])
         )
@@ -714,7 +736,7 @@ async def run(args: argparse.Namespace) -> Report:
 
         _log("cold start (b): first start after import, empty index…")
         cfg_b = init_directory(workdir / "vault-b")
-        run_cli("import", "--config", str(cfg_b), str(workdir / "src"), "--quiet")
+        import_vault(cfg_b, workdir / "src", spec)
         index = cfg_b.parent / "state" / "envs" / "personal" / "index.sqlite"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{index}{suffix}").unlink(missing_ok=True)
