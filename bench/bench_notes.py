@@ -214,6 +214,21 @@ def search_queries(spec: genvault.VaultSpec) -> dict[str, list[str]]:
     }
 
 
+def import_vault(cfg: Path, src: Path, spec: genvault.VaultSpec) -> subprocess.CompletedProcess[str]:
+    """``notegate import``; the floor refuses a few generated names (``…Agent.md`` reads as an instruction
+    file), which exits 1 with everything else pushed: those notes leave the benchmark's pool."""
+    out = run_cli("import", "--config", str(cfg), str(src), "--quiet", ok=(0, 1))
+    refused = {
+        line.split("  ", 1)[1].split(": ", 1)[0].strip()
+        for line in (out.stdout + out.stderr).splitlines()
+        if line.startswith("refused  ")
+    }
+    if out.returncode and (not refused or "pushed" not in out.stdout + out.stderr):
+        raise subprocess.CalledProcessError(out.returncode, out.args, out.stdout, out.stderr)
+    spec.paths[:] = [p for p in spec.paths if p not in refused]
+    return out
+
+
 def pick_notes(spec: genvault.VaultSpec, rng: random.Random, count: int, taken: set[str]) -> list[str]:
     """Distinct notes nobody else in this run writes (writes must not collide unless we want them to)."""
     pool = [p for p in spec.paths if p not in taken]
@@ -223,10 +238,17 @@ def pick_notes(spec: genvault.VaultSpec, rng: random.Random, count: int, taken: 
 
 
 # ------------------------------------------------------------------ processes
-def run_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", *args], check=True, capture_output=True, text=True, timeout=timeout
-    )
+def run_cli(*args: str, timeout: float = 600, ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "notegate.cli", *args], check=False, capture_output=True, text=True, timeout=timeout
+        )
+        if done.returncode not in ok:
+            raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+        return done
+    except subprocess.CalledProcessError as exc:
+        print(f"notegate {args[0]} failed: {(exc.stderr or exc.stdout or '').strip()[-2000:]}", file=sys.stderr)
+        raise
 
 
 def free_port() -> int:
@@ -406,9 +428,12 @@ def bench_in_process(report: Report, cfg: Path, spec: genvault.VaultSpec, plan: 
         report.rows.append(Row(door, "write_note (confirmed, existing)", samples, note=drift(samples)))
         samples = _append_samples(svc, spec, plan, rng)
         report.rows.append(Row(door, "append_note (confirmed)", samples, note=drift(samples)))
-        rate, samples = _threaded_writers(svc, spec, plan, rng)
+        origin = cfg.parent / "origin.git"
+        before = origin_tip(origin)
+        rate, samples, finals = _threaded_writers(svc, spec, plan, rng)
         report.rows.append(Row(door, f"write_note, {WRITERS} threads", samples, note=f"{rate:.1f} commits/s"))
         report.scalars.append(Scalar(f"in-process {WRITERS} concurrent writers", rate, "commits/s"))
+        add_lost_updates(report, "in-process", origin, before, finals, len(samples))
     finally:
         runtime.close()
 
@@ -445,15 +470,40 @@ def _append_samples(svc: NotesService, spec: genvault.VaultSpec, plan: Plan, rng
     return samples
 
 
+def origin_tip(origin: Path) -> str:
+    return str(pygit2.Repository(str(origin)).references["refs/heads/main"].target)
+
+
+def add_lost_updates(report: Report, door: str, origin: Path, before: str, finals: dict[str, str], acked: int) -> None:
+    """Lost updates: notes whose last acknowledged text is not what the origin holds now, and acknowledged
+    writes without a commit of their own at the origin (one commit per write)."""
+    repo = pygit2.Repository(str(origin))
+    tip = repo.references["refs/heads/main"].target
+    tree = repo[tip].peel(pygit2.Tree)
+    lost = sum(1 for path, text in finals.items() if repo[tree[path].id].data.decode() != text)
+    walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker.hide(before)
+    commits = sum(1 for _ in walker)
+    report.scalars.append(
+        Scalar(
+            f"{door} {WRITERS} writers: lost updates",
+            lost + max(0, acked - commits),
+            "",
+            f"{acked} acknowledged, {commits} new commits at the origin",
+        )
+    )
+
+
 def _threaded_writers(
     svc: NotesService, spec: genvault.VaultSpec, plan: Plan, rng: random.Random
-) -> tuple[float, list[float]]:
+) -> tuple[float, list[float], dict[str, str]]:
     """32 threads, each writing its own note ``per_writer`` times: commits per second through one store."""
     paths = pick_notes(spec, rng, WRITERS, _taken)
     heads = {p: svc.read_note(CALLER, p) for p in paths}
     samples: list[float] = []
     lock = threading.Lock()
     barrier = threading.Barrier(WRITERS)
+    finals: dict[str, str] = {}
 
     def writer(path: str) -> int:
         note = heads[path]
@@ -466,13 +516,14 @@ def _threaded_writers(
             revision = svc.write_note(CALLER, path, text, revision, confirmed=True).new_revision or ""
             with lock:
                 samples.append((time.perf_counter() - started) * 1000)
+                finals[path] = text
             done += 1
         return done
 
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
         done = sum(pool.map(writer, paths))
-    return done / (time.perf_counter() - started), samples
+    return done / (time.perf_counter() - started), samples, finals
 
 
 # ------------------------------------------------------------------ over MCP
@@ -546,7 +597,10 @@ async def bench_mcp(
             Scalar("write searchable by the next call", 1.0 if visible else 0.0, "(1 = yes)", f"marker {marker}")
         )
 
-    rate, samples, errors = await _mcp_writers(server, token, spec, plan, rng)
+    origin = server.config.parent / "origin.git"
+    before = origin_tip(origin)
+    rate, samples, errors, finals = await _mcp_writers(server, token, spec, plan, rng)
+    add_lost_updates(report, "mcp", origin, before, finals, len(samples))
     note = f"{rate:.1f} commits/s" + (f", {errors} errors" if errors else "")
     report.rows.append(Row(door, f"write_note, {WRITERS} clients", samples, note=note))
     report.scalars.append(Scalar(f"mcp {WRITERS} concurrent writers", rate, "commits/s", note))
@@ -554,11 +608,12 @@ async def bench_mcp(
 
 async def _mcp_writers(
     server: ServerProcess, token: str, spec: genvault.VaultSpec, plan: Plan, rng: random.Random
-) -> tuple[float, list[float], int]:
+) -> tuple[float, list[float], int, dict[str, str]]:
     """32 SDK clients (each its own HTTP connection pool), each writing its own note ``per_writer`` times."""
     paths = pick_notes(spec, rng, WRITERS, _taken)
     samples: list[float] = []
     errors = 0
+    finals: dict[str, str] = {}
     ready = asyncio.Event()
     arrived = 0
 
@@ -584,6 +639,7 @@ async def _mcp_writers(
                     break
                 samples.append((time.perf_counter() - started) * 1000)
                 revision = result["new_revision"]
+                finals[path] = text
                 done += 1
             return done
 
@@ -591,7 +647,7 @@ async def _mcp_writers(
     await ready.wait()
     started = time.perf_counter()
     done = sum(await asyncio.gather(*tasks))
-    return done / (time.perf_counter() - started), samples, errors
+    return done / (time.perf_counter() - started), samples, errors, finals
 
 
 # ------------------------------------------------------------------ scenario
@@ -644,11 +700,11 @@ async def run(args: argparse.Namespace) -> Report:
             Scalar("genvault", spec.seconds, "s", f"{spec.notes} notes, {spec.total_bytes / 1e6:.1f} MB")
         )
         probe = next(iter(spec.rare_terms))  # in 1 note: a hit means the whole vault is indexed
-        read_path = spec.paths[0]
 
         cfg = init_directory(workdir / "vault")
         started = time.perf_counter()
-        out = run_cli("import", "--config", str(cfg), str(workdir / "src"), "--quiet")
+        out = import_vault(cfg, workdir / "src", spec)
+        read_path = spec.paths[0]
         report.scalars.append(
             Scalar("notegate import (wall)", time.perf_counter() - started, "s", out.stdout.strip().splitlines()[-1])
         )
@@ -680,7 +736,7 @@ async def run(args: argparse.Namespace) -> Report:
 
         _log("cold start (b): first start after import, empty index…")
         cfg_b = init_directory(workdir / "vault-b")
-        run_cli("import", "--config", str(cfg_b), str(workdir / "src"), "--quiet")
+        import_vault(cfg_b, workdir / "src", spec)
         index = cfg_b.parent / "state" / "envs" / "personal" / "index.sqlite"
         for suffix in ("", "-wal", "-shm"):
             Path(f"{index}{suffix}").unlink(missing_ok=True)
@@ -728,14 +784,18 @@ def evaluate(report: Report, rss: float, rss_b: float) -> None:
     w_in = p50("in-process", "write_note (confirmed, existing)")
     add("confirmed write p50, in process", "≤ 10 ms", f"{w_in:.2f} ms", w_in <= 10)
     w_mcp = p50("mcp-http", "write_note (confirmed, existing)")
-    add("confirmed write p50, MCP HTTP", "≤ 25 ms", f"{w_mcp:.2f} ms", w_mcp <= 25)
+    add("confirmed write p50, MCP HTTP", "≤ 15 ms", f"{w_mcp:.2f} ms", w_mcp <= 15)
     for row in report.rows:
         if row.door == "mcp-http" and row.op.startswith("search_notes"):
             kind = row.op.split(": ", 1)[1]
             add(f"search p50 over MCP ({kind})", "≤ 10 ms", f"{row.pct(0.5):.2f} ms", row.pct(0.5) <= 10)
     rate = report.scalar(f"mcp {WRITERS} concurrent writers")
     if rate:
-        add(f"{WRITERS} writers over MCP", "≥ 100 commits/s", f"{rate.value:.1f} commits/s", rate.value >= 100)
+        add(f"{WRITERS} writers over MCP", "≥ 200 commits/s", f"{rate.value:.1f} commits/s", rate.value >= 200)
+    for door in ("in-process", "mcp"):
+        lost = report.scalar(f"{door} {WRITERS} writers: lost updates")
+        if lost:
+            add(f"{WRITERS} writers ({door}): lost updates", "0", f"{lost.value:.0f}", lost.value == 0)
     for key in (
         "cold start (a) restart: first read",
         "cold start (a) restart: searchable",

@@ -28,6 +28,7 @@ Theory of operation
 from __future__ import annotations
 
 import fcntl
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -48,6 +49,7 @@ PENDING_REF = "refs/notegate/pending"
 TRACKING_REF = "refs/remotes/origin/main"
 MAX_REPLAYS = 5
 MAX_PACKS = 50
+MAX_GROUP = 64  # requests one lock holder commits and pushes together
 COMMITTER_NAME = ("notegate", "notegate@localhost")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
@@ -117,6 +119,33 @@ class CommitResult:
     commit: str
     blobs: Mapping[str, str]  # path -> new blob id (or ABSENT)
     parent: str | None
+
+
+@dataclass
+class _Request:
+    """One write waiting for a group commit: what it changes and expects, and (once done) its outcome."""
+
+    changes: tuple[Change, ...]
+    expect: dict[str, str]
+    author: Author
+    message: str
+    new_paths: tuple[str, ...]
+    on_advance: Callable[[str | None, str], None] | None
+    result: CommitResult | None = None
+    error: BaseException | None = None
+    done: bool = False
+
+    def finish(self, result: CommitResult) -> None:
+        self.result, self.done = result, True
+
+    def fail(self, error: BaseException) -> None:
+        self.error, self.done = error, True
+
+    def outcome(self) -> CommitResult:
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None, "a request left the group without an outcome"
+        return self.result
 
 
 @dataclass
@@ -228,6 +257,9 @@ class VaultStore:
         self._lock_path = repo_dir.parent / "write.lock"
         self._thread_lock = threading.RLock()
         self._lock_depth = 0  # how deep this thread holds write_lock (read and written only under _thread_lock)
+        self._lock_owner: int | None = None  # the thread that holds write_lock now
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Request] = []  # writes waiting for the next group commit
         self._listing_lock = threading.Lock()
         self._listing: Listing | None = None
         self._ensure_remote()
@@ -447,10 +479,12 @@ class VaultStore:
             with open(self._lock_path, "a+") as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 self._lock_depth = 1
+                self._lock_owner = threading.get_ident()
                 try:
                     yield
                 finally:
                     self._lock_depth = 0
+                    self._lock_owner = None
                     fcntl.flock(handle, fcntl.LOCK_UN)
 
     def commit(
@@ -467,42 +501,124 @@ class VaultStore:
 
         ``on_advance(old, new)`` is called whenever ``main`` moves (after a fetch, or after our push), so
         the caller can keep its search index in step.
+
+        Group commit: a write queues its request; whichever writer holds the lock takes every queued
+        request, makes one commit per request, chained in queue order (each checked against the tree the
+        previous one left), pushes the last one once, and only then acknowledges them all.  A request
+        whose expectation fails raises its own :class:`Conflict`; the others go on.
         """
-        with self.write_lock():
+        request = _Request(tuple(changes), dict(expect), author, message, tuple(new_paths), on_advance)
+        if self._lock_owner == threading.get_ident():  # inside a hold already (a contract): commit alone
+            self._commit_group([request])
+            return request.outcome()
+        with self._queue_lock:
+            self._queue.append(request)
+        while not request.done:
+            with self.write_lock():
+                if request.done:  # a previous holder committed (or refused) it as part of its group
+                    break
+                with self._queue_lock:
+                    group = self._queue[:MAX_GROUP]
+                    del self._queue[:MAX_GROUP]
+                self._commit_group(group)
+        return request.outcome()
+
+    def _commit_group(self, group: list[_Request]) -> None:
+        """Commit, push and acknowledge ``group`` (under the write lock). Every request leaves done, or back
+        in the queue (a new path whose case check needs a listing of its own)."""
+        try:
+            first = group[0].on_advance if group else None
             if self.refusal is not None:  # the origin may have been repaired meanwhile: ask it first
-                self._fetch_locked(on_advance)
+                self._fetch_locked(first)
                 self._refuse_if_refused()
             for _attempt in range(MAX_REPLAYS):
                 tip = self.head()
-                tip_tree = self.repo[tip].peel(pygit2.Tree) if tip else None
-                for path, expected in expect.items():
-                    current = _entry_blob(tip_tree, path) if tip_tree is not None else ABSENT
-                    if current != expected:
-                        raise Conflict(path, expected, current)
-                self._check_case(tip, new_paths)
-                created: list[pygit2.Oid] = []
-                tree_id = build_tree(self.repo, tip_tree, changes, created)
-                # Signatures are made now, not at import: a frozen timestamp slows every history walk.
-                sig = pygit2.Signature(author.name, f"{author.login}@notegate")
-                committer = pygit2.Signature(*COMMITTER_NAME)
-                parents = [tip] if tip else []
-                commit_id = self.repo.create_commit(None, sig, committer, message, tree_id, parents)
-                created.append(commit_id)
-                if self._push(commit_id, tip, created):
-                    self.repo.references.create(MAIN_REF, commit_id, force=True)
-                    self.repo.references.create(TRACKING_REF, commit_id, force=True)
-                    self.refusal = None  # the origin took our commit on top of main: its tip is ours
-                    if on_advance is not None:
-                        on_advance(tip, str(commit_id))
-                    blobs = {c.path: _entry_blob(self.repo[commit_id].peel(pygit2.Tree), c.path) for c in changes}
-                    return CommitResult(commit=str(commit_id), blobs=blobs, parent=tip)
-                # The origin moved: take its tip (if the vet accepts it) and try again on top of it.
-                self._fetch_locked(on_advance)
+                chain, created = self._build_chain(tip, group)
+                if not chain:
+                    return
+                last = chain[-1][1]
+                if self._push(last, tip, created):
+                    self.repo.references.create(MAIN_REF, last, force=True)
+                    self.repo.references.create(TRACKING_REF, last, force=True)
+                    self.refusal = None  # the origin took our commits on top of main: its tip is ours
+                    callbacks: list[Callable[[str | None, str], None]] = []
+                    for request, _commit, _parent, _blobs in chain:
+                        if request.on_advance is not None and request.on_advance not in callbacks:
+                            callbacks.append(request.on_advance)
+                    for callback in callbacks:
+                        callback(tip, str(last))
+                    for request, commit_id, parent, blobs in chain:
+                        request.finish(CommitResult(commit=str(commit_id), blobs=blobs, parent=parent))
+                    return
+                # The origin moved: take its tip (if the vet accepts it) and build the chain again on it.
+                self._fetch_locked(first)
                 self._refuse_if_refused()
+                group = [r for r, _c, _p, _b in chain]
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' kept moving during {MAX_REPLAYS} attempts",
                 remedy="Nothing was written. Try again in a moment.",
             )
+        except BaseException as exc:  # handed to every waiting writer, raised in its own thread
+            for request in group:
+                if not request.done:
+                    request.fail(exc)
+
+    def _build_chain(
+        self, tip: str | None, group: list[_Request]
+    ) -> tuple[list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]], list[pygit2.Oid]]:
+        """One commit per request on top of ``tip``, each on the previous one. A request whose expectation
+        fails is refused alone; a new path that may collide by case with the chain so far waits for a later
+        group (so its check sees exactly the notes before it, as a lone write would)."""
+        tree = self.repo[tip].peel(pygit2.Tree) if tip else None
+        parent = tip
+        listing = self.listing() if tip is not None and any(r.new_paths for r in group) else None
+        added = Listing(commit=None)  # notes created by the chain so far, for the case check
+        chain: list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]] = []
+        created: list[pygit2.Oid] = []
+        deferred: list[_Request] = []
+        for request in group:
+            try:
+                for path, expected in request.expect.items():
+                    current = _entry_blob(tree, path) if tree is not None else ABSENT
+                    if current != expected:
+                        raise Conflict(path, expected, current)
+                if request.new_paths and listing is not None:
+                    existing = self._collision(listing, added, request.new_paths)
+                    if existing is not None and chain:
+                        deferred.append(request)
+                        continue
+                    if existing is not None:
+                        raise CaseCollision(*existing)
+                tree_id = build_tree(self.repo, tree, request.changes, created)
+                # Signatures are made now, not at import: a frozen timestamp slows every history walk.
+                sig = pygit2.Signature(request.author.name, f"{request.author.login}@notegate")
+                committer = pygit2.Signature(*COMMITTER_NAME)
+                commit_id = self.repo.create_commit(
+                    None, sig, committer, request.message, tree_id, [parent] if parent else []
+                )
+            except Exception as exc:  # this request's own failure; the group goes on
+                request.fail(exc)
+                continue
+            created.append(commit_id)
+            tree = self.repo[tree_id].peel(pygit2.Tree)
+            blobs = {c.path: _entry_blob(tree, c.path) for c in request.changes}
+            for change in request.changes:
+                if change.data is not None:
+                    added.add(change.path, "")
+            chain.append((request, commit_id, parent, blobs))
+            parent = str(commit_id)
+        if deferred:
+            with self._queue_lock:
+                self._queue[:0] = deferred
+        return chain, created
+
+    @staticmethod
+    def _collision(listing: Listing, added: Listing, new_paths: Sequence[str]) -> tuple[str, str] | None:
+        for path in new_paths:
+            existing = listing.collision(path) or added.collision(path)
+            if existing is not None:
+                return path, existing
+        return None
 
     def _refuse_if_refused(self) -> None:
         """Nothing is built on a refused origin: the write is refused, nothing written or acknowledged."""
@@ -515,15 +631,6 @@ class VaultStore:
             f"refused ({rules}); this write would have to build on it, so nothing was written "
             f"(the server stays on {(refusal.good or 'an empty vault')[:12]})"
         )
-
-    def _check_case(self, tip: str | None, new_paths: Sequence[str]) -> None:
-        if not new_paths or tip is None:
-            return
-        listing = self.listing()
-        for path in new_paths:
-            existing = listing.collision(path)
-            if existing is not None:
-                raise CaseCollision(path, existing)
 
     def _local_origin(self) -> pygit2.Repository | None:
         """The origin as a repository when it is a bare repository on this machine, else None."""
@@ -548,17 +655,13 @@ class VaultStore:
     def _push_local(
         self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None, created: Sequence[pygit2.Oid]
     ) -> bool:
-        """A local bare origin: copy the new objects, then compare-and-swap its main (no transport round trip).
+        """A local bare origin: share the new objects, then compare-and-swap its main (no transport round trip).
 
         The objects go first, so the ref never points at something missing; the ref update fails if main is
         no longer ``parent`` (another writer got there first), which is the ordinary "origin moved" case.
         """
         try:
-            odb = origin.odb
-            for oid in created:
-                if oid not in odb:
-                    kind, data = self.repo.odb.read(oid)
-                    odb.write(kind, data)
+            self._share_objects(origin, created)
             try:
                 ref = origin.references[MAIN_REF]
             except KeyError:
@@ -586,6 +689,37 @@ class VaultStore:
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
+
+    def _share_objects(self, origin: pygit2.Repository, created: Sequence[pygit2.Oid]) -> None:
+        """Give a local origin the objects a write created, each written once.
+
+        A loose object is an immutable, read-only file named by its id, so the origin can hold the very same
+        file: a hard link (what ``git clone --local`` does) costs a directory entry instead of a second file
+        with its data, and both repositories stay self-contained (neither borrows from the other, so either
+        one can be moved, repacked or lost alone).  Where linking is impossible (another file system, an
+        object already packed here) the object is copied through the origin's object database.
+        """
+        ours = Path(self.repo.path) / "objects"
+        theirs = Path(origin.path) / "objects"
+        odb = origin.odb
+        for oid in created:
+            hexid = str(oid)
+            target = theirs / hexid[:2] / hexid[2:]
+            try:
+                try:
+                    os.link(ours / hexid[:2] / hexid[2:], target)
+                except FileNotFoundError:
+                    if not target.parent.is_dir():  # the origin lacks this fan-out folder yet
+                        target.parent.mkdir(exist_ok=True)
+                        os.link(ours / hexid[:2] / hexid[2:], target)
+                    else:
+                        raise
+            except FileExistsError:
+                continue  # the origin has this object already (the same blob in another note)
+            except OSError:
+                if oid not in odb:
+                    kind, data = self.repo.odb.read(oid)
+                    odb.write(kind, data)
 
     def _push_remote(self, commit_id: pygit2.Oid) -> bool:
         self.repo.references.create(PENDING_REF, commit_id, force=True)

@@ -1,0 +1,274 @@
+"""Group commit against real bare repositories: writes queued behind one push are chained, one commit each,
+pushed together, acknowledged only once the origin took them; a conflict fails only its own write."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from notegate.errors import OriginUnavailable
+from notegate.vault.store import ABSENT, MAIN_REF, Author, CaseCollision, Change, CommitResult, Conflict, VaultStore
+
+AUTHOR = Author("Tester", "tester")
+
+
+def make_origin(path: Path) -> Path:
+    pygit2.init_repository(str(path), bare=True, initial_head="main")
+    # every move of the origin's main is logged: one entry per accepted push
+    subprocess.run(["git", "--git-dir", str(path), "config", "core.logAllRefUpdates", "always"], check=True)
+    return path
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    return make_origin(tmp_path / "origin.git")
+
+
+@pytest.fixture
+def store(tmp_path: Path, origin: Path) -> VaultStore:
+    s = VaultStore.create("personal", tmp_path / "srv" / "vault.git", str(origin))
+    s.commit([Change("a.md", b"alpha\n"), Change("dir/b.md", b"beta\n")], {}, AUTHOR, "seed")
+    return s
+
+
+def origin_head(origin: Path) -> str:
+    return str(pygit2.Repository(str(origin)).references[MAIN_REF].target)
+
+
+def origin_pushes(origin: Path) -> int:
+    """Moves of the origin's main, from its reflog."""
+    log = subprocess.run(
+        ["git", "--git-dir", str(origin), "reflog", "show", "--format=%H", "refs/heads/main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return len(log.split())
+
+
+Outcome = CommitResult | BaseException
+
+
+def grouped(store: VaultStore, writes: list[Callable[[], CommitResult]], before_release=None) -> list[Outcome]:
+    """Run ``writes`` in threads while this thread holds the write lock, so all of them queue; release the
+    lock once every one is queued: the next holder commits them as one group."""
+    outcomes: list[Outcome | None] = [None] * len(writes)
+
+    def run(i: int) -> None:
+        try:
+            outcomes[i] = writes[i]()
+        except BaseException as exc:  # the test inspects each write's own outcome
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(writes))]
+    with store.write_lock():
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 30
+        while len(store._queue) < len(writes):  # every write is queued behind this hold
+            assert time.monotonic() < deadline, "writes did not queue"
+            time.sleep(0.005)
+        if before_release is not None:
+            before_release()
+    for t in threads:
+        t.join(30)
+    assert all(o is not None for o in outcomes)
+    return outcomes  # type: ignore[return-value]
+
+
+def writer(store: VaultStore, path: str, data: bytes | None, expected: str, **kw) -> Callable[[], CommitResult]:
+    return lambda: store.commit([Change(path, data)], {path: expected}, AUTHOR, f"write {path}", **kw)
+
+
+def chain_of(store: VaultStore, results: list[CommitResult], base: str) -> list[str]:
+    """The results' commits in parent order, checking that they form one line on ``base``."""
+    by_parent = {r.parent: r.commit for r in results}
+    assert len(by_parent) == len(results), "two writes share a parent: not a chain"
+    order, cursor = [], base
+    while cursor in by_parent:
+        cursor = by_parent[cursor]
+        order.append(cursor)
+    assert len(order) == len(results)
+    return order
+
+
+def test_queued_writes_are_chained_one_commit_each_and_pushed_once(store: VaultStore, origin: Path) -> None:
+    base = store.head()
+    pushes = origin_pushes(origin)
+    paths = [f"group/n{i}.md" for i in range(8)]
+    outcomes = grouped(store, [writer(store, p, f"{p}\n".encode(), ABSENT) for p in paths])
+    assert all(isinstance(o, CommitResult) for o in outcomes)
+    order = chain_of(store, outcomes, base)  # type: ignore[arg-type]
+    assert origin_head(origin) == store.head() == order[-1]
+    assert origin_pushes(origin) == pushes + 1  # eight commits, one push
+    for path, result in zip(paths, outcomes, strict=True):
+        assert isinstance(result, CommitResult)
+        changed = store.changed_notes(result.parent, result.commit)
+        assert changed == [(path, result.blobs[path])]  # each commit holds its own write only
+        assert store.commit_info(result.commit).message == f"write {path}"
+        assert store.read(path) == (f"{path}\n".encode(), result.blobs[path])
+
+
+def test_a_conflict_in_a_group_fails_only_its_own_write(store: VaultStore, origin: Path) -> None:
+    base_a = store.blob_id("a.md")
+    writes = [
+        writer(store, "a.md", b"first\n", base_a),
+        writer(store, "x1.md", b"x1\n", ABSENT),
+        writer(store, "a.md", b"second\n", base_a),  # same base as the first: stale once the first lands
+        writer(store, "x2.md", b"x2\n", ABSENT),
+    ]
+    outcomes = grouped(store, writes)
+    a_results = [outcomes[0], outcomes[2]]
+    conflicts = [o for o in a_results if isinstance(o, Conflict)]
+    assert len(conflicts) == 1 and conflicts[0].rule == "stale-revision"
+    assert isinstance(outcomes[1], CommitResult) and isinstance(outcomes[3], CommitResult)
+    winner = next(o for o in a_results if isinstance(o, CommitResult))
+    assert store.read("a.md") == (store.read_unverified_blob(winner.blobs["a.md"]), winner.blobs["a.md"])
+    assert conflicts[0].current == winner.blobs["a.md"]
+    assert origin_head(origin) == store.head()
+
+
+def test_a_case_collision_within_a_group_is_refused_alone(store: VaultStore) -> None:
+    writes = [
+        writer(store, "Notes/Plan.md", b"one\n", ABSENT, new_paths=["Notes/Plan.md"]),
+        writer(store, "notes/plan.md", b"two\n", ABSENT, new_paths=["notes/plan.md"]),
+        writer(store, "other.md", b"three\n", ABSENT, new_paths=["other.md"]),
+    ]
+    outcomes = grouped(store, writes)
+    assert isinstance(outcomes[0], CommitResult) and isinstance(outcomes[2], CommitResult)
+    assert isinstance(outcomes[1], CaseCollision) and outcomes[1].rule == "path-case-collision"
+    assert store.blob_id("notes/plan.md") == ABSENT
+
+
+def test_a_group_replays_on_top_when_the_origin_moved(store: VaultStore, origin: Path, tmp_path: Path) -> None:
+    def foreign_push() -> None:
+        wc = tmp_path / "wc"
+        subprocess.run(["git", "clone", "-q", str(origin), str(wc)], check=True)
+        (wc / "foreign.md").write_text("from a workstation\n")
+        git = ["git", "-C", str(wc), "-c", "user.name=W", "-c", "user.email=w@x"]
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "w"], check=True)
+        subprocess.run([*git, "push", "-q", "origin", "HEAD:main"], check=True)
+
+    paths = [f"r{i}.md" for i in range(4)]
+    outcomes = grouped(store, [writer(store, p, b"r\n", ABSENT) for p in paths], before_release=foreign_push)
+    assert all(isinstance(o, CommitResult) for o in outcomes)
+    assert store.head() == origin_head(origin)
+    assert store.blob_id("foreign.md") != ABSENT
+    assert all(store.blob_id(p) != ABSENT for p in paths)
+
+
+def test_an_unreachable_origin_fails_the_whole_group_and_acknowledges_nothing(
+    store: VaultStore, origin: Path, tmp_path: Path
+) -> None:
+    head = store.head()
+    outcomes = grouped(
+        store,
+        [writer(store, f"u{i}.md", b"u\n", ABSENT) for i in range(3)],
+        before_release=lambda: shutil.move(origin, tmp_path / "gone.git"),
+    )
+    assert all(isinstance(o, OriginUnavailable) and o.rule == "origin-unavailable" for o in outcomes)
+    assert store.head() == head
+    shutil.move(tmp_path / "gone.git", origin)
+    assert store.commit([Change("u0.md", b"u\n")], {"u0.md": ABSENT}, AUTHOR, "again").commit == origin_head(origin)
+
+
+def test_a_group_over_a_real_transport_is_pushed_once(tmp_path: Path) -> None:
+    """A file:// origin goes through libgit2's push (the path remote origins take), not the local copy."""
+    origin = make_origin(tmp_path / "remote.git")
+    store = VaultStore.create("personal", tmp_path / "srv" / "vault.git", origin.as_uri())
+    store.commit([Change("a.md", b"alpha\n")], {}, AUTHOR, "seed")
+    base, pushes = store.head(), origin_pushes(origin)
+    outcomes = grouped(store, [writer(store, f"t{i}.md", b"t\n", ABSENT) for i in range(5)])
+    assert all(isinstance(o, CommitResult) for o in outcomes)
+    order = chain_of(store, outcomes, base)  # type: ignore[arg-type]
+    assert origin_head(origin) == order[-1]
+    assert origin_pushes(origin) == pushes + 1
+    fsck = subprocess.run(["git", "--git-dir", str(origin), "fsck", "--no-dangling"], capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_commit_inside_a_held_lock_commits_alone(store: VaultStore, origin: Path) -> None:
+    """A contract fetches, plans and commits under one hold: its commit must not wait for itself."""
+    with store.write_lock():
+        result = store.commit([Change("held.md", b"h\n")], {"held.md": ABSENT}, AUTHOR, "held")
+    assert result.commit == store.head() == origin_head(origin)
+
+
+# Property: a group gives every write the outcome it would have had alone, in queue order.
+_PATHS = ["p.md", "q.md", "dir/r.md"]
+_write = st.tuples(st.sampled_from(_PATHS), st.booleans(), st.booleans())  # path, base is current?, delete?
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(_write, min_size=1, max_size=6))
+def test_a_group_matches_the_same_writes_made_one_by_one(tmp_path_factory, writes) -> None:
+    root = tmp_path_factory.mktemp("prop")
+    origin = make_origin(root / "origin.git")
+    store = VaultStore.create("personal", root / "srv" / "vault.git", str(origin))
+    store.commit([Change(p, f"seed {p}\n".encode()) for p in _PATHS], {}, AUTHOR, "seed")
+    start = {p: store.blob_id(p) for p in _PATHS}
+
+    # the serial model: each write's base is either the seed's blob or a wrong one
+    model = dict(start)
+    expected: list[bool] = []
+    requests = []
+    for i, (path, current, delete) in enumerate(writes):
+        base = start[path] if current else "0" * 40
+        data = None if delete else f"{path} {i}\n".encode()
+        ok = model[path] == base
+        expected.append(ok)
+        if ok:
+            model[path] = ABSENT if data is None else str(pygit2.hash(data))
+        requests.append(writer(store, path, data, base))
+    # queue order is the order the threads enqueue in: start them one at a time
+    outcomes: list[Outcome | None] = [None] * len(requests)
+    threads = []
+    with store.write_lock():
+        for i, request in enumerate(requests):
+
+            def run(i: int = i, request=request) -> None:
+                try:
+                    outcomes[i] = request()
+                except BaseException as exc:
+                    outcomes[i] = exc
+
+            t = threading.Thread(target=run)
+            t.start()
+            threads.append(t)
+            while len(store._queue) < i + 1:
+                time.sleep(0.001)
+    for t in threads:
+        t.join(30)
+    assert [isinstance(o, CommitResult) for o in outcomes] == expected
+    assert all(
+        isinstance(o, Conflict) and o.rule == "stale-revision" for o in outcomes if not isinstance(o, CommitResult)
+    )
+    assert {p: store.blob_id(p) for p in _PATHS} == model
+    assert store.head() == origin_head(origin)
+
+
+def test_a_local_origin_shares_the_written_objects_and_both_stay_self_contained(
+    store: VaultStore, origin: Path, tmp_path: Path
+) -> None:
+    result = store.commit([Change("deep/er/note.md", b"once\n")], {"deep/er/note.md": ABSENT}, AUTHOR, "once")
+    blob = result.blobs["deep/er/note.md"]
+    for oid in (blob, result.commit):
+        ours = store.repo_dir / "objects" / oid[:2] / oid[2:]
+        theirs = origin / "objects" / oid[:2] / oid[2:]
+        assert ours.stat().st_ino == theirs.stat().st_ino  # one file, two names: the data written once
+    for repo in (store.repo_dir, origin):
+        fsck = subprocess.run(["git", "--git-dir", str(repo), "fsck", "--no-dangling"], capture_output=True)
+        assert fsck.returncode == 0, fsck.stderr
+    shutil.move(origin, tmp_path / "away.git")  # the clone borrows nothing: it still serves the write
+    reopened = VaultStore("personal", store.repo_dir, str(origin))
+    assert reopened.read("deep/er/note.md") == (b"once\n", blob)
