@@ -123,6 +123,8 @@ RULES: dict[str, str] = {
     "model-refused": "The model declined; nothing was decided.",
     "model-timeout": "Try again later, or raise [models] timeout_seconds.",
     "model-unavailable": "Check the provider's key and address; nothing was decided.",
+    # -- the lab
+    "lab-browser-missing": "Install Debian's Chromium (apt-get install -y chromium) and the dev extras.",
     # -- /metrics
     "metrics-unauthenticated": "Scrape from this machine, or send a machine token (token create --class machine).",
     "metrics-not-machine": "Give the scraper its own token: notegate token create --class machine --name prometheus.",

@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from notegate.errors import NotegateError
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -29,8 +31,11 @@ AUTHENTICATOR = {
 WAIT_MS = 30_000
 
 
-class BrowserMissing(RuntimeError):
-    pass
+class BrowserMissing(NotegateError):
+    """The lab's owner is a real browser: without Debian's Chromium (or playwright) it cannot run."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, rule="lab-browser-missing")
 
 
 def require_browser() -> None:

@@ -432,7 +432,7 @@ def main(directory: str | None, keep: bool, environ: dict[str, str]) -> int:
     try:
         require_browser()
     except BrowserMissing as exc:
-        print(f"notegate lab: {exc}", file=sys.stderr)
+        print(f"notegate lab: {exc.explain()}", file=sys.stderr)
         return 2
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="notegate-lab-"))
     if base.exists() and any(base.iterdir()):
