@@ -11,10 +11,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import httpx2
 import pygit2
 import pytest
+from anyio.from_thread import start_blocking_portal
 
 from notegate.auth.oauth_core import ACCESS_PREFIX, digest
 from notegate.auth.websession import WebSessions
@@ -288,7 +288,9 @@ def test_the_audit_filters_and_pages_and_never_shows_contents_or_tokens(console:
             )
             assert stale.is_error
 
-    anyio.run(writes)
+    # In its own thread's event loop: the package's sync Playwright browser may hold this thread's loop.
+    with start_blocking_portal() as portal:
+        portal.call(writes)
     owner = Browser(console, "owner")
     everything = owner.get("/audit")
     assert everything.status_code == 200
