@@ -233,12 +233,12 @@ GET_PAGES = {
     "/connections": "/connections",
     "/status": "/status",
     "/notes": "/notes",
-    "/notes/{path:path}": "/notes/notes/nothing.md",
+    "/notes/{path:notepath}": "/notes/notes/nothing.md",
     "/search": "/search?q=x",
     "/deleted": "/deleted",
-    "/files/{path:path}": "/files/nothing.png",
-    "/history/{path:path}": "/history/notes/nothing.md",
-    "/edit/{path:path}": "/edit/notes/nothing.md",
+    "/files/{path:notepath}": "/files/nothing.png",
+    "/history/{path:notepath}": "/history/notes/nothing.md",
+    "/edit/{path:notepath}": "/edit/notes/nothing.md",
     "/static/web/{name}": "/static/web/console.css",
 }
 #: Every POST route; each answers a signed-in browser that sends no CSRF token with this rule.
@@ -263,8 +263,8 @@ POSTS = {
     "/connections/tokens": "/connections/tokens",
     "/connections/tokens/{token_id}/revoke": "/connections/tokens/t1/revoke",
     "/connections/oauth/{family_id}/revoke": "/connections/oauth/f1/revoke",
-    "/restore/{path:path}": "/restore/notes/nothing.md",
-    "/edit/{path:path}": "/edit/notes/nothing.md",
+    "/restore/{path:notepath}": "/restore/notes/nothing.md",
+    "/edit/{path:notepath}": "/edit/notes/nothing.md",
 }
 
 
