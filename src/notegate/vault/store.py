@@ -47,7 +47,10 @@ ABSENT = "absent"
 MAIN_REF = "refs/heads/main"
 PENDING_REF = "refs/notegate/pending"
 TRACKING_REF = "refs/remotes/origin/main"
-MAX_REPLAYS = 5
+#: Pushes one group tries before giving up. With several replicas on one origin, the replica that just won
+#: pushes its next group at once while the loser still fetches, so a loser can lose several rounds in a row
+#: under sustained load (measured: 5 was not enough for two replicas and 32 writers, tests/e2e/test_replicas.py).
+MAX_REPLAYS = 20
 MAX_PACKS = 50
 MAX_GROUP = 64  # requests one lock holder commits and pushes together
 COMMITTER_NAME = ("notegate", "notegate@localhost")
@@ -898,7 +901,12 @@ def git_fsck(repo_dir: Path, timeout: float) -> list[str]:
 
 
 # ------------------------------------------------------------------ helpers
-_MOVED_MARKERS = ("fast-forward", "fastforward", "fetch first", "not present locally", "stale info")
+#: "failed to update ref" is what git's receive-pack reports (over git://, ssh, http) when our push lost the
+#: race for the ref's lock or compare-and-swap to another pusher's: the origin moved under us. Were it a
+#: real failure, the replay finds the tip unchanged and gives up after MAX_REPLAYS, acknowledging nothing.
+_MOVED_MARKERS = (
+    "fast-forward", "fastforward", "fetch first", "not present locally", "stale info", "failed to update ref",
+)  # fmt: skip
 
 
 def _origin_moved(message: str) -> bool:
