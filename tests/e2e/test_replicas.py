@@ -258,3 +258,35 @@ async def test_the_registration_cap_holds_across_replicas(replicas: tuple[Server
     assert sorted(a.status_code for a in answers) == [201] * CAP + [400] * (2 * CAP)
     for refused in (a for a in answers if a.status_code == 400):
         assert "Refused [registration-cap]" in refused.json()["error_description"]
+
+
+async def test_a_revision_acknowledged_on_one_replica_is_a_base_on_the_other(
+    replicas: tuple[Server, Server, Path],
+) -> None:
+    """The other replica has not fetched yet (fetch_interval_seconds is 5 s): a write based on the origin's
+    newest revision must not be refused as stale against its older clone; and racers on both replicas from
+    one such base still have exactly one winner."""
+    first, second, origin = replicas
+    token = mint(first.config_path, name="desk", tier="trusted")
+    path = "replicas/hop.md"
+    args = {"path": path, "confirmed": True}
+    async with mcp_http(first.url, token) as on_first, mcp_http(second.url, token) as on_second:
+        made = await on_first.call_tool("write_note", {**args, "content": "from a\n", "base_revision": "absent"})
+        assert not made.is_error, text_of(made)
+        base = made.structured_content["new_revision"]
+        hopped = await on_second.call_tool("write_note", {**args, "content": "then b\n", "base_revision": base})
+        assert not hopped.is_error, text_of(hopped)
+        base = hopped.structured_content["new_revision"]
+        outcomes: list[str] = []
+
+        async def race(client, r: int) -> None:
+            result = await client.call_tool("write_note", {**args, "content": f"racer {r}\n", "base_revision": base})
+            rule = re.search(r"Refused \[([a-z-]+)\]: ", text_of(result))
+            outcomes.append((rule.group(1) if rule else text_of(result)[:300]) if result.is_error else "won")
+
+        async with anyio.create_task_group() as tg:
+            for r in range(4):
+                tg.start_soon(race, (on_first, on_second)[r % 2], r)
+    assert sorted(outcomes) == ["stale-revision"] * 3 + ["won"], outcomes
+    history, _tree, _repo = _origin_state(origin)
+    assert {made.structured_content["commit"], hopped.structured_content["commit"]} <= history
