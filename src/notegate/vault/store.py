@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -727,11 +728,16 @@ class VaultStore:
     def _push_remote(self, commit_id: pygit2.Oid) -> bool:
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
+        said: list[str] = []  # what the origin's hooks printed ("remote: ..."): only rule names are kept
 
         class _Callbacks(pygit2.RemoteCallbacks):
             def push_update_reference(self, refname: str, message: str | None) -> None:
                 if message:
                     rejected.append(message)
+
+            def sideband_progress(self, string: str) -> None:
+                if len(said) < 64:
+                    said.append(string[:4096])
 
         try:
             self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
@@ -747,8 +753,10 @@ class VaultStore:
         if rejected:
             if any(_origin_moved(m) for m in rejected):
                 return False
+            rules = _hook_rules("".join(said))
+            named = f"; its hook named [{'], ['.join(rules)}]" if rules else ""
             raise OriginUnavailable(
-                f"the origin of environment '{self.name}' refused the push ({_short(rejected[0])})",
+                f"the origin of environment '{self.name}' refused the push ({_short(rejected[0])}{named})",
                 remedy="Nothing was written. The origin's own rules refused this change.",
             )
         return True
@@ -912,6 +920,16 @@ _MOVED_MARKERS = (
 def _origin_moved(message: str) -> bool:
     """libgit2's and git's wordings for "the origin has commits you don't": retry after a fetch."""
     return any(marker in message for marker in _MOVED_MARKERS)
+
+
+#: How notegate's own pre-receive hook names each rule it applied (sync/incoming.explain_all).
+_HOOK_RULE = re.compile(r"What to do instead \[([a-z0-9-]{1,64})\]:")
+
+
+def _hook_rules(text: str) -> list[str]:
+    """The rule names notegate's pre-receive hook printed: nothing else of the hook's text (it may quote
+    paths or commit ids) goes into the refusal."""
+    return sorted(set(_HOOK_RULE.findall(text)))[:8]
 
 
 def _short(exc: object) -> str:
