@@ -14,6 +14,7 @@ What must hold across the two (issue 15):
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import subprocess
@@ -27,6 +28,7 @@ import httpx2
 import pygit2
 import pytest
 
+from notegate.policy import PUSHER_VARIABLES
 from notegate.sync.hookfile import install_hook
 from support import Server, free_port, mcp_http, mint, text_of
 
@@ -38,7 +40,7 @@ pytestmark = [
 #: Registrations both replicas together may keep (oauth_max_registrations in both configs).
 CAP = 5
 #: Writers on notes of their own, and how many writes each makes (each based on its previous one).
-SOLO_WRITERS, SOLO_WRITES = 20, 3
+SOLO_WRITERS, SOLO_WRITES = 20, 2
 #: Notes several writers race to create from the same base (absent), and writers per note.
 CONTESTED_NOTES, RACERS_PER_NOTE = 3, 4
 assert SOLO_WRITERS + CONTESTED_NOTES * RACERS_PER_NOTE == 32
@@ -54,8 +56,12 @@ class Daemon:
 
 
 @contextlib.contextmanager
-def git_daemon(base: Path) -> Iterator[Daemon]:
-    """`git daemon` serving every repository under ``base`` on a free loopback port, pushes allowed."""
+def git_daemon(base: Path, pusher: str | None = None) -> Iterator[Daemon]:
+    """`git daemon` serving every repository under ``base`` on a free loopback port, pushes allowed; with
+    ``pusher``, its hooks see NOTEGATE_PUSHER (what a forge that authenticates pushers would set)."""
+    env = {k: v for k, v in os.environ.items() if k not in PUSHER_VARIABLES}
+    if pusher is not None:
+        env["NOTEGATE_PUSHER"] = pusher
     for _attempt in range(3):
         port = free_port()
         proc = subprocess.Popen(
@@ -73,6 +79,7 @@ def git_daemon(base: Path) -> Iterator[Daemon]:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            env=env,
         )
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and proc.poll() is None:
@@ -105,14 +112,17 @@ def replica_config(vault: Path, name: str, origin_url: str, state_url: str) -> P
     return path
 
 
-@pytest.fixture
-def replicas(vault: Path, pg_cluster) -> Iterator[tuple[Server, Server, Path]]:
+@contextlib.contextmanager
+def two_replicas(vault: Path, pg_cluster, pusher: str | None = None) -> Iterator[tuple[Server, Server, Path]]:
     origin = vault.parent / "origin.git"
+    if pusher is not None:  # the hook's config lists the replicas' push account among the owner's
+        text = vault.read_text().replace("owner_pushers = []\n", f'owner_pushers = ["owner", "{pusher}"]\n', 1)
+        vault.write_text(text)
     # The hook `notegate init` installs, naming this directory's config (the fixture's copy names the
     # template's); over git:// every push, the servers' included, runs it.
     install_hook(origin, vault, "personal")
     url = pg_cluster.new_database()
-    with git_daemon(vault.parent) as daemon:
+    with git_daemon(vault.parent, pusher) as daemon:
         configs = [replica_config(vault, name, daemon.url("origin.git"), url) for name in ("a", "b")]
         first = Server(configs[0]).start()
         try:
@@ -123,6 +133,12 @@ def replicas(vault: Path, pg_cluster) -> Iterator[tuple[Server, Server, Path]]:
                 second.stop()
         finally:
             first.stop()
+
+
+@pytest.fixture
+def replicas(vault: Path, pg_cluster) -> Iterator[tuple[Server, Server, Path]]:
+    with two_replicas(vault, pg_cluster) as served:
+        yield served
 
 
 def _origin_state(origin: Path) -> tuple[set[str], pygit2.Tree, pygit2.Repository]:
@@ -331,3 +347,20 @@ async def test_the_origin_hook_judges_every_push_over_git_daemon(
         ["git", "-C", str(clone), "push", "origin", "HEAD:main"], capture_output=True, text=True, timeout=60
     )
     assert pushed.returncode != 0 and "push-protected-path" in pushed.stderr, pushed.stderr
+
+
+async def test_a_replica_pushing_as_a_named_owner_account_may_write_what_sessions_load(vault: Path, pg_cluster) -> None:
+    """What a deployment of replicas needs at the origin: a transport that names notegate's push account
+    (here NOTEGATE_PUSHER in git daemon's environment, as a forge sets its user variable) and that account
+    in owner_pushers. Then a handoff written through either replica passes the hook."""
+    with two_replicas(vault, pg_cluster, pusher="notegate-replicas") as (first, second, origin):
+        token = mint(first.config_path, name="desk", tier="trusted")
+        for server, name in ((first, "a"), (second, "b")):
+            async with mcp_http(server.url, token) as client:
+                wrote = await client.call_tool(
+                    "write_note",
+                    {"path": f"handoffs/{name}.md", "content": "x\n", "base_revision": "absent", "confirmed": True},
+                )
+            assert not wrote.is_error, text_of(wrote)
+        _history, tree, _repo = _origin_state(origin)
+        assert "handoffs/a.md" in tree and "handoffs/b.md" in tree
