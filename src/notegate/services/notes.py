@@ -22,7 +22,7 @@ import hashlib
 import re
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
@@ -32,6 +32,7 @@ from notegate.errors import (
     GateRejected,
     NoSuchNote,
     NotegateError,
+    OriginUnavailable,
     PolicyDenied,
     StaleRevision,
     UnknownEnvironment,
@@ -440,6 +441,15 @@ class NotesService:
         except (KeyError, ValueError):
             return ""
 
+    @staticmethod
+    def _fetched_blob(env: Environment, path: str) -> str:
+        """The note's revision after one fetch: with several replicas on one origin, a base the caller read on
+        another replica is newer than this clone until the next periodic fetch, and is not stale. An origin
+        out of reach leaves the clone's answer (the write could not be pushed anyway)."""
+        with suppress(OriginUnavailable):
+            env.store.fetch(on_advance=env.on_advance)
+        return env.store.blob_id(path)
+
     def stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
         # The diff starts from the caller's base only if that was once a version of *this* note; any other blob
         # id (say, of a private note) is never read back to the caller.
@@ -774,6 +784,8 @@ class NotesService:
         """Apply one write intent: stale check, new-path checks, preview or two-step, quota, commit, push."""
         path, base, new_path, op = intent.path, intent.base, intent.new_path, intent.op
         current = env.store.blob_id(path.value)
+        if current != base:
+            current = self._fetched_blob(env, path.value)
         if current != base:
             raise self.stale(env, path.value, base, current)
         listing = env.store.listing()

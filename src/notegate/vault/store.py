@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -47,7 +48,10 @@ ABSENT = "absent"
 MAIN_REF = "refs/heads/main"
 PENDING_REF = "refs/notegate/pending"
 TRACKING_REF = "refs/remotes/origin/main"
-MAX_REPLAYS = 5
+#: Pushes one group tries before giving up. With several replicas on one origin, the replica that just won
+#: pushes its next group at once while the loser still fetches, so a loser can lose several rounds in a row
+#: under sustained load (measured: 5 was not enough for two replicas and 32 writers, tests/e2e/test_replicas.py).
+MAX_REPLAYS = 20
 MAX_PACKS = 50
 MAX_GROUP = 64  # requests one lock holder commits and pushes together
 COMMITTER_NAME = ("notegate", "notegate@localhost")
@@ -724,11 +728,16 @@ class VaultStore:
     def _push_remote(self, commit_id: pygit2.Oid) -> bool:
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
+        said: list[str] = []  # what the origin's hooks printed ("remote: ..."): only rule names are kept
 
         class _Callbacks(pygit2.RemoteCallbacks):
             def push_update_reference(self, refname: str, message: str | None) -> None:
                 if message:
                     rejected.append(message)
+
+            def sideband_progress(self, string: str) -> None:
+                if len(said) < 64:
+                    said.append(string[:4096])
 
         try:
             self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
@@ -744,8 +753,10 @@ class VaultStore:
         if rejected:
             if any(_origin_moved(m) for m in rejected):
                 return False
+            rules = _hook_rules("".join(said))
+            named = f"; its hook named [{'], ['.join(rules)}]" if rules else ""
             raise OriginUnavailable(
-                f"the origin of environment '{self.name}' refused the push ({_short(rejected[0])})",
+                f"the origin of environment '{self.name}' refused the push ({_short(rejected[0])}{named})",
                 remedy="Nothing was written. The origin's own rules refused this change.",
             )
         return True
@@ -898,12 +909,27 @@ def git_fsck(repo_dir: Path, timeout: float) -> list[str]:
 
 
 # ------------------------------------------------------------------ helpers
-_MOVED_MARKERS = ("fast-forward", "fastforward", "fetch first", "not present locally", "stale info")
+#: "failed to update ref" is what git's receive-pack reports (over git://, ssh, http) when our push lost the
+#: race for the ref's lock or compare-and-swap to another pusher's: the origin moved under us. Were it a
+#: real failure, the replay finds the tip unchanged and gives up after MAX_REPLAYS, acknowledging nothing.
+_MOVED_MARKERS = (
+    "fast-forward", "fastforward", "fetch first", "not present locally", "stale info", "failed to update ref",
+)  # fmt: skip
 
 
 def _origin_moved(message: str) -> bool:
     """libgit2's and git's wordings for "the origin has commits you don't": retry after a fetch."""
     return any(marker in message for marker in _MOVED_MARKERS)
+
+
+#: How notegate's own pre-receive hook names each rule it applied (sync/incoming.explain_all).
+_HOOK_RULE = re.compile(r"What to do instead \[([a-z0-9-]{1,64})\]:")
+
+
+def _hook_rules(text: str) -> list[str]:
+    """The rule names notegate's pre-receive hook printed: nothing else of the hook's text (it may quote
+    paths or commit ids) goes into the refusal."""
+    return sorted(set(_HOOK_RULE.findall(text)))[:8]
 
 
 def _short(exc: object) -> str:
