@@ -20,29 +20,13 @@ from notegate.auth.consent import PendingConsent
 from notegate.config import load_config
 from notegate.doors.http import create_app
 from notegate.errors import NotegateError
+from notegate.lab.browser import AUTHENTICATOR as AUTHENTICATOR
+from notegate.lab.browser import CHROMIUM as CHROMIUM
+from notegate.lab.browser import CHROMIUM_ARGS as CHROMIUM_ARGS
 from notegate.services.runtime import Runtime
 from support import free_port
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-#: A platform authenticator with resident keys and user verification (a phone's or laptop's passkeys).
-AUTHENTICATOR = {
-    "protocol": "ctap2",
-    "transport": "internal",
-    "hasResidentKey": True,
-    "hasUserVerification": True,
-    "isUserVerified": True,
-    "automaticPresenceSimulation": True,
-}
+# Debian's chromium, its flags and the virtual platform authenticator: one definition, shared with the lab.
 
 
 class Clock:
