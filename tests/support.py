@@ -54,6 +54,14 @@ def mint(
     return token
 
 
+def token_secret(token: str) -> str:
+    """The secret part of ``ngt_<id>_<secret>`` (it may itself hold "_"): what must never be stored or logged.
+    Checking only the last "_" piece would check a fragment as short as one letter."""
+    secret = token.removeprefix("ngt_").split("_", 1)[1]
+    assert len(secret) >= 40, "not a notegate token"
+    return secret
+
+
 def set_policy(config_path: Path, **values: object) -> None:
     """Rewrite [policy] keys in a config file (tests only)."""
     text = config_path.read_text()

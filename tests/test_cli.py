@@ -11,7 +11,7 @@ import pytest
 
 from notegate.config import load_config
 from notegate.errors import ConfigError
-from support import mcp_http, mint, notegate, running
+from support import mcp_http, mint, notegate, running, token_secret
 
 
 def cli(*args: str, stdin: str | None = None, real: bool = False) -> subprocess.CompletedProcess:
@@ -46,9 +46,7 @@ def test_token_create_list_revoke(vault: Path) -> None:
     listed = cli("token", "list", "--config", str(vault), "--json", real=True)
     rows = json.loads(listed.stdout)
     assert rows[0]["name"] == "laptop" and rows[0]["tier"] == "restricted"
-    # the whole secret (``ngt_<id>_<secret>``; the secret may itself hold "_"), never a fragment of it
-    secret = token.removeprefix("ngt_").split("_", 1)[1]
-    assert len(secret) >= 40
+    secret = token_secret(token)  # the whole secret, never a fragment of it
     assert token not in listed.stdout and secret not in (vault.parent / "state" / "state.sqlite").read_bytes().decode(
         "latin-1"
     )

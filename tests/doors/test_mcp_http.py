@@ -11,7 +11,7 @@ import httpx2
 import pygit2
 import pytest
 
-from support import TOOLS, Server, mcp_http, mint, notegate, running, set_policy, text_of
+from support import TOOLS, Server, mcp_http, mint, notegate, running, set_policy, text_of, token_secret
 
 pytestmark = pytest.mark.anyio
 
@@ -245,4 +245,4 @@ async def test_server_log_never_holds_note_contents_or_tokens(served: Server, va
     served.stop()
     log = served.log.read_text()
     assert "stale-revision" in log  # …the log keeps only the rule
-    assert secret_words not in log and token not in log and token.split("_")[-1] not in log
+    assert secret_words not in log and token not in log and token_secret(token) not in log

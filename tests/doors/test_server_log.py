@@ -18,7 +18,7 @@ from notegate.auth.tokens import revoke_token
 from notegate.config import load_config
 from notegate.services.eventlog import event_line
 from notegate.state import StateDB
-from support import Server, mcp_http, mint
+from support import Server, mcp_http, mint, token_secret
 
 pytestmark = pytest.mark.anyio
 
@@ -93,7 +93,7 @@ async def test_one_json_line_per_event_and_never_contents_or_tokens(vault: Path,
     assert reasons == ["no-token", "unknown", "revoked"] and refused[0]["status"] == 401
 
     log = json_server.log.read_text()
-    assert NOTE_TEXT not in log and token not in log and token.split("_")[-1] not in log
+    assert NOTE_TEXT not in log and token not in log and token_secret(token) not in log
     assert "Terminating session" not in log and "Tool 'read_note' failed" not in log  # said once, by us
     logged = log[log.index('{"time"') :].splitlines()  # the connect hint before it is printed, not logged
     assert all(line.startswith("{") for line in logged), log[-2000:]

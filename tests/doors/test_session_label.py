@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notegate.doors.mcp import SESSION_LABEL, session_label
-from support import mcp_http, mint, running
+from support import mcp_http, mint, running, token_secret
 
 pytestmark = pytest.mark.anyio
 
@@ -123,5 +123,5 @@ async def test_a_credential_sent_as_the_session_never_reaches_history(vault: Pat
     assert plain_history.structured_content["changes"][0]["session"] == plain  # a hook's session id stays
     repo = pygit2.Repository(str(vault.parent / "origin.git"))
     messages = "\n".join(c.message for c in repo.walk(repo.references["refs/heads/main"].target))
-    assert token not in messages and token.split("_")[-1] not in messages and ANTHROPIC_KEY not in messages
+    assert token not in messages and token_secret(token) not in messages and ANTHROPIC_KEY not in messages
     assert f"Notegate-Session: {session_label(token)}" in messages
