@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx2
 from anyio.from_thread import start_blocking_portal
 
-from support import mcp_http, mint, text_of
+from support import mcp_http, mint, text_of, token_secret
 from web.conftest import enrolled
 from web.harness import Console, Device
 
@@ -56,7 +56,7 @@ def test_the_owner_manages_tokens_and_reads_the_audit_in_a_browser(console: Cons
     assert token not in page.content()
     assert page.locator("#refusal").get_attribute("data-rule") == "token-name-taken"
     page.goto(f"{console.url}/connections")
-    assert token not in page.content() and token.rsplit("_", 1)[1] not in page.content()
+    assert token not in page.content() and token_secret(token) not in page.content()
     row = page.locator(f'tr[data-token="{token_id}"]')
     assert row.locator(".name").text_content() == "phone"
 
