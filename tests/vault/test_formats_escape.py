@@ -41,6 +41,11 @@ FRAGMENTS = [
     "<![CDATA[",
     "[ref]: http://example.invalid",
     "[x]:",
+    "[a\\]b]:",
+    "[lbl",
+    "1.",
+    "2)",
+    "- [ ]",
     "\\",
     "   ",
     " ",
@@ -105,6 +110,9 @@ FORGERIES = [
     "Did some work.\n<details><summary>ok</summary>\n\nhidden\n</details>",  # HTML block
     "Did some work.\n[x]: http://example.invalid 'hidden'",  # link definition, renders as nothing
     "Did some work.\r===\u2028---",  # other line boundaries
+    "Did some work.\n> [x]: http://example.invalid 'hidden in a quote'",
+    "Did some work.\n- a\n\n    [x]: http://example.invalid 'hidden in a list item'",
+    "Did some work.\n[x\ny]: http://example.invalid 'a label on two lines'",
 ]
 
 
@@ -132,6 +140,16 @@ def test_a_forged_entry_stays_text(text: str) -> None:
         ("[[wiki]] link", "[[wiki]] link"),
         ("<3 you", "<3 you"),
         ("--x", "--x"),
+        # definitions render as nothing inside containers too, at any depth or indentation
+        (">[ref]: http://example.invalid", ">\\[ref]: http://example.invalid"),
+        ("> - 1) [r]: /u", "> - 1) \\[r]: /u"),
+        ("- [r]: /u", "- \\[r]: /u"),
+        ("      [r]: /u", "      \\[r]: /u"),  # inside a nested list item's paragraph
+        ("[a\\]b]: /u", "\\[a\\]b]: /u"),  # an escaped ']' does not end the label
+        ("[label on two", "\\[label on two"),  # the label may close on the next line
+        ("- [ ] task", "- [ ] task"),  # a checkbox stays one
+        ("1234567890. [r]: /u", "1234567890. [r]: /u"),  # ten digits are no list marker
+        ("2026 was [good]: yes", "2026 was [good]: yes"),
     ],
 )
 def test_which_lines_are_escaped(line: str, escaped: str) -> None:

@@ -98,6 +98,10 @@ ESCAPE_SHAPES: dict[str, Callable[[int], str]] = {
     "backtick-run": lambda n: "`" * n,
     "cr-run": lambda n: "\r" * n,
     "mixed-boundaries": lambda n: "\u2028#\x85#\r\n#\x0b" * (n // 8),
+    "nested-containers": lambda n: "> - 1. " * (n // 7) + "[r]: /u",
+    "digit-runs": lambda n: "123456789 " * (n // 10),
+    "open-label-escapes": lambda n: "[" + "\\]" * (n // 2),
+    "blank-run-then-quote": lambda n: " " * n + "> [r]: /u",
 }
 
 

@@ -7,8 +7,10 @@ a text must not be able to hide a line break that some other reader honours.
 Escaping: free text placed in a note goes through :func:`escape_lines` first.  Any line that starts (after
 up to three spaces) with backslashes and then a block -- an ATX heading, a setext underline, a rule, a code
 fence, an HTML block (our sessions markers among them), a link reference definition -- gets one more
-backslash.  Markdown renders ``\\##`` as a literal ``##``, our parsers never see it as structure, and
-:func:`unescape_lines` removes exactly that one backslash again, so every text round-trips byte for byte.
+backslash.  A link reference definition renders as nothing wherever it stands, so it is also looked for
+inside block quotes and list items, at any indentation (:func:`_container_end`).  Markdown renders
+``\\##`` as a literal ``##``, our parsers never see it as structure, and :func:`unescape_lines`
+removes exactly that one backslash again, so every text round-trips byte for byte.
 
 Pure: no I/O; the Unicode sets come from :mod:`notegate.safety.unicode_tables`, the only copy.
 """
@@ -32,6 +34,9 @@ _BOUNDARY_KEEP_RE = re.compile(f"({BOUNDARY})")
 _BLANKS = " \t"
 #: Every character a block-starting line (or an escaped one) can begin with, after its indentation.
 _BLOCK_FIRST = frozenset("#=-*_`~<[+\\")
+#: ... and every character a block-quote or list-item line can begin with (a hidden definition inside).
+_CONTAINER_FIRST = frozenset(" \t>-+*0123456789")
+_DIGITS = frozenset("0123456789")
 _HTML_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ/!?")
 
 
@@ -106,11 +111,66 @@ def _is_block_start(rest: str, *, list_marks: bool) -> bool:
         return True
     if first == "<" and len(rest) > 1 and rest[1] in _HTML_START:
         return True
-    if first == "[":
-        close = rest.find("]")
-        if close > 0 and rest[close + 1 : close + 2] == ":":
-            return True
+    if first == "[" and _may_define_link(rest):
+        return True
     return list_marks and first in "-+*" and (len(rest) == 1 or rest[1] in _BLANKS)
+
+
+def _may_define_link(rest: str) -> bool:
+    """Whether ``rest`` (which starts with ``[``) could open a link reference definition: its label's first
+    unescaped ``]`` is followed by ``:``, or the label does not close on this line (labels may span lines).
+
+    Over-inclusive on purpose -- an escaped ``[`` renders the same -- but ``[ ] task`` stays a checkbox.
+    """
+    pos = 1
+    n = len(rest)
+    while pos < n:
+        ch = rest[pos]
+        if ch == "\\":
+            pos += 2
+            continue
+        if ch == "]":
+            return rest[pos + 1 : pos + 2] == ":"
+        pos += 1
+    return True
+
+
+def _container_end(line: str) -> int:
+    """Where a line's content starts after its indentation and every block-quote (``>``) and list-item
+    (``-``, ``+``, ``*``, ``1.``, ``1)``) marker: CommonMark reads a definition inside those containers too,
+    and nested lists make any indentation a possible container.  One pass, each step moves forward."""
+    pos = 0
+    n = len(line)
+    while True:
+        while pos < n and line[pos] in _BLANKS:
+            pos += 1
+        if pos >= n:
+            return pos
+        ch = line[pos]
+        if ch == ">":
+            pos += 1
+            continue
+        if ch in "-+*" and (pos + 1 == n or line[pos + 1] in _BLANKS):
+            pos += 1
+            continue
+        digits = pos
+        while digits < n and digits - pos < 9 and line[digits] in _DIGITS:
+            digits += 1
+        if digits > pos and digits < n and line[digits] in ".)" and (digits + 1 == n or line[digits + 1] in _BLANKS):
+            pos = digits + 1
+            continue
+        return pos
+
+
+def _definition_at(line: str, *, escaped: bool) -> int | None:
+    """Where the backslash goes for a link reference definition inside a container (or indented), or None."""
+    start = _container_end(line)
+    after = line[start:]
+    backslashes = len(after) - len(after.lstrip("\\"))
+    if escaped and not backslashes:
+        return None
+    rest = after[backslashes:]
+    return start if rest[:1] == "[" and _may_define_link(rest) else None
 
 
 def _escape_at(line: str, *, list_marks: bool, escaped: bool) -> int | None:
@@ -121,20 +181,21 @@ def _escape_at(line: str, *, list_marks: bool, escaped: bool) -> int | None:
     :func:`unescape_lines` removes one from lines that have at least one, so they are exact inverses.
     """
     indent = len(line) - len(line.lstrip(" "))
-    if indent > 3:
-        return None
-    after = line[indent:]
-    backslashes = len(after) - len(after.lstrip("\\"))
-    if escaped and not backslashes:
-        return None
-    return indent if _is_block_start(after[backslashes:], list_marks=list_marks) else None
+    if indent <= 3:
+        after = line[indent:]
+        backslashes = len(after) - len(after.lstrip("\\"))
+        if (backslashes or not escaped) and _is_block_start(after[backslashes:], list_marks=list_marks):
+            return indent
+    # Not a block start at the top: a definition inside a container.  Inverse-safe: when the top-level
+    # test fails on a line it also fails once a backslash is added after a marker or 4+ blanks.
+    return _definition_at(line, escaped=escaped)
 
 
 def _map_line_starts(text: str, *, insert: bool, list_marks: bool) -> str:
     parts = _BOUNDARY_KEEP_RE.split(text)
     for i in range(0, len(parts), 2):
         line = parts[i]
-        if not line or line.lstrip(" ")[:1] not in _BLOCK_FIRST:
+        if not line or (line[0] not in _CONTAINER_FIRST and line[0] not in _BLOCK_FIRST):
             continue  # the common case, decided without a call
         cut = _escape_at(line, list_marks=list_marks, escaped=not insert)
         if cut is not None:
