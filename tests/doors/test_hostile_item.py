@@ -86,5 +86,7 @@ async def test_a_hostile_item_costs_what_an_ordinary_one_does_and_stalls_nobody(
             assert not done.is_error, text_of(done)
         hostile_seconds, waits = await _list_while_polling(server.url, reviewer)
     assert hostile_seconds < 8 * baseline + 0.5, (hostile_seconds, baseline)
-    allowed = max(0.5 * hostile_seconds, 0.5, 2 * max(ordinary_waits))
+    # A held interpreter lock holds a health check for the whole call (17.7 s in the review); a call under
+    # 2 s cannot show that apart from a loaded machine's wait for a core (0.52 s seen at load 10).
+    allowed = max(0.5 * hostile_seconds, 1.0, 2 * max(ordinary_waits))
     assert max(waits) < allowed, (max(waits), hostile_seconds, max(ordinary_waits))
