@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -19,8 +20,13 @@ from pathlib import Path
 from notegate.sqlite import LocalSQLite
 
 #: The state database's schema generation, recorded in every backup's manifest: a restore refuses a manifest
-#: from a newer generation (policy.decide_backup_manifest). Raise it when a table or column is added.
-SCHEMA_VERSION = 1
+#: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
+#: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
+#: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
+SCHEMA_VERSION = 2
+
+#: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
+PUSH_LOCK_WAIT_SECONDS = 10.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -298,6 +304,20 @@ def postgres_migrations() -> dict[int, list[str]]:
     return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS)}
 
 
+def schema_digest() -> str:
+    """SHA-256 of the schema both dialects create (pure): SQLite's DDL and what PostgreSQL runs (its
+    translation and the column migrations), comments dropped and whitespace collapsed, so only a change
+    of what the database holds changes it."""
+
+    def canonical(statement: str) -> str:
+        return " ".join(re.sub(r"--[^\n]*", "", statement).split())
+
+    sqlite_ddl = [canonical(s) for s in (MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA).split(";") if canonical(s)]
+    postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
+    lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A write reserved against a quota (``id``), or refused (``id`` None) with the usage that refused it."""
@@ -350,6 +370,18 @@ class StateDB:
         else:
             with self._db.tx() as db:
                 yield db
+
+    @contextmanager
+    def push_lock(self, environment: str) -> Iterator[None]:
+        """Held around a replica's push to one environment's origin (VaultStore.push_lock): on PostgreSQL an
+        advisory lock per environment, so replicas queue for the origin in arrival order instead of the last
+        winner winning again; waited for at most PUSH_LOCK_WAIT_SECONDS, then the push goes on without it.
+        The origin's compare-and-swap still decides every push. SQLite (one process): nothing to hold."""
+        if self.dialect != "postgres":
+            yield
+            return
+        with self._pg.advisory(f"push:{environment}", PUSH_LOCK_WAIT_SECONDS):
+            yield
 
     # ---------------------------------------------------------- migrations
     # schema_migrations(version, applied_at) records what ran; each migration is idempotent (CREATE … IF NOT
