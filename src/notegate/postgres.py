@@ -51,6 +51,30 @@ _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INSERT = re.compile(r"^\s*INSERT\s+OR\s+(REPLACE|IGNORE)\s+INTO\s+(\w+)\s*\(([^)]*)\)(.*)$", re.IGNORECASE | re.DOTALL)
 
 
+def redacted(text: str, url: str) -> str:
+    """``text`` (a driver's message) with ``url`` and any password in it removed (pure)."""
+    if url:
+        text = text.replace(url, describe_url(url))
+    found = re.search(r"://[^:/?#@\s]*:([^@\s]+)@", url)
+    if found:
+        text = text.replace(found.group(1), "***")
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", text, flags=re.IGNORECASE)
+
+
+def describe_url(url: str) -> str:
+    """What a person may read of a state URL: database, host and user, never a password (pure)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.Error:  # a malformed URL is described as exactly that, never echoed
+        return "a PostgreSQL URL that does not parse"
+    host = str(parts.get("host") or "the default host")
+    where = f"{host}:{parts['port']}" if parts.get("port") else host
+    return f"database {parts.get('dbname') or 'of the user'} on {where} as {parts.get('user') or 'the login user'}"
+
+
 class Row(tuple):
     """A row read by index or by column name, with ``keys()``: what state.py's callers use of sqlite3.Row."""
 

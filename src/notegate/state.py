@@ -498,6 +498,29 @@ class StateDB:
         finally:
             journal.close()
 
+    def load_from(self, source: StateDB) -> None:
+        """Copy every row of ``source`` (a restored SQLite copy) into this PostgreSQL database, in one
+        transaction (all or nothing), then move each identity column past the highest id copied, so the next
+        insert does not reuse one. The caller checked the database was empty (decide_new_state_database)."""
+        assert self.dialect == "postgres" and source.dialect == "sqlite"
+        with self.tx(claim="schema") as target:
+            for name in source._table_names():
+                if name == "schema_migrations":
+                    continue  # this database records its own
+                rows = source.query(f'SELECT * FROM "{name}"')  # noqa: S608 - a table name from the catalogue
+                if rows:
+                    columns = ", ".join(rows[0].keys())
+                    marks = ", ".join("?" * len(rows[0]))
+                    target.executemany(f'INSERT INTO "{name}" ({columns}) VALUES ({marks})', rows)  # noqa: S608
+            identities = target.execute(
+                "SELECT table_name, column_name FROM information_schema.columns"
+                " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+            ).fetchall()
+            for table, column in identities:
+                top = target.execute(f'SELECT MAX("{column}") FROM "{table}"').fetchone()[0]  # noqa: S608
+                if top is not None:
+                    target.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" RESTART WITH {int(top) + 1}')
+
     def _table_names(self) -> list[str]:
         if self.dialect == "postgres":
             sql = (
@@ -1336,6 +1359,84 @@ class StateDB:
             return row if row is not None and row["expires_at"] > now else None
 
     # -- end of persons and passkeys ----------------------------------------------------------------------
+
+
+def expected_columns() -> dict[str, tuple[str, ...]]:
+    """{table: its columns} of the schema this notegate creates, read from an in-memory SQLite made from it
+    (both dialects create the same tables and columns)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA)  # the columns of every migration
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class PostgresStatus:
+    """What a read-only look at a PostgreSQL state database found (never its URL or any row's contents)."""
+
+    unreachable: str  # why it could not be reached ('' when connected)
+    migrations: tuple[int, ...]  # the versions schema_migrations records (() when there is none)
+    missing: tuple[str, ...]  # notegate's tables or columns (table.column) not there
+    rows: int  # rows in notegate's tables, all together
+
+    def problems(self) -> list[str]:
+        """What stops this notegate using the database as it is ([] when nothing does)."""
+        if self.unreachable:
+            return [f"cannot connect ({self.unreachable})"]
+        if not self.migrations:
+            return []  # nothing there yet: the first start (or notegate init) creates it
+        out = []
+        newer = [v for v in self.migrations if v > SCHEMA_VERSION]
+        if newer:
+            out.append(f"schema {max(newer)} is newer than this notegate's ({SCHEMA_VERSION})")
+        pending = sorted(set(MIGRATIONS) - set(self.migrations))
+        if pending:
+            out.append(f"migration {', '.join(map(str, pending))} not applied yet (the next start applies it)")
+        if self.missing:
+            out.append(f"{len(self.missing)} tables or columns missing: {', '.join(self.missing[:5])}")
+        return out
+
+
+def inspect_postgres(url: str, *, wait_seconds: float = 5.0) -> PostgresStatus:
+    """Connect to a PostgreSQL state database read-only and report what is there, changing nothing (no
+    migration, no table made): the doctor's check, and what init and restore ask before they write."""
+    import psycopg
+
+    from notegate.postgres import redacted
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(wait_seconds)))
+    except psycopg.Error as exc:
+        return PostgresStatus(redacted(str(exc).strip().splitlines()[0] if str(exc).strip() else "", url), (), (), 0)
+    try:
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        found: dict[str, set[str]] = {}
+        for table, column in conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+        ):
+            found.setdefault(table, set()).add(column)
+        expected = expected_columns()
+        missing = []
+        for table, columns in expected.items():
+            if table not in found:
+                missing.append(table)
+            else:
+                missing += [f"{table}.{c}" for c in columns if c not in found[table]]
+        migrations: tuple[int, ...] = ()
+        if "schema_migrations" in found:
+            rows = conn.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+            migrations = tuple(int(r[0]) for r in rows)
+        count = 0
+        for table in sorted(set(expected) & set(found) - {"schema_migrations"}):  # names from our own schema
+            count += int(conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])  # noqa: S608
+        return PostgresStatus("", migrations, tuple(missing) if migrations else (), count)
+    except psycopg.Error as exc:
+        return PostgresStatus(redacted(str(exc).strip().splitlines()[0], url), (), (), 0)
+    finally:
+        conn.close()
 
 
 def integrity_problems(path: Path, limit: int = 20) -> list[str]:
