@@ -6,6 +6,7 @@ password."""
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -130,3 +131,39 @@ def test_notegate_doctor_on_a_deployment_on_postgresql(pg_cluster, tmp_path: Pat
     states = [r for r in json.loads(done.stdout) if r["check"] == "state.integrity"]
     assert [r["status"] for r in states] == ["ok"], states
     assert "connected, schema" in states[0]["found"]
+
+
+def test_the_password_comes_from_pgpassfile_never_from_the_url(pg_cluster, tmp_path: Path) -> None:
+    """A role that must give a password (scram-sha-256 in pg_hba.conf), a URL without one: the doctor (a real
+    `notegate doctor` process) connects when PGPASSFILE names a file holding it, fails without, and the
+    password is in no output either way."""
+    secret = "pw-" + tmp_path.name[-8:]
+    url = pg_cluster.new_database().replace("postgresql://postgres@", "postgresql://pwuser@")
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute("SET password_encryption = 'scram-sha-256'")
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'pwuser'").fetchone():
+            conn.execute("CREATE ROLE pwuser LOGIN")
+        conn.execute(f"ALTER ROLE pwuser PASSWORD '{secret}'")
+        conn.execute("GRANT ALL ON ALL TABLES IN SCHEMA public TO pwuser")
+    schema = url.rpartition("%3D")[2]
+    with psycopg.connect(pg_cluster.url(), autocommit=True) as conn:
+        conn.execute(f'GRANT ALL ON SCHEMA "{schema}" TO pwuser')
+    hba = pg_cluster.data / "pg_hba.conf"
+    if "pwuser" not in hba.read_text():
+        hba.write_text("local all pwuser scram-sha-256\n" + hba.read_text())
+        pg_cluster._run("pg_ctl", "-D", str(pg_cluster.data), "-s", "reload")
+    passfile = tmp_path / "pgpass"
+    passfile.write_text(f"*:*:*:pwuser:{secret}\n")
+    passfile.chmod(0o600)
+    base = {k: v for k, v in os.environ.items() if k not in ("PGPASSWORD", "PGPASSFILE")}
+    env = {**base, "PGPASSFILE": str(passfile)}
+    made = notegate("init", str(tmp_path / "vault"), "--state-url", url, env=env)
+    assert made.returncode == 0, made.stderr
+    config = str(tmp_path / "vault" / "notegate.toml")
+    green = notegate("doctor", "--config", config, "--json", env=env)
+    without = notegate("doctor", "--config", config, "--json", env={**base, "PGPASSFILE": str(tmp_path / "none")})
+    for done, status in ((green, "ok"), (without, "fail")):
+        states = [r for r in json.loads(done.stdout) if r["check"] == "state.integrity"]
+        assert [r["status"] for r in states] == [status], states
+        assert secret not in done.stdout + done.stderr
+    assert secret not in (tmp_path / "vault" / "notegate.toml").read_text()
