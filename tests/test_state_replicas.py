@@ -307,3 +307,81 @@ async def test_a_token_made_by_the_cli_works_on_both_servers_and_a_handle_crosse
     finally:
         first.stop()
         second.stop()
+
+
+# ------------------------------------------------------------------------------------------- push lock
+def test_pushes_of_two_replicas_to_one_environment_queue_in_arrival_order(replicas) -> None:
+    """The push lock (VaultStore.push_lock): while one replica pushes, the others wait, and they are served
+    in the order they came, so the replica that just pushed cannot overtake one already waiting."""
+    first, second = replicas
+    order: list[str] = []
+
+    def push(db: StateDB, name: str, started: threading.Event | None = None) -> None:
+        if started is not None:
+            started.set()
+        with db.push_lock("personal"):
+            order.append(name)
+
+    with first.push_lock("personal"):
+        arrivals = []
+        for i, db in enumerate((second, first, second)):
+            started = threading.Event()
+            thread = threading.Thread(target=push, args=(db, f"w{i}", started))
+            thread.start()
+            started.wait(10)
+            _wait_for_waiters(first, i + 1)
+            arrivals.append(thread)
+        order.append("holder")
+    for thread in arrivals:
+        thread.join(30)
+    assert order == ["holder", "w0", "w1", "w2"]
+    with first.push_lock("household"), second.push_lock("personal"):
+        pass  # another environment's push is not held up
+
+
+def _wait_for_waiters(db: StateDB, count: int) -> None:
+    """Until ``count`` sessions wait for an advisory lock (pg_locks), so each arrives strictly after the last."""
+    import time
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        rows = db.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+        if int(rows[0][0]) >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{count} waiters never queued")
+
+
+def test_a_push_lock_not_had_in_time_lets_the_push_go_on(replicas, monkeypatch) -> None:
+    """The lock is for fairness only: a replica that holds it too long delays the other by at most
+    PUSH_LOCK_WAIT_SECONDS, then the other pushes anyway (the origin's compare-and-swap decides)."""
+    import time
+
+    import notegate.state
+
+    monkeypatch.setattr(notegate.state, "PUSH_LOCK_WAIT_SECONDS", 0.2)
+    first, second = replicas
+    with first.push_lock("personal"):
+        began = time.monotonic()
+        with second.push_lock("personal"):
+            waited = time.monotonic() - began
+    assert 0.15 <= waited < 5
+    with second.push_lock("personal"):  # the connection came back usable: the lock is free again at once
+        pass
+
+
+def test_an_error_inside_the_push_lock_is_raised_and_the_lock_released(replicas) -> None:
+    first, second = replicas
+    with pytest.raises(RuntimeError, match="push failed"), first.push_lock("personal"):
+        raise RuntimeError("push failed")
+    with second.push_lock("personal"):
+        assert int(second.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0]) == 1
+
+
+def test_the_push_lock_on_sqlite_holds_nothing(tmp_path: Path) -> None:
+    db = StateDB(tmp_path / "state.sqlite")
+    try:
+        with db.push_lock("personal"), db.push_lock("personal"):  # one process: the write lock already queues
+            pass
+    finally:
+        db.close()

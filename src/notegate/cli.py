@@ -89,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--empty", action="store_true", help="no demo notes: start empty, e.g. to bring a vault in with import"
     )
+    p.add_argument(
+        "--state-url",
+        default="",
+        help="keep the state in this empty PostgreSQL database ([state] url; no password in it: ~/.pgpass)",
+    )
 
     p = _sub(subs, "serve", "serve MCP over Streamable HTTP at /mcp (and /healthz)")
     _config_arg(p)
@@ -317,6 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--to", default=None, help="a new or empty directory to restore into")
     target.add_argument("--rehearse", action="store_true", help="restore into a temporary directory and run checks")
+    p.add_argument(
+        "--state-url",
+        default="",
+        help="with --to: restore the state into this empty PostgreSQL database (no password in it: ~/.pgpass)",
+    )
     p.add_argument("--json", action="store_true", help="print the rehearsal's checks as a JSON list")
 
     p = _sub(subs, "status", "environments, origin and sync, last commit, index, tokens, inbox, last review/reflect")
@@ -369,7 +379,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     from notegate.services.vaultinit import init_directory
 
     try:
-        path = init_directory(Path(args.directory), owner=args.owner, empty=args.empty)
+        path = init_directory(Path(args.directory), owner=args.owner, empty=args.empty, state_url=args.state_url)
     except InitError as exc:
         return _fail(f"notegate init: {exc.explain()}", 2)
     print(f"Created {path}")
@@ -1199,9 +1209,11 @@ def cmd_backup(args: argparse.Namespace) -> int:
 def cmd_restore(args: argparse.Namespace) -> int:
     from notegate.services.restore import open_backup, rehearse, restore_into
 
+    if args.rehearse and args.state_url:
+        return _fail("notegate restore: --state-url goes with --to (a rehearsal restores into SQLite)", 2)
     backup = open_backup(Path(args.source), Path(args.identity) if args.identity else None)
     if not args.rehearse:
-        config_path = restore_into(backup, Path(args.to))
+        config_path = restore_into(backup, Path(args.to), state_url=args.state_url)
         print(f"Restored into {config_path.parent}")
         print(f"Serve it with: notegate serve --config {config_path}")
         return 0

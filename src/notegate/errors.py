@@ -257,6 +257,10 @@ RULES: dict[str, str] = {
     "backup-file-truncated": "Restore from another copy of this backup, or from an older backup.",
     "backup-file-altered": "Restore from another copy of this backup, or from an older backup.",
     "restore-target-not-empty": "Restore into a new or empty directory.",
+    "state-url-password": "Leave the password out of the URL: put it in ~/.pgpass (or the file PGPASSFILE names) "
+    "or PGPASSWORD in the server's environment; PostgreSQL's client library reads them itself.",
+    "state-database-not-empty": "Give this deployment a database of its own (or a schema of its own: "
+    "options=-csearch_path%3DNAME in the URL), or empty it first.",
     # -- notegate sync (a workstation's vault clone; each stop is also written to .git/notegate-sync-stopped)
     "sync-not-a-clone": "Sync a clone of the vault's origin (git clone ORIGIN DIR) with main checked out.",
     "sync-stopped": "Read the reason in DIR/.git/notegate-sync-stopped, fix it, then run `notegate sync --resume DIR`.",

@@ -1363,6 +1363,37 @@ def decide_restore_target(exists: bool, entries: int) -> Decision:
     return deny("restore-target-not-empty", f"the target directory is not empty ({entries} entries)")
 
 
+_STATE_URL = re.compile(r"^postgres(?:ql)?://([^/?#]*)(.*)$", re.DOTALL)
+
+
+def _percent_decoded(text: str) -> str:
+    return re.sub(r"%([0-9A-Fa-f]{2})", lambda m: chr(int(m.group(1), 16)), text)
+
+
+def decide_state_url_stored(url: str) -> Decision:
+    """May ``url`` be written into a config file (``notegate init --state-url``, ``restore --state-url``)?
+    Not with a password in it: a config file is copied, backed up and read by every command. libpq reads the
+    password itself from ``~/.pgpass`` (or the file PGPASSFILE names) or PGPASSWORD."""
+    found = _STATE_URL.match(url)
+    if found is None:
+        return deny("config-invalid", "the state URL must be a postgresql:// URL")
+    userinfo = found.group(1).rpartition("@")[0]
+    query = found.group(2).partition("?")[2].partition("#")[0]
+    keys = {_percent_decoded(pair.partition("=")[0]).strip().lower() for pair in query.split("&")}
+    if ":" in userinfo or "password" in keys:  # libpq decodes %-escapes in keys too
+        return deny("state-url-password", "the state URL holds a password, which would be written into the config")
+    return allow("state-url", "a PostgreSQL URL without a password")
+
+
+def decide_new_state_database(rows: int) -> Decision:
+    """May init or restore put a deployment's state into a PostgreSQL database that holds ``rows`` rows in
+    notegate's tables? Only an empty one: two deployments' tokens and audit never mix, and a restore never
+    lands on top of a live state."""
+    if rows == 0:
+        return allow("new-state-database", "no notegate rows there")
+    return deny("state-database-not-empty", f"the state database already holds {rows} rows of a notegate state")
+
+
 def decide_backup_manifest(
     format_version: int, schema_version: int, *, supported_format: int, supported_schema: int
 ) -> Decision:

@@ -19,13 +19,16 @@ transactions on that claim queue exactly as SQLite's writers do, and the lock en
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from notegate.errors import NotegateError
+
+log = logging.getLogger(__name__)
 
 #: Connections one StateDB may hold at once (the server's worker threads share them).
 POOL_MAX = 8
@@ -46,6 +49,30 @@ REPLACE_KEYS: dict[str, tuple[str, ...]] = {
 
 _NAMED = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 _INSERT = re.compile(r"^\s*INSERT\s+OR\s+(REPLACE|IGNORE)\s+INTO\s+(\w+)\s*\(([^)]*)\)(.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def redacted(text: str, url: str) -> str:
+    """``text`` (a driver's message) with ``url`` and any password in it removed (pure)."""
+    if url:
+        text = text.replace(url, describe_url(url))
+    found = re.search(r"://[^:/?#@\s]*:([^@\s]+)@", url)
+    if found:
+        text = text.replace(found.group(1), "***")
+    return re.sub(r"(password\s*=\s*)\S+", r"\1***", text, flags=re.IGNORECASE)
+
+
+def describe_url(url: str) -> str:
+    """What a person may read of a state URL: database, host and user, never a password (pure)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(url)
+    except psycopg.Error:  # a malformed URL is described as exactly that, never echoed
+        return "a PostgreSQL URL that does not parse"
+    host = str(parts.get("host") or "the default host")
+    where = f"{host}:{parts['port']}" if parts.get("port") else host
+    return f"database {parts.get('dbname') or 'of the user'} on {where} as {parts.get('user') or 'the login user'}"
 
 
 class Row(tuple):
@@ -175,6 +202,36 @@ class LocalPostgres:
             if claim is not None:
                 conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (claim,))
             yield _Conn(conn)
+
+    @contextmanager
+    def advisory(self, claim: str, wait_seconds: float) -> Iterator[bool]:
+        """Hold ``claim``'s advisory lock for the block (one transaction on one pooled connection, so the lock
+        ends with it, whatever happens to this process), waiting at most ``wait_seconds`` for it. Yields True
+        when held; False when it was not had in time or the database is out of reach: the block runs either
+        way, for a lock taken for fairness never decides correctness. Waiters are served in arrival order."""
+        import psycopg
+        import psycopg_pool
+
+        try:
+            conn = self._pool.getconn(timeout=wait_seconds)
+        except (psycopg.Error, psycopg_pool.PoolTimeout):
+            log.warning("state database out of reach: %s taken without its lock", claim.split(":")[0])
+            yield False
+            return
+        held = False
+        try:
+            try:
+                conn.execute("BEGIN")
+                conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait_seconds * 1000))}ms'")
+                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (claim,))
+                held = True
+            except psycopg.Error:
+                log.warning("%s lock not had within %g s: going on without it", claim.split(":")[0], wait_seconds)
+            yield held
+        finally:
+            with suppress(psycopg.Error):
+                conn.execute("ROLLBACK")  # nothing was written: ends the transaction and releases the lock
+            self._pool.putconn(conn)
 
     @contextmanager
     def snapshot(self) -> Iterator[_Conn]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -19,8 +20,13 @@ from pathlib import Path
 from notegate.sqlite import LocalSQLite
 
 #: The state database's schema generation, recorded in every backup's manifest: a restore refuses a manifest
-#: from a newer generation (policy.decide_backup_manifest). Raise it when a table or column is added.
-SCHEMA_VERSION = 1
+#: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
+#: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
+#: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
+SCHEMA_VERSION = 2
+
+#: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
+PUSH_LOCK_WAIT_SECONDS = 10.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -298,6 +304,20 @@ def postgres_migrations() -> dict[int, list[str]]:
     return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS)}
 
 
+def schema_digest() -> str:
+    """SHA-256 of the schema both dialects create (pure): SQLite's DDL and what PostgreSQL runs (its
+    translation and the column migrations), comments dropped and whitespace collapsed, so only a change
+    of what the database holds changes it."""
+
+    def canonical(statement: str) -> str:
+        return " ".join(re.sub(r"--[^\n]*", "", statement).split())
+
+    sqlite_ddl = [canonical(s) for s in (MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA).split(";") if canonical(s)]
+    postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
+    lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class Reservation:
     """A write reserved against a quota (``id``), or refused (``id`` None) with the usage that refused it."""
@@ -350,6 +370,18 @@ class StateDB:
         else:
             with self._db.tx() as db:
                 yield db
+
+    @contextmanager
+    def push_lock(self, environment: str) -> Iterator[None]:
+        """Held around a replica's push to one environment's origin (VaultStore.push_lock): on PostgreSQL an
+        advisory lock per environment, so replicas queue for the origin in arrival order instead of the last
+        winner winning again; waited for at most PUSH_LOCK_WAIT_SECONDS, then the push goes on without it.
+        The origin's compare-and-swap still decides every push. SQLite (one process): nothing to hold."""
+        if self.dialect != "postgres":
+            yield
+            return
+        with self._pg.advisory(f"push:{environment}", PUSH_LOCK_WAIT_SECONDS):
+            yield
 
     # ---------------------------------------------------------- migrations
     # schema_migrations(version, applied_at) records what ran; each migration is idempotent (CREATE … IF NOT
@@ -465,6 +497,29 @@ class StateDB:
             journal.execute("PRAGMA journal_mode=DELETE")
         finally:
             journal.close()
+
+    def load_from(self, source: StateDB) -> None:
+        """Copy every row of ``source`` (a restored SQLite copy) into this PostgreSQL database, in one
+        transaction (all or nothing), then move each identity column past the highest id copied, so the next
+        insert does not reuse one. The caller checked the database was empty (decide_new_state_database)."""
+        assert self.dialect == "postgres" and source.dialect == "sqlite"
+        with self.tx(claim="schema") as target:
+            for name in source._table_names():
+                if name == "schema_migrations":
+                    continue  # this database records its own
+                rows = source.query(f'SELECT * FROM "{name}"')  # noqa: S608 - a table name from the catalogue
+                if rows:
+                    columns = ", ".join(rows[0].keys())
+                    marks = ", ".join("?" * len(rows[0]))
+                    target.executemany(f'INSERT INTO "{name}" ({columns}) VALUES ({marks})', rows)  # noqa: S608
+            identities = target.execute(
+                "SELECT table_name, column_name FROM information_schema.columns"
+                " WHERE table_schema = current_schema() AND is_identity = 'YES'"
+            ).fetchall()
+            for table, column in identities:
+                top = target.execute(f'SELECT MAX("{column}") FROM "{table}"').fetchone()[0]  # noqa: S608
+                if top is not None:
+                    target.execute(f'ALTER TABLE "{table}" ALTER COLUMN "{column}" RESTART WITH {int(top) + 1}')
 
     def _table_names(self) -> list[str]:
         if self.dialect == "postgres":
@@ -1304,6 +1359,84 @@ class StateDB:
             return row if row is not None and row["expires_at"] > now else None
 
     # -- end of persons and passkeys ----------------------------------------------------------------------
+
+
+def expected_columns() -> dict[str, tuple[str, ...]]:
+    """{table: its columns} of the schema this notegate creates, read from an in-memory SQLite made from it
+    (both dialects create the same tables and columns)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA)  # the columns of every migration
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True)
+class PostgresStatus:
+    """What a read-only look at a PostgreSQL state database found (never its URL or any row's contents)."""
+
+    unreachable: str  # why it could not be reached ('' when connected)
+    migrations: tuple[int, ...]  # the versions schema_migrations records (() when there is none)
+    missing: tuple[str, ...]  # notegate's tables or columns (table.column) not there
+    rows: int  # rows in notegate's tables, all together
+
+    def problems(self) -> list[str]:
+        """What stops this notegate using the database as it is ([] when nothing does)."""
+        if self.unreachable:
+            return [f"cannot connect ({self.unreachable})"]
+        if not self.migrations:
+            return []  # nothing there yet: the first start (or notegate init) creates it
+        out = []
+        newer = [v for v in self.migrations if v > SCHEMA_VERSION]
+        if newer:
+            out.append(f"schema {max(newer)} is newer than this notegate's ({SCHEMA_VERSION})")
+        pending = sorted(set(MIGRATIONS) - set(self.migrations))
+        if pending:
+            out.append(f"migration {', '.join(map(str, pending))} not applied yet (the next start applies it)")
+        if self.missing:
+            out.append(f"{len(self.missing)} tables or columns missing: {', '.join(self.missing[:5])}")
+        return out
+
+
+def inspect_postgres(url: str, *, wait_seconds: float = 5.0) -> PostgresStatus:
+    """Connect to a PostgreSQL state database read-only and report what is there, changing nothing (no
+    migration, no table made): the doctor's check, and what init and restore ask before they write."""
+    import psycopg
+
+    from notegate.postgres import redacted
+
+    try:
+        conn = psycopg.connect(url, autocommit=True, connect_timeout=max(1, int(wait_seconds)))
+    except psycopg.Error as exc:
+        return PostgresStatus(redacted(str(exc).strip().splitlines()[0] if str(exc).strip() else "", url), (), (), 0)
+    try:
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        found: dict[str, set[str]] = {}
+        for table, column in conn.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()"
+        ):
+            found.setdefault(table, set()).add(column)
+        expected = expected_columns()
+        missing = []
+        for table, columns in expected.items():
+            if table not in found:
+                missing.append(table)
+            else:
+                missing += [f"{table}.{c}" for c in columns if c not in found[table]]
+        migrations: tuple[int, ...] = ()
+        if "schema_migrations" in found:
+            rows = conn.execute("SELECT version FROM schema_migrations ORDER BY version").fetchall()
+            migrations = tuple(int(r[0]) for r in rows)
+        count = 0
+        for table in sorted(set(expected) & set(found) - {"schema_migrations"}):  # names from our own schema
+            count += int(conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0])  # noqa: S608
+        return PostgresStatus("", migrations, tuple(missing) if migrations else (), count)
+    except psycopg.Error as exc:
+        return PostgresStatus(redacted(str(exc).strip().splitlines()[0], url), (), (), 0)
+    finally:
+        conn.close()
 
 
 def integrity_problems(path: Path, limit: int = 20) -> list[str]:

@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -234,10 +235,22 @@ async def test_32_writers_over_two_replicas_lose_nothing_and_one_wins_each_race(
                     if texts == final and {f"replicas/contested-{n}.md" for n in range(CONTESTED_NOTES)} <= hits:
                         break
                     await anyio.sleep(0.2)
+    # Fairness: replicas queue for the origin (StateDB.push_lock), so a group pushes at most twice: once on
+    # the tip it had, once more after fetching what the replica served just before it pushed.
+    pushes = push_counts(servers)
     print(
         f"\n{len(commits)} acknowledged writes over two replicas in {elapsed:.1f} s; "
-        f"both replicas served them all {time.monotonic() - caught_up:.1f} s later"
+        f"both replicas served them all {time.monotonic() - caught_up:.1f} s later; "
+        f"writes by the pushes each needed: {dict(sorted(pushes.items()))}"
     )
+    assert 1 <= max(pushes) <= 2, pushes
+
+
+def push_counts(servers: tuple[Server, ...]) -> Counter[int]:
+    """How many acknowledged writes needed each number of push attempts (each server's commit events)."""
+    found = Counter(int(m) for s in servers for m in re.findall(r"\bcommit .*?\bpushes=(\d+)", s.log.read_text()))
+    assert found, "no commit events in the servers' logs"
+    return found
 
 
 async def test_a_handle_and_a_preview_cross_replicas(replicas: tuple[Server, Server, Path]) -> None:
@@ -386,3 +399,40 @@ async def test_a_replica_pushing_as_a_named_owner_account_may_write_what_session
             assert not wrote.is_error, text_of(wrote)
         _history, tree, _repo = _origin_state(origin)
         assert "handoffs/a.md" in tree and "handoffs/b.md" in tree
+
+
+async def test_an_attachment_and_an_inbox_version_from_one_replica_are_current_on_the_other(
+    replicas: tuple[Server, Server, Path],
+) -> None:
+    """write_attachment and the inbox's version checks fetch once before refusing, as write_note does: a
+    revision acknowledged on one replica is at once a valid base (an attachment) or version (an inbox item to
+    hold) on the other, which has not fetched yet."""
+    from doors.test_attachments_mcp import b64, png
+
+    first, second, _origin = replicas
+    desk = mint(first.config_path, name="desk", tier="trusted")
+    phone = mint(first.config_path, name="phone", tier="restricted")
+    async with mcp_http(first.url, desk) as on_first, mcp_http(second.url, desk) as on_second:
+        args = {"path": "replicas/pic.png", "confirmed": True}
+        made = await on_first.call_tool(
+            "write_attachment", {**args, "content_base64": b64(png("one")), "base_revision": "absent"}
+        )
+        assert not made.is_error, text_of(made)
+        base = made.structured_content["new_revision"]
+        hopped = await on_second.call_tool(
+            "write_attachment", {**args, "content_base64": b64(png("two")), "base_revision": base}
+        )
+        assert not hopped.is_error, text_of(hopped)
+        # A stale base is still refused by its rule, on either replica.
+        again = await on_first.call_tool(
+            "write_attachment", {**args, "content_base64": b64(png("three")), "base_revision": base}
+        )
+        assert again.is_error and "Refused [stale-revision]: " in text_of(again), text_of(again)
+        async with mcp_http(first.url, phone) as writer:
+            wrote = await writer.call_tool("inbox_write", {"kind": "capture", "title": "hop item", "text": "x\n"})
+        assert not wrote.is_error, text_of(wrote)
+        item, version = wrote.structured_content["path"], wrote.structured_content["new_revision"]
+        held = await on_second.call_tool("hold_inbox", {"item": item, "version": version, "reason": "checked on b"})
+        assert not held.is_error, text_of(held)
+        stale = await on_first.call_tool("hold_inbox", {"item": item, "version": "0" * 40, "reason": "again"})
+        assert stale.is_error and "Refused [stale-revision]: " in text_of(stale), text_of(stale)

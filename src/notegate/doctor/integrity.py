@@ -1,11 +1,13 @@
-"""The state database's integrity (read-only ``PRAGMA integrity_check``) and ``git fsck`` of each clone."""
+"""The state database's integrity (read-only ``PRAGMA integrity_check``; on PostgreSQL: it connects, its
+migrations are this notegate's and every table and column is there) and ``git fsck`` of each clone."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from notegate.doctor.result import CheckResult, fail, ok, warn
-from notegate.state import integrity_problems
+from notegate.postgres import describe_url
+from notegate.state import inspect_postgres, integrity_problems
 from notegate.vault.store import git_fsck
 
 FSCK_TIMEOUT = 120.0
@@ -25,6 +27,30 @@ def check_state(path: Path) -> CheckResult:
             "and mint tokens again; the vault itself lives in git and is not affected.",
         )
     return ok("state.integrity", f"{path}: integrity_check ok")
+
+
+def check_state_url(url: str) -> CheckResult:
+    """The PostgreSQL state database of ``[state] url``, looked at read-only; never the URL's password."""
+    where = describe_url(url)
+    status = inspect_postgres(url)
+    if status.unreachable:
+        return fail(
+            "state.integrity",
+            f"{where}: cannot connect ({status.unreachable})",
+            "Check that the PostgreSQL server is running and reachable and that the user may connect; a password "
+            "comes from ~/.pgpass (or PGPASSFILE) or PGPASSWORD, never from the doctor's output.",
+        )
+    if not status.migrations:
+        return warn("state.integrity", f"{where}: no notegate state there yet", "It is created at first start.")
+    problems = status.problems()
+    if problems:
+        return fail(
+            "state.integrity",
+            f"{where}: {'; '.join(problems)}",
+            "Start the server of this notegate version (it applies missing migrations); a database of a newer "
+            "notegate is served by that version only; for missing tables, restore the state (`notegate restore`).",
+        )
+    return ok("state.integrity", f"{where}: connected, schema {max(status.migrations)}, every table present")
 
 
 def check_fsck(label: str, repo_dir: Path, *, timeout: float = FSCK_TIMEOUT) -> CheckResult:

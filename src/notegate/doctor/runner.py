@@ -65,7 +65,10 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
         results.append(scopes.check_scope(f"{env.name} clone", clone))
         if env.is_local_origin:
             results.append(scopes.check_scope(f"{env.name} origin", Path(env.origin_url)))
-    results.append(integrity.check_state(config.state_dir / "state.sqlite"))
+    if config.state_url:
+        results.append(integrity.check_state_url(config.state_url))
+    else:
+        results.append(integrity.check_state(config.state_dir / "state.sqlite"))
     for env in config.environments.values():
         results.append(integrity.check_fsck(f"{env.name} clone", env_dir(config.state_dir, env.name) / CLONE_NAME))
         if env.is_local_origin:

@@ -442,7 +442,7 @@ class NotesService:
             return ""
 
     @staticmethod
-    def _fetched_blob(env: Environment, path: str) -> str:
+    def fetched_blob(env: Environment, path: str) -> str:
         """The note's revision after one fetch: with several replicas on one origin, a base the caller read on
         another replica is newer than this clone until the next periodic fetch, and is not stale. An origin
         out of reach leaves the clone's answer (the write could not be pushed anyway)."""
@@ -603,6 +603,8 @@ class NotesService:
             if not checked.allowed:
                 raise PolicyDenied(f"{apath.value}: {checked.reason}", rule=checked.rule)
             current = env.store.blob_id(apath.value)
+            if current != base:  # a base read on another replica: fetch once before refusing
+                current = self.fetched_blob(env, apath.value)
             if current != base:
                 raise StaleRevision(
                     f"{apath.value} changed since revision {base[:12]}: it is now at "
@@ -785,7 +787,7 @@ class NotesService:
         path, base, new_path, op = intent.path, intent.base, intent.new_path, intent.op
         current = env.store.blob_id(path.value)
         if current != base:
-            current = self._fetched_blob(env, path.value)
+            current = self.fetched_blob(env, path.value)
         if current != base:
             raise self.stale(env, path.value, base, current)
         listing = env.store.listing()
@@ -954,6 +956,7 @@ class NotesService:
                 paths=len(changes),
                 connector=caller.connector_id,
                 ms=round((time.perf_counter() - started) * 1000, 1),  # the commit and its push to the origin
+                pushes=result.pushes,  # more than 1: the origin moved (another replica pushed first)
             )
             return result
         except Conflict as conflict:

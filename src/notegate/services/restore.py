@@ -37,7 +37,14 @@ import pyrage
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.errors import NotegateError
-from notegate.policy import decide_backup_file, decide_backup_manifest, decide_restore_target
+from notegate.policy import (
+    decide_backup_file,
+    decide_backup_manifest,
+    decide_new_state_database,
+    decide_restore_target,
+    decide_state_url_stored,
+)
+from notegate.postgres import describe_url
 from notegate.services.backup import GIT_TIMEOUT, build_index, replay, sha256_file
 from notegate.services.backup_manifest import (
     CONFIG_FILE,
@@ -51,7 +58,7 @@ from notegate.services.backup_manifest import (
     parse_manifest,
     parse_seal,
 )
-from notegate.state import SCHEMA_VERSION, StateDB
+from notegate.state import SCHEMA_VERSION, StateDB, inspect_postgres
 from notegate.sync.hookfile import install_hook
 from notegate.vault.layout import CONFIG_NAME, render_toml
 from notegate.vault.store import clone_local, git_fsck, missing_objects, repository_from_bundle, repository_refs
@@ -160,16 +167,27 @@ def _decrypt(backup: OpenedBackup, name: str, out: Path) -> Path:
     return out
 
 
-def restore_into(backup: OpenedBackup, target: Path, *, port: int | None = None) -> Path:
+def restore_into(backup: OpenedBackup, target: Path, *, port: int | None = None, state_url: str = "") -> Path:
     """Step 6: the state database, one bare origin per environment and a config serving them, in ``target``
-    (new or empty).  Returns the new config's path."""
+    (new or empty).  Returns the new config's path.
+
+    The state goes into SQLite under the target's state_dir, or with ``state_url`` into that PostgreSQL
+    database, which must be reachable ``[state-unavailable]``, hold no notegate rows ``[state-database-not-
+    empty]`` and be named without a password ``[state-url-password]`` (the URL is written into the config).
+    A backup of a deployment on PostgreSQL restores into SQLite unless a state URL is given: a restore never
+    points the restored config at the database the backup was taken from."""
     exists = target.exists()
     entries = len(list(target.iterdir())) if target.is_dir() else int(exists)  # a file there counts as one
     _refuse(decide_restore_target(exists, entries))
+    if state_url:
+        _check_state_target(state_url)
     target.mkdir(parents=True, exist_ok=True)
     os.chmod(target, 0o700)
     try:
-        return _restore_files(backup, target, port)
+        config_path = _restore_files(backup, target, port, state_url)
+        if state_url:
+            _load_state(target / "state" / "state.sqlite", state_url)
+        return config_path
     except BaseException:  # a restore cut short leaves the directory as it found it (new or empty)
         for child in target.iterdir():
             shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
@@ -178,7 +196,32 @@ def restore_into(backup: OpenedBackup, target: Path, *, port: int | None = None)
         raise
 
 
-def _restore_files(backup: OpenedBackup, target: Path, port: int | None) -> Path:
+def _check_state_target(state_url: str) -> None:
+    """A PostgreSQL database to restore the state into: named without a password, reachable, empty."""
+    _refuse(decide_state_url_stored(state_url))
+    status = inspect_postgres(state_url)
+    if status.unreachable:
+        raise NotegateError(
+            f"the state database ({describe_url(state_url)}) could not be reached: {status.unreachable}",
+            rule="state-unavailable",
+        )
+    _refuse(decide_new_state_database(status.rows))
+
+
+def _load_state(copy_path: Path, state_url: str) -> None:
+    """The restored SQLite copy's rows into the PostgreSQL database (one transaction), then the copy removed:
+    the restored config names the database, and no second copy of the state stays behind."""
+    copy, live = StateDB(copy_path), StateDB(copy_path.with_name("unused.sqlite"), url=state_url)
+    try:
+        live.load_from(copy)
+    finally:
+        live.close()
+        copy.close()
+    for leftover in copy_path.parent.glob(copy_path.name + "*"):
+        leftover.unlink()
+
+
+def _restore_files(backup: OpenedBackup, target: Path, port: int | None, state_url: str = "") -> Path:
     with tempfile.TemporaryDirectory(prefix="notegate-restore-") as work_name:
         work = Path(work_name)
         (target / "state").mkdir()
@@ -189,20 +232,23 @@ def _restore_files(backup: OpenedBackup, target: Path, port: int | None) -> Path
             bundle = None if env.file is None else _decrypt(backup, env.file, work / f"{name}.bundle")
             repository_from_bundle(bundle, target / ORIGINS / f"{name}.git", GIT_TIMEOUT)
     config_path = target / CONFIG_NAME
-    config_path.write_text(_restored_config(original, backup, port), encoding="utf-8")
+    config_path.write_text(_restored_config(original, backup, port, state_url), encoding="utf-8")
     load_config(config_path)  # the restored config must load, or the restore is not done
     for name in sorted(backup.manifest.environments):
         install_hook(target / ORIGINS / f"{name}.git", config_path, name)
     return config_path
 
 
-def _restored_config(original: dict, backup: OpenedBackup, port: int | None) -> str:
+def _restored_config(original: dict, backup: OpenedBackup, port: int | None, state_url: str = "") -> str:
     """The original config with its paths pointed at the restored folder: ``state_dir = "state"`` and each
     environment's origin the restored bare repository (a forge origin comes back as a local one; push it
-    to the forge and set ``origin`` again to go back)."""
+    to the forge and set ``origin`` again to go back); ``[state] url`` the one restored into, or none."""
     doc = json.loads(json.dumps(original))  # a deep copy of plain TOML values
     server = doc.setdefault("server", {})
     server["state_dir"] = "state"
+    doc.pop("state", None)  # never the database the backup was taken from
+    if state_url:
+        doc["state"] = {"url": state_url}
     if port is not None:
         server["host"] = "127.0.0.1"
         server["port"] = port

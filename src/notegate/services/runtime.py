@@ -17,6 +17,7 @@ names and paths, never contents) and leaves a task note for the environment's ow
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
@@ -110,6 +111,7 @@ class Runtime:
             return verdict
 
         store = VaultStore.create_empty(name, repo_dir, origin_url, vet=vet)
+        store.push_lock = functools.partial(self.state.push_lock, name)  # replicas queue their pushes
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
         try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)

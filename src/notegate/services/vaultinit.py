@@ -15,27 +15,40 @@ from pathlib import Path
 import pygit2
 
 from notegate.config import load_config
-from notegate.errors import InitError
-from notegate.policy import fixed_caller
+from notegate.errors import InitError, NotegateError
+from notegate.policy import decide_new_state_database, decide_state_url_stored, fixed_caller
+from notegate.postgres import describe_url
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.state import inspect_postgres
 from notegate.sync.hookfile import install_hook
-from notegate.vault.layout import CONFIG_NAME, default_notes, render_config
+from notegate.vault.layout import CONFIG_NAME, default_notes, render_config, render_toml
 from notegate.vault.store import Change
 
 
-def init_directory(directory: Path, *, owner: str = "owner", now: datetime | None = None, empty: bool = False) -> Path:
+def init_directory(
+    directory: Path, *, owner: str = "owner", now: datetime | None = None, empty: bool = False, state_url: str = ""
+) -> Path:
     """Create config, bare origin, server clone and state with the default layout (``empty``: no notes, no
-    commit; the first write makes the first commit). Returns the config path."""
+    commit; the first write makes the first commit). Returns the config path.
+
+    With ``state_url`` the state lives in that PostgreSQL database (``[state] url``), checked before anything
+    is made: no password in the URL ``[state-url-password]``, reachable ``[state-unavailable]``, no notegate
+    rows in it ``[state-database-not-empty]``."""
     now = now or datetime.now(UTC)
     config_path = directory / CONFIG_NAME
     if directory.exists() and any(directory.iterdir()):
         if config_path.exists():
             raise InitError(f"{directory.name} is already a notegate directory (it has {CONFIG_NAME})")
         raise InitError(f"{directory.name} is not empty and is not a notegate directory; choose an empty directory")
+    if state_url:
+        _check_state_url(state_url)
     directory.mkdir(parents=True, exist_ok=True)
     pygit2.init_repository(str(directory / "origin.git"), bare=True, initial_head="main")
-    config_path.write_text(render_config(owner), encoding="utf-8")
+    text = render_config(owner)
+    if state_url:
+        text += "\n[state]\n" + render_toml({"url": state_url})
+    config_path.write_text(text, encoding="utf-8")
     config = load_config(config_path)
     # The server pushes through libgit2's local transport, which runs no hooks; every other push meets it.
     install_hook(directory / "origin.git", config_path, config.default_environment)
@@ -56,3 +69,18 @@ def init_directory(directory: Path, *, owner: str = "owner", now: datetime | Non
     finally:
         runtime.close()
     return config_path
+
+
+def _check_state_url(state_url: str) -> None:
+    decision = decide_state_url_stored(state_url)
+    if not decision.allowed:
+        raise NotegateError(decision.reason, rule=decision.rule)
+    status = inspect_postgres(state_url)
+    if status.unreachable:
+        raise NotegateError(
+            f"the state database ({describe_url(state_url)}) could not be reached: {status.unreachable}",
+            rule="state-unavailable",
+        )
+    decision = decide_new_state_database(status.rows)
+    if not decision.allowed:
+        raise NotegateError(decision.reason, rule=decision.rule)

@@ -34,7 +34,7 @@ import subprocess
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -124,6 +124,7 @@ class CommitResult:
     commit: str
     blobs: Mapping[str, str]  # path -> new blob id (or ABSENT)
     parent: str | None
+    pushes: int = 1  # push attempts its group made (1 = no replay): how fair the origin was
 
 
 @dataclass
@@ -251,6 +252,11 @@ def servable_file(path: str) -> bool:
 
 class VaultStore:
     """One environment's bare repository and its origin."""
+
+    #: Held around each group commit's pushes, after the write lock: the runtime passes the state database's
+    #: per-environment lock (StateDB.push_lock) so replicas on one origin queue instead of racing. Fairness
+    #: only: the origin's compare-and-swap still decides.
+    push_lock: Callable[[], AbstractContextManager[object]] = nullcontext
 
     def __init__(self, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> None:
         self.name = name
@@ -514,12 +520,13 @@ class VaultStore:
         """
         request = _Request(tuple(changes), dict(expect), author, message, tuple(new_paths), on_advance)
         if self._lock_owner == threading.get_ident():  # inside a hold already (a contract): commit alone
-            self._commit_group([request])
+            with self.push_lock():
+                self._commit_group([request])
             return request.outcome()
         with self._queue_lock:
             self._queue.append(request)
         while not request.done:
-            with self.write_lock():
+            with self.write_lock(), self.push_lock():
                 if request.done:  # a previous holder committed (or refused) it as part of its group
                     break
                 with self._queue_lock:
@@ -553,7 +560,9 @@ class VaultStore:
                     for callback in callbacks:
                         callback(tip, str(last))
                     for request, commit_id, parent, blobs in chain:
-                        request.finish(CommitResult(commit=str(commit_id), blobs=blobs, parent=parent))
+                        request.finish(
+                            CommitResult(commit=str(commit_id), blobs=blobs, parent=parent, pushes=_attempt + 1)
+                        )
                     return
                 # The origin moved: take its tip (if the vet accepts it) and build the chain again on it.
                 self._fetch_locked(first)
