@@ -115,3 +115,45 @@ async def test_the_provider_reuses_only_the_token_the_guard_verified(vault: Path
         assert await provider.load_access_token(token) is not None  # outside a request: a lookup
         assert served.lookups == before + 1
     await anyio.sleep(0)
+
+
+# ----------------------------------------------------------------------------- tool threads
+class _Waited:
+    notice = None
+
+
+async def _calls_in_flight(runtime: Runtime, threads: int, at_once: int) -> None:
+    """``at_once`` tool calls that each wait (in their worker thread) until all of them are in flight, as
+    concurrent writes wait together at the write lock for one group commit; the door's default limiter is
+    8 threads, as ``notegate serve`` sets it."""
+    from conftest import make_caller
+    from notegate.doors.mcp.caller import CallerResolver
+    from notegate.doors.mcp.calls import ToolCall
+    from notegate.doors.mcp.results import ToolResult
+    from notegate.services.container import Services
+
+    anyio.to_thread.current_default_thread_limiter().total_tokens = 8
+    call = ToolCall(Services.of(runtime), CallerResolver(fixed=make_caller()), threads=threads)
+    together = threading.Barrier(at_once, timeout=5)
+
+    def service(caller, environment=None):
+        together.wait()
+        return _Waited()
+
+    async with anyio.create_task_group() as tasks:
+        for _ in range(at_once):
+            tasks.start_soon(call, None, service, ToolResult)
+
+
+async def test_tool_calls_are_in_flight_together_past_the_default_thread_limit(runtime: Runtime) -> None:
+    from notegate.doors.mcp.calls import TOOL_THREADS
+
+    assert TOOL_THREADS >= 32  # the bench's 32 writers can all wait at the write lock together
+    await _calls_in_flight(runtime, TOOL_THREADS, 16)
+
+
+async def test_eight_tool_threads_would_cap_them(runtime: Runtime) -> None:
+    """The check above has teeth: with 8 threads, 16 calls that wait for each other never all get in."""
+    with pytest.raises(BaseExceptionGroup) as caught:
+        await _calls_in_flight(runtime, 8, 16)
+    assert caught.group_contains(threading.BrokenBarrierError)
