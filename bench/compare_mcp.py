@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -116,14 +117,13 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 finally:
                     build.stop()
                 rows.setdefault(f"restart → first read (s) [{k}]", []).append(first)
+                print(f"restart, build {k}: first read {first:.2f} s", file=sys.stderr, flush=True)
 
         builds = [Build(cfgs[k], workdir / f"serve-{k}.log", srcs[k]).spawn() for k in (0, 1)]
         for build in builds:
             await bench_notes.wait_until_answering(build, token, spec.paths[0], probe)
-        clients = [bench_notes.McpClient(b.url, token) for b in builds]
-        for client in clients:
-            await client.__aenter__()
-        try:
+        async with contextlib.AsyncExitStack() as stack:  # the clients close in reverse order, as anyio needs
+            clients = [await stack.enter_async_context(bench_notes.McpClient(b.url, token)) for b in builds]
             reads = rng.sample(spec.paths, min(args.calls, len(spec.paths)))
             writes = bench_notes.pick_notes(spec, rng, args.calls, set())
             revisions: list[dict[str, tuple[str, str]]] = [{}, {}]
@@ -156,15 +156,14 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
             ):
                 a, b = await interleaved(clients, args.calls, make)
                 rows[f"{name} p50 ms [0]"], rows[f"{name} p50 ms [1]"] = a, b
-        finally:
-            for client in clients:
-                await client.__aexit__(None, None, None)
+                print(f"{name}: p50 {p50(a):.2f} ms (A) vs {p50(b):.2f} ms (B)", file=sys.stderr, flush=True)
 
         plan = bench_notes.make_plan(args.notes, quick=True)
         for round_ in range(args.writer_rounds):
             for k in (0, 1) if round_ % 2 == 0 else (1, 0):
                 rate, _samples, errors, _finals = await bench_notes._mcp_writers(builds[k], token, spec, plan, rng)
                 rows.setdefault(f"32 MCP writers (commits/s) [{k}]", []).append(rate)
+                print(f"32 writers, build {k}: {rate:.1f} commits/s", file=sys.stderr, flush=True)
                 if errors:
                     print(f"build {k}: {errors} writer errors", file=sys.stderr)
         rss = [b.peak_rss_mb() for b in builds]
@@ -177,7 +176,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     rows = result["rows"]
-    names = sorted({key.rsplit(" [", 1)[0] for key in rows}, key=list(rows).index)
+    names = list(dict.fromkeys(key.rsplit(" [", 1)[0] for key in rows))  # in the order measured
     lines = ["| figure | A (base) | B (this build) | B / A |", "| --- | ---: | ---: | ---: |"]
     for name in names:
         a, b = rows[f"{name} [0]"], rows[f"{name} [1]"]
