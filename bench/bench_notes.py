@@ -15,7 +15,7 @@ What it does, in a temporary directory that is always removed (and every server 
 5. cold start (b): a fresh vault right after ``notegate import`` with its index removed (the server
    indexes N notes before it answers), and (c) a new server clone (fetch the origin, then index).
 
-    python bench/bench_notes.py [--notes 10000] [--quick] [--json OUT]
+    python bench/bench_notes.py [--notes 10000] [--quick] [--only mcp] [--json OUT]
 """
 
 from __future__ import annotations
@@ -145,7 +145,8 @@ class Report:
         for sc in self.scalars:
             shown = f"{sc.value:,.0f}" if float(sc.value).is_integer() and not sc.unit else f"{sc.value:,.2f}"
             lines.append(f"| {sc.name} | {shown} {sc.unit} | {sc.note} |".replace("  |", " |"))
-        lines += ["", "| target | limit | measured | met |", "| --- | --- | --- | --- |"]
+        if self.targets:  # none with --only mcp
+            lines += ["", "| target | limit | measured | met |", "| --- | --- | --- | --- |"]
         for t in self.targets:
             lines.append(f"| {t.name} | {t.limit} | {t.measured} | {'met' if t.met else '**not met**'} |")
         return "\n".join(lines)
@@ -715,9 +716,10 @@ async def run(args: argparse.Namespace) -> Report:
         )  # fmt: skip
         token = token_file.read_text().strip()
 
-        _log("in process…")
-        report.scalars.append(Scalar("origin packs before the in-process run", origin_packs(cfg), ""))
-        bench_in_process(report, cfg, spec, plan, rng)
+        if args.only != "mcp":
+            _log("in process…")
+            report.scalars.append(Scalar("origin packs before the in-process run", origin_packs(cfg), ""))
+            bench_in_process(report, cfg, spec, plan, rng)
 
         _log("cold start (a): restart on the existing vault…")
         server = ServerProcess(cfg, workdir / "serve-a.log").spawn()
@@ -733,6 +735,8 @@ async def run(args: argparse.Namespace) -> Report:
         rss = server.peak_rss_mb()
         report.scalars.append(Scalar("server peak RSS (after the MCP run)", rss, "MB", "VmHWM of notegate serve"))
         server.stop()
+        if args.only == "mcp":
+            return report
 
         _log("cold start (b): first start after import, empty index…")
         cfg_b = init_directory(workdir / "vault-b")
@@ -819,6 +823,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="1,000 notes and fewer iterations (a smoke run)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None, help="also write the raw figures here")
+    parser.add_argument(
+        "--only",
+        choices=("all", "mcp"),
+        default="all",
+        help="mcp: only the restart, the MCP HTTP operations and the 32 MCP writers (no in-process run, no cold "
+        "starts b and c, no targets table): the door's own before/after, back to back",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     report = asyncio.run(run(args))

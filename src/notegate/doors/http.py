@@ -29,13 +29,16 @@ open requests per credential).  Its invariants:
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
 import anyio.to_thread
+from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -45,7 +48,7 @@ from starlette.routing import Mount, Route
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
 from notegate.auth.grants import Grants, owners_in
-from notegate.auth.oauth import NotegateOAuthProvider
+from notegate.auth.oauth import NotegateOAuthProvider, access_token, static_access_token
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
@@ -83,6 +86,10 @@ OAUTH_SWEEP_SECONDS = 3600.0
 #: the credential open requests are counted against, and ``environment``).
 Credential = TokenRecord | TokenGrant
 Scope = dict[str, Any]
+#: The credential :class:`DoorGuard` verified for the request being served, with its token: the SDK's bearer
+#: check that follows in the same request (:class:`DoorOAuthProvider`) takes it instead of looking the token
+#: up a second time in a worker thread.  A context variable, so it never outlives or leaves its request.
+VERIFIED: ContextVar[tuple[str, Credential] | None] = ContextVar("notegate_verified", default=None)
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
@@ -309,9 +316,11 @@ class DoorGuard:
             await self._drain(receive, self.drain_seconds)
             await answer(send, refusal, ((b"retry-after", b"1"),))
             return
+        verified = VERIFIED.set((token, record))
         try:
             await self._serve(scope, receive, send)
         finally:
+            VERIFIED.reset(verified)
             self._release(record.id)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -451,6 +460,24 @@ def wrong_host(host: str) -> Refusal:
     )
 
 
+class DoorOAuthProvider(NotegateOAuthProvider):
+    """The provider, answering the SDK's bearer check from what the guard verified moments before.
+
+    Why: every /mcp request used to verify its token twice (the guard counts open requests per credential,
+    then the SDK's middleware asks the provider), each time a state-DB lookup behind a worker-thread hop;
+    on a busy machine the extra hop alone cost milliseconds.  Only the exact token the guard verified in
+    this very request is taken (compared in constant time); anything else is looked up as before."""
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        verified = VERIFIED.get()
+        if verified is not None and hmac.compare_digest(verified[0].encode(), token.encode()):
+            found = verified[1]
+            if isinstance(found, TokenRecord):
+                return static_access_token(found, token, self.resource)
+            return access_token(found, token)
+        return await super().load_access_token(token)
+
+
 def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
     """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
     if record is None:
@@ -471,9 +498,7 @@ def create_app(
     runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765, consent: ConsentBackend | None = None
 ) -> Starlette:
     url = base_url(runtime, host, port)
-    provider = NotegateOAuthProvider(
-        runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock
-    )
+    provider = DoorOAuthProvider(runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock)
     services = Services.build(runtime)
     # One verifier per server: its audience is this server's URL (public_url, or host:port on loopback).
     devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)

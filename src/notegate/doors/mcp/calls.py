@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context
 
@@ -23,13 +24,29 @@ from notegate.services.container import Services
 
 R = TypeVar("R", bound=ToolResult)
 
+#: Tool calls that may run in worker threads at once (their own limiter, apart from the default one the
+#: door's token checks and health pages use).  Why not the default 8: concurrent writes are committed
+#: together only while they wait at the environment's write lock at the same time (group commit), so 8
+#: threads capped every group at 8 writes, with the guard's token checks queued behind them; 32 concurrent
+#: MCP writers then made fewer commits per second than 32 threads in process.  Still bounded, since each
+#: thread keeps its own SQLite connections.
+TOOL_THREADS = 32
+
 
 class ToolCall:
     """``await call(ctx, service_method, ResultModel, name=value, …, environment=…, handle=…)``."""
 
-    def __init__(self, services: Services, resolver: CallerResolver) -> None:
+    def __init__(self, services: Services, resolver: CallerResolver, threads: int = TOOL_THREADS) -> None:
         self.services = services
         self.resolver = resolver
+        self.threads = threads
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    def limiter(self) -> anyio.CapacityLimiter:
+        """Made on first use, inside the event loop that serves the calls (anyio binds it there)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.threads)
+        return self._limiter
 
     def gate(self, caller: Caller, handle: str | None) -> Caller:
         """Gated classes (hosted) must present a live handle of their own; it names the session in commits."""
@@ -66,6 +83,6 @@ class ToolCall:
                 result.notice = self.services.inbox.notice(gated, environment)
                 return result
 
-            return await anyio.to_thread.run_sync(run)
+            return await anyio.to_thread.run_sync(run, limiter=self.limiter())
         except NotegateError as exc:
             raise refusal(exc) from None

@@ -1,0 +1,173 @@
+"""Where one MCP call spends its time inside ``notegate serve``: cProfile over the event loop and the workers.
+
+Why a script of its own: bench_notes.py measures what a client waits for; this one says which part of the
+server that time is.  It generates a vault, imports it, starts ``notegate serve`` with cProfile ready (the
+event loop in the main thread, and every ``anyio.to_thread.run_sync`` call profiled in its worker thread and
+merged in), drives one operation a few times to warm it, then many times with the profiler on (SIGUSR1
+starts it, SIGUSR2 writes the stats, so start-up stays out: use ``python -X importtime`` for that), and
+prints the top functions by cumulative and by own time, with the client's p50 per call.  The profiler slows
+everything down: read the shares and the calls per call, not the absolute milliseconds.  cProfile counts
+every resumption of a coroutine as a call, so ``ncalls`` of async functions overstates requests.
+
+    python bench/profile_mcp.py [--notes 2000] [--op read|list|search|write] [--calls 200] [--top 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import pstats
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_notes  # a sibling script: the same client, server process and vault set-up
+import genvault
+
+SERVE = """
+import cProfile, functools, pstats, signal, sys, threading
+import anyio.to_thread
+
+out = sys.argv[1]
+merged = []
+lock = threading.Lock()
+state = {"on": False}
+original = anyio.to_thread.run_sync
+main = cProfile.Profile()
+
+def profiled(func):
+    @functools.wraps(func)
+    def run(*args):
+        if not state["on"]:
+            return func(*args)
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            return func(*args)
+        finally:
+            prof.disable()
+            with lock:
+                merged.append(prof)
+    return run
+
+async def run_sync(func, *args, **kwargs):
+    return await original(profiled(func), *args, **kwargs)
+
+def start(_sig, _frame):  # SIGUSR1: the client is about to drive the measured calls
+    state["on"] = True
+    main.enable()
+
+def stop(_sig, _frame):  # SIGUSR2: done; write the stats before the server is stopped
+    state["on"] = False
+    main.disable()
+    stats = pstats.Stats(main)
+    with lock:
+        for prof in merged:
+            stats.add(prof)
+    stats.dump_stats(out)
+
+anyio.to_thread.run_sync = run_sync
+signal.signal(signal.SIGUSR1, start)
+signal.signal(signal.SIGUSR2, stop)
+from notegate import cli
+cli.main(sys.argv[2:])
+"""
+
+
+async def drive(url: str, token: str, op: str, calls: int, spec: genvault.VaultSpec) -> list[float]:
+    samples: list[float] = []
+    async with bench_notes.McpClient(url, token) as client:
+        paths = spec.paths
+        for i in range(calls):
+            if op == "read":
+                args = ("read_note", {"path": paths[i % len(paths)]})
+            elif op == "list":
+                args = ("list_notes", {"folder": spec.list_folder, "limit": 200})
+            elif op == "search":
+                args = ("search_notes", {"query": spec.common_terms[0]})
+            else:
+                note = await client.call("read_note", {"path": paths[i % len(paths)]})
+                content = note["text"] + f"\nprofiled write {i}\n"
+                args = (
+                    "write_note",
+                    {"path": note["path"], "content": content, "base_revision": note["revision"], "confirmed": True},
+                )
+            started = time.perf_counter()
+            await client.call(*args)
+            samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    workdir = Path(tempfile.mkdtemp(prefix="notegate-profile-"))
+    proc = None
+    try:
+        spec = genvault.generate(workdir / "src", args.notes, 1)
+        cfg = bench_notes.init_directory(workdir / "vault")
+        bench_notes.import_vault(cfg, workdir / "src", spec)
+        token_file = workdir / "bench.token"
+        bench_notes.run_cli(
+            "token", "create", "--config", str(cfg), "--name", "bench", "--class", "workstation",
+            "--tier", "trusted", "--output", str(token_file),
+        )  # fmt: skip
+        token = token_file.read_text().strip()
+        port = bench_notes.free_port()
+        stats_file = workdir / "serve.prof"
+        log = open(workdir / "serve.log", "wb")  # noqa: SIM115 - the child owns it
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVE, str(stats_file), "serve", "--config", str(cfg), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        log.close()
+        server = bench_notes.ServerProcess(cfg, workdir / "serve.log")
+        server.port, server.url, server.proc = port, f"http://127.0.0.1:{port}", proc
+        server.spawned_at = time.perf_counter()
+        await bench_notes.wait_until_answering(server, token, spec.paths[0], next(iter(spec.rare_terms)))
+        await drive(server.url, token, args.op, 5, spec)  # warm: first-call imports and caches stay out
+        proc.send_signal(signal.SIGUSR1)
+        await asyncio.sleep(0.2)
+        samples = await drive(server.url, token, args.op, args.calls, spec)
+        proc.send_signal(signal.SIGUSR2)
+        for _ in range(600):
+            if stats_file.exists():
+                break
+            await asyncio.sleep(0.1)
+        await asyncio.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        print(
+            f"{args.op}: {len(samples)} calls over MCP HTTP, client p50 {statistics.median(samples):.2f} ms "
+            f"(under the profiler), {args.notes} notes"
+        )
+        text = io.StringIO()
+        stats = pstats.Stats(str(stats_file), stream=text)
+        stats.sort_stats("cumulative").print_stats(args.top)
+        stats.sort_stats("tottime").print_stats(args.top)
+        print(text.getvalue())
+        return 0
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=int, default=2000)
+    parser.add_argument("--op", choices=("read", "list", "search", "write"), default="read")
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--top", type=int, default=40)
+    return asyncio.run(main_async(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
