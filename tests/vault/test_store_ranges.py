@@ -4,6 +4,7 @@ commits and a fresh store opened on the same clone (which knows nothing and diff
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -124,3 +125,23 @@ def test_ranges_are_bounded_and_an_unknown_range_is_diffed(tmp_path: Path) -> No
     assert len(store._ranges) <= 16
     # a range no chain made (forty commits at once) comes from the tree diff, whole
     assert {p for p, _ in store.changed_notes(first, store.head())} == {f"n/{i}.md" for i in range(40)}
+
+
+def folders(repo_dir: Path) -> set[str]:
+    return {str(p.relative_to(repo_dir)) for p in repo_dir.rglob("*") if p.is_dir()}
+
+
+def test_a_write_after_a_repack_makes_no_folder_in_the_clone_or_the_origin(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    for i in range(5):
+        store.commit([Change(f"r/{i}.md", f"{i}\n".encode())], {}, AUTHOR, "r")
+    store.repack()
+    assert store.loose_object_count() == 0
+    clone, origin = store.repo_dir, Path(store.origin_url)
+    before = folders(clone), folders(origin)
+    for i in range(20):
+        store.commit([Change(f"s/{i}/n.md", f"fresh {i}\n".encode())], {}, AUTHOR, "s")
+    assert (folders(clone), folders(origin)) == before
+    assert store.loose_object_count() > 0 and store.loose_object_count(origin) > 0
+    for repo_dir in (clone, origin):
+        assert subprocess.run(["git", "--git-dir", str(repo_dir), "fsck", "--no-dangling"], check=False).returncode == 0

@@ -893,6 +893,7 @@ class VaultStore:
                     capture_output=True,
                     timeout=600,
                 )
+                _fanout_folders(repo_dir)
             self._origin_repo = None  # reopen: the pack list changed
 
     # -------------------------------------------------------- health (the doctor)
@@ -945,6 +946,18 @@ class VaultStore:
         """``git fsck`` of this clone (or of ``repo_dir``): the problems it reports, [] when sound."""
         target = repo_dir or self.repo_dir
         return git_fsck(target, timeout)
+
+
+def _fanout_folders(repo_dir: Path) -> None:
+    """Put back the 256 ``objects/xx`` folders a repack removes when it empties them: otherwise each of the
+    next few hundred loose objects (every write makes ~5, here and in a local origin) costs a failed link
+    or write, a ``mkdir`` and a retry.  Empty fan-out folders are what ``git init`` leaves too."""
+    objects = repo_dir / "objects"
+    if not objects.is_dir():
+        return
+    for i in range(256):
+        with suppress(OSError):
+            (objects / f"{i:02x}").mkdir(exist_ok=True)
 
 
 def _advertised_heads(repo: pygit2.Repository, remote: str) -> dict[str, str]:
