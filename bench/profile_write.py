@@ -2,16 +2,23 @@
 
 Builds a generated vault (``genvault.py``), imports it, then makes ``--writes`` sequential confirmed writes
 through :class:`NotesService` (in process, like ``bench_notes.py``), timing each and counting the files
-that appeared under the server clone and the local origin.  With ``--profile`` it prints the top of a
-cProfile of the writes.  For system calls run it under ``strace -c -f -e trace=%file,fsync,fdatasync``.
+that appeared under the server clone and the local origin.  The read before each write is timed too: a
+cost a change moves out of the write (e.g. a listing catching up) shows up there, so compare the cycle.
+With ``--profile`` it prints the top of a cProfile of the writes.  With ``--writers N`` (N > 0) it then runs
+N threads writing their own notes (``bench_notes.py``'s in-process concurrent phase: commits/s and lost
+updates).  For system calls run it under ``strace -c -f -e trace=%file,fsync,fdatasync``.
 
-    python bench/profile_write.py [--notes 10000] [--writes 200] [--profile]
+Before/after under one load: run it on a clean copy of main and on the branch back to back (or at once):
+
+    PYTHONPATH=<clean copy of main>/src python bench/profile_write.py --notes 10000 --writes 100
+    python bench/profile_write.py [--notes 10000] [--writes 200] [--profile] [--writers 32]
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import io
 import os
 import pstats
@@ -38,11 +45,32 @@ def count_files(root: Path) -> int:
     return sum(len(files) for _, _, files in os.walk(root))
 
 
+def concurrent(svc: NotesService, spec: genvault.VaultSpec, cfg: Path, writers: int, per_writer: int) -> None:
+    """bench_notes.py's in-process concurrent phase (its threads, its lost-update count), printed."""
+    import bench_notes
+
+    bench_notes.WRITERS = writers
+    plan = dataclasses.replace(bench_notes.make_plan(len(spec.paths), quick=False), per_writer=per_writer)
+    origin = cfg.parent / "origin.git"
+    before = bench_notes.origin_tip(origin)
+    rate, samples, finals = bench_notes._threaded_writers(svc, spec, plan, random.Random(2))
+    report = bench_notes.Report(meta={})
+    bench_notes.add_lost_updates(report, "in-process", origin, before, finals, len(samples))
+    lost = report.scalars[-1]
+    samples.sort()
+    print(
+        f"{writers} concurrent writers x {per_writer}: {rate:.1f} commits/s, latency p50 "
+        f"{statistics.median(samples):.1f} ms; lost updates {lost.value:g} ({lost.note})"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=int, default=10_000)
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--writers", type=int, default=0, help="then N concurrent writer threads (0: none)")
+    parser.add_argument("--per-writer", type=int, default=20, help="writes per concurrent writer")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="notegate-profile-"))
     try:
@@ -62,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         files_before = count_files(state) + count_files(origin)
         profiler = cProfile.Profile() if args.profile else None
         samples: list[float] = []
+        reads: list[float] = []
         for i, path in enumerate(paths):
+            started = time.perf_counter()
             note = svc.read_note(CALLER, path)
+            reads.append((time.perf_counter() - started) * 1000)
             text = note.text + f"\nEdited by the profile, pass {i}.\n"
             if profiler:
                 profiler.enable()
@@ -73,17 +104,25 @@ def main(argv: list[str] | None = None) -> int:
             if profiler:
                 profiler.disable()
         files_after = count_files(state) + count_files(origin)
+        cycles = sorted(r + w for r, w in zip(reads, samples, strict=True))
         samples.sort()
+        reads.sort()
         print(
             f"{len(samples)} writes: p50 {statistics.median(samples):.2f} ms, "
             f"p95 {samples[int(len(samples) * 0.95) - 1]:.2f} ms; "
             f"files created per write: {(files_after - files_before) / len(samples):.1f} "
             f"(clone + origin + state)"
         )
+        print(
+            f"the read before each write: p50 {statistics.median(reads):.2f} ms; "
+            f"read + write: p50 {statistics.median(cycles):.2f} ms, p95 {cycles[int(len(cycles) * 0.95) - 1]:.2f} ms"
+        )
         if profiler:
             out = io.StringIO()
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
             print(out.getvalue())
+        if args.writers > 0:
+            concurrent(svc, spec, cfg, args.writers, args.per_writer)
         runtime.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -142,6 +142,7 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 SNIPPET_RADIUS = 90
 INSERT_BATCH = 500
+LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
 COMMON_TERM_MIN_NOTES = 1000  # below this, scoring every match is cheap anyway
 
 
@@ -261,8 +262,11 @@ class SearchIndex:
         if new is None:
             return 0
         changes = store.changed_notes(old, new)
-        listing = store.listing()
-        current = listing.commit == new  # the listing has parsed these paths already
+        # A big change (a build, a large fetch): the listing has parsed these paths already.  A write's few
+        # paths are parsed here instead: advancing the listing copies the whole vault's, and this runs inside
+        # the write lock (the listing catches up when a reader next asks, outside it).
+        listing = store.listing() if len(changes) > LISTING_CHANGES else None
+        current = listing is not None and listing.commit == new
         empty = old is None and self.count() == 0
         last = self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0

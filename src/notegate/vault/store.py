@@ -55,6 +55,8 @@ TRACKING_REF = "refs/remotes/origin/main"
 MAX_REPLAYS = 20
 MAX_PACKS = 50
 MAX_GROUP = 64  # requests one lock holder commits and pushes together
+#: Ranges of main our own group commits made, remembered with their changes (see :class:`_Range`).
+KNOWN_RANGES = 16
 COMMITTER_NAME = ("notegate", "notegate@localhost")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
@@ -154,6 +156,21 @@ class _Request:
         return self.result
 
 
+@dataclass(frozen=True)
+class _Range:
+    """What a group commit changed between two tips, known without a tree diff: the chain built each tree
+    from its parent's, so its changes are exactly the paths it wrote whose blob differs.
+
+    ``changes``: path -> blob at ``new`` (or ABSENT), the paths whose blob differs from ``old``'s (the net of
+    the chain: a path changed and changed back is not in it), in the order the chain wrote them.
+    ``last``: path -> the newest commit of the range that changed it (what a first-parent walk finds).
+    Why: the index and the listing follow main after every write; three tree diffs of a wide vault (the
+    listing's, the index's and its history walk's) cost more than the commit itself."""
+
+    changes: tuple[tuple[str, str], ...]
+    last: Mapping[str, str]
+
+
 @dataclass
 class Listing:
     """Every servable note at one commit: path -> blob id, plus a case-folded index for collisions."""
@@ -221,6 +238,27 @@ class Listing:
         return None
 
 
+def _chain_range(
+    chain: Sequence[tuple[_Request, pygit2.Oid, str | None, Mapping[str, str]]], befores: Sequence[Mapping[str, str]]
+) -> _Range:
+    """What a pushed chain changed, as :func:`changed_paths` and a first-parent walk would find it: per commit
+    the paths whose blob differs from its parent's; over the chain the net change (first before, last after).
+    Paths under a hidden folder are left out, as the tree diff never descends into one."""
+    first: dict[str, str] = {}  # path -> its blob before the chain
+    final: dict[str, str] = {}  # path -> its blob at the chain's end
+    last: dict[str, str] = {}
+    for (_request, commit_id, _parent, blobs), before in zip(chain, befores, strict=True):
+        for path, blob in blobs.items():
+            if "/" in path and any(part.startswith(".") for part in path.split("/")[:-1]):
+                continue
+            first.setdefault(path, before[path])
+            final[path] = blob
+            if blob != before[path]:
+                last[path] = str(commit_id)
+    changes = tuple((path, blob) for path, blob in final.items() if blob != first[path])
+    return _Range(changes=changes, last={path: last[path] for path, _blob in changes})
+
+
 def _folders_of(path: str) -> list[str]:
     parts = path.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
@@ -273,6 +311,7 @@ class VaultStore:
         self._queue: list[_Request] = []  # writes waiting for the next group commit
         self._listing_lock = threading.Lock()
         self._listing: Listing | None = None
+        self._ranges: dict[tuple[str | None, str], _Range] = {}  # (old tip, new tip) -> what our chain changed
         self._ensure_remote()
 
     # ---------------------------------------------------------------- set-up
@@ -336,10 +375,11 @@ class VaultStore:
         return listing
 
     def _advance_listing(self, current: Listing, head: str) -> Listing:
+        assert current.commit is not None
         old_tree = self.repo[current.commit].peel(pygit2.Tree)
         new_tree = self.repo[head].peel(pygit2.Tree)
         listing = current.copy(head)
-        for path, blob in changed_paths(self.repo, old_tree, new_tree):
+        for path, blob in self._changes(current.commit, head, old_tree, new_tree):
             listing.remove(path)
             if blob != ABSENT and servable(path):
                 listing.add(path, blob)
@@ -369,6 +409,9 @@ class VaultStore:
         """(path, blob or ``absent``) for every path whose blob differs between two commits' trees; with
         ``old`` None or unknown, every path of ``new``. For the index: subtrees that did not change are
         skipped."""
+        known = self._ranges.get((old, new))
+        if known is not None and old is not None:
+            return list(known.changes)
         old_tree = None
         if old is not None:
             try:
@@ -377,9 +420,25 @@ class VaultStore:
                 old_tree = None
         return list(changed_paths(self.repo, old_tree, self.repo[new].peel(pygit2.Tree)))
 
+    def _changes(
+        self, old: str, new: str, old_tree: pygit2.Tree, new_tree: pygit2.Tree
+    ) -> Iterator[tuple[str, str]] | tuple[tuple[str, str], ...]:
+        """:func:`changed_paths` of two tips, from the record of our own chain when it made this range."""
+        known = self._ranges.get((old, new))
+        return known.changes if known is not None else changed_paths(self.repo, old_tree, new_tree)
+
+    def _remember_range(self, old: str | None, new: str, known: _Range) -> None:
+        ranges = self._ranges
+        ranges[(old, new)] = known
+        while len(ranges) > KNOWN_RANGES:
+            del ranges[next(iter(ranges))]
+
     def last_changes(self, old: str | None, new: str, paths: set[str], walk_limit: int) -> dict[str, str]:
         """For each of ``paths``, the newest commit in (old, new] that changed it (first-parent walk, at most
         ``walk_limit`` commits)."""
+        known = self._ranges.get((old, new))
+        if known is not None and old is not None and paths <= known.last.keys():
+            return {path: known.last[path] for path in paths}
         found: dict[str, str] = {}
         walker = self.repo.walk(new, pygit2.enums.SortMode.TOPOLOGICAL)
         walker.simplify_first_parent()
@@ -545,14 +604,16 @@ class VaultStore:
                 self._refuse_if_refused()
             for _attempt in range(MAX_REPLAYS):
                 tip = self.head()
-                chain, created = self._build_chain(tip, group)
+                chain, created, befores = self._build_chain(tip, group)
                 if not chain:
                     return
                 last = chain[-1][1]
                 if self._push(last, tip, created):
                     self.repo.references.create(MAIN_REF, last, force=True)
-                    self.repo.references.create(TRACKING_REF, last, force=True)
+                    # The tracking ref is not moved here: it says what the last fetch saw, and the next fetch
+                    # sets it (one ref file less per group; nothing reads it between fetches).
                     self.refusal = None  # the origin took our commits on top of main: its tip is ours
+                    self._remember_range(tip, str(last), _chain_range(chain, befores))
                     callbacks: list[Callable[[str | None, str], None]] = []
                     for request, _commit, _parent, _blobs in chain:
                         if request.on_advance is not None and request.on_advance not in callbacks:
@@ -579,16 +640,18 @@ class VaultStore:
 
     def _build_chain(
         self, tip: str | None, group: list[_Request]
-    ) -> tuple[list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]], list[pygit2.Oid]]:
+    ) -> tuple[list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]], list[pygit2.Oid], list[dict[str, str]]]:
         """One commit per request on top of ``tip``, each on the previous one. A request whose expectation
         fails is refused alone; a new path that may collide by case with the chain so far waits for a later
-        group (so its check sees exactly the notes before it, as a lone write would)."""
+        group (so its check sees exactly the notes before it, as a lone write would).  Also returns, for each
+        commit of the chain, the blobs its paths had in its parent (for :func:`_chain_range`)."""
         tree = self.repo[tip].peel(pygit2.Tree) if tip else None
         parent = tip
         listing = self.listing() if tip is not None and any(r.new_paths for r in group) else None
         added = Listing(commit=None)  # notes created by the chain so far, for the case check
         chain: list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]] = []
         created: list[pygit2.Oid] = []
+        befores: list[dict[str, str]] = []
         deferred: list[_Request] = []
         for request in group:
             try:
@@ -603,6 +666,7 @@ class VaultStore:
                         continue
                     if existing is not None:
                         raise CaseCollision(*existing)
+                before = {c.path: _entry_blob(tree, c.path) for c in request.changes}
                 tree_id = build_tree(self.repo, tree, request.changes, created)
                 # Signatures are made now, not at import: a frozen timestamp slows every history walk.
                 sig = pygit2.Signature(request.author.name, f"{request.author.login}@notegate")
@@ -620,11 +684,12 @@ class VaultStore:
                 if change.data is not None:
                     added.add(change.path, "")
             chain.append((request, commit_id, parent, blobs))
+            befores.append(before)
             parent = str(commit_id)
         if deferred:
             with self._queue_lock:
                 self._queue[:0] = deferred
-        return chain, created
+        return chain, created, befores
 
     @staticmethod
     def _collision(listing: Listing, added: Listing, new_paths: Sequence[str]) -> tuple[str, str] | None:
@@ -838,6 +903,7 @@ class VaultStore:
                     capture_output=True,
                     timeout=600,
                 )
+                _fanout_folders(repo_dir)
             self._origin_repo = None  # reopen: the pack list changed
 
     # -------------------------------------------------------- health (the doctor)
@@ -890,6 +956,18 @@ class VaultStore:
         """``git fsck`` of this clone (or of ``repo_dir``): the problems it reports, [] when sound."""
         target = repo_dir or self.repo_dir
         return git_fsck(target, timeout)
+
+
+def _fanout_folders(repo_dir: Path) -> None:
+    """Put back the 256 ``objects/xx`` folders a repack removes when it empties them: otherwise each of the
+    next few hundred loose objects (every write makes ~5, here and in a local origin) costs a failed link
+    or write, a ``mkdir`` and a retry.  Empty fan-out folders are what ``git init`` leaves too."""
+    objects = repo_dir / "objects"
+    if not objects.is_dir():
+        return
+    for i in range(256):
+        with suppress(OSError):
+            (objects / f"{i:02x}").mkdir(exist_ok=True)
 
 
 def _advertised_heads(repo: pygit2.Repository, remote: str) -> dict[str, str]:

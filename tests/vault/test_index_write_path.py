@@ -1,0 +1,79 @@
+"""The index's update after a write costs the write's paths, not the vault: it is answered from what the store's
+chain recorded (no tree diff) and parses the few changed paths itself instead of advancing the listing (a
+copy of every note's entry), inside the write lock.  What it indexes is exactly what it indexed before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from notegate.config import load_config
+from notegate.services.runtime import Runtime, policy_fingerprint
+from notegate.vault.index import LISTING_CHANGES, SearchIndex
+from notegate.vault.store import Author, Change, VaultStore
+
+AUTHOR = Author("Test", "owner")
+CANVAS = json.dumps({"nodes": [{"id": "1", "type": "text", "text": "canvasword"}], "edges": []}).encode()
+
+
+@pytest.fixture
+def rt(vault: Path):
+    runtime = Runtime(load_config(vault))
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture
+def store(rt: Runtime) -> VaultStore:
+    return rt.environment(None, index_now=False).store
+
+
+@pytest.fixture
+def index(rt: Runtime, tmp_path: Path):
+    idx = SearchIndex(tmp_path / "index.sqlite", rt.classify, policy_fingerprint(rt.policy))
+    yield idx
+    idx.close()
+
+
+def write(store: VaultStore, index: SearchIndex, changes: list[Change]) -> str:
+    return store.commit(changes, {}, AUTHOR, "w", on_advance=lambda _o, _n: index.catch_up(store)).commit
+
+
+def test_a_write_is_indexed_without_advancing_the_listing(store: VaultStore, index: SearchIndex) -> None:
+    index.catch_up(store)
+    before = store.listing()
+    commit = write(
+        store,
+        index,
+        [
+            Change("notes/fresh.md", b"# Fresh\nzebraword\n"),
+            Change("boards/plan.canvas", CANVAS),
+            Change("img/pic.png", b"\x89PNG\r\n\x1a\nzebraword"),  # an attachment: never indexed
+            Change(".hidden/x.md", b"zebraword\n"),  # a hidden folder: never indexed
+        ],
+    )
+    assert index.indexed_commit == commit
+    assert store._listing is before and before.commit != commit  # no copy made inside the lock
+    assert [h.path for h in index.search("zebraword", include_private=True)] == ["notes/fresh.md"]
+    assert [h.path for h in index.search("canvasword", include_private=True)] == ["boards/plan.canvas"]
+    # the listing catches up on the next read, and agrees
+    assert store.listing().commit == commit and "notes/fresh.md" in store.listing().notes
+
+
+def test_a_change_and_a_delete_are_followed(store: VaultStore, index: SearchIndex) -> None:
+    write(store, index, [Change("a/one.md", b"firstword\n"), Change("a/two.md", b"secondword\n")])
+    write(store, index, [Change("a/one.md", b"thirdword\n"), Change("a/two.md", None)])
+    assert index.search("firstword", include_private=True) == []
+    assert index.search("secondword", include_private=True) == []
+    assert [h.path for h in index.search("thirdword", include_private=True)] == ["a/one.md"]
+    assert {p: b for p, b in index.paths().items() if p.endswith(".md")} == store.listing().notes
+
+
+def test_a_large_change_still_uses_the_listing(store: VaultStore, index: SearchIndex) -> None:
+    index.catch_up(store)
+    changes = [Change(f"bulk/{i}.md", f"bulkword {i}\n".encode()) for i in range(LISTING_CHANGES + 1)]
+    commit = write(store, index, changes)
+    assert store._listing is not None and store._listing.commit == commit
+    assert len(index.search("bulkword", limit=200, include_private=True)) == LISTING_CHANGES + 1
