@@ -319,10 +319,12 @@ def test_pushes_of_two_replicas_to_one_environment_queue_in_arrival_order(replic
     def push(db: StateDB, name: str, started: threading.Event | None = None) -> None:
         if started is not None:
             started.set()
-        with db.push_lock("personal"):
+        with db.push_lock("personal") as waited:
             order.append(name)
+            waits.append(waited)
 
-    with first.push_lock("personal"):
+    waits: list[bool] = []
+    with first.push_lock("personal") as holder_waited:
         arrivals = []
         for i, db in enumerate((second, first, second)):
             started = threading.Event()
@@ -335,8 +337,10 @@ def test_pushes_of_two_replicas_to_one_environment_queue_in_arrival_order(replic
     for thread in arrivals:
         thread.join(30)
     assert order == ["holder", "w0", "w1", "w2"]
-    with first.push_lock("household"), second.push_lock("personal"):
-        pass  # another environment's push is not held up
+    # Each waiter says it waited (so its store fetches the tip the holder pushed first); the holder did not.
+    assert (holder_waited, waits) == (False, [True, True, True])
+    with first.push_lock("household") as other, second.push_lock("personal") as free:
+        assert (other, free) == (False, False)  # another environment's push is not held up
 
 
 def _wait_for_waiters(db: StateDB, count: int) -> None:
@@ -381,7 +385,7 @@ def test_an_error_inside_the_push_lock_is_raised_and_the_lock_released(replicas)
 def test_the_push_lock_on_sqlite_holds_nothing(tmp_path: Path) -> None:
     db = StateDB(tmp_path / "state.sqlite")
     try:
-        with db.push_lock("personal"), db.push_lock("personal"):  # one process: the write lock already queues
-            pass
+        with db.push_lock("personal") as a, db.push_lock("personal") as b:  # one process: the write lock queues
+            assert (a, b) == (False, False)
     finally:
         db.close()

@@ -24,6 +24,7 @@ import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from typing import Any
 
 from notegate.errors import NotegateError
@@ -73,6 +74,15 @@ def describe_url(url: str) -> str:
     host = str(parts.get("host") or "the default host")
     where = f"{host}:{parts['port']}" if parts.get("port") else host
     return f"database {parts.get('dbname') or 'of the user'} on {where} as {parts.get('user') or 'the login user'}"
+
+
+@dataclass(frozen=True)
+class AdvisoryHold:
+    """What :meth:`LocalPostgres.advisory` got: the lock (``held``), and whether someone else had it first
+    (``waited``: their work, a push, has probably moved what this holder is about to build on)."""
+
+    held: bool
+    waited: bool
 
 
 class Row(tuple):
@@ -204,11 +214,11 @@ class LocalPostgres:
             yield _Conn(conn)
 
     @contextmanager
-    def advisory(self, claim: str, wait_seconds: float) -> Iterator[bool]:
+    def advisory(self, claim: str, wait_seconds: float) -> Iterator[AdvisoryHold]:
         """Hold ``claim``'s advisory lock for the block (one transaction on one pooled connection, so the lock
-        ends with it, whatever happens to this process), waiting at most ``wait_seconds`` for it. Yields True
-        when held; False when it was not had in time or the database is out of reach: the block runs either
-        way, for a lock taken for fairness never decides correctness. Waiters are served in arrival order."""
+        ends with it, whatever happens to this process), waiting at most ``wait_seconds`` for it. Yields
+        whether it was held, and whether another holder had to be waited for: the block runs either way,
+        for a lock taken for fairness never decides correctness. Waiters are served in arrival order."""
         import psycopg
         import psycopg_pool
 
@@ -216,18 +226,23 @@ class LocalPostgres:
             conn = self._pool.getconn(timeout=wait_seconds)
         except (psycopg.Error, psycopg_pool.PoolTimeout):
             log.warning("state database out of reach: %s taken without its lock", claim.split(":")[0])
-            yield False
+            yield AdvisoryHold(held=False, waited=False)
             return
-        held = False
+        hold = AdvisoryHold(held=False, waited=False)
         try:
             try:
                 conn.execute("BEGIN")
-                conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait_seconds * 1000))}ms'")
-                conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (claim,))
-                held = True
+                free = conn.execute("SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (claim,))
+                if free.fetchone()[0]:
+                    hold = AdvisoryHold(held=True, waited=False)
+                else:
+                    conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(wait_seconds * 1000))}ms'")
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (claim,))
+                    hold = AdvisoryHold(held=True, waited=True)
             except psycopg.Error:
                 log.warning("%s lock not had within %g s: going on without it", claim.split(":")[0], wait_seconds)
-            yield held
+                hold = AdvisoryHold(held=False, waited=True)
+            yield hold
         finally:
             with suppress(psycopg.Error):
                 conn.execute("ROLLBACK")  # nothing was written: ends the transaction and releases the lock

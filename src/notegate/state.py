@@ -372,16 +372,19 @@ class StateDB:
                 yield db
 
     @contextmanager
-    def push_lock(self, environment: str) -> Iterator[None]:
+    def push_lock(self, environment: str) -> Iterator[bool]:
         """Held around a replica's push to one environment's origin (VaultStore.push_lock): on PostgreSQL an
         advisory lock per environment, so replicas queue for the origin in arrival order instead of the last
         winner winning again; waited for at most PUSH_LOCK_WAIT_SECONDS, then the push goes on without it.
-        The origin's compare-and-swap still decides every push. SQLite (one process): nothing to hold."""
+        The origin's compare-and-swap still decides every push. SQLite (one process): nothing to hold.
+
+        Yields whether another replica held it first: then its push has probably moved the origin, and the
+        store fetches before building on its own tip instead of losing one push to find out."""
         if self.dialect != "postgres":
-            yield
+            yield False
             return
-        with self._pg.advisory(f"push:{environment}", PUSH_LOCK_WAIT_SECONDS):
-            yield
+        with self._pg.advisory(f"push:{environment}", PUSH_LOCK_WAIT_SECONDS) as hold:
+            yield hold.waited
 
     # ---------------------------------------------------------- migrations
     # schema_migrations(version, applied_at) records what ran; each migration is idempotent (CREATE … IF NOT

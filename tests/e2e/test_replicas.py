@@ -235,8 +235,9 @@ async def test_32_writers_over_two_replicas_lose_nothing_and_one_wins_each_race(
                     if texts == final and {f"replicas/contested-{n}.md" for n in range(CONTESTED_NOTES)} <= hits:
                         break
                     await anyio.sleep(0.2)
-    # Fairness: replicas queue for the origin (StateDB.push_lock), so a group pushes at most twice: once on
-    # the tip it had, once more after fetching what the replica served just before it pushed.
+    # Fairness: replicas queue for the origin (StateDB.push_lock), so a group pushes at most twice. A group
+    # that waited for the lock fetches first and pushes once; one that found the lock free just after the
+    # other replica's push still builds on its own, older tip and pushes a second time.
     pushes = push_counts(servers)
     print(
         f"\n{len(commits)} acknowledged writes over two replicas in {elapsed:.1f} s; "

@@ -294,7 +294,7 @@ class VaultStore:
     #: Held around each group commit's pushes, after the write lock: the runtime passes the state database's
     #: per-environment lock (StateDB.push_lock) so replicas on one origin queue instead of racing. Fairness
     #: only: the origin's compare-and-swap still decides.
-    push_lock: Callable[[], AbstractContextManager[object]] = nullcontext
+    push_lock: Callable[[], AbstractContextManager[object]] = nullcontext  # yields whether it waited
 
     def __init__(self, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> None:
         self.name = name
@@ -579,27 +579,28 @@ class VaultStore:
         """
         request = _Request(tuple(changes), dict(expect), author, message, tuple(new_paths), on_advance)
         if self._lock_owner == threading.get_ident():  # inside a hold already (a contract): commit alone
-            with self.push_lock():
-                self._commit_group([request])
+            with self.push_lock() as waited:
+                self._commit_group([request], fetch_first=bool(waited))
             return request.outcome()
         with self._queue_lock:
             self._queue.append(request)
         while not request.done:
-            with self.write_lock(), self.push_lock():
+            with self.write_lock(), self.push_lock() as waited:
                 if request.done:  # a previous holder committed (or refused) it as part of its group
                     break
                 with self._queue_lock:
                     group = self._queue[:MAX_GROUP]
                     del self._queue[:MAX_GROUP]
-                self._commit_group(group)
+                self._commit_group(group, fetch_first=bool(waited))
         return request.outcome()
 
-    def _commit_group(self, group: list[_Request]) -> None:
+    def _commit_group(self, group: list[_Request], *, fetch_first: bool = False) -> None:
         """Commit, push and acknowledge ``group`` (under the write lock). Every request leaves done, or back
-        in the queue (a new path whose case check needs a listing of its own)."""
+        in the queue (a new path whose case check needs a listing of its own).  ``fetch_first``: another
+        replica pushed while we waited for the push lock, so our tip is probably behind the origin's."""
         try:
             first = group[0].on_advance if group else None
-            if self.refusal is not None:  # the origin may have been repaired meanwhile: ask it first
+            if self.refusal is not None or fetch_first:  # repaired meanwhile, or moved by another replica
                 self._fetch_locked(first)
                 self._refuse_if_refused()
             for _attempt in range(MAX_REPLAYS):
