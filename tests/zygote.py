@@ -39,7 +39,7 @@ import uvicorn  # noqa: F401 - imported here so every fork has it already
 
 import notegate.doors.http  # the MCP SDK: most of a fresh server's start-up
 import notegate.hooks  # the short commands' own imports, so a forked command pays none
-import notegate.models  # the providers (review, reflect, session-end)
+import notegate.models.chain  # the providers (review, reflect, session-end): the package imports them lazily
 import notegate.services.container
 import notegate.services.reflect
 import notegate.services.review  # noqa: F401 - the last import binds `notegate` unused

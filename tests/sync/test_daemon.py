@@ -1,6 +1,7 @@
 """`notegate sync`: a workstation's vault clone synced with a real origin made by `notegate init`, whose real
 pre-receive hook judges every push (the sync pushes with the git CLI).  Two clones stand for two machines;
-the real `notegate sync --once` CLI runs the happy path and the conflict; stops are asserted by their exact
+the real `notegate sync --once` CLI runs the happy path and the conflict (a fresh interpreter for their
+decisive runs, a fork of the warm fork server for the others); stops are asserted by their exact
 rule and exit status, and "untouched" by comparing every work-tree file's bytes."""
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from notegate.sync.daemon import (
     Syncer,
 )
 from notegate.sync.workclone import ACCEPTED, MAIN
-from support import set_policy
+from support import notegate, set_policy
 from sync.gitstreams import FILE, Origin, commit
 
 CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in PUSHER_VARIABLES}
@@ -62,15 +63,23 @@ def syncer(door: Origin, ws: Path, *, device: str = "laptop", env: dict[str, str
     return Syncer(ws, policy, owner="owner", device=device, git_env=env or CLEAN_ENV, **kw)
 
 
-def cli(door: Origin, ws: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "notegate", "sync", str(ws), "--config", str(door.config), "--device", "laptop", *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env or CLEAN_ENV,
-        check=False,
-    )
+def cli(
+    door: Origin, ws: Path, *args: str, env: dict[str, str] | None = None, real: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`notegate sync WS ...` in its own process: a fork of the warm fork server (tests/zygote.py), or with
+    ``real=True`` a fresh ``python -m notegate`` (the user's path: interpreter start, entry point, imports).
+    Either way the push runs the origin's real pre-receive hook, started by git."""
+    argv = ["sync", str(ws), "--config", str(door.config), "--device", "laptop", *args]
+    if real:
+        return subprocess.run(
+            [sys.executable, "-m", "notegate", *argv],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env or CLEAN_ENV,
+            check=False,
+        )
+    return notegate(*argv, env=env or CLEAN_ENV, timeout=180)
 
 
 def origin_files(door: Origin) -> dict[str, bytes]:
@@ -116,7 +125,7 @@ def test_different_notes_on_two_machines_end_up_on_both(door: Origin, laptop: Pa
     write(laptop, "notes/from-laptop.md", "# laptop\n")
     write(desktop, "notes/from-desktop.md", "# desktop\n")
 
-    first = cli(door, laptop, "--once")
+    first = cli(door, laptop, "--once", real=True)
     assert first.returncode == EXIT_OK, first.stderr
     assert "pushed" in first.stdout
     second = cli(door, desktop, "--once")  # commits, fetches the laptop's commit, replays on top, pushes
@@ -157,7 +166,7 @@ def test_the_same_note_changed_on_both_sides_stops_with_the_files_untouched(
     before = snapshot(desktop)
     local_main = pygit2.Repository(str(desktop)).references[MAIN].target
 
-    result = cli(door, desktop, "--once")
+    result = cli(door, desktop, "--once", real=True)
     assert result.returncode == EXIT_CONFLICT, result.stderr
     assert "Refused [sync-conflict]: 1 note(s) changed here and on the origin: notes/shared.md" in result.stderr
     assert "SYNC STOPPED" in result.stderr
