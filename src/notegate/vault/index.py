@@ -277,7 +277,7 @@ class SearchIndex:
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
                 if blob == ABSENT or not _indexed(path, listing if current else None):
                     continue
-                data = store.read_unverified_blob(blob)  # from the tree diff
+                data = store.read_unverified_blob_fast(blob)  # from the tree diff
                 text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
