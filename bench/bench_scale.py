@@ -78,7 +78,7 @@ def cached_vault(work: Path, notes: int, seed: int) -> genvault.VaultSpec:
     if spec_file.exists() and src.is_dir():
         data = json.loads(spec_file.read_text())
         if data.get("seed") == seed:
-            return genvault.VaultSpec(**data)
+            return genvault.VaultSpec(**(data | {"out_dir": str(src)}))  # wherever the cache was made from
     shutil.rmtree(src, ignore_errors=True)
     _log(f"generating {notes} notes in {src}…")
     spec = genvault.generate(src, notes, seed)
