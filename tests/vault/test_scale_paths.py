@@ -69,3 +69,25 @@ def test_repack_without_deltas_packs_clone_and_origin(tmp_path) -> None:
     assert store.loose_object_count() == 0
     assert store.loose_object_count(origin) == 0
     assert store.read("r4.md")[0] == b"r4\n"
+
+
+def test_full_build_walks_only_recent_commits_for_last_commit(tmp_path) -> None:
+    """An empty index's build names the last commit of notes changed in the recent commits; older notes are
+    left to their first read (remember_last_commit), never given a wrong commit."""
+    from notegate.vault.index import FULL_BUILD_WALK_LIMIT, SearchIndex
+
+    origin = tmp_path / "origin.git"
+    pygit2.init_repository(str(origin), bare=True, initial_head="main")
+    store = VaultStore.create("personal", tmp_path / "clone.git", str(origin))
+    commits = []
+    for i in range(FULL_BUILD_WALK_LIMIT + 3):
+        path = f"n/{i}.md"
+        commits.append(store.commit([Change(path, b"x%d\n" % i)], {path: "absent"}, Author("O", "o"), "c").commit)
+    index = SearchIndex(tmp_path / "index.sqlite", lambda p: (False, False), "fp")
+    assert index.catch_up(store) == FULL_BUILD_WALK_LIMIT + 3
+    newest = FULL_BUILD_WALK_LIMIT + 2
+    assert index.last_commit(f"n/{newest}.md") == commits[newest]
+    assert index.last_commit("n/0.md") is None  # beyond the walk: found on first read
+    index.remember_last_commit("n/0.md", commits[0])
+    assert index.last_commit("n/0.md") == commits[0]
+    index.close()
