@@ -604,7 +604,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 allow_policy_folders=args.allow_policy_folders,
             )
         if report.commit:
-            env.store.repack()  # an import writes thousands of loose objects; pack them (and a local origin)
+            env.store.repack(deltas=False)  # an import leaves thousands of loose objects; pack both repos
     except NotegateError as exc:
         return _fail(f"notegate import: {exc.explain()}")
     finally:

