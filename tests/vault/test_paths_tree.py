@@ -18,7 +18,7 @@ from timing import assert_catches_quadratic, assert_linear
 # composes only with the character before it, Kelvin sign, ligature), hidden segments, '..', reserved names
 # and characters, control and invisible characters, percent-escapes, spaces and dots at segment ends.
 _PIECES = [
-    *"aZé.-_ #%41\\:?*~",
+    *"aZé.-_ #%41\\:?*~,()'+=&!",
     "\u0301",  # COMBINING ACUTE: NFC composes it with the letter before, never with '/'
     "\u0338",  # COMBINING LONG SOLIDUS OVERLAY: composes with '=' '<' '>' only
     "e\u0301",
@@ -105,6 +105,12 @@ def test_siblings_under_one_folder_answer_as_the_full_check(folders: list[str], 
         ("a//b.md", None),
         ("a/", None),
         ("a/b.md/", None),
+        ("notes/nul.txt", None),  # a device name with an extension (the plain-name shortcut checks it)
+        ("notes/GIT~1/a.md", None),  # git's short name of .git, as a folder
+        ("notes/git~2.png", "attachment"),  # only the bare short name is refused
+        ("notes/a (draft), v2 & more!.md", "note"),
+        ("notes/-x-.md", "note"),
+        ("notes/x.md.png", "attachment"),
     ],
 )
 def test_known_paths(path: str, kind: str | None) -> None:

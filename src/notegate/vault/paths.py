@@ -512,8 +512,22 @@ def is_hidden_tree_path(path: str) -> bool:
     return any(seg.startswith(".") for seg in path.split("/"))
 
 
+# A one-segment name that every rule accepts as it is: ASCII (so NFC, NFKC and the Unicode tables have
+# nothing to say), starting with a letter, digit, '_' or '-' (not hidden, not a traversal, no space or dot
+# at either end), and none of '/', '\\', '%', the reserved < > : " | ? * or a control character.  What
+# is left to check is a device name, git's short name and the length.  Anything else takes the full check.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.,()'+=&!~-]*[A-Za-z0-9_)-])?")
+
+
 def _accepted(text: str, kind: str) -> bool:
     """Whether the full check accepts ``text`` unchanged (already in normal form)."""
+    if (
+        len(text) <= MAX_SEGMENT_BYTES
+        and _PLAIN_NAME.fullmatch(text)
+        and text.split(".", 1)[0].rstrip(" ").casefold() not in _WINDOWS_DEVICE_NAMES
+        and not _GIT_SHORT_NAME.fullmatch(text.casefold())
+    ):
+        return kind != "note" or text.endswith(NOTE_SUFFIX)
     try:
         return _normalise(text, kind) == text
     except PathRejected:

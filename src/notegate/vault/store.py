@@ -520,9 +520,10 @@ class VaultStore:
             return fresh
 
     def _full_listing(self, head: str | None) -> Listing:
-        listing = Listing(commit=head)
         if head is None:
-            return listing
+            return Listing(commit=head)
+        # Built in plain dicts (no copy-on-write bookkeeping per insert), then wrapped: nobody else has them.
+        listing = Listing(commit=head, notes={}, case_index={}, folders={}, folder_case={}, attachments={})  # type: ignore[arg-type]
         tree = self.repo[head].peel(pygit2.Tree)
         paths = TreePaths()  # servable / servable_file, each folder checked once
         for path, blob in _walk_tree(self.repo, tree, ""):
@@ -531,7 +532,14 @@ class VaultStore:
                 listing.add(path, blob)
             elif kind == "attachment":
                 listing.add_attachment(path, blob)
-        return listing
+        return Listing(
+            commit=head,
+            notes=_CowMap(listing.notes),  # type: ignore[arg-type]
+            case_index=_CowMap(listing.case_index),  # type: ignore[arg-type]
+            folders=_CowMap(listing.folders),  # type: ignore[arg-type]
+            folder_case=_CowMap(listing.folder_case),  # type: ignore[arg-type]
+            attachments=_CowMap(listing.attachments),  # type: ignore[arg-type]
+        )
 
     def _advance_listing(self, current: Listing, head: str) -> Listing:
         assert current.commit is not None

@@ -1,0 +1,104 @@
+"""The store's listing at scale: its build at start, and what one write's tip move costs it.
+
+Runs on an existing bare repository read-only (e.g. a 100k vault's ``origin.git`` made by
+``bench_scale.py``): a throwaway bare repository borrows its objects (``objects/info/alternates``) and
+points ``main`` at the same commit, so nothing is written to the source.  Measures CPU time
+(``time.process_time``: on a loaded machine, waiting is not counted):
+
+1. the listing's full build (the start-up listing: walk + classify every path + the case index);
+2. ``--writes`` one-note commits made straight in the throwaway repository (``build_tree``, no push), each
+   followed by the listing catching up with the new tip (the cost a write or the first read after it pays)
+   and a read of that note through the listing (``blob_id`` + ``read``): p50 and p95 of each.
+
+Compare main and a branch back to back under the same load (``PYTHONPATH=<a copy of main's src>``), and
+report ratios.  ``--profile`` prints the top of a cProfile of the build.
+
+    .venv/bin/python bench/bench_listing.py --repo var/scale/prof-100000-base/vault/origin.git
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pygit2
+
+from notegate.vault.store import MAIN_REF, Change, VaultStore, build_tree
+
+
+def borrowed(source: Path, into: Path) -> Path:
+    """A bare repository at ``into`` with ``source``'s objects (never written) and its main."""
+    src = pygit2.Repository(str(source))
+    tip = src.references[MAIN_REF].target
+    repo = pygit2.init_repository(str(into), bare=True, initial_head="main")
+    (into / "objects" / "info" / "alternates").write_text(f"{(source / 'objects').resolve()}\n")
+    repo = pygit2.Repository(str(into))
+    repo.references.create(MAIN_REF, tip, force=True)
+    return into
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repo", type=Path, required=True, help="a bare repository (read only)")
+    parser.add_argument("--writes", type=int, default=200)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="notegate-listing-"))
+    try:
+        repo_dir = borrowed(args.repo, work / "vault.git")
+        store = VaultStore("bench", repo_dir, str(work / "no-origin.git"))
+        profiler = cProfile.Profile(time.process_time) if args.profile else None
+        started = time.process_time()
+        if profiler:
+            profiler.enable()
+        listing = store.listing()
+        if profiler:
+            profiler.disable()
+        build = time.process_time() - started
+        notes = sorted(listing.notes)
+        print(f"listing build: {build:.2f} s CPU for {len(listing.notes)} notes, {len(listing.attachments)} files")
+        rng = random.Random(1)
+        advances: list[float] = []
+        reads: list[float] = []
+        repo = store.repo
+        for i in range(args.writes):
+            path = rng.choice(notes) if i % 4 else f"bench-new/n{i}.md"  # one write in four creates a note
+            tip = repo.references[MAIN_REF].target
+            tree = repo[tip].peel(pygit2.Tree)
+            tree_id = build_tree(repo, tree, [Change(path, f"pass {i}\n".encode())])
+            sig = pygit2.Signature("bench", "bench@notegate")
+            commit = repo.create_commit(None, sig, sig, f"w{i}", tree_id, [tip])
+            repo.references.create(MAIN_REF, commit, force=True)
+            started = time.process_time()
+            store.listing()
+            advances.append((time.process_time() - started) * 1000)
+            started = time.process_time()
+            found = store.read(path)
+            assert found is not None and store.blob_id(path) == found[1]
+            reads.append((time.process_time() - started) * 1000)
+        print(
+            f"{args.writes} one-note commits: listing catch-up p50 {statistics.median(advances):.3f} ms, "
+            f"p95 {pct(advances, 0.95):.3f} ms, max {max(advances):.3f} ms; "
+            f"read after it p50 {statistics.median(reads):.3f} ms CPU"
+        )
+        if profiler:
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(14)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
