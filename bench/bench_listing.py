@@ -12,10 +12,14 @@ points ``main`` at the same commit, so nothing is written to the source.  Measur
    commits are remembered as the store's own group commit remembers its range (what a write through the
    server pays: no tree diff) or left to the tree diff (what a fetched commit pays); reported apart.
 
+Without ``--repo`` it generates a vault (``genvault.py``, ``--notes``; ``--quick``: 1,000) and commits it
+into a bare repository first, so ``run_all.py`` can run it unattended.
+
 Compare main and a branch back to back under the same load (``PYTHONPATH=<a copy of main's src>``), and
 report ratios.  ``--profile`` prints the top of a cProfile of the build.
 
-    .venv/bin/python bench/bench_listing.py --repo var/scale/prof-100000-base/vault/origin.git
+    .venv/bin/python bench/bench_listing.py --repo var/scale/direct-100000/vault/origin.git
+    .venv/bin/python bench/bench_listing.py --notes 10000
 """
 
 from __future__ import annotations
@@ -26,12 +30,16 @@ import pstats
 import random
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pygit2
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import genvault  # a sibling script, not a package
 from notegate.vault.store import MAIN_REF, Change, VaultStore, _Range, build_tree
 
 
@@ -46,6 +54,17 @@ def borrowed(source: Path, into: Path) -> Path:
     return into
 
 
+def generated(notes: int, work: Path) -> Path:
+    """A bare repository holding one commit of a generated vault."""
+    genvault.generate(work / "src", notes, 1)
+    bare = work / "source.git"
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@notegate", f"--git-dir={bare}"]
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
+    subprocess.run([*git, f"--work-tree={work / 'src'}", "add", "-A"], check=True)
+    subprocess.run([*git, f"--work-tree={work / 'src'}", "commit", "-q", "-m", "generated"], check=True)
+    return bare
+
+
 def pct(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
@@ -53,13 +72,18 @@ def pct(samples: list[float], q: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repo", type=Path, required=True, help="a bare repository (read only)")
+    parser.add_argument("--repo", type=Path, help="a bare repository (read only); default: a generated vault")
+    parser.add_argument("--notes", type=int, default=10_000, help="without --repo: the generated vault's size")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1,000 notes, 40 writes")
     parser.add_argument("--writes", type=int, default=200)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.notes, args.writes = min(args.notes, 1000), min(args.writes, 40)
     work = Path(tempfile.mkdtemp(prefix="notegate-listing-"))
     try:
-        repo_dir = borrowed(args.repo, work / "vault.git")
+        source = args.repo if args.repo is not None else generated(args.notes, work)
+        repo_dir = borrowed(source, work / "vault.git")
         store = VaultStore("bench", repo_dir, str(work / "no-origin.git"))
         profiler = cProfile.Profile(time.process_time) if args.profile else None
         started = time.process_time()
