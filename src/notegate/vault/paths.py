@@ -70,6 +70,7 @@ __all__ = [
     "NOTE_SUFFIX",
     "FolderPath",
     "NotePath",
+    "TreePaths",
     "is_hidden_tree_path",
 ]
 
@@ -509,3 +510,66 @@ def is_hidden_tree_path(path: str) -> bool:
     validating input: use :meth:`NotePath.parse` for that.
     """
     return any(seg.startswith(".") for seg in path.split("/"))
+
+
+# A one-segment name that every rule accepts as it is: ASCII (so NFC, NFKC and the Unicode tables have
+# nothing to say), starting with a letter, digit, '_' or '-' (not hidden, not a traversal, no space or dot
+# at either end), and none of '/', '\\', '%', the reserved < > : " | ? * or a control character.  What
+# is left to check is a device name, git's short name and the length.  Anything else takes the full check.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-](?:[A-Za-z0-9 _.,()'+=&!~-]*[A-Za-z0-9_)-])?")
+
+
+def _accepted(text: str, kind: str) -> bool:
+    """Whether the full check accepts ``text`` unchanged (already in normal form)."""
+    if (
+        len(text) <= MAX_SEGMENT_BYTES
+        and _PLAIN_NAME.fullmatch(text)
+        and text.split(".", 1)[0].rstrip(" ").casefold() not in _WINDOWS_DEVICE_NAMES
+        and not _GIT_SHORT_NAME.fullmatch(text.casefold())
+    ):
+        return kind != "note" or text.endswith(NOTE_SUFFIX)
+    try:
+        return _normalise(text, kind) == text
+    except PathRejected:
+        return False
+
+
+class TreePaths:
+    """Classify the paths of one tree walk as the full checks would, checking each folder once.
+
+    ``kind(path)`` is ``"note"`` exactly when ``NotePath.parse(path).value == path`` (and the path is not
+    hidden), ``"attachment"`` exactly when ``AttachmentPath.parse(path).value == path`` for a non-``.md``
+    path, else ``None`` (hidden, refused, or in another normal form).  Why it may split the work: every
+    check is either per character, per segment, or on the whole path's start and length; NFC and NFKC
+    never act across ``/`` (a stable code point), and a percent-escape cannot span one.  So a path is
+    accepted unchanged iff its folder is (as a folder path), its last segment is (as a one-segment note
+    or attachment path), and the whole is at most ``MAX_PATH_BYTES``.  The folder's verdict is cached, so
+    a listing of N files under F folders does F folder checks and N short leaf checks instead of N full
+    ones.  tests/vault/test_paths_tree.py holds it to the full check.  One instance per walk (the cache
+    grows with the tree's folders)."""
+
+    __slots__ = ("_folders",)
+
+    def __init__(self) -> None:
+        self._folders: dict[str, bool] = {}
+
+    def kind(self, path: str) -> str | None:
+        folder, slash, leaf = path.rpartition("/")
+        if slash:
+            ok = self._folders.get(folder)
+            if ok is None:
+                ok = self._folders[folder] = bool(folder) and _accepted(folder, "folder")
+            if not ok:
+                return None
+        if leaf.endswith(NOTE_SUFFIX):
+            if not _accepted(leaf, "note"):
+                return None
+            kind = "note"
+        else:
+            stem, dot, ext = leaf.rpartition(".")
+            if not (dot and stem and ext) or leaf.casefold().endswith(NOTE_SUFFIX) or not _accepted(leaf, "folder"):
+                return None
+            kind = "attachment"
+        if len(path) * 4 > MAX_PATH_BYTES and _utf8_len(path) > MAX_PATH_BYTES:  # at most 4 bytes a character
+            return None
+        return kind
