@@ -267,8 +267,8 @@ class SearchIndex:
             return 0
         changes = store.changed_notes(old, new)
         # A big change (a build, a large fetch): the listing has parsed these paths already.  A write's few
-        # paths are parsed here instead: advancing the listing copies the whole vault's, and this runs inside
-        # the write lock (the listing catches up when a reader next asks, outside it).
+        # paths are parsed here instead: this runs inside the write lock, and the listing catches up when a
+        # reader next asks, outside it (a catch-up costs the changed paths, not the vault: a shared listing).
         listing = store.listing() if len(changes) > LISTING_CHANGES else None
         current = listing is not None and listing.commit == new
         empty = old is None and self.count() == 0
