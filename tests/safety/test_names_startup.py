@@ -76,3 +76,16 @@ def test_loading_the_default_names_builds_no_inverse() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["0", "0"]
+
+
+def test_importing_the_floor_compiles_no_pattern() -> None:
+    """The floor's character and flood expressions are compiled on first scan, not at import (~0.1 s CPU
+    that every git hook and CLI start paid even when nothing reached the floor); the first scan builds them."""
+    code = (
+        "from notegate.safety import floor, floor_chars\n"
+        "print(floor_chars._patterns.cache_info().currsize)\n"
+        "floor_chars.scan_chars('a\\u200bb', 0, 5)\n"
+        "print(floor_chars._patterns.cache_info().currsize)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["0", "1"]
