@@ -15,7 +15,11 @@ and their ratio. Measured, each in a fresh interpreter, as CPU seconds (user + s
   index already built), wall seconds from spawn to the first ``read_note`` answered over MCP, and the
   server's CPU seconds at that moment.
 
-    python bench/bench_startup.py --baseline /tmp/baseline/src [--runs 7] [--notes 10000] [--skip-restart]
+    python bench/bench_startup.py --baseline-ref 48d538a [--runs 7] [--notes 10000] [--skip-restart]
+    python bench/bench_startup.py --baseline /tmp/baseline/src     # an old src/ unpacked already
+    python bench/bench_startup.py --quick                          # new code only, 3 runs, 1,000 notes
+
+Without a baseline only this checkout is measured (``run_all.py`` runs it so).
 
 Everything runs in a temporary directory that is always removed; every server is always stopped.
 """
@@ -125,25 +129,45 @@ async def restart_once(cfg: Path, token: str, read_path: str, probe: str, src: P
 
 
 def report(title: str, figures: dict[str, list[float]], unit: str = "s CPU") -> str:
-    old, new = (statistics.median(figures[k]) for k in ("old", "new"))
     spread = "  ".join(f"{k} [{min(v):.3f}..{max(v):.3f}]" for k, v in figures.items())
+    new = statistics.median(figures["new"])
+    if "old" not in figures:
+        return f"{title:<58} new {new:7.3f} {unit}   ({spread})"
+    old = statistics.median(figures["old"])
     return f"{title:<58} old {old:7.3f}  new {new:7.3f} {unit}  new/old {new / old:5.2f}   ({spread})"
+
+
+def unpack(ref: str, into: Path) -> Path:
+    """``git archive`` of ``ref``'s src/ (this repository's history), unpacked under ``into``."""
+    repo = NEW_SRC.parent
+    archive = subprocess.run(["git", "-C", str(repo), "archive", ref, "src"], capture_output=True, check=True).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", type=Path, required=True, help="the old code's src/ directory")
+    parser.add_argument("--baseline", type=Path, default=None, help="the old code's src/ directory")
+    parser.add_argument("--baseline-ref", default=None, help="a commit of this repository to compare against")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--quick", action="store_true", help="3 runs, 1,000 notes (a smoke run)")
     parser.add_argument("--skip-restart", action="store_true", help="only the fresh-interpreter figures")
     args = parser.parse_args(argv)
-    trees = {"old": args.baseline.resolve(), "new": NEW_SRC}
-    for src in trees.values():
-        check_tree(src)
+    if args.quick:
+        args.runs, args.notes = min(args.runs, 3), min(args.notes, 1000)
     py = sys.executable
-    lines = [f"bench_startup: median of {args.runs} alternating runs, {os.cpu_count()} cores, load {os.getloadavg()}"]
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    lines = [f"bench_startup: median of {args.runs} alternating runs, {os.cpu_count()} cores, load {load}"]
     workdir = Path(tempfile.mkdtemp(prefix="notegate-startup-"))
     try:
+        trees = {"new": NEW_SRC}
+        if args.baseline is not None or args.baseline_ref is not None:
+            old = args.baseline.resolve() if args.baseline else unpack(args.baseline_ref, workdir / "baseline")
+            trees = {"old": old, "new": NEW_SRC}
+        for src in trees.values():
+            check_tree(src)
         figures = alternate(args.runs, trees, lambda s: cpu_of([py, "-c", "import notegate.doors.http"], env_for(s)))
         lines.append(report("import notegate.doors.http", figures))
         for label, path in (("a note", "notes/bench.md"), ("an inbox item: the floor runs", "inbox/captures/bench.md")):
