@@ -136,6 +136,10 @@ def _fold_each(chars: list[str]) -> list[str]:
     return _fold_decomposed(unicodedata.normalize("NFKD", _SEPARATOR.join(chars))).split(_SEPARATOR)
 
 
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
+"""Hangul syllables (UAX #15 / Unicode 3.12: each is L V [T] conjoining jamo under NFKD)."""
+
+
 @functools.cache
 def _fold_inverse() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """Every ASCII fold string -> the characters folding to it; and the characters folding to nothing.
@@ -147,10 +151,16 @@ def _fold_inverse() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """
     table = _fold_table()
     candidates = {chr(c) for c in range(0x20, 0x7F)} | {chr(k) for k, v in table.items() if v is not None}
+    # Every Hangul syllable decomposes to a leading jamo first; while no leading jamo is in the table, that
+    # jamo survives the fold unchanged (not ASCII), so no syllable can fold to ASCII and the block's 11,172
+    # syllables (a third of all candidates, and of the time) are left out.
+    skip_hangul = all(cp not in table and chr(cp).casefold() == chr(cp) for cp in range(0x1100, 0x1113))
     for base in range(0, 0x20000, 256):
         chunk = "".join(map(chr, range(base, base + 256)))
         if chunk.casefold() != chunk or not unicodedata.is_normalized("NFKD", chunk):
             candidates.update(chunk)
+    if skip_hangul:
+        candidates.difference_update(map(chr, range(_HANGUL_FIRST, _HANGUL_LAST + 1)))
     inverse: dict[str, set[str]] = {}
     ordered = sorted(candidates - {_SEPARATOR})
     for ch, folded in (*zip(ordered, _fold_each(ordered), strict=True), (_SEPARATOR, _fold_char(_SEPARATOR))):
