@@ -386,7 +386,7 @@ FLOOD_ALPHABET = [
 
 def _reference_findings(text: str) -> list[tuple[int, str]]:
     """One step per character: the slow definition the run-based scan must agree with."""
-    bmp, astral = re.compile(floor_chars._HELD_BMP), re.compile(floor_chars._HELD_ASTRAL)
+    bmp, astral = re.compile(floor_chars._patterns().held_bmp), re.compile(floor_chars._patterns().held_astral)
     allowed = set()
     for m in re.finditer(re.escape(ENGLAND_FLAG[0]) + "(?=" + re.escape(ENGLAND_FLAG[1:]) + ")", text):
         allowed.update(range(m.start() + 1, m.start() + len(ENGLAND_FLAG)))

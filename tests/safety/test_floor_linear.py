@@ -72,5 +72,5 @@ def test_the_ratio_catches_a_quadratic_scan() -> None:
 
 def test_flood_pattern_is_bounded() -> None:
     """The mark-flood regex is a single class with a fixed minimum: no nested quantifier to backtrack."""
-    assert floor_chars._FLOOD_RE.pattern.endswith(f"]{{{floor_chars.MAX_STACKED_MARKS + 1},}}")
-    assert floor_chars._FLOOD_RE.pattern.count("[") == 1
+    assert floor_chars._patterns().flood.pattern.endswith(f"]{{{floor_chars.MAX_STACKED_MARKS + 1},}}")
+    assert floor_chars._patterns().flood.pattern.count("[") == 1

@@ -41,9 +41,10 @@ import anyio.to_thread
 from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import URLPath
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
 
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
@@ -53,9 +54,7 @@ from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
-from notegate.doors.contracts_http import contract_routes
 from notegate.doors.mcp import CallerResolver, build_mcp
-from notegate.doors.web import web_routes
 from notegate.errors import NotegateError
 from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
@@ -478,6 +477,54 @@ class DoorOAuthProvider(NotegateOAuthProvider):
         return await super().load_access_token(token)
 
 
+class LazyRoutes(BaseRoute):
+    """Routes built on the first request that could be one of theirs: the contract door and the console.
+
+    Why: importing those doors (passkeys, page templates, contract schemas) took a large share of a
+    restart before the first MCP read could be served, for pages the owner opens now and then. Requests
+    to ``skip`` (the MCP endpoint) never build them; any other request that reaches this point builds
+    them once, then is matched exactly as if the routes were listed in the app's table in this place: the
+    first full match among them wins, else their first partial one (a later full match, such as the
+    catch-all mount, still beats a partial one, as the router does for a flat list).
+    """
+
+    def __init__(self, build: Callable[[], list[BaseRoute]], *, skip: Collection[str] = ()) -> None:
+        self._build = build
+        self._skip = frozenset(skip)
+        self._routes: list[BaseRoute] | None = None
+
+    @property
+    def routes(self) -> list[BaseRoute]:
+        if self._routes is None:  # built on the event loop in one synchronous step: no request sees half
+            self._routes = self._build()
+        return self._routes
+
+    @property
+    def built(self) -> bool:
+        return self._routes is not None
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and scope.get("path") in self._skip:
+            return Match.NONE, {}
+        partial: tuple[Match, Scope] | None = None
+        for route in self.routes:
+            match, child = route.matches(scope)
+            if match is Match.FULL:
+                return match, {**child, "notegate.lazy_route": route}
+            if match is Match.PARTIAL and partial is None:
+                partial = (match, {**child, "notegate.lazy_route": route})
+        return partial if partial is not None else (Match.NONE, {})
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await scope["notegate.lazy_route"].handle(scope, receive, send)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        for route in self.routes:
+            with contextlib.suppress(NoMatchFound):
+                return route.url_path_for(name, **path_params)
+        raise NoMatchFound(name, path_params)
+
+
 def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
     """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
     if record is None:
@@ -593,11 +640,12 @@ def create_app(
         failure=provider.failure,
         allowed_hosts=allowed_hosts,
     )
-    app = Starlette(
-        routes=[
-            Route("/healthz", healthz, methods=["GET"]),
-            Route("/metrics", metrics_page, methods=["GET"]),
-            *oauth_routes(provider),
+
+    def doors() -> list[BaseRoute]:
+        from notegate.doors.contracts_http import contract_routes
+        from notegate.doors.web import web_routes
+
+        return [
             # Machine contracts (issue 16): machine tokens only, never the MCP tools.
             *contract_routes(services.contracts, verify, allowed_hosts, holding=guarded.holding),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
@@ -608,6 +656,14 @@ def create_app(
                 port=port,
                 services=services,
             ),
+        ]
+
+    app = Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics_page, methods=["GET"]),
+            *oauth_routes(provider),
+            LazyRoutes(doors, skip=MCP_PATHS),
             Mount("/", app=guarded),
         ],
         lifespan=lifespan,

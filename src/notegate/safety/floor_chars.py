@@ -7,7 +7,7 @@ Theory of operation
 -------------------
 Two scans over the original text, so every position is an exact index into what the caller sent:
 
-1. **Characters.** One regular expression, built at import from ``unicode_tables.CHARACTER_CLASSES``,
+1. **Characters.** One regular expression, built on first use from ``unicode_tables.CHARACTER_CLASSES``,
    finds runs of held BMP characters in C; its lookahead already lets the few legitimate contexts
    through (ZWJ inside an emoji sequence or after a virama, ZWNJ after a virama or between joining
    letters, VS15/VS16 directly after an emoji-variation base or inside a keycap), so Python only touches
@@ -85,7 +85,7 @@ __all__ = [
 ]
 
 # --------------------------------------------------------------------------------------------------------
-# Tables -> ranges, rule lookup, regular expressions (built once at import)
+# Tables -> ranges and rule lookup (at import); regular expressions (built once, on first use)
 # --------------------------------------------------------------------------------------------------------
 
 Ranges = tuple[tuple[int, int], ...]
@@ -226,39 +226,62 @@ def _astral_allowed_class() -> str:
     return _class_body(sorted(allowed, key=priority))
 
 
-# One held character: a BMP one outside its allowed contexts, or a supplementary one outside the allowed
-# ranges. Matched as runs, so a flood of held characters costs C time, not one Python step each.
 _CONTEXTUAL_BMP = frozenset("\r\u200c\u200d\ufe00\ufe01\ufe02\ufe0e\ufe0f")  # held unless _allowed_context() says so
-_ALWAYS_HELD_BMP = f"(?<![{chars_class_body(_CONTEXTUAL_BMP)}])"  # the character just matched
-_HELD_BMP = f"[{_class_body(_clip(_HELD, 0, 0xFFFF))}](?:{_ALWAYS_HELD_BMP}|(?!{_allowed_context()}))"
-# An ideographic variation sequence (UTS #37): one of VS17-VS256 directly after a unified ideograph. One
-# selector per base, so at most one hidden byte per visible ideograph.
-_IVS_ALLOWED = f"(?<![{_class_body(CLASS_RANGES['unified-ideograph'])}][{_IVS}])"
-_HELD_ASTRAL = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}]){_IVS_ALLOWED}"
 _IVS_FIRST, _IVS_LAST = 0xE0100, 0xE01EF
-# A flood: more than MAX_STACKED_MARKS combining marks in a row. Marks another row already holds (variation
-# selectors, Khmer inherent vowels) are left out, so a held character is reported once, under its own rule.
-_STACKABLE = [cp for lo, hi in CLASS_RANGES["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None]
-_STACKABLE_BMP = f"[{chars_class_body(chr(cp) for cp in _STACKABLE if cp <= 0xFFFF)}]"
-_STACKABLE_ASTRAL = f"[{chars_class_body(chr(cp) for cp in _STACKABLE if cp > 0xFFFF)}]"
-# A BMP-only class compiles to a bitmap (one lookup per character) and lets ``re`` skip ahead to candidates;
-# a class with supplementary ranges is a list of ranges tried in turn, so it is used only on text that has
-# supplementary characters at all, and only after a cheap "is this supplementary" test.
-_FLOOD_RE = re.compile(f"{_STACKABLE_BMP}{{{MAX_STACKED_MARKS + 1},}}")
-_FLOOD_CANDIDATE_RE = re.compile(f"[{_STACKABLE_BMP[1:-1]}\\U00010000-\\U0010ffff]{{{MAX_STACKED_MARKS + 1},}}")
-_FLOOD_ANY_RE = re.compile(
-    f"(?:{_STACKABLE_BMP}|(?=[\\U00010000-\\U0010ffff]){_STACKABLE_ASTRAL}){{{MAX_STACKED_MARKS + 1},}}"
-)
-# Spelled X(?:X)* rather than (?:X)+ so that the pattern starts with a character class, which lets ``re``
-# skip ahead in C to the next candidate character instead of attempting a match at every position.
-_BMP_RUN_RE = re.compile(f"{_HELD_BMP}(?:{_HELD_BMP})*")
-_ASTRAL_RUN_RE = re.compile(f"{_HELD_ASTRAL}(?:{_HELD_ASTRAL})*")
 _TAG_FIRST, _TAG_LAST = CLASS_RANGES["tag"][0]
 _TAG_RUN_LENGTH = 6  # five tag letters + CANCEL TAG: the length of every RGI subdivision flag's tag run
 _ALLOWED_TAG_RUNS = frozenset(
     "".join(chr(0xE0000 + ord(c)) for c in flag) + _CANCEL_TAG for flag in RGI_SUBDIVISION_FLAGS
 )
-_RGI_FLAG_RE = re.compile(f"{_BLACK_FLAG}(?:{'|'.join(sorted(_ALLOWED_TAG_RUNS))})")
+
+
+class _Patterns(NamedTuple):
+    held_bmp: str  # one held BMP character (source, also used by :func:`_first_held`)
+    held_astral: str  # one held supplementary character (source)
+    flood: re.Pattern[str]
+    flood_candidate: re.Pattern[str]
+    flood_any: re.Pattern[str]
+    bmp_run: re.Pattern[str]
+    astral_run: re.Pattern[str]
+    rgi_flag: re.Pattern[str]
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    """The scans' regular expressions, built on first use and kept for the life of the process.
+
+    Built lazily because compiling them costs about 0.1 s of CPU, and every fresh interpreter that imports
+    the floor (each git hook, each CLI start, the server before its first read) paid it at import, even for
+    pushes that touch no path the floor checks. The sources are exactly those once built at import.
+    """
+    # One held character: a BMP one outside its allowed contexts, or a supplementary one outside the allowed
+    # ranges. Matched as runs, so a flood of held characters costs C time, not one Python step each.
+    always_held_bmp = f"(?<![{chars_class_body(_CONTEXTUAL_BMP)}])"  # the character just matched
+    held_bmp = f"[{_class_body(_clip(_HELD, 0, 0xFFFF))}](?:{always_held_bmp}|(?!{_allowed_context()}))"
+    # An ideographic variation sequence (UTS #37): one of VS17-VS256 directly after a unified ideograph. One
+    # selector per base, so at most one hidden byte per visible ideograph.
+    ivs_allowed = f"(?<![{_class_body(CLASS_RANGES['unified-ideograph'])}][{_IVS}])"
+    held_astral = f"[\\U00010000-\\U0010ffff](?<![{_astral_allowed_class()}]){ivs_allowed}"
+    # A flood: more than MAX_STACKED_MARKS combining marks in a row. Marks another row already holds
+    # (variation selectors, Khmer inherent vowels) are left out, so a held character is reported once, under
+    # its own rule.
+    stackable = [cp for lo, hi in CLASS_RANGES["combining-mark"] for cp in range(lo, hi + 1) if _rule_of(cp) is None]
+    stackable_bmp = f"[{chars_class_body(chr(cp) for cp in stackable if cp <= 0xFFFF)}]"
+    stackable_astral = f"[{chars_class_body(chr(cp) for cp in stackable if cp > 0xFFFF)}]"
+    # A BMP-only class compiles to a bitmap (one lookup per character) and lets ``re`` skip ahead to
+    # candidates; a class with supplementary ranges is a list of ranges tried in turn, so it is used only on
+    # text that has supplementary characters at all, and only after a cheap "is this supplementary" test.
+    flood = re.compile(f"{stackable_bmp}{{{MAX_STACKED_MARKS + 1},}}")
+    flood_candidate = re.compile(f"[{stackable_bmp[1:-1]}\\U00010000-\\U0010ffff]{{{MAX_STACKED_MARKS + 1},}}")
+    flood_any = re.compile(
+        f"(?:{stackable_bmp}|(?=[\\U00010000-\\U0010ffff]){stackable_astral}){{{MAX_STACKED_MARKS + 1},}}"
+    )
+    # Spelled X(?:X)* rather than (?:X)+ so that the pattern starts with a character class, which lets
+    # ``re`` skip ahead in C to the next candidate character instead of attempting a match at every position.
+    bmp_run = re.compile(f"{held_bmp}(?:{held_bmp})*")
+    astral_run = re.compile(f"{held_astral}(?:{held_astral})*")
+    rgi_flag = re.compile(f"{_BLACK_FLAG}(?:{'|'.join(sorted(_ALLOWED_TAG_RUNS))})")
+    return _Patterns(held_bmp, held_astral, flood, flood_candidate, flood_any, bmp_run, astral_run, rgi_flag)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -291,15 +314,17 @@ def _held_runs(text: str) -> Iterator[tuple[int, str]]:
     flag's base is not held, so an allowed tag run always starts a supplementary run.
     """
 
+    patterns = _patterns()
+
     def astral() -> Iterator[tuple[int, str]]:
-        for m in _ASTRAL_RUN_RE.finditer(text):
+        for m in patterns.astral_run.finditer(text):
             start, run = m.start(), m.group()
             if _is_rgi_flag_tags(text, start):
                 start, run = start + _TAG_RUN_LENGTH, run[_TAG_RUN_LENGTH:]
             if run:
                 yield start, run
 
-    bmp = ((m.start(), m.group()) for m in _BMP_RUN_RE.finditer(text))
+    bmp = ((m.start(), m.group()) for m in patterns.bmp_run.finditer(text))
     if text.isascii():
         yield from bmp
     else:
@@ -327,9 +352,10 @@ def scan_chars(text: str, order: int, limit: int) -> Scan:
             break
     else:
         return Scan(first, first_of_rule, total)
-    bmp_rest = _BMP_RUN_RE.findall(text, resume)
-    astral_rest = [] if text.isascii() else _ASTRAL_RUN_RE.findall(text, resume)
-    flags = len(_RGI_FLAG_RE.findall(text, resume)) if astral_rest else 0
+    patterns = _patterns()
+    bmp_rest = patterns.bmp_run.findall(text, resume)
+    astral_rest = [] if text.isascii() else patterns.astral_run.findall(text, resume)
+    flags = len(patterns.rgi_flag.findall(text, resume)) if astral_rest else 0
     total += sum(map(len, bmp_rest)) + sum(map(len, astral_rest)) - _TAG_RUN_LENGTH * flags
     unseen: dict[str, int] = {}
     for ch in set(unlisted).union("".join(bmp_rest), "".join(astral_rest)):
@@ -354,10 +380,12 @@ def scan_floods(text: str, order: int, limit: int) -> Scan:
     total = 0
     if text.isascii():
         return Scan(first, {}, 0)
+    patterns = _patterns()
     if max(text) <= "\uffff":
-        matches: Iterable[re.Match[str]] = _FLOOD_RE.finditer(text)
+        matches: Iterable[re.Match[str]] = patterns.flood.finditer(text)
     else:  # candidates in C with one bitmap class, then the exact pattern only inside them
-        matches = (m for c in _FLOOD_CANDIDATE_RE.finditer(text) for m in _FLOOD_ANY_RE.finditer(text, *c.span()))
+        candidates = patterns.flood_candidate.finditer(text)
+        matches = (m for c in candidates for m in patterns.flood_any.finditer(text, *c.span()))
     for m in matches:
         total += 1
         if len(first) < limit:
@@ -372,7 +400,7 @@ def _first_held(text: str, ch: str, start: int) -> int | None:
     """Where ``ch`` first occurs as a held character at or after ``start`` (None if only in allowed contexts)."""
     cp = ord(ch)
     if ch in _CONTEXTUAL_BMP or _IVS_FIRST <= cp <= _IVS_LAST:
-        held = _HELD_BMP if ch in _CONTEXTUAL_BMP else _HELD_ASTRAL
+        held = _patterns().held_bmp if ch in _CONTEXTUAL_BMP else _patterns().held_astral
         m = re.compile(f"(?={re.escape(ch)}){held}").search(text, start)
         return m.start() if m else None
     if not _TAG_FIRST <= cp <= _TAG_LAST:

@@ -136,6 +136,10 @@ def _fold_each(chars: list[str]) -> list[str]:
     return _fold_decomposed(unicodedata.normalize("NFKD", _SEPARATOR.join(chars))).split(_SEPARATOR)
 
 
+_HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3
+"""Hangul syllables (UAX #15 / Unicode 3.12: each is L V [T] conjoining jamo under NFKD)."""
+
+
 @functools.cache
 def _fold_inverse() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """Every ASCII fold string -> the characters folding to it; and the characters folding to nothing.
@@ -147,10 +151,16 @@ def _fold_inverse() -> tuple[dict[str, frozenset[str]], frozenset[str]]:
     """
     table = _fold_table()
     candidates = {chr(c) for c in range(0x20, 0x7F)} | {chr(k) for k, v in table.items() if v is not None}
+    # Every Hangul syllable decomposes to a leading jamo first; while no leading jamo is in the table, that
+    # jamo survives the fold unchanged (not ASCII), so no syllable can fold to ASCII and the block's 11,172
+    # syllables (a third of all candidates, and of the time) are left out.
+    skip_hangul = all(cp not in table and chr(cp).casefold() == chr(cp) for cp in range(0x1100, 0x1113))
     for base in range(0, 0x20000, 256):
         chunk = "".join(map(chr, range(base, base + 256)))
         if chunk.casefold() != chunk or not unicodedata.is_normalized("NFKD", chunk):
             candidates.update(chunk)
+    if skip_hangul:
+        candidates.difference_update(map(chr, range(_HANGUL_FIRST, _HANGUL_LAST + 1)))
     inverse: dict[str, set[str]] = {}
     ordered = sorted(candidates - {_SEPARATOR})
     for ch, folded in (*zip(ordered, _fold_each(ordered), strict=True), (_SEPARATOR, _fold_char(_SEPARATOR))):
@@ -383,13 +393,26 @@ def validate_instruction_files(instruction_files: Iterable[str]) -> tuple[str, .
     :func:`name_hits` compiles it on first use, and the check here is the same one the compiler makes.
     """
     names = normalise_names(instruction_files)
-    if names:
-        inverse, _deleted = _fold_inverse()
-        for name in names:
-            skel = fold_name(name)
-            if not skel or not all(c in inverse for c in skel):
-                raise ValueError(f"instruction-file name {name!a} does not fold to a usable ASCII skeleton")
+    for name in names:
+        if not _usable_skeleton(fold_name(name)):
+            raise ValueError(f"instruction-file name {name!a} does not fold to a usable ASCII skeleton")
     return names
+
+
+def _usable_skeleton(skel: str) -> bool:
+    """``skel and all(c in _fold_inverse()[0] for c in skel)``, mostly without building the inverse.
+
+    The inverse costs about 0.1 s of CPU and every process that loads a policy (each hook, push and CLI
+    start) used to pay it here. A printable ASCII character that folds to itself is in the inverse by its
+    construction (every such character is a candidate, and a non-empty ASCII fold is kept), so skeletons made
+    only of those (every default name's) are usable at once; anything else is looked up in the real inverse.
+    """
+    if not skel:
+        return False
+    if all(" " <= c <= "~" and _fold_char(c) == c for c in skel):
+        return True
+    inverse, _deleted = _fold_inverse()
+    return all(c in inverse for c in skel)
 
 
 def warm(names: tuple[str, ...]) -> None:

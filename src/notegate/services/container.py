@@ -8,13 +8,17 @@ wiring their own, so a service's constructor changes in one place.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from notegate.services.contracts import ContractsService
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.services.sessions import SessionsService
+
+if TYPE_CHECKING:
+    from notegate.services.contracts import ContractsService
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,14 @@ class Services:
     notes: NotesService
     inbox: InboxService
     sessions: SessionsService
-    contracts: ContractsService
+
+    @functools.cached_property
+    def contracts(self) -> ContractsService:
+        """Built on first use: only the contract door needs it, and its module (schemas, the built-in
+        contracts) is start-up time a server spends before its first MCP read and a job never uses."""
+        from notegate.services.contracts import ContractsService
+
+        return ContractsService(self.notes)
 
     @classmethod
     def build(cls, runtime: Runtime) -> Services:
@@ -34,7 +45,6 @@ class Services:
             notes=notes,
             inbox=inbox,
             sessions=SessionsService(notes, inbox),
-            contracts=ContractsService(notes),
         )
 
     @classmethod
