@@ -216,6 +216,7 @@ def import_folder(
     head = store.head()
     lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
+    verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
     texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
@@ -252,7 +253,7 @@ def import_folder(
         if not folder.allowed:
             report.refused.append((rel, _denied(folder)))
             continue
-        content = notes.decide_content(dest, data)  # what the git door would refuse, refused per file
+        content = notes.decide_content(dest, data, verdicts=verdicts)  # what the git door would refuse, per file
         if content.allowed and not is_note and extension_of(rel) == "canvas":
             content = decide_canvas(data)
         if not content.allowed:
@@ -308,6 +309,7 @@ def import_folder(
                 {c.path: ABSENT for c in part},
                 label,
                 new_paths=tuple(c.path for c in part),
+                verdicts=verdicts,
             )
         except NotegateError as exc:
             raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc
