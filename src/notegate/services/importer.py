@@ -17,6 +17,8 @@ already there byte for byte is unchanged (re-importing a clone of the vault is n
 Each file meets the same rules as any other write (the policy's decision for the importing caller, the
 content limits, the credential decision, and the git door's content rules), and each commit goes through
 the notes service's recipe (trailers, lock, push before acknowledging), so a running server picks it up.
+The recipe does not decide a file's content a second time: it reuses the verdicts the importer got from the
+service's own ``decide_content`` for those exact bytes (``ContentVerdicts``), and decides anything else.
 Every decision is made before the first commit, so a dry run reports exactly what a real run would do.
 
 Notes that are not UTF-8 are converted from ``encoding`` when one is given; otherwise they are refused with
