@@ -17,6 +17,8 @@ already there byte for byte is unchanged (re-importing a clone of the vault is n
 Each file meets the same rules as any other write (the policy's decision for the importing caller, the
 content limits, the credential decision, and the git door's content rules), and each commit goes through
 the notes service's recipe (trailers, lock, push before acknowledging), so a running server picks it up.
+The recipe does not decide a file's content a second time: it reuses the verdicts the importer got from the
+service's own ``decide_content`` for those exact bytes (``ContentVerdicts``), and decides anything else.
 Every decision is made before the first commit, so a dry run reports exactly what a real run would do.
 
 Notes that are not UTF-8 are converted from ``encoding`` when one is given; otherwise they are refused with
@@ -216,6 +218,7 @@ def import_folder(
     head = store.head()
     lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
+    verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
     texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
@@ -252,7 +255,7 @@ def import_folder(
         if not folder.allowed:
             report.refused.append((rel, _denied(folder)))
             continue
-        content = notes.decide_content(dest, data)  # what the git door would refuse, refused per file
+        content = notes.decide_content(dest, data, verdicts=verdicts)  # what the git door would refuse, per file
         if content.allowed and not is_note and extension_of(rel) == "canvas":
             content = decide_canvas(data)
         if not content.allowed:
@@ -308,6 +311,7 @@ def import_folder(
                 {c.path: ABSENT for c in part},
                 label,
                 new_paths=tuple(c.path for c in part),
+                verdicts=verdicts,
             )
         except NotegateError as exc:
             raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc
