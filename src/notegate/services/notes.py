@@ -698,14 +698,18 @@ class NotesService:
         return "Check the path with list_notes or search_notes."
 
     def _last_change(self, env: Environment, path: str, blob: str) -> ChangeInfo | None:
-        env.index.catch_up(env.store)
-        commit_id = env.index.last_commit(path)
+        """The note's last commit: from the index when it is current, else from git.  A read never waits
+        for the index: while a first start builds it, the history walk answers (reads are served before
+        the index is ready; only search waits, so it never answers from a stale index)."""
+        current = env.index.try_catch_up(env.store)
+        commit_id = env.index.last_commit(path) if current else None
         if commit_id is not None:
             return change_info(env.store.commit_info(commit_id))
         history = env.store.history(path, 1)
         if not history:
             return None
-        env.index.remember_last_commit(path, str(history[0][0].id))
+        if current:
+            env.index.remember_last_commit(path, str(history[0][0].id))
         return change_info(history[0][0])
 
     def search_notes(

@@ -251,6 +251,22 @@ class SearchIndex:
                 return 0
             return self._apply(store, old, head, progress)
 
+    def try_catch_up(self, store: VaultStore) -> bool:
+        """:meth:`catch_up` unless another thread is at it (a first start's full build, minutes at 100k
+        notes): then False at once, so a read answers from git instead of waiting for the whole build."""
+        head = store.head()
+        if head == self.indexed_commit:
+            return True
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            old = self.indexed_commit
+            if head != old:
+                self._apply(store, old, head, None)
+            return True
+        finally:
+            self._lock.release()
+
     def rebuild(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
         with self._lock:
             with self._tx() as db:
