@@ -105,30 +105,8 @@ async def mcp_phase(server: bn.ServerProcess, token: str, spec: genvault.VaultSp
             )
             out[key] = p50(samples)
             out[key.replace("_ms", "_n")] = len(samples)
-        samples = []
-        deadline = time.perf_counter() + plan.budget_s
-        skipped = 0
-        for i, path in enumerate(bn.pick_notes(spec, rng, plan.writes, bn._taken)):
-            try:
-                note = await client.call("read_note", {"path": path})
-            except RuntimeError as exc:
-                if "[no-such-note]" not in str(exc):
-                    raise
-                # A generated folder that differs from another only by case ("Geatcher", "geatcher", seen at
-                # 100k) is imported under the vault's first spelling, so the spec's path is not the note's.
-                skipped += 1
-                continue
-            args = {
-                "path": path,
-                "content": note["text"] + f"\nEdited over MCP by bench_scale, pass {i}.\n",
-                "base_revision": note["revision"],
-                "confirmed": True,
-            }
-            started = time.perf_counter()
-            await client.call("write_note", args)
-            samples.append((time.perf_counter() - started) * 1000)
-            if i >= 2 and time.perf_counter() > deadline:
-                break
+        picked = bn.pick_notes(spec, rng, plan.writes, bn._taken)
+        samples, skipped = await bn.mcp_write_samples(client, picked, plan, " by bench_scale")
         out["mcp_write_ms"] = p50(samples)
         out["mcp_write_n"] = len(samples)
         out["mcp_write_skipped"] = skipped
@@ -152,12 +130,7 @@ async def measure_size(work: Path, notes: int, seed: int, plan: bn.Plan) -> dict
     bn.import_vault(cfg, Path(spec.out_dir), spec)
     result["import_s"] = time.perf_counter() - started
     _log(f"{notes}: import {result['import_s']:.1f} s")
-    token_file = run / "bench.token"
-    bn.run_cli(
-        "token", "create", "--config", str(cfg), "--name", "bench", "--class", "workstation",
-        "--tier", "trusted", "--output", str(token_file),
-    )  # fmt: skip
-    token = token_file.read_text().strip()
+    token = bn.bench_token(cfg, run / "bench.token")
 
     _log(f"{notes}: in-process writes…")
     runtime = Runtime(load_config(cfg))

@@ -200,12 +200,7 @@ async def restart(args: argparse.Namespace, trees: dict[str, Path], workdir: Pat
     spec = genvault.generate(workdir / "src", args.notes, 1)
     cfg = bench_notes.init_directory(workdir / "big")
     bench_notes.import_vault(cfg, workdir / "src", spec)
-    token_file = workdir / "bench.token"
-    bench_notes.run_cli(
-        "token", "create", "--config", str(cfg), "--name", "bench", "--class", "workstation",
-        "--tier", "trusted", "--output", str(token_file),
-    )  # fmt: skip
-    token, probe = token_file.read_text().strip(), next(iter(spec.rare_terms))
+    token, probe = bench_notes.bench_token(cfg, workdir / "bench.token"), next(iter(spec.rare_terms))
     log = workdir / "serve.log"
     for src in trees.values():  # the first builds the index; each tree writes its .pyc files
         await restart_once(cfg, token, spec.paths[0], probe, src, log)

@@ -97,12 +97,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         spec = genvault.generate(workdir / "src", args.notes, 1)
         template = bench_notes.init_directory(workdir / "template").parent
         bench_notes.import_vault(template / "notegate.toml", workdir / "src", spec)
-        token_file = workdir / "bench.token"
-        bench_notes.run_cli(
-            "token", "create", "--config", str(template / "notegate.toml"), "--name", "bench",
-            "--class", "workstation", "--tier", "trusted", "--output", str(token_file),
-        )  # fmt: skip
-        token = token_file.read_text().strip()
+        token = bench_notes.bench_token(template / "notegate.toml", workdir / "bench.token")
         srcs = [str(Path(args.base_src).resolve()), None]
         cfgs = [copy_vault(template, workdir / f"vault-{name}") for name in "ab"]
         probe = next(iter(spec.rare_terms))

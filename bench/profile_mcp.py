@@ -112,12 +112,7 @@ async def main_async(args: argparse.Namespace) -> int:
         spec = genvault.generate(workdir / "src", args.notes, 1)
         cfg = bench_notes.init_directory(workdir / "vault")
         bench_notes.import_vault(cfg, workdir / "src", spec)
-        token_file = workdir / "bench.token"
-        bench_notes.run_cli(
-            "token", "create", "--config", str(cfg), "--name", "bench", "--class", "workstation",
-            "--tier", "trusted", "--output", str(token_file),
-        )  # fmt: skip
-        token = token_file.read_text().strip()
+        token = bench_notes.bench_token(cfg, workdir / "bench.token")
         port = bench_notes.free_port()
         stats_file = workdir / "serve.prof"
         log = open(workdir / "serve.log", "wb")  # noqa: SIM115 - the child owns it

@@ -4,35 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.config import load_config
-from notegate.services.runtime import Runtime, policy_fingerprint
+from notegate.services.runtime import Runtime
 from notegate.vault.index import SearchIndex, fts_query, make_snippet
 from notegate.vault.store import ABSENT, Author, Change, VaultStore
 
 AUTHOR = Author("Test", "owner")
-
-
-@pytest.fixture
-def rt(vault: Path):
-    runtime = Runtime(load_config(vault))
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
-def store(rt: Runtime) -> VaultStore:
-    return rt.environment(None, index_now=False).store
-
-
-@pytest.fixture
-def index(rt: Runtime, tmp_path: Path):
-    idx = SearchIndex(tmp_path / "index.sqlite", rt.classify, policy_fingerprint(rt.policy))
-    yield idx
-    idx.close()
 
 
 def commit(store: VaultStore, files: dict[str, str | None], message: str = "test") -> str:

@@ -5,36 +5,12 @@ copy of every note's entry), inside the write lock.  What it indexes is exactly 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-from notegate.config import load_config
-from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.vault.index import LISTING_CHANGES, SearchIndex
 from notegate.vault.store import Author, Change, VaultStore
 
 AUTHOR = Author("Test", "owner")
 CANVAS = json.dumps({"nodes": [{"id": "1", "type": "text", "text": "canvasword"}], "edges": []}).encode()
-
-
-@pytest.fixture
-def rt(vault: Path):
-    runtime = Runtime(load_config(vault))
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
-def store(rt: Runtime) -> VaultStore:
-    return rt.environment(None, index_now=False).store
-
-
-@pytest.fixture
-def index(rt: Runtime, tmp_path: Path):
-    idx = SearchIndex(tmp_path / "index.sqlite", rt.classify, policy_fingerprint(rt.policy))
-    yield idx
-    idx.close()
 
 
 def write(store: VaultStore, index: SearchIndex, changes: list[Change]) -> str:
