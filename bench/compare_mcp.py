@@ -155,12 +155,24 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
         plan = bench_notes.make_plan(args.notes, quick=True)
         for round_ in range(args.writer_rounds):
-            for k in (0, 1) if round_ % 2 == 0 else (1, 0):
-                rate, _samples, errors, _finals = await bench_notes._mcp_writers(builds[k], token, spec, plan, rng)
-                rows.setdefault(f"32 MCP writers (commits/s) [{k}]", []).append(rate)
-                print(f"32 writers, build {k}: {rate:.1f} commits/s", file=sys.stderr, flush=True)
-                if errors:
-                    print(f"build {k}: {errors} writer errors", file=sys.stderr)
+            for client in args.writer_clients:
+                for k in (0, 1) if round_ % 2 == 0 else (1, 0):
+                    run = await bench_notes._mcp_writers(builds[k], token, spec, plan, rng, client=client)
+                    done = max(1, len(run.samples))
+                    rows.setdefault(f"32 MCP writers, {client} (commits/s) [{k}]", []).append(run.rate)
+                    rows.setdefault(f"32 MCP writers, {client}: server CPU ms/commit [{k}]", []).append(
+                        run.server_cpu_s / done * 1000
+                    )
+                    rows.setdefault(f"32 MCP writers, {client}: client CPU ms/commit [{k}]", []).append(
+                        run.client_cpu_s / done * 1000
+                    )
+                    print(
+                        f"32 writers ({client}), build {k}: {run.rate:.1f} commits/s; {run.cpu_note()}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                    if run.errors:
+                        print(f"build {k}: {run.errors} writer errors", file=sys.stderr)
         rss = [b.peak_rss_mb() for b in builds]
         return {"rows": rows, "rss": rss, "notes": args.notes, "calls": args.calls}
     finally:
@@ -189,6 +201,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=60, help="interleaved rounds per operation")
     parser.add_argument("--restarts", type=int, default=2, help="restarts of each build, alternating")
     parser.add_argument("--writer-rounds", type=int, default=2, help="32-writer runs of each build, alternating")
+    parser.add_argument(
+        "--writer-clients",
+        nargs="+",
+        choices=("sdk", "lean"),
+        default=["lean", "sdk"],
+        help="which clients drive the 32-writer runs (lean: the server's capacity; sdk: the official client)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     result = asyncio.run(main_async(args))
