@@ -450,3 +450,62 @@ def test_moving_an_item_keeps_its_authors(inbox: InboxService, notes: NotesServi
             moved.version,
         )
     assert info.value.rule == "author-cannot-promote"
+
+
+# ------------------------------------------------- the inbox count, incrementally
+ITEM_PATHS = [
+    "inbox/log/a.md",
+    "inbox/captures/b.md",
+    "inbox/decisions/c.md",
+    "notes/outside.md",
+    "inbox/handoffs/d.md",
+]
+
+
+def _set(notes: NotesService, path: str, text: str | None) -> None:
+    """Write (or, with None, delete) ``path`` as the owner, from whatever revision it has now."""
+    try:
+        revision = notes.read_note(OWNER, path).revision
+    except NoSuchNote:
+        revision = "absent"
+    if text is None:
+        if revision != "absent":
+            notes.delete_note(OWNER, path, revision, confirmed=True)
+    else:
+        notes.write_note(OWNER, path, text, revision, confirmed=True)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(ITEM_PATHS), st.one_of(st.none(), st.sampled_from(["x\n", "y\n"]))), max_size=8
+    )
+)
+def test_advanced_inbox_items_equal_a_full_scan(inbox: InboxService, notes: NotesService, ops) -> None:
+    """After any writes and deletions, the items brought forward by the changed paths are exactly what a
+    scan of every note finds (the count every tool call reports must not drift)."""
+    env = notes.env(OWNER, None)
+    for path, text in ops:
+        _set(notes, path, text)
+        assert inbox._items(env) == inbox._scan_items(env.store.listing())
+
+
+def test_a_write_advances_the_inbox_items_without_a_scan(inbox: InboxService, notes: NotesService, monkeypatch) -> None:
+    env = notes.env(OWNER, None)
+    inbox._items(env)  # the first answer is a scan
+    monkeypatch.setattr(inbox, "_scan_items", lambda _listing: pytest.fail("scanned every note after a write"))
+    _set(notes, "inbox/log/a.md", "one\n")
+    _set(notes, "notes/outside.md", "two\n")
+    assert [p for p, _v in inbox._items(env)] == ["inbox/log/a.md"]
+
+
+def test_inbox_items_fall_back_to_a_scan_when_the_cached_commit_is_unknown(
+    inbox: InboxService, notes: NotesService
+) -> None:
+    env = notes.env(OWNER, None)
+    _set(notes, "inbox/log/a.md", "one\n")
+    listing = env.store.listing()
+    inbox._items_cache[env.name] = ("0" * 40, [("inbox/log/gone.md", "f" * 40)])  # a commit this clone lacks
+    _set(notes, "inbox/captures/b.md", "two\n")
+    assert inbox._items(env) == inbox._scan_items(env.store.listing()) != []
+    assert listing.commit != env.store.listing().commit

@@ -42,7 +42,7 @@ from notegate.services.notes import NotesService, WriteResult, parse_trailers
 from notegate.services.runtime import Environment
 from notegate.vault import formats
 from notegate.vault.held import HeldRow, clean_reason, parse_held, render_held
-from notegate.vault.store import ABSENT, Change
+from notegate.vault.store import ABSENT, Change, Listing
 
 PREVIEW_CHARS = 280
 FLOOR_CACHE_ITEMS = 4096  # verdicts kept (a verdict is a few reasons: small)
@@ -163,17 +163,50 @@ class InboxService:
         return sorted({a.label for a in authors})
 
     def _items(self, env: Environment) -> list[tuple[str, str]]:
-        """(path, version) of every inbox item at the tip; cached per commit (every tool call counts them)."""
+        """(path, version) of every inbox item at the tip; cached per commit (every tool call counts them).
+
+        When the tip moved, the cached list is brought forward by the paths that changed between the two
+        commits (the store knows them without a diff for its own writes), not by a scan of every note: the
+        MCP door asks on every call, so after each write a full scan cost O(notes) per call (~10k
+        iterations at 10,000 notes).  :meth:`_scan_items` stays the definition both must agree with."""
         listing = env.store.listing()
         cached = self._items_cache.get(env.name)
         if cached is not None and cached[0] == listing.commit:
             return cached[1]
-        prefix = self.policy.inbox_root + "/"
-        items = sorted(
-            (p, b) for p, b in listing.notes.items() if p.startswith(prefix) and not self.policy.is_reserved(p)
-        )
+        items = self._advance_items(env, listing, cached) if cached is not None else None
+        if items is None:
+            items = self._scan_items(listing)
         self._items_cache[env.name] = (listing.commit, items)
         return items
+
+    def _scan_items(self, listing: Listing) -> list[tuple[str, str]]:
+        prefix = self.policy.inbox_root + "/"
+        return sorted(
+            (p, b) for p, b in listing.notes.items() if p.startswith(prefix) and not self.policy.is_reserved(p)
+        )
+
+    def _advance_items(
+        self, env: Environment, listing: Listing, cached: tuple[str | None, list[tuple[str, str]]]
+    ) -> list[tuple[str, str]] | None:
+        """The cached items moved to ``listing``'s commit by the paths changed since, or None (scan instead)
+        when either commit is unknown: a tree diff against a missing commit would not show deletions."""
+        old, new = cached[0], listing.commit
+        if old is None or new is None:
+            return None
+        try:
+            env.store.commit_info(old)
+        except (KeyError, ValueError):
+            return None
+        prefix = self.policy.inbox_root + "/"
+        items = dict(cached[1])
+        for path, _blob in env.store.changed_notes(old, new):
+            if not path.startswith(prefix):
+                continue
+            items.pop(path, None)
+            version = listing.notes.get(path)  # the listing says what is a servable note, as the scan does
+            if version is not None and not self.policy.is_reserved(path):
+                items[path] = version
+        return sorted(items.items())
 
     def waiting_count(self, env: Environment) -> int:
         holds = self.rt.state.holds(env.name)
