@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             out = io.StringIO()
             pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
             print(out.getvalue())
+            from profile_mcp import own_time_by_area  # a sibling script (bench/ is on sys.path)
+
+            print(own_time_by_area(pstats.Stats(profiler), len(samples)))
         if args.writers > 0:
             concurrent(svc, spec, cfg, args.writers, args.per_writer)
         runtime.close()
