@@ -76,17 +76,25 @@ def p50(samples: list[float]) -> float:
     return statistics.median(samples) if samples else float("nan")
 
 
-async def interleaved(clients: list[bench_notes.McpClient], calls: int, make) -> list[list[float]]:
-    """``calls`` rounds; each round calls A then B (B then A on odd rounds), with the same arguments."""
+async def interleaved(
+    clients: list[bench_notes.McpClient], calls: int, make, pids: list[int] | None = None
+) -> tuple[list[list[float]], list[list[float]]]:
+    """``calls`` rounds; each round calls A then B (B then A on odd rounds), with the same arguments.
+    Returns each build's wall ms per call and (with ``pids``) its server's CPU ms per call (user + system
+    from /proc, read around the call: the server is otherwise idle, so the delta is the call's own cost)."""
     samples: list[list[float]] = [[] for _ in clients]
+    cpu: list[list[float]] = [[] for _ in clients]
     for i in range(calls):
         order = range(len(clients)) if i % 2 == 0 else reversed(range(len(clients)))
         for k in order:
             tool, args = await make(clients[k], i, k)
+            before = bench_notes.process_cpu_s(pids[k]) if pids else 0.0
             started = time.perf_counter()
             await clients[k].call(tool, args)
             samples[k].append((time.perf_counter() - started) * 1000)
-    return samples
+            if pids:
+                cpu[k].append((bench_notes.process_cpu_s(pids[k]) - before) * 1000)
+    return samples, cpu
 
 
 async def main_async(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,8 +157,10 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 ("search_notes (common, 2-word)", search),
                 ("write_note (confirmed)", write),
             ):
-                a, b = await interleaved(clients, args.calls, make)
+                pids = [b.proc.pid for b in builds if b.proc is not None]
+                (a, b), (ca, cb) = await interleaved(clients, args.calls, make, pids)
                 rows[f"{name} p50 ms [0]"], rows[f"{name} p50 ms [1]"] = a, b
+                rows[f"{name} server CPU mean ms [0]"], rows[f"{name} server CPU mean ms [1]"] = ca, cb
                 print(f"{name}: p50 {p50(a):.2f} ms (A) vs {p50(b):.2f} ms (B)", file=sys.stderr, flush=True)
 
         plan = bench_notes.make_plan(args.notes, quick=True)
@@ -187,7 +197,12 @@ def render(result: dict[str, Any]) -> str:
     lines = ["| figure | A (base) | B (this build) | B / A |", "| --- | ---: | ---: | ---: |"]
     for name in names:
         a, b = rows[f"{name} [0]"], rows[f"{name} [1]"]
-        fa, fb = (p50(a), p50(b)) if "p50" in name else (statistics.median(a), statistics.median(b))
+        if "p50" in name:
+            fa, fb = p50(a), p50(b)
+        elif "mean" in name:  # CPU per call comes in clock ticks (10 ms): only its mean is meaningful
+            fa, fb = statistics.fmean(a), statistics.fmean(b)
+        else:
+            fa, fb = statistics.median(a), statistics.median(b)
         lines.append(f"| {name} | {fa:.2f} | {fb:.2f} | {fb / fa:.2f} |")
     ra, rb = result["rss"]
     lines.append(f"| server peak RSS (MB) | {ra:.0f} | {rb:.0f} | {rb / ra:.2f} |")
