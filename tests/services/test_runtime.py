@@ -217,3 +217,12 @@ def test_a_read_during_a_first_start_index_build_answers_from_git(vault: Path) -
         assert answered[0].last_change is not None and answered[0].last_change.commit == done.commit
     finally:
         rt.close()
+
+
+def test_the_runtime_bounds_libgit2s_pack_windows(rt: Runtime) -> None:
+    """A server's listing and index build would otherwise keep every pack page they touched resident (at
+    100,000 notes: 59 MB for the listing, the whole pack for the index build)."""
+    from notegate.vault.store import PACK_MAPPED_LIMIT_BYTES, PACK_WINDOW_BYTES
+
+    assert pygit2.settings.mwindow_size == PACK_WINDOW_BYTES
+    assert pygit2.settings.mwindow_mapped_limit == PACK_MAPPED_LIMIT_BYTES

@@ -215,3 +215,28 @@ def test_non_nfc_tree_paths_are_not_served(store: VaultStore, origin: Path, tmp_
     store.fetch()
     notes = store.listing().notes
     assert "tagebu\u0308cher/2025.md" not in notes and "tageb\u00fccher/2025.md" not in notes
+
+
+def test_reads_stay_right_when_pack_windows_are_evicted(store: VaultStore) -> None:
+    """bound_pack_windows makes libgit2 unmap pack windows under load: with windows far smaller than the pack,
+    every note (in pack order, backwards, and by listing) still reads back exactly as written."""
+    import os
+
+    from notegate.vault.store import bound_pack_windows
+
+    texts = {f"big/n{i:02}.md": os.urandom(48 << 10).hex().encode() for i in range(40)}  # ~3.8 MB, incompressible
+    store.commit([Change(path, text) for path, text in texts.items()], dict.fromkeys(texts, ABSENT), AUTHOR, "big")
+    store.repack()
+    saved = pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit
+    try:
+        pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit = 64 << 10, 256 << 10
+        fresh = VaultStore("personal", store.repo_dir, store.origin_url)
+        for path in [*texts, *reversed(texts)]:
+            assert fresh.read(path)[0] == texts[path]
+        assert {p: b for p, b in fresh.listing().notes.items() if p.startswith("big/")} == {
+            p: str(pygit2.hash(t)) for p, t in texts.items()
+        }
+        bound_pack_windows()
+        assert (pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit) == (1 << 20, 32 << 20)
+    finally:
+        pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit = saved

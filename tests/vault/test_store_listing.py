@@ -107,3 +107,44 @@ def test_a_version_costs_the_changes_not_the_vault() -> None:
     small = min(_version_cost(2_000) for _ in range(3))
     large = min(_version_cost(20_000) for _ in range(3))
     assert large / small < 4, (small, large)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS, st.integers(0, 3)), _OPS)
+def test_a_fold_is_the_version_it_folds_in_the_same_order(base, ops) -> None:
+    """_folded (the base copied in C, the overlay applied) gives exactly the pairs, in the order, that the
+    version it folds iterates; and a version folded on every step (bound patched to 0) still answers like a
+    dict of that version, old versions untouched."""
+    from unittest import mock
+
+    cow: _CowMap[int] = _CowMap(dict(base)).derived()  # not owned: changes go to the overlay
+    model = dict(base)
+    published: list[tuple[_CowMap, dict]] = []
+    with mock.patch("notegate.vault.store._overlay_bound", lambda _n: 0):
+        for op, key, value in ops:
+            if op in ("set", "setdefault"):
+                cow[key] = value
+                model[key] = value
+            elif op in ("del", "pop") and key in model:
+                del cow[key]
+                del model[key]
+            else:
+                assert list(cow._folded().items()) == list(cow.items())
+                published.append((cow, dict(model)))
+                cow = cow.derived()
+                assert not cow._over  # folded
+            _same(cow, model)
+    assert list(cow._folded().items()) == list(cow.items())
+    for old, snapshot in published:
+        _same(old, snapshot)
+
+
+@given(st.text(max_size=30))
+def test_the_listings_caseless_key_is_the_caseless_key(text: str) -> None:
+    """_caseless only saves a str: it is equal to caseless_key, and is ``text`` itself when they are equal."""
+    from notegate.vault.paths import caseless_key
+    from notegate.vault.store import _caseless
+
+    key = _caseless(text)
+    assert key == caseless_key(text)
+    assert (key is text) == (key == text)

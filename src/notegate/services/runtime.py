@@ -35,7 +35,7 @@ from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
 from notegate.vault.index import SearchIndex
-from notegate.vault.store import VaultStore
+from notegate.vault.store import VaultStore, bound_pack_windows
 
 if TYPE_CHECKING:
     import pygit2
@@ -72,6 +72,7 @@ class Environment:
 
 class Runtime:
     def __init__(self, config: Config, *, clock: Clock = time.time) -> None:
+        bound_pack_windows()  # the listing and the index build would otherwise keep the packs they read resident
         self.config = config
         self.policy = config.policy
         self.clock = clock

@@ -59,8 +59,24 @@ MAX_GROUP = 64  # requests one lock holder commits and pushes together
 #: Ranges of main our own group commits made, remembered with their changes (see :class:`_Range`).
 KNOWN_RANGES = 16
 COMMITTER_NAME = ("notegate", "notegate@localhost")
+#: How libgit2 maps pack files (process-wide, :func:`bound_pack_windows`). Its defaults (1 GiB windows, 8 GiB
+#: mapped) keep every page a read ever touched resident, and the resident set counts them: building the listing
+#: of a 100,000-note vault touched 59 MB of a 156 MB pack (the trees are spread through it), the index's full
+#: build all of it (measured: peak RSS 223 MB with the defaults, 91 MB with these, same CPU for a full walk;
+#: ~25 us more per blob when 30,000 random reads miss every window).
+PACK_WINDOW_BYTES = 1 << 20
+PACK_MAPPED_LIMIT_BYTES = 32 << 20
 V = TypeVar("V")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
+
+
+def bound_pack_windows() -> None:
+    """Map pack files in small windows with a small total, so libgit2 unmaps the least recently used ones
+    instead of keeping a whole pack resident (see :data:`PACK_WINDOW_BYTES`). Process-wide; a long-lived
+    process (the server) calls it once at start. The pages stay in the kernel's page cache either way: what
+    changes is how many the process holds mapped (its RSS), not how often the disk is read."""
+    pygit2.settings.mwindow_size = PACK_WINDOW_BYTES
+    pygit2.settings.mwindow_mapped_limit = PACK_MAPPED_LIMIT_BYTES
 
 
 class Conflict(NotegateError):
@@ -297,13 +313,25 @@ class _CowMap(Mapping[str, V]):
         """The next version: shares this one's base; this one is never written again."""
         self._owned = False
         if len(self._over) > _overlay_bound(len(self._base)):
-            return _CowMap(dict(self._pairs()))
+            return _CowMap(self._folded())
         fresh: _CowMap[V] = _CowMap.__new__(_CowMap)
         fresh._base = self._base
         fresh._over = dict(self._over)
         fresh._len = self._len
         fresh._owned = False
         return fresh
+
+    def _folded(self) -> dict[str, V]:
+        """The base with the overlay applied, as a new dict (same order as :meth:`_pairs`: a changed key keeps
+        its place, a new one comes after the base). Why not ``dict(self._pairs())``: the base is copied in C
+        and only the overlay is walked in Python (a fold at 100,000 notes: ~10x less CPU)."""
+        base = self._base.copy()
+        for key, value in self._over.items():
+            if value is _GONE:
+                base.pop(key, None)
+            else:
+                base[key] = value  # type: ignore[assignment]
+        return base
 
 
 def _overlay_bound(n: int) -> int:
@@ -341,7 +369,7 @@ class Listing:
     def add_attachment(self, path: str, blob: str) -> None:
         """A non-Markdown file (the policy decides which of them are attachments it serves)."""
         self.attachments[path] = blob
-        self.case_index.setdefault(caseless_key(path), path)
+        self.case_index.setdefault(_caseless(path), path)
 
     def add(self, path: str, blob: str) -> None:
         if path not in self.notes:
@@ -349,18 +377,18 @@ class Listing:
                 count = self.folders.get(folder, 0)
                 self.folders[folder] = count + 1
                 if count == 0:
-                    self.folder_case.setdefault(caseless_key(folder), folder)
+                    self.folder_case.setdefault(_caseless(folder), folder)
         self.notes[path] = blob
-        self.case_index[caseless_key(path)] = path
+        self.case_index[_caseless(path)] = path
 
     def remove(self, path: str) -> None:
         if self.attachments.pop(path, None) is not None:
-            if self.case_index.get(caseless_key(path)) == path:
-                del self.case_index[caseless_key(path)]
+            if self.case_index.get(_caseless(path)) == path:
+                del self.case_index[_caseless(path)]
             return
         if self.notes.pop(path, None) is None:
             return
-        key = caseless_key(path)
+        key = _caseless(path)
         if self.case_index.get(key) == path:
             del self.case_index[key]
         for folder in _folders_of(path):
@@ -369,8 +397,8 @@ class Listing:
                 self.folders[folder] = count
                 continue
             self.folders.pop(folder, None)
-            if self.folder_case.get(caseless_key(folder)) == folder:
-                del self.folder_case[caseless_key(folder)]
+            if self.folder_case.get(_caseless(folder)) == folder:
+                del self.folder_case[_caseless(folder)]
 
     def copy(self, commit: str) -> Listing:
         """The next version, sharing this one's maps (this one is not written again)."""
@@ -385,11 +413,11 @@ class Listing:
 
     def collision(self, path: str) -> str | None:
         """An existing note or folder that differs from ``path`` (or one of its folders) only by case."""
-        existing = self.case_index.get(caseless_key(path))
+        existing = self.case_index.get(_caseless(path))
         if existing is not None and existing != path:
             return existing
         for folder in _folders_of(path):
-            spelled = self.folder_case.get(caseless_key(folder))
+            spelled = self.folder_case.get(_caseless(folder))
             if spelled is not None and spelled != folder:
                 return spelled + "/"
         return None
@@ -414,6 +442,13 @@ def _chain_range(
                 last[path] = str(commit_id)
     changes = tuple((path, blob) for path, blob in final.items() if blob != first[path])
     return _Range(changes=changes, last={path: last[path] for path, _blob in changes})
+
+
+def _caseless(text: str) -> str:
+    """:func:`caseless_key`, but ``text`` itself when it is its own key (37 % of the paths of a generated
+    100,000-note vault): the case index then holds one str for such a path, not two equal ones (~3.5 MB)."""
+    key = caseless_key(text)
+    return text if key == text else key
 
 
 def _folders_of(path: str) -> list[str]:
