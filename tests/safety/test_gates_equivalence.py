@@ -1,4 +1,4 @@
-"""The cheaper credential scan gives exactly the old findings (oracle: ``_old_gates.py``, the frozen old code).
+"""The cheaper credential scan and floor give exactly the old findings (oracle: ``_old_gates.py``, the frozen old code).
 
 What changed is how the joined view is built (one substitution, breakpoints on demand) and how base64
 pieces are found (``str.find`` on a mask); the properties below pin the new pieces to the old ones on
@@ -16,10 +16,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.safety import secrets
+from notegate.safety.floor import check_item
+from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, name_hits, normalise_names
+from notegate.safety.rendered import rendered_views
 from notegate.safety.secrets import scan_credentials
 from notegate.safety.textview import joined, normalise, rendered
 from safety import floor_corpus, gate_corpus
-from safety._old_gates import old_encoded_blocks, old_joined, old_scan_credentials
+from safety._old_gates import (
+    old_encoded_blocks,
+    old_joined,
+    old_name_hits,
+    old_rendered_views,
+    old_scan_credentials,
+)
 from timing import assert_linear, fill
 
 _CORPUS_TEXTS = [t for _, t, _, _ in gate_corpus.CREDENTIALS] + [t for _, t in gate_corpus.CREDENTIAL_NEAR_MISSES]
@@ -96,3 +105,44 @@ def test_a_token_split_over_lines_is_found_by_the_lazy_joined_view_at_its_origin
 )
 def test_the_fast_joined_view_and_the_piece_finder_grow_linearly(unit: str) -> None:
     assert_linear(scan_credentials, lambda n: fill(unit, n))
+
+
+_NAMES = normalise_names(DEFAULT_INSTRUCTION_FILES)
+#: The floor's pieces: instruction-file names in look-alike and split spellings, markup, dots and breaks.
+_FLOOR_SHAPES = [
+    "CLAUDE.md", "AGENTS.md", ".cursor/rules", ".cursorrules", "CLAUDE\\.md", "CLAUDE&#46;md", "CLAUDE<!-- -->.md",
+    "**CLAUDE**.md", "CLAUDE<wbr>.md", "[CLAUDE](https://example.org).md", '"CLAU""DE.md"', ".cursor\\rules",
+    "CLAUDE.\nmd", "CLAUDE.\r\nmd", "CLAUDE.\n\nmd", "C\u200bLAUDE.md", "\uff23LAUDE.md", "CLAUDE\u2024md",
+    "CLAUDE\uff0emd", "c1aude.rnd", "agents.MD", ". ", ".", "\x00", "\x7f", "\x1b[0m", "*", "_", "`", "~", "[", "]",
+    "'", '"', "\\", "&amp;", "<b>", "\n", "\r\n", "\r", "\t", "  ", "é", "\u0430", "\U0001f600",
+]  # fmt: skip
+_FLOOR_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(_FLOOR_SHAPES),
+        st.sampled_from([c.text for c in floor_corpus.HOSTILE + floor_corpus.LEGIT]),
+        st.text(max_size=12),
+        st.text(alphabet="CLAUDE.md\n\r \x00*_[]'\"", max_size=20),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_FLOOR_TEXT)
+def test_the_floors_rendered_views_and_name_search_are_the_old_ones(text: str) -> None:
+    assert rendered_views(text) == old_rendered_views(text)
+    assert name_hits(text, _NAMES) == old_name_hits(text, _NAMES)
+    reader, shell = rendered_views(text)
+    assert name_hits(f"{reader}\n\n{shell}", _NAMES) == old_name_hits(f"{reader}\n\n{shell}", _NAMES)
+
+
+def test_every_floor_corpus_case_gets_the_old_name_hits_and_views() -> None:
+    for case in floor_corpus.HOSTILE + floor_corpus.LEGIT:
+        for text in (case.text, case.path or ""):
+            assert rendered_views(text) == old_rendered_views(text), case.id
+            assert name_hits(text, _NAMES) == old_name_hits(text, _NAMES), case.id
+
+
+@pytest.mark.parametrize("unit", ["a.b ", ".\n", "C.m", "*_[", "\n \n", "x\ny"])
+def test_the_cheaper_floor_passes_grow_linearly(unit: str) -> None:
+    assert_linear(lambda t: check_item(t, path="rules/x.md"), lambda n: fill(unit, n))
