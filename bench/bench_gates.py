@@ -13,7 +13,8 @@ output).  "write path" is credential scan + floor on the same note, what a confi
 session-loaded note pays in ``safety`` (other notes pay the credential scan only).  It prints p50 and p99
 per call of CPU time (``time.process_time_ns``) and wall time, the total CPU per gate, and a digest of every
 finding of every gate per note: the old and new digests must be equal (exit 1 otherwise).  Without
-``--baseline``, this checkout only.
+``--baseline``, this checkout only; without ``--corpus``, a generated vault (``genvault.py``, ``--notes``) in a
+temporary folder that is removed at the end (``--quick``: 500 notes, one round).
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 WORKER = r"""
@@ -73,10 +76,30 @@ def pct(values: list[int], q: float) -> float:
 def main() -> int:
     here = Path(__file__).resolve().parent.parent
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpus", type=Path, required=True, help="folder of notes (*.md, read only)")
+    parser.add_argument("--corpus", type=Path, help="folder of notes (*.md, read only); default: a generated vault")
+    parser.add_argument("--notes", type=int, default=2000, help="notes in the generated vault (no --corpus)")
+    parser.add_argument("--quick", action="store_true", help="500 generated notes, one round")
     parser.add_argument("--baseline", type=Path, help="the old code's src folder (e.g. from git archive)")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.notes = 1, 500
+    scratch = None
+    if args.corpus is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import genvault  # a sibling script, not a package
+
+        scratch = Path(tempfile.mkdtemp(prefix="bench-gates-"))
+        genvault.generate(scratch / "vault", notes=args.notes, seed=1)
+        args.corpus = scratch / "vault"
+    try:
+        return measure(args, here)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, here: Path) -> int:
     sides = {"new": here / "src"}
     if args.baseline:
         sides = {"old": args.baseline, **sides}
