@@ -259,6 +259,11 @@ class _NameMatcher:
     table: dict[int, str]  # str.translate table: each character -> its fold class's stand-in
     anchor: re.Pattern[str]  # this and the groups' patterns are over the translated text
     groups: tuple[_AnchorGroup, ...]
+    #: ``prefilter`` with only its ASCII anchor characters, for ASCII text (None: no ASCII anchor, no hit there).
+    #: Why: the full class of anchors (``.`` and its look-alikes) gives ``re`` no literal to skip ahead with, so
+    #: it was tried at every character; ``.`` alone is a literal found in C.  An ASCII text can only hold the
+    #: ASCII anchors, so both patterns match at the same places there.
+    prefilter_ascii: re.Pattern[str] | None = None
 
 
 _STAND_IN_BASE = 0xE000
@@ -330,23 +335,34 @@ def _name_matcher(names: tuple[str, ...]) -> _NameMatcher:
     # character at all, and fail here before any alternative is tried.
     afters = [after for _, after in grouped]
     precheck = prefilter = ""
+    ascii_anchors = [ch for t in anchors for ch in inverse[t] if ch.isascii()]
+    ascii_prefilter = f"[{chars_class_body(ascii_anchors)}]" if ascii_anchors else None
     if all(afters):
         following = {t for after in afters for t in inverse if after.startswith(t)}
         precheck = f"(?={gap}[{chars_class_body(stand_in[t] for t in following)}])"
         real = chars_class_body(ch for t in following for ch in inverse[t])
         prefilter = f"(?=[{chars_class_body(deleted)}]*[{real}])"
+        # The same look-ahead for ASCII text: only the classes' ASCII members can match there, and testing
+        # a space against the whole class of deleted characters is most of the filter's cost.
+        ascii_real = [ch for t in following for ch in inverse[t] if ch.isascii()]
+        ascii_deleted = [ch for ch in deleted if ch.isascii()]
+        skip = f"[{chars_class_body(ascii_deleted)}]*" if ascii_deleted else ""
+        if ascii_prefilter is not None:
+            ascii_prefilter = f"{ascii_prefilter}(?={skip}[{chars_class_body(ascii_real)}])" if ascii_real else None
     return _NameMatcher(
         re.compile(f"[{anchor_real}]{prefilter}"),
         table,
         re.compile(f"[{anchor_chars}]{precheck}(?:{'|'.join(alternatives)})"),
         tuple(groups),
+        re.compile(ascii_prefilter) if ascii_prefilter is not None else None,
     )
 
 
 def name_hits(text: str, names: tuple[str, ...]) -> list[tuple[int, int]]:
     """``(start, name_index)`` for every run of ``text`` whose characters fold to a name's skeleton."""
     matcher = _name_matcher(names)
-    if matcher.prefilter.search(text) is None:
+    prefilter = matcher.prefilter_ascii if text.isascii() else matcher.prefilter
+    if prefilter is None or prefilter.search(text) is None:
         return []
     text = text.translate(matcher.table)
     size = len(text)

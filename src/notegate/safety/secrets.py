@@ -408,11 +408,40 @@ MIN_ENCODED = 24
 _OPENSSH_MAGIC = b"openssh-key-v1\x00"
 
 
-def _encoded_blocks(text: str) -> Iterator[tuple[int, int, str]]:
+#: The ASCII projection of a view (:attr:`NormalisedText.lower`) with each character of a base64 piece as ``a``
+#: and every other as a space; lower-casing keeps the class (it has both cases) and non-ASCII is never in it.
+_PIECE_MASK = str.maketrans(
+    {c: ("a" if c.isascii() and (c.isalnum() or c in "+/_-") else " ") for c in map(chr, range(128))}
+)
+_PIECE_RUN = "a" * 16
+
+
+def _pieces(view: NormalisedText) -> Iterator[re.Match[str]]:
+    """``_B64_PIECE.finditer(view.text)``, found with ``str.find`` on a mask instead of a regex at every position.
+
+    Why: the piece pattern has no literal to skip ahead with, so ``re`` tried it at every character (a
+    quarter of a write's credential scan).  The first run of 16 piece characters at or after ``pos`` starts a
+    run (the character before it is not a piece character), which is exactly where the pattern's look-behind
+    lets a match start; the pattern then matches there as ``finditer`` would, and the search resumes at its end.
+    """
+    text = view.text
+    find = view.lower.translate(_PIECE_MASK).find
+    pos = find(_PIECE_RUN)
+    while pos >= 0:
+        m = _B64_PIECE.match(text, pos)
+        if m is None:  # not reachable (see above); kept so a mistake costs speed, never a missed piece
+            pos = find(_PIECE_RUN, pos + 1)
+            continue
+        yield m
+        pos = find(_PIECE_RUN, m.end())
+
+
+def _encoded_blocks(view: NormalisedText) -> Iterator[tuple[int, int, str]]:
     """(start, end, compact run) for every encoded block: runs on consecutive lines are one block."""
+    text = view.text
     start = end = -1
     parts: list[str] = []
-    for m in _B64_PIECE.finditer(text):
+    for m in _pieces(view):
         if parts and _PIECE_GAP.fullmatch(text, end, m.start()) and not parts[-1].endswith("="):
             parts.append(m.group())
             end = m.end()
@@ -471,13 +500,12 @@ def _encoded_findings(view: NormalisedText) -> list[Finding]:
     without its BEGIN line is still found.  All decoded texts are scanned as one string, so a
     flood of short runs costs one scan, not one per run.  Findings span the encoded run.
     """
-    text = view.text
     found: list[Finding] = []
     spans: list[tuple[int, int, str]] = []
     decoded: list[str] = []
     offsets: list[int] = []
     size = 0
-    for start, end, run in _encoded_blocks(text):
+    for start, end, run in _encoded_blocks(view):
         if len(run) < MIN_ENCODED:
             continue
         for label, data in _decodings(run):

@@ -24,7 +24,7 @@ import html
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from notegate.safety.unicode_tables import COMBINING_DIACRITICS, DEFAULT_IGNORABLE_RANGES, parse_ranges
 
@@ -57,7 +57,17 @@ class NormalisedText:
     to the same original character.  Pure ASCII text is its own view and has no breakpoints.
     """
 
-    __slots__ = ("_cache", "_keys", "_line_starts", "_lower", "_parent", "_points", "original", "text")
+    __slots__ = (
+        "_cache",
+        "_keys",
+        "_lazy",
+        "_line_starts",
+        "_lower",
+        "_parent",
+        "_points",
+        "original",
+        "text",
+    )
 
     def __init__(
         self,
@@ -65,6 +75,7 @@ class NormalisedText:
         text: str,
         points: list[tuple[int, int, bool]],
         parent: NormalisedText | None = None,
+        lazy: Callable[[], list[tuple[int, int, bool]]] | None = None,
     ) -> None:
         self.original = original
         self.text = text
@@ -72,6 +83,9 @@ class NormalisedText:
         #: A derived view (:func:`derive`) maps to its parent's positions, the parent to the original.
         self._parent = parent
         self._keys = [p[0] for p in points]
+        #: Breakpoints computed on first use (:func:`joined`): most views are scanned and find nothing, and
+        #: then the mapping back to the original is never needed.
+        self._lazy = lazy
         self._lower: str | None = None
         self._line_starts: list[int] | None = None
         #: Per-view memo for rule checks (e.g. where PEM END lines are), so checks stay linear.
@@ -94,11 +108,21 @@ class NormalisedText:
         """Same positions, different characters: for a 1:1 re-mapping of the view (skeletons)."""
         if len(text) != len(self.text):
             raise ValueError("a remapped view must keep its length")
+        self._resolve()
         twin = NormalisedText(self.original, text, self._points, self._parent)
         twin._line_starts = self._line_starts
         return twin
 
+    def _resolve(self) -> None:
+        """Compute lazily given breakpoints now (once)."""
+        if self._lazy is not None:
+            self._points = self._lazy()
+            self._keys = [p[0] for p in self._points]
+            self._lazy = None
+
     def _local(self, pos: int) -> int:
+        if self._lazy is not None:
+            self._resolve()
         if not self._keys:
             return pos
         i = bisect_right(self._keys, pos) - 1
@@ -194,6 +218,21 @@ def derive(view: NormalisedText, edits: Iterable[Edit]) -> NormalisedText:
     return NormalisedText(view.original, "".join(pieces), points, view)
 
 
+def _derived_points(edits: Iterable[Edit]) -> list[tuple[int, int, bool]]:
+    """The breakpoints :func:`derive` gives for ``edits``, without building the text (a lazy view's mapping)."""
+    points: list[tuple[int, int, bool]] = []
+    out = 0
+    last = 0
+    for start, end, replacement in edits:
+        out += start - last
+        if replacement:
+            points.append((out, start, True))
+            out += len(replacement)
+        points.append((out, end, False))
+        last = end
+    return points
+
+
 _RENDER = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});|<!--")
 
 
@@ -238,18 +277,17 @@ _TOKEN_HEAD = re.compile(
 _BREAK = re.compile(r"(?:\r?\n[ \t]*(?:>[ \t]*)*)+(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
 
 
-def joined(view: NormalisedText) -> NormalisedText:
-    """The view with line breaks (and the indentation, quote and list markers after them) removed.
+#: :data:`_BREAK` for text without ``\r``: the same matches (its ``\r?`` can only match nothing there), but it
+#: starts with the literal ``\n``, so ``re`` skips ahead to each line break in C instead of trying the pattern
+#: at every position (``_BREAK`` can start with ``\r`` or ``\n``, so it has no literal prefix): 5x cheaper.
+_BREAK_LF = re.compile(r"\n[ \t]*(?:>[ \t]*)*(?:\n[ \t]*(?:>[ \t]*)*)*(?:(?:[-*+]|[0-9]{1,9}[.)])[ \t]+)?")
 
-    A token split over two fields of a model answer comes back from a renderer as ``ghp_abc\\n-
-    def…``; read joined, it is whole again.  Only provider-format rules read this view (their
-    prefixes do not occur by accident), so joining unrelated lines costs no false positives.
-    Trailing blanks before a break are dropped too, looking back at most 64 characters.
-    """
-    text = view.text
+
+def _join_edits(text: str, breaks: re.Pattern[str]) -> list[Edit]:
+    """The edits :func:`joined` applies: each break (with up to 64 trailing blanks before it) removed."""
     edits: list[Edit] = []
     floor = 0
-    for m in _BREAK.finditer(text):
+    for m in breaks.finditer(text):
         start = m.start()
         stop = max(floor, start - 64)
         while start > stop and text[start - 1] in " \t":
@@ -257,4 +295,32 @@ def joined(view: NormalisedText) -> NormalisedText:
         # A line that starts a token keeps a boundary before it, or "Next step\nghp_…" would glue.
         edits.append((start, m.end(), " " if _TOKEN_HEAD.match(text, m.end()) else ""))
         floor = m.end()
-    return derive(view, edits)
+    return edits
+
+
+def joined(view: NormalisedText) -> NormalisedText:
+    """The view with line breaks (and the indentation, quote and list markers after them) removed.
+
+    A token split over two fields of a model answer comes back from a renderer as ``ghp_abc\\n-
+    def…``; read joined, it is whole again.  Only provider-format rules read this view (their
+    prefixes do not occur by accident), so joining unrelated lines costs no false positives.
+    Trailing blanks before a break are dropped too, looking back at most 64 characters.
+
+    Why two paths: this view is read on every write and usually finds nothing, so when no line ends
+    in a blank (then no edit reaches back before its break and each edit is exactly one match) the
+    text is built by one substitution in C and the breakpoints back to ``view`` are only computed
+    if a finding needs them (the same edits as the general path, so the same positions).
+    """
+    text = view.text
+    if "\n" not in text:
+        return view
+    breaks = _BREAK if "\r" in text else _BREAK_LF
+    if breaks is _BREAK or " \n" in text or "\t\n" in text:
+        return derive(view, _join_edits(text, breaks))
+    head = _TOKEN_HEAD.match
+    out = breaks.sub(lambda m: " " if head(text, m.end()) else "", text)
+
+    def points() -> list[tuple[int, int, bool]]:
+        return _derived_points(_join_edits(text, breaks))
+
+    return NormalisedText(view.original, out, [], view, lazy=points)
