@@ -146,10 +146,6 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 SNIPPET_RADIUS = 90
 INSERT_BATCH = 500
-#: FTS5 writes its pending terms as a new segment every ``hashsize`` bytes (default 1 MiB) and merges
-#: segments as they pile up; a first build uses bigger segments (less written twice), writes the default.
-FTS5_HASHSIZE = 1 << 20
-BUILD_HASHSIZE = 32 << 20
 LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
 COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (992 notes holding `the`: 6 ms)
 #: How a term's share of the notes is estimated (``_common_terms``): windows of consecutive rowids spread
@@ -314,8 +310,6 @@ class SearchIndex:
         count = 0
         added = {"fts": 0, "fts_private": 0}
         with self._tx() as db:
-            if empty:  # flush FTS5's pending terms in big segments: fewer segments written and merged
-                self._hashsize(db, BUILD_HASHSIZE)
             rows: list[tuple] = []
             for path, blob in changes:
                 if not empty:
@@ -340,20 +334,12 @@ class SearchIndex:
                     self._insert(db, rows)
                     rows = []
             self._insert(db, rows)
-            if empty:
-                self._hashsize(db, FTS5_HASHSIZE)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
         if empty or len(changes) > LISTING_CHANGES:
             self._refresh_stats()
         else:
             self._adjust_stats(added)
         return count
-
-    @staticmethod
-    def _hashsize(db: sqlite3.Connection, size: int) -> None:
-        """FTS5's ``hashsize``: how many bytes of pending terms it holds before writing a segment."""
-        for table in ("fts", "fts_private"):
-            db.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('hashsize', ?)", (size,))  # noqa: S608
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
