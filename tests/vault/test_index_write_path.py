@@ -53,3 +53,31 @@ def test_a_large_change_still_uses_the_listing(store: VaultStore, index: SearchI
     commit = write(store, index, changes)
     assert store._listing is not None and store._listing.commit == commit
     assert len(index.search("bulkword", limit=200, include_private=True)) == LISTING_CHANGES + 1
+
+
+def test_a_first_build_reads_the_listing_not_a_second_tree_walk(
+    store: VaultStore, index: SearchIndex, monkeypatch
+) -> None:
+    """A first build indexes what a tree diff would (notes and canvas files, nothing else) from the listing the
+    store built when the environment opened: the whole-tree walk is not done twice."""
+    write(
+        store,
+        index,
+        [
+            Change("notes/a.md", b"# A\nbuildword\n"),
+            Change("boards/plan.canvas", CANVAS),
+            Change("img/pic.png", b"\x89PNG\r\n\x1a\nbuildword"),
+            Change(".hidden/x.md", b"buildword\n"),
+        ],
+    )
+    expected = index.paths()
+    fresh = SearchIndex(index.path.with_name("fresh.sqlite"), lambda p: (p.startswith("private/"), False), "t")
+    try:
+        store.listing()
+        monkeypatch.setattr(store, "changed_notes", lambda *a: (_ for _ in ()).throw(AssertionError("tree walk")))
+        fresh.catch_up(store)
+        assert fresh.paths() == expected
+        assert [h.path for h in fresh.search("buildword", include_private=True)] == ["notes/a.md"]
+        assert [h.path for h in fresh.search("canvasword", include_private=True)] == ["boards/plan.canvas"]
+    finally:
+        fresh.close()

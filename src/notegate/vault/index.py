@@ -147,7 +147,14 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 SNIPPET_RADIUS = 90
 INSERT_BATCH = 500
 LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
-COMMON_TERM_MIN_NOTES = 1000  # below this, scoring every match is cheap anyway
+COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (992 notes holding `the`: 6 ms)
+#: How a term's share of the notes is estimated (``_common_terms``): windows of consecutive rowids spread
+#: evenly over the table, 512 notes in all (a share's standard error ~2 %); cost bounded whatever the size.
+SAMPLE_WINDOWS = 8
+SAMPLE_WIDTH = 64
+COMMON_CACHE = 4096  # remembered verdicts (term, table, commit); cleared when full
+#: The score of a row listed newest first because its only words are common: FTS5's clamped IDF.
+COMMON_SCORE = -1e-6
 
 
 def _word_pattern(word: str) -> str:
@@ -210,13 +217,17 @@ class SearchIndex:
         self._classify = classify
         self._fingerprint = fingerprint
         self._lock = threading.Lock()
-        self._sizes: dict[str, tuple[str | None, int]] = {}
+        #: table -> (notes, sample windows, notes in them); verdicts per (table, term, generation)
+        self._stats: dict[str, tuple[int, tuple[tuple[int, int], ...], int]] = {}
+        self._common: dict[tuple[str, str, int], bool] = {}
+        self._generation = 0
         self._db = LocalSQLite(path)
         self._conn = self._db.conn
         self._tx = self._db.tx
         self._conn().executescript(SCHEMA)
         if self._meta("policy") != fingerprint:
             self._reclassify()
+        self._refresh_stats()
 
     # ------------------------------------------------------------ plumbing
     def _meta(self, key: str) -> str | None:
@@ -281,22 +292,30 @@ class SearchIndex:
     ) -> int:
         if new is None:
             return 0
-        changes = store.changed_notes(old, new)
-        # A big change (a build, a large fetch): the listing has parsed these paths already.  A write's few
-        # paths are parsed here instead: this runs inside the write lock, and the listing catches up when a
-        # reader next asks, outside it (a catch-up costs the changed paths, not the vault: a shared listing).
-        listing = store.listing() if len(changes) > LISTING_CHANGES else None
-        current = listing is not None and listing.commit == new
         empty = old is None and self.count() == 0
+        listing = store.listing() if empty else None
+        if listing is not None and listing.commit == new:
+            # A first build: the listing (built when the environment opened) holds every path to index, so
+            # no second walk of the whole tree (at 100,000 notes that walk was ~30 % of the build's CPU).
+            changes = [*listing.notes.items(), *((p, b) for p, b in listing.attachments.items() if is_canvas(p))]
+        else:
+            changes = store.changed_notes(old, new)
+            # A big change (a fetch): the listing has parsed these paths already.  A write's few paths are
+            # parsed here instead: this runs inside the write lock, and the listing catches up when a reader
+            # next asks, outside it (a catch-up costs the changed paths, not the vault: a shared listing).
+            listing = store.listing() if len(changes) > LISTING_CHANGES else None
+        current = listing is not None and listing.commit == new
         walk = FULL_BUILD_WALK_LIMIT if empty else HISTORY_WALK_LIMIT
         last = self._last_commits(store, old, new, {p for p, _ in changes}, walk)
         count = 0
+        added = {"fts": 0, "fts_private": 0}
         with self._tx() as db:
             rows: list[tuple] = []
             for path, blob in changes:
                 if not empty:
-                    row = db.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+                    row = db.execute("SELECT id, private FROM notes WHERE path = ?", (path,)).fetchone()
                     if row is not None:
+                        added["fts_private" if row[1] else "fts"] -= 1
                         db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM fts_private WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
@@ -305,6 +324,7 @@ class SearchIndex:
                 data = store.read_unverified_blob_fast(blob)  # from the tree diff
                 text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
+                added["fts_private" if private else "fts"] += 1
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
                 rows.append((path, folder, blob, last.get(path), int(private), int(inbox), text))
                 count += 1
@@ -315,6 +335,10 @@ class SearchIndex:
                     rows = []
             self._insert(db, rows)
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
+        if empty or len(changes) > LISTING_CHANGES:
+            self._refresh_stats()
+        else:
+            self._adjust_stats(added)
         return count
 
     @staticmethod
@@ -387,21 +411,23 @@ class SearchIndex:
         for tier, expr in parsed.tiers():
             if len(hits) >= limit or (tier == "any-word" and hits):
                 break
-            single = len(parsed.terms) == 1 and len(parsed.terms[0].words) == 1
-            found = self._run(expr, folder, limit - len(hits), include_private, include_inbox, taken, single)
+            found = self._run(
+                tier, parsed.terms, expr, folder, limit - len(hits), include_private, include_inbox, taken
+            )
             phrase = parsed.terms if tier == "phrase" else None
             hits += self._hits(found, words, tier, phrase)
         return hits
 
     def _run(
         self,
+        tier: str,
+        terms: tuple[Term, ...],
         expr: str,
         folder: str,
         limit: int,
         include_private: bool,
         include_inbox: bool,
         taken: dict[str, list[int]],
-        single: bool,
     ) -> list[tuple]:
         """The top rows of one tier over the tables this caller may search (merged by score).
 
@@ -411,7 +437,7 @@ class SearchIndex:
         tables = ("fts", "fts_private") if include_private else ("fts",)
         ranked: list[tuple] = []
         for table in tables:
-            ranked += self._rank(table, expr, folder, limit, include_inbox, taken[table], single)
+            ranked += self._rank(table, tier, terms, expr, folder, limit, include_inbox, taken[table])
         if len(tables) > 1:  # merge the public and the private table's top rows (one table keeps its order)
             ranked = sorted(ranked, key=lambda r: r[2])[:limit]
         for row in ranked:
@@ -444,50 +470,141 @@ class SearchIndex:
         ]
 
     def _rank(
-        self, table: str, expr: str, folder: str, limit: int, include_inbox: bool, exclude: list[int], single: bool
+        self,
+        table: str,
+        tier: str,
+        terms: tuple[Term, ...],
+        expr: str,
+        folder: str,
+        limit: int,
+        include_inbox: bool,
+        exclude: list[int],
     ) -> list[tuple]:
         """The top rows of one FTS table. Private notes live in their own table, so the ranking statistics a
-        restricted caller's search sees (document counts, word frequencies) never include them."""
-        where = [f"{table} MATCH ?"]
-        params: list[object] = [expr]
+        restricted caller's search sees (document counts, word frequencies) never include them.
+
+        Terms found in more than half of a large table's notes are left out of the ranking (never out of
+        the match).  Why: FTS5's bm25 clamps such a term's IDF to 1e-6, so it adds nothing to any score, yet
+        its first call walks the term's whole posting list (O(vault): 20-40 ms for ``the`` at 100,000 notes)
+        and every matching row must be scored.  So: all words rank by the rarer words among the rows that
+        hold every word; any word ranks the rows holding a rarer word, then the rest newest first; a query
+        of common words only lists newest first (what bm25 would return is a near-tie anyway)."""
+        filters, params = self._filters(table, folder, include_inbox)
+        common = set() if tier == "phrase" else self._common_terms(table, terms)
+        if not common:
+            return self._select(table, "", expr, filters, params, exclude, limit)
+        rare = [t.fts() for i, t in enumerate(terms) if i not in common]
+        if tier == "all-words" and rare:
+            return self._select(table, " AND ".join(rare), expr, filters, params, exclude, limit)
+        rows = self._select(table, " OR ".join(rare), "", filters, params, exclude, limit) if rare else []
+        if len(rows) < limit:  # the rows holding only common words: newest first
+            seen = exclude + [r[0] for r in rows]
+            rows += self._select(table, "", expr, filters, params, seen, limit - len(rows), newest=True)
+        return rows
+
+    def _filters(self, table: str, folder: str, include_inbox: bool) -> tuple[list[str], list[object]]:
+        """The visibility conditions every statement of a search carries (before its LIMIT)."""
+        where: list[str] = []
+        params: list[object] = []
         if folder:
             where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
             escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params += [folder, f"{escaped}/%"]
         if not include_inbox:
             where.append("n.inbox = 0")
+        return where, params
+
+    def _select(
+        self,
+        table: str,
+        rank_expr: str,
+        match_expr: str,
+        filters: list[str],
+        params: list[object],
+        exclude: list[int],
+        limit: int,
+        *,
+        newest: bool = False,
+    ) -> list[tuple]:
+        """One ranked statement: rows matching ``rank_expr`` (scored by bm25 over it) and, when given,
+        ``match_expr`` too (a sub-select: its words are required but not scored); or, ``newest``, the rows
+        matching ``match_expr`` newest first, unscored (bm25 of common words only is ~0: FTS5's clamp)."""
+        where = list(filters)
+        values: list[object] = list(params)
+        if newest:
+            where.insert(0, f"{table} MATCH ?")
+            values.insert(0, match_expr)
+        else:
+            where.insert(0, f"{table} MATCH ?")
+            values.insert(0, rank_expr or match_expr)
+            if rank_expr and match_expr:
+                where.append(f"{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
+                values.append(match_expr)
         if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
             where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
-            params += exclude
+            values += exclude
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-        order = "score"
-        if single and self._too_common(table, expr):
-            # bm25 gives a word found in most notes an IDF of ~0, so its "ranking" is noise that costs a full
-            # scoring pass; newest rows first answers in a few rows instead.
-            order = f"{table}.rowid DESC"
+        score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
+        order = f"{table}.rowid DESC" if newest else "score"
         # Only fixed fragments are interpolated; every value is a bound parameter.
         rank_sql = (
-            f"SELECT {table}.rowid, n.path, bm25({table}, {weights}) AS score, n.inbox, '{table}' "  # noqa: S608
+            f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
             f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
         )
-        return self._conn().execute(rank_sql, [*params, limit]).fetchall()
+        return self._conn().execute(rank_sql, [*values, limit]).fetchall()
 
-    def _table_size(self, table: str) -> int:
-        """Notes in one FTS table, counted once per indexed commit (every single-word search asks)."""
-        commit = self.indexed_commit
-        cached = self._sizes.get(table)
-        if cached is not None and cached[0] == commit:
-            return cached[1]
-        private = 1 if table == "fts_private" else 0
-        total = self._conn().execute("SELECT count(*) FROM notes WHERE private = ?", (private,)).fetchone()[0]
-        self._sizes[table] = (commit, total)
-        return total
-
-    def _too_common(self, table: str, expr: str) -> bool:
-        """Is this single term found in more than half of a large table's notes?"""
+    def _refresh_stats(self) -> None:
+        """Count each table's notes and the notes in its sample windows (``_common_terms``).  Why here and
+        not per search: at open and after a large change (a build, a big fetch) the counts cost ~10 ms at
+        100,000 notes; a write's few rows adjust the totals instead (``_adjust_stats``), and the windows'
+        counts may drift by those few rows: they only steer which words are ranked, never what matches.
+        Another process rebuilding this file is seen at the next large change or open (ordering only)."""
         conn = self._conn()
-        total = self._table_size(table)
-        if total < COMMON_TERM_MIN_NOTES:
-            return False
-        matches = conn.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expr,)).fetchone()[0]  # noqa: S608
-        return matches * 2 > total
+        stats: dict[str, tuple[int, tuple[tuple[int, int], ...], int]] = {}
+        for table, private in (("fts", 0), ("fts_private", 1)):
+            total, low, high = conn.execute(
+                "SELECT count(*), min(id), max(id) FROM notes WHERE private = ?", (private,)
+            ).fetchone()
+            windows: tuple[tuple[int, int], ...] = ()
+            sampled = 0
+            if total >= COMMON_TERM_MIN_NOTES:
+                step = max(SAMPLE_WIDTH, (high - low + 1) // SAMPLE_WINDOWS)
+                windows = tuple((a, a + SAMPLE_WIDTH - 1) for a in range(low, high + 1, step))[:SAMPLE_WINDOWS]
+                for a, b in windows:
+                    sampled += conn.execute(
+                        "SELECT count(*) FROM notes WHERE id BETWEEN ? AND ? AND private = ?", (a, b, private)
+                    ).fetchone()[0]
+            stats[table] = (total, windows, sampled)
+        self._stats = stats
+        self._generation += 1
+
+    def _adjust_stats(self, added: dict[str, int]) -> None:
+        """A small change's effect on the totals (see :meth:`_refresh_stats`); cached verdicts expire."""
+        self._stats = {t: (total + added.get(t, 0), w, n) for t, (total, w, n) in self._stats.items()}
+        self._generation += 1
+
+    def _common_terms(self, table: str, terms: tuple[Term, ...]) -> set[int]:
+        """The terms found in more than half of a large table's notes, by index.  Estimated from
+        :data:`SAMPLE_WINDOWS` windows of :data:`SAMPLE_WIDTH` rowids spread over the table: one statement
+        for every term at once, bounded work whatever the vault's size (counting every match walks the whole
+        posting list: 40 ms for a word in every note at 100,000); remembered until the index changes."""
+        total, windows, sampled = self._stats.get(table, (0, (), 0))
+        if total < COMMON_TERM_MIN_NOTES or not sampled:
+            return set()
+        generation = self._generation
+        exprs = [t.fts() for t in terms]
+        unknown = sorted({e for e in exprs if (table, e, generation) not in self._common})
+        if unknown:
+            # Only integers we computed and fixed names are interpolated; each term is a bound parameter.
+            union = " UNION ALL ".join(
+                f"SELECT {i} AS term, count(*) AS c FROM {table} WHERE {table} MATCH ?{i + 1} "  # noqa: S608
+                f"AND rowid BETWEEN {a} AND {b}"
+                for i in range(len(unknown))
+                for a, b in windows
+            )
+            counts = dict(self._conn().execute(f"SELECT term, sum(c) FROM ({union}) GROUP BY term", unknown))  # noqa: S608
+            if len(self._common) + len(unknown) > COMMON_CACHE:
+                self._common.clear()
+            for i, expr in enumerate(unknown):
+                self._common[(table, expr, generation)] = counts.get(i, 0) * 2 > sampled
+        return {i for i, e in enumerate(exprs) if self._common[(table, e, generation)]}

@@ -1,0 +1,91 @@
+"""Words in more than half of the notes are matched but not ranked (``SearchIndex._common_terms``).
+
+Why a property: the fast path leaves such words out of bm25 (FTS5 clamps their IDF to ~0) and lists the
+notes holding only them newest first; it must find exactly the notes the plain path finds, tier by tier,
+and rank the notes holding a rarer word exactly as the plain path does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from notegate.vault import index as index_module
+from notegate.vault.index import SearchIndex
+
+NOTES = 300
+# word -> share of the notes holding it (``common`` and ``most`` are above one half)
+SHARES = {"common": 1.0, "most": 0.8, "half": 0.3, "some": 0.1, "rare": 0.02, "none": 0.0}
+
+
+def corpus() -> list[tuple]:
+    """Rows as ``SearchIndex._insert`` takes them: (path, folder, blob, last commit, private, inbox, text)."""
+    rnd = random.Random(7)
+    rows = []
+    for i in range(NOTES):
+        words = [w for w, share in SHARES.items() for _ in range(rnd.randint(1, 3)) if rnd.random() < share]
+        rnd.shuffle(words)
+        filler = " ".join(rnd.choice(("lorem", "ipsum", "dolor")) for _ in range(rnd.randint(2, 30)))
+        private = int(i % 50 == 0)
+        rows.append((f"n/{i:04}.md", "n", f"{i:040x}", None, private, 0, f"{' '.join(words)} {filler}\n"))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory):
+    path: Path = tmp_path_factory.mktemp("common") / "index.sqlite"
+    idx = SearchIndex(path, lambda p: (False, False), "test")
+    with idx._tx() as db:
+        idx._insert(db, corpus())
+    idx._refresh_stats()
+    yield idx
+    idx.close()
+
+
+def plain(idx: SearchIndex, query: str, monkeypatch: pytest.MonkeyPatch) -> list:
+    with monkeypatch.context() as m:
+        m.setattr(idx, "_common_terms", lambda table, terms: set())
+        return idx.search(query, limit=1000, include_private=True)
+
+
+def test_the_sampled_shares_find_the_common_words(index: SearchIndex) -> None:
+    q = index_module.parse_query(" ".join(SHARES))
+    assert q is not None
+    common = index._common_terms("fts", q.terms)
+    assert {q.terms[i].words[0] for i in common} == {"common", "most"}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from([*SHARES, "most*", "ra*"]), min_size=1, max_size=3))
+def test_the_fast_path_finds_what_the_plain_path_finds(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch, words: list[str]
+) -> None:
+    query = " ".join(words)
+    fast = index.search(query, limit=1000, include_private=True)
+    slow = plain(index, query, monkeypatch)
+    assert sorted((h.matched, h.path) for h in fast) == sorted((h.matched, h.path) for h in slow)
+    # Notes whose score comes from a rarer word keep the plain path's order (up to the clamped ~1e-6 terms).
+    plain_score = {h.path: h.score for h in slow}
+    ranked = [h for h in fast if h.score > 1e-5]
+    for a, b in itertools.pairwise(ranked):
+        assert a.matched != b.matched or plain_score[a.path] >= plain_score[b.path] - 1e-4, (query, a, b)
+    for h in ranked:
+        assert h.score == pytest.approx(plain_score[h.path], abs=1e-4)
+
+
+def test_a_word_in_every_note_lists_newest_first_without_counting_every_match(index: SearchIndex) -> None:
+    statements: list[str] = []
+    conn = index._conn()
+    index.search("common")  # the verdict is remembered until the index changes
+    conn.set_trace_callback(lambda sql: sql.startswith("--") or statements.append(sql))
+    try:
+        hits = index.search("common", limit=5)
+    finally:
+        conn.set_trace_callback(None)
+    assert [h.path for h in hits] == [f"n/{i:04}.md" for i in range(NOTES - 1, NOTES - 7, -1) if i % 50][:5]
+    assert not any("count(" in s for s in statements) and not any("bm25" in s for s in statements)
