@@ -57,9 +57,9 @@ from notegate.policy import (
 from notegate.safety.attachments import extension_of, media_type_of
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
-from notegate.services.notes import NotesService
+from notegate.services.notes import ContentVerdicts, NotesService
 from notegate.services.runtime import Environment
-from notegate.vault.links import LinkTargets, canvas_links, links_in, resolves
+from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
 from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
@@ -219,7 +219,9 @@ def import_folder(
     lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
     verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
-    texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
+    # imported note or canvas -> the links it holds, for the link report: the links, not the texts, are kept
+    # (a 100,000-note import held every text twice, as bytes to commit and as str, for this report alone)
+    links: dict[str, list[Link]] = {}
     seen_case: dict[str, str] = {}
     for rel, full in candidates:
         if progress is not None:
@@ -291,15 +293,37 @@ def import_folder(
         changes.append(Change(dest, data))
         if is_note:
             report.added.append(dest)
-            texts[dest] = text
+            links[dest] = links_in(text)
         else:
             report.attachments.append(dest)
             if text is not None:  # a canvas: the files its nodes show are links too
-                texts[dest] = text
-    report.missing_links = _missing_links(store, head, texts, [c.path for c in changes])
+                links[dest] = canvas_links(json.loads(text))
+    report.missing_links = _missing_links(store, head, links, [c.path for c in changes])
     if dry_run:
         return report
     batch = max(1, policy.max_files_per_commit)
+    try:
+        _commit_batches(notes, env, caller, changes, message, batch, verdicts, report, on_commit)
+    finally:
+        if report.commits:  # the batches left the index behind (index_now=False): one catch-up for them all
+            env.index.catch_up(store)
+    return report
+
+
+def _commit_batches(
+    notes: NotesService,
+    env: Environment,
+    caller: Caller,
+    changes: list[Change],
+    message: str,
+    batch: int,
+    verdicts: ContentVerdicts,
+    report: ImportReport,
+    on_commit: Callable[[str, int, int], None] | None,
+) -> None:
+    """Each batch through the recipe, pushed before the next is built.  The search index is caught up once
+    by the caller, after the last batch: per batch it was a catch-up (a history walk, a listing, the rows'
+    lookups) for every 2,000 files."""
     for start in range(0, len(changes), batch):
         part = changes[start : start + batch]
         label = message if len(changes) <= batch else f"{message} ({start // batch + 1}/{-(-len(changes) // batch)})"
@@ -312,6 +336,7 @@ def import_folder(
                 label,
                 new_paths=tuple(c.path for c in part),
                 verdicts=verdicts,
+                index_now=False,
             )
         except NotegateError as exc:
             raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc
@@ -319,7 +344,6 @@ def import_folder(
         report.commits.append(result.commit)
         if on_commit is not None:
             on_commit(result.commit, start + len(part), len(changes))
-    return report
 
 
 def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
@@ -363,16 +387,17 @@ def _decode(data: bytes, encoding: str | None) -> tuple[str, bytes, str | None] 
     return text, text.encode("utf-8"), encoding
 
 
-def _missing_links(store, head: str | None, texts: dict[str, str], imported: list[str]) -> list[tuple[str, str]]:
+def _missing_links(
+    store, head: str | None, links: dict[str, list[Link]], imported: list[str]
+) -> list[tuple[str, str]]:
     """Every (note or canvas, link) among the imported files that points at nothing in the vault after the
     import."""
-    if not texts:
+    if not links:
         return []
     present = [path for path, _blob in store.changed_notes(None, head)] if head else []
     targets = LinkTargets([*present, *imported])
     missing: list[tuple[str, str]] = []
-    for path, text in texts.items():
-        found = canvas_links(json.loads(text)) if extension_of(path) == "canvas" else links_in(text)
+    for path, found in links.items():
         for link in found:
             if not resolves(link, path, targets):
                 missing.append((path, link.as_written()))
