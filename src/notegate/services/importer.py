@@ -61,6 +61,7 @@ from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import ContentVerdicts, NotesService
 from notegate.services.runtime import Environment
+from notegate.vault.bulk import local_origin_dir, write_pack
 from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
 from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
@@ -320,8 +321,14 @@ def _commit_batches(
     """Each batch through the recipe, pushed before the next is built.  The search index is caught up once
     by the caller, after the last batch: per batch it was a catch-up (a history walk, a listing, the rows'
     lookups) for every 2,000 files."""
+    store = env.store
     for start in range(0, len(changes), batch):
         part = changes[start : start + batch]
+        origin = local_origin_dir(store.origin_url)  # asked per batch: an origin may go away meanwhile
+        repos = [store.repo_dir, *([origin] if origin is not None else [])]
+        # The batch's blobs as one pack first (here and in a local origin): the recipe below still decides
+        # and commits every file; its tree building finds these blobs written instead of writing each loose.
+        write_pack(repos, (c.data for c in part if c.data is not None))
         label = message if len(changes) <= batch else f"{message} ({start // batch + 1}/{-(-len(changes) // batch)})"
         try:
             result = notes.commit_as(
