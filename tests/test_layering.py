@@ -39,6 +39,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.state": "storage",
     "notegate.vault.store": "storage",
     "notegate.vault.index": "storage",
+    "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.models": "models",

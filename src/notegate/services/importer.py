@@ -37,7 +37,9 @@ import json
 import os
 import stat
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from multiprocessing import get_context
 from pathlib import Path
 
 import pygit2
@@ -57,9 +59,10 @@ from notegate.policy import (
 from notegate.safety.attachments import extension_of, media_type_of
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
-from notegate.services.notes import NotesService
+from notegate.services.notes import ContentVerdicts, NotesService
 from notegate.services.runtime import Environment
-from notegate.vault.links import LinkTargets, canvas_links, links_in, resolves
+from notegate.vault.bulk import local_origin_dir, write_pack
+from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
 from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
@@ -218,25 +221,21 @@ def import_folder(
     head = store.head()
     lander = _Lander(dict(snapshot.folder_case), into)
     changes: list[Change] = []
+    examined = _examined(notes, caller, lander, candidates, encoding)
     verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
-    texts: dict[str, str] = {}  # imported note or canvas -> its text, for the link report
+    # imported note or canvas -> the links it holds, for the link report: the links, not the texts, are kept
+    # (a 100,000-note import held every text twice, as bytes to commit and as str, for this report alone)
+    links: dict[str, list[Link]] = {}
     seen_case: dict[str, str] = {}
-    for rel, full in candidates:
+    for rel, _full in candidates:
         if progress is not None:
             progress(1)
-        dest = lander.land(rel)
-        is_note = extension_of(rel) == "md"
-        if not is_note and not media_type_of(policy.attachment_types, rel):
-            svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
-            report.skipped.append((rel, f"not a note or an attachment type the policy allows{svg}"))
+        dest, is_note, before, read = next(examined)
+        if before is not None:  # skipped or refused before its bytes were read
+            (report.skipped if before[0] == "skipped" else report.refused).append((rel, before[1]))
             continue
-        verdict = _decide_file(notes, caller, dest, full, is_note)
-        if isinstance(verdict, str):
-            report.refused.append((rel, verdict))
-            continue
-        data = full.read_bytes()
+        data, decoded, scanned, found = read
         if is_note:
-            decoded = _decode(data, encoding)
             if isinstance(decoded, str):
                 report.refused.append((rel, decoded))
                 continue
@@ -264,7 +263,7 @@ def import_folder(
         if text is None and extension_of(rel) == "canvas":
             text = data.decode("utf-8-sig")  # decide_canvas parsed it: it is UTF-8 JSON, scanned like a note
         if text is not None:
-            findings = scan_credentials(text)
+            findings = scanned if is_note else scan_credentials(text)
             if findings:
                 gate = decide_credential(caller, allow_secrets)
                 if not gate.allowed:
@@ -291,17 +290,45 @@ def import_folder(
         changes.append(Change(dest, data))
         if is_note:
             report.added.append(dest)
-            texts[dest] = text
+            links[dest] = found
         else:
             report.attachments.append(dest)
             if text is not None:  # a canvas: the files its nodes show are links too
-                texts[dest] = text
-    report.missing_links = _missing_links(store, head, texts, [c.path for c in changes])
+                links[dest] = canvas_links(json.loads(text))
+    report.missing_links = _missing_links(store, head, links, [c.path for c in changes])
     if dry_run:
         return report
     batch = max(1, policy.max_files_per_commit)
+    try:
+        _commit_batches(notes, env, caller, changes, message, batch, verdicts, report, on_commit)
+    finally:
+        if report.commits:  # the batches left the index behind (index_now=False): one catch-up for them all
+            env.index.catch_up(store)
+    return report
+
+
+def _commit_batches(
+    notes: NotesService,
+    env: Environment,
+    caller: Caller,
+    changes: list[Change],
+    message: str,
+    batch: int,
+    verdicts: ContentVerdicts,
+    report: ImportReport,
+    on_commit: Callable[[str, int, int], None] | None,
+) -> None:
+    """Each batch through the recipe, pushed before the next is built.  The search index is caught up once
+    by the caller, after the last batch: per batch it was a catch-up (a history walk, a listing, the rows'
+    lookups) for every 2,000 files."""
+    store = env.store
     for start in range(0, len(changes), batch):
         part = changes[start : start + batch]
+        origin = local_origin_dir(store.origin_url)  # asked per batch: an origin may go away meanwhile
+        repos = [store.repo_dir, *([origin] if origin is not None else [])]
+        # The batch's blobs as one pack first (here and in a local origin): the recipe below still decides
+        # and commits every file; its tree building finds these blobs written instead of writing each loose.
+        write_pack(repos, (c.data for c in part if c.data is not None))
         label = message if len(changes) <= batch else f"{message} ({start // batch + 1}/{-(-len(changes) // batch)})"
         try:
             result = notes.commit_as(
@@ -312,6 +339,7 @@ def import_folder(
                 label,
                 new_paths=tuple(c.path for c in part),
                 verdicts=verdicts,
+                index_now=False,
             )
         except NotegateError as exc:
             raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc
@@ -319,7 +347,80 @@ def import_folder(
         report.commits.append(result.commit)
         if on_commit is not None:
             on_commit(result.commit, start + len(part), len(changes))
-    return report
+
+
+#: From this many files on, the reading, decoding, credential scan and link extraction of each note run in a
+#: pool of processes (the decisions and the commits stay here); below it the pool's start costs more.
+POOL_FROM = 2000
+POOL_CHUNK = 256  # files per task: big enough that the pickling of a task is noise, small enough to balance
+
+
+def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, encoding: str | None):
+    """Per candidate, in order: (vault path, is it a note, ("skipped"|"refused", line) or None, what
+    :func:`_examine` found in its bytes or None).
+
+    The decisions made before a file is read (its type, path, policy and size: :func:`_decide_file`) are
+    made here, in order; only the files they let through are read, each by :func:`_examine` -- in a pool
+    of processes for a big import (the two cores of a small server: the credential scan and the decoding
+    are most of an import's CPU), inline for a small one.  The results are the same either way and come
+    back in the candidates' order (``Executor.map``), so the report's order does not depend on the pool."""
+    policy = notes.policy
+    plan: list[tuple[str, bool, tuple[str, str] | None]] = []
+    work: list[tuple[str, bool, str | None]] = []
+    for rel, full in candidates:
+        dest = lander.land(rel)
+        is_note = extension_of(rel) == "md"
+        if not is_note and not media_type_of(policy.attachment_types, rel):
+            svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
+            plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
+            continue
+        verdict = _decide_file(notes, caller, dest, full, is_note)
+        if isinstance(verdict, str):
+            plan.append((dest, is_note, ("refused", verdict)))
+            continue
+        plan.append((dest, is_note, None))
+        work.append((str(full), is_note, encoding))
+    return _zip_plan(plan, _run_examine(work))
+
+
+def _zip_plan(plan, results):
+    results = iter(results)
+    for dest, is_note, before in plan:
+        yield dest, is_note, before, (None if before is not None else next(results))
+
+
+def _run_examine(work: list[tuple[str, bool, str | None]]):
+    """:func:`_examine` over ``work``, in order: in a process pool from ``POOL_FROM`` files on."""
+    if len(work) < POOL_FROM or (os.cpu_count() or 1) < 2:
+        for item in work:
+            yield _examine_one(item)
+        return
+    chunks = [work[i : i + POOL_CHUNK] for i in range(0, len(work), POOL_CHUNK)]
+    # spawn, not fork: the parent holds open repositories, a database and maybe threads
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=get_context("spawn")) as pool:
+        for chunk in pool.map(_examine, chunks):
+            yield from chunk
+
+
+def _examine(items: list[tuple[str, bool, str | None]]) -> list[tuple]:
+    """A pool task: :func:`_examine_one` for each file of a chunk."""
+    return [_examine_one(item) for item in items]
+
+
+def _examine_one(item: tuple[str, bool, str | None]) -> tuple:
+    """(bytes, decoded, credential findings, links) of one file: for a note, ``decoded`` is what
+    :func:`_decode` says and the findings and links are those of its text (None when it does not decode);
+    for an attachment only the bytes.  Pure work on one file's bytes: what is done with it is decided by the
+    caller, in order, exactly as if it had read the file itself."""
+    full, is_note, encoding = item
+    data = Path(full).read_bytes()
+    if not is_note:
+        return data, None, None, None
+    decoded = _decode(data, encoding)
+    if isinstance(decoded, str):
+        return data, decoded, None, None
+    text = decoded[0]
+    return data, decoded, scan_credentials(text), links_in(text)
 
 
 def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
@@ -363,16 +464,15 @@ def _decode(data: bytes, encoding: str | None) -> tuple[str, bytes, str | None] 
     return text, text.encode("utf-8"), encoding
 
 
-def _missing_links(store, head: str | None, texts: dict[str, str], imported: list[str]) -> list[tuple[str, str]]:
+def _missing_links(store, head: str | None, links: dict[str, list[Link]], imported: list[str]) -> list[tuple[str, str]]:
     """Every (note or canvas, link) among the imported files that points at nothing in the vault after the
     import."""
-    if not texts:
+    if not links:
         return []
     present = [path for path, _blob in store.changed_notes(None, head)] if head else []
     targets = LinkTargets([*present, *imported])
     missing: list[tuple[str, str]] = []
-    for path, text in texts.items():
-        found = canvas_links(json.loads(text)) if extension_of(path) == "canvas" else links_in(text)
+    for path, found in links.items():
         for link in found:
             if not resolves(link, path, targets):
                 missing.append((path, link.as_written()))

@@ -992,11 +992,15 @@ class NotesService:
         *,
         new_paths: tuple[str, ...] = (),
         verdicts: ContentVerdicts | None = None,
+        index_now: bool = True,
     ) -> CommitResult:
         """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals.
 
         The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is;
-        ``verdicts`` spares files this service has already allowed byte for byte (the importer's)."""
+        ``verdicts`` spares files this service has already allowed byte for byte (the importer's).
+        ``index_now=False`` leaves the search index behind the new tip (the importer's batches: it catches
+        the index up once after its last batch, instead of once per batch; the index follows git, so a
+        later ``catch_up`` -- the server's, at the latest -- brings it to any tip)."""
         self.check_commit(env, changes, verdicts)
         started = time.perf_counter()
         try:
@@ -1006,7 +1010,7 @@ class NotesService:
                 Author(caller.display_name, caller.login),
                 commit_message(caller, summary, extra_trailers),
                 new_paths=new_paths,
-                on_advance=env.on_advance,
+                on_advance=env.on_advance if index_now else None,
             )
             event(
                 "commit",
