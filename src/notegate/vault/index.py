@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS notes (
     private INTEGER NOT NULL DEFAULT 0,
     inbox INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 """
@@ -145,6 +146,7 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 
 SNIPPET_RADIUS = 90
+INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
 INSERT_BATCH = 500
 LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
 COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (992 notes holding `the`: 6 ms)
@@ -211,6 +213,10 @@ def _indexed(path: str, listing) -> bool:
 
 class SearchIndex:
     """The FTS5 index of one environment's notes."""
+
+    #: Rank inside the FTS table before joining ``notes`` (``_select``); False: the joined statement, the
+    #: reference the equivalence tests compare against.
+    RANK_FIRST = True
 
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
         self.path = path
@@ -511,7 +517,7 @@ class SearchIndex:
             escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             params += [folder, f"{escaped}/%"]
         if not include_inbox:
-            where.append("n.inbox = 0")
+            where.append(INBOX_HIDDEN)
         return where, params
 
     def _select(
@@ -547,10 +553,26 @@ class SearchIndex:
         score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
         order = f"{table}.rowid DESC" if newest else "score"
         # Only fixed fragments are interpolated; every value is a bound parameter.
-        rank_sql = (
-            f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
-            f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} ORDER BY {order} LIMIT ?"
-        )
+        if self.RANK_FIRST and all(f == INBOX_HIDDEN for f in filters):
+            # Rank and limit inside the FTS table, then look the few rows up in ``notes``.  Why: joining
+            # first looks every match up in ``notes`` before the LIMIT (two rare words at 100,000 notes:
+            # 2,719 matches, ~24 ms); the inbox filter stays before the LIMIT, as a NOT IN over the partial
+            # index ``notes_inbox`` (the inbox's ids only).  A folder filter needs ``notes``: joined below.
+            inner = [w for w in where if w != INBOX_HIDDEN]
+            if INBOX_HIDDEN in filters:
+                inner.append(f"{table}.rowid NOT IN (SELECT id FROM notes WHERE inbox = 1)")  # noqa: S608 - fixed names
+            outer = "r.rowid DESC" if newest else "r.score"
+            rank_sql = (
+                f"SELECT r.rowid, n.path, r.score, n.inbox, '{table}' FROM ("  # noqa: S608
+                f"SELECT {table}.rowid AS rowid, {score} AS score FROM {table} WHERE {' AND '.join(inner)} "
+                f"ORDER BY {order} LIMIT ?) r JOIN notes n ON n.id = r.rowid ORDER BY {outer}"
+            )
+        else:
+            rank_sql = (
+                f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
+                f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} "
+                f"ORDER BY {order} LIMIT ?"
+            )
         return self._conn().execute(rank_sql, [*values, limit]).fetchall()
 
     def _refresh_stats(self) -> None:
