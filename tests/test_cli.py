@@ -311,3 +311,57 @@ def test_readme_documents_the_device_settings() -> None:
     for setting in DEVICE_SETTINGS:
         assert f"- `{setting.name}` (required)" in readme, setting.name
     assert "headersHelper" in readme and "env_http_headers" in readme
+
+
+# What a short command may not load (issue 9): the web and MCP stack, the model SDKs, the template engine
+# and the progress bar belong to `serve`, `mcp`, `review`/`reflect` and `import`; a command that loads them
+# makes every shell and hook call that runs it pay their import. Checked by name in a fresh interpreter, not
+# timed, so a shared machine cannot make it flaky.
+SERVER_STACK = ("mcp", "uvicorn", "starlette", "anthropic", "openai", "jinja2", "pydantic", "httpx", "tqdm")
+_LOADED = (
+    "import json, sys\n"
+    "from notegate.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code\n"
+    "sys.stdout.flush()\n"
+    "print('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "sys.exit(code)\n"
+)
+
+
+def modules_loaded(*args: str, stdin: str = "", cwd: Path | None = None) -> set[str]:
+    """The modules ``notegate ARGS`` has imported by the time it returns, in a fresh interpreter."""
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.rsplit("\nMODULES ", 1)[1]))
+
+
+def _heavy(loaded: set[str], also: tuple[str, ...] = ()) -> list[str]:
+    return sorted(m for m in loaded if m.split(".")[0] in SERVER_STACK or m.startswith(also))
+
+
+def test_init_imports_neither_the_server_stack_nor_the_postgres_glue(tmp_path: Path) -> None:
+    """`init` without ``--state-url`` talks to no PostgreSQL: notegate.postgres stays unloaded (it did not)."""
+    loaded = modules_loaded("init", str(tmp_path / "v"))
+    assert "notegate.services.notes" in loaded  # the default notes still go through the recipe
+    assert _heavy(loaded, ("notegate.postgres", "notegate.doors", "notegate.models.sdk", "notegate.doctor")) == []
+
+
+def test_short_commands_import_no_server_stack(vault: Path, tmp_path: Path) -> None:
+    payload = json.dumps({"cwd": str(tmp_path), "session_id": "s1", "hook_event_name": "SessionStart"})
+    runs = {
+        "token list": modules_loaded("token", "list", "--config", str(vault)),
+        "doctor --help": modules_loaded("doctor", "--help"),
+        "hook session-start": modules_loaded("hook", "session-start", stdin=payload, cwd=tmp_path),
+    }
+    assert {name: _heavy(loaded, ("notegate.doors", "notegate.services")) for name, loaded in runs.items()} == {
+        name: [] for name in runs
+    }
+    # --help builds the parser and nothing else: no config, no policy, no git.
+    assert not {"notegate.config", "notegate.policy", "pygit2"} & runs["doctor --help"]
