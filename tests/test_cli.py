@@ -3,12 +3,19 @@ starts a fresh interpreter as a user's shell does (real=True); the rest fork the
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
+from notegate.cli import COMMANDS, build_parser, command_named
 from notegate.config import load_config
 from notegate.errors import ConfigError
 from support import mcp_http, mint, notegate, running, token_secret
@@ -365,3 +372,52 @@ def test_short_commands_import_no_server_stack(vault: Path, tmp_path: Path) -> N
     }
     # --help builds the parser and nothing else: no config, no policy, no git.
     assert not {"notegate.config", "notegate.policy", "pygit2"} & runs["doctor --help"]
+
+
+# main() builds only the parser of the command it runs (build_parser(only=...)); these pin that it parses,
+# helps and refuses exactly as the whole parser does.
+def _words(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string and sub-command name under ``parser`` (argparse's own tables)."""
+    words: list[str] = []
+    for action in parser._actions:
+        words += action.option_strings
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                words += [name, *_words(sub)]
+    return words
+
+
+def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            return ("parsed", vars(parser.parse_args(argv)))
+        except SystemExit as exc:
+            return ("exit", exc.code, out.getvalue(), err.getvalue())
+
+
+_FULL = build_parser()
+_SUBS = next(a for a in _FULL._actions if isinstance(a, argparse._SubParsersAction))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_commands_own_parser_helps_like_the_whole_one(command: str) -> None:
+    assert command_named([command, "--help"]) == command and _SUBS.choices[command].prog == f"notegate {command}"
+    helps = [[command, "--help"]] + [[command, w, "--help"] for w in _words(_SUBS.choices[command]) if w[0] != "-"]
+    for argv in helps:
+        assert _outcome(build_parser(command), argv) == _outcome(_FULL, argv), argv
+
+
+@examples(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_each_commands_own_parser_parses_like_the_whole_one(data: st.DataObject) -> None:
+    command = data.draw(st.sampled_from(sorted(COMMANDS)))
+    vocabulary = [*_words(_SUBS.choices[command]), *sorted(COMMANDS), "x", "7", "-", "--", "a b", "--nope"]
+    rest = data.draw(st.lists(st.sampled_from(vocabulary) | st.text(max_size=4), max_size=6))
+    argv = [command, *rest]
+    assert _outcome(build_parser(command_named(argv)), argv) == _outcome(_FULL, argv)
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["inti"], ["-x", "init"], ["--", "init"]])
+def test_argv_without_a_leading_command_gets_the_whole_parser(argv: list[str]) -> None:
+    assert command_named(argv) is None
