@@ -11,6 +11,9 @@ and their ratio. Measured, each in a fresh interpreter, as CPU seconds (user + s
 * ``python -m notegate.cli hook session-start`` with Claude Code's hook JSON on stdin (unconfigured: the
   start-up a session pays when notegate is not set up there) and ``notegate token list`` (a CLI start
   that loads the config);
+* ``notegate doctor --help`` (the parser and nothing else: the floor under every command) and
+  ``notegate init`` into a fresh directory (config, bare origin, clone, the default notes committed through
+  the notes service's recipe: the floor's patterns are compiled on that first check);
 * restart -> first read: ``notegate serve`` on a vault of ``--notes`` notes (generated and imported once,
   index already built), wall seconds from spawn to the first ``read_note`` answered over MCP, and the
   server's CPU seconds at that moment.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import shutil
 import statistics
@@ -184,6 +188,17 @@ def main(argv: list[str] | None = None) -> int:
         session = [py, "-m", "notegate.cli", "hook", "session-start"]
         figures = alternate(args.runs, trees, lambda s: cpu_of(session, env_for(s), payload, cwd=workdir))
         lines.append(report("hook session-start (unconfigured)", figures))
+        fresh = itertools.count()  # every init needs a directory of its own
+        inits = workdir / "inits"
+
+        def init_cpu(src: Path) -> float:
+            return cpu_of([py, "-m", "notegate.cli", "init", str(inits / f"v{next(fresh)}")], env_for(src))
+
+        figures = alternate(args.runs, trees, init_cpu)
+        lines.append(report("init (config, origin, clone, default notes committed)", figures))
+        helps = [py, "-m", "notegate.cli", "doctor", "--help"]
+        figures = alternate(args.runs, trees, lambda s: cpu_of(helps, env_for(s)))
+        lines.append(report("doctor --help (the parser only)", figures))
         tokens = [py, "-m", "notegate.cli", "token", "list", "--config", str(cfg)]
         figures = alternate(args.runs, trees, lambda s: cpu_of(tokens, env_for(s)))
         lines.append(report("token list (a CLI start that loads the config)", figures))

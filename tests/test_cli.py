@@ -3,12 +3,19 @@ starts a fresh interpreter as a user's shell does (real=True); the rest fork the
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import io
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
+from notegate.cli import COMMANDS, build_parser, command_named
 from notegate.config import load_config
 from notegate.errors import ConfigError
 from support import mcp_http, mint, notegate, running, token_secret
@@ -311,3 +318,106 @@ def test_readme_documents_the_device_settings() -> None:
     for setting in DEVICE_SETTINGS:
         assert f"- `{setting.name}` (required)" in readme, setting.name
     assert "headersHelper" in readme and "env_http_headers" in readme
+
+
+# What a short command may not load (issue 9): the web and MCP stack, the model SDKs, the template engine
+# and the progress bar belong to `serve`, `mcp`, `review`/`reflect` and `import`; a command that loads them
+# makes every shell and hook call that runs it pay their import. Checked by name in a fresh interpreter, not
+# timed, so a shared machine cannot make it flaky.
+SERVER_STACK = ("mcp", "uvicorn", "starlette", "anthropic", "openai", "jinja2", "pydantic", "httpx", "tqdm")
+_LOADED = (
+    "import json, sys\n"
+    "from notegate.cli import main\n"
+    "try:\n"
+    "    code = main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code\n"
+    "sys.stdout.flush()\n"
+    "print('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+    "sys.exit(code)\n"
+)
+
+
+def modules_loaded(*args: str, stdin: str = "", cwd: Path | None = None) -> set[str]:
+    """The modules ``notegate ARGS`` has imported by the time it returns, in a fresh interpreter."""
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-c", _LOADED, *args], input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    return set(json.loads(result.stdout.rsplit("\nMODULES ", 1)[1]))
+
+
+def _heavy(loaded: set[str], also: tuple[str, ...] = ()) -> list[str]:
+    return sorted(m for m in loaded if m.split(".")[0] in SERVER_STACK or m.startswith(also))
+
+
+def test_init_imports_neither_the_server_stack_nor_the_postgres_glue(tmp_path: Path) -> None:
+    """`init` without ``--state-url`` talks to no PostgreSQL: notegate.postgres stays unloaded (it did not)."""
+    loaded = modules_loaded("init", str(tmp_path / "v"))
+    assert "notegate.services.notes" in loaded  # the default notes still go through the recipe
+    assert _heavy(loaded, ("notegate.postgres", "notegate.doors", "notegate.models.sdk", "notegate.doctor")) == []
+
+
+def test_short_commands_import_no_server_stack(vault: Path, tmp_path: Path) -> None:
+    payload = json.dumps({"cwd": str(tmp_path), "session_id": "s1", "hook_event_name": "SessionStart"})
+    runs = {
+        "token list": modules_loaded("token", "list", "--config", str(vault)),
+        "doctor --help": modules_loaded("doctor", "--help"),
+        "hook session-start": modules_loaded("hook", "session-start", stdin=payload, cwd=tmp_path),
+    }
+    assert {name: _heavy(loaded, ("notegate.doors", "notegate.services")) for name, loaded in runs.items()} == {
+        name: [] for name in runs
+    }
+    # --help builds the parser and nothing else: no config, no policy, no git.
+    assert not {"notegate.config", "notegate.policy", "pygit2"} & runs["doctor --help"]
+
+
+# main() builds only the parser of the command it runs (build_parser(only=...)); these pin that it parses,
+# helps and refuses exactly as the whole parser does.
+def _words(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string and sub-command name under ``parser`` (argparse's own tables)."""
+    words: list[str] = []
+    for action in parser._actions:
+        words += action.option_strings
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                words += [name, *_words(sub)]
+    return words
+
+
+def _outcome(parser: argparse.ArgumentParser, argv: list[str]) -> tuple:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            return ("parsed", vars(parser.parse_args(argv)))
+        except SystemExit as exc:
+            return ("exit", exc.code, out.getvalue(), err.getvalue())
+
+
+_FULL = build_parser()
+_SUBS = next(a for a in _FULL._actions if isinstance(a, argparse._SubParsersAction))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_commands_own_parser_helps_like_the_whole_one(command: str) -> None:
+    assert command_named([command, "--help"]) == command and _SUBS.choices[command].prog == f"notegate {command}"
+    helps = [[command, "--help"]] + [[command, w, "--help"] for w in _words(_SUBS.choices[command]) if w[0] != "-"]
+    for argv in helps:
+        assert _outcome(build_parser(command), argv) == _outcome(_FULL, argv), argv
+
+
+@examples(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_each_commands_own_parser_parses_like_the_whole_one(data: st.DataObject) -> None:
+    command = data.draw(st.sampled_from(sorted(COMMANDS)))
+    vocabulary = [*_words(_SUBS.choices[command]), *sorted(COMMANDS), "x", "7", "-", "--", "a b", "--nope"]
+    rest = data.draw(st.lists(st.sampled_from(vocabulary) | st.text(max_size=4), max_size=6))
+    argv = [command, *rest]
+    assert _outcome(build_parser(command_named(argv)), argv) == _outcome(_FULL, argv)
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["inti"], ["-x", "init"], ["--", "init"]])
+def test_argv_without_a_leading_command_gets_the_whole_parser(argv: list[str]) -> None:
+    assert command_named(argv) is None

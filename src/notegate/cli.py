@@ -65,7 +65,24 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
+class _Unparsed:
+    """Stands in for the parser of a command this call does not run: it takes every ``add_*`` and
+    ``set_defaults`` call and keeps nothing, so ``build_parser`` reads the same for every command."""
+
+    def __getattr__(self, name: str):
+        if not name.startswith(("add_", "set_")):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self
+
+
 def _sub(subs, name: str, help_text: str) -> argparse.ArgumentParser:
+    only = getattr(subs, "notegate_only", None)
+    if only is not None and name != only:
+        # Still a choice, with its one-line help: the command list and the "invalid choice" error stay
+        # those of the whole parser. Its arguments are never built: that was half of a short command's
+        # start-up (about 30 ms of CPU for two dozen commands, issue 9).
+        subs.add_parser(name, help=help_text, add_help=False)
+        return _Unparsed()
     example = EXAMPLES.get(name)
     return subs.add_parser(
         name,
@@ -75,13 +92,17 @@ def _sub(subs, name: str, help_text: str) -> argparse.ArgumentParser:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or with ``only`` (a command's name) one whose other commands are bare
+    choices: it parses every argv that starts with that name exactly as the whole parser does (a test
+    compares them), and ``main`` uses it so each call builds the arguments of its own command only."""
     parser = argparse.ArgumentParser(
         prog="notegate",
         description="One shared Markdown memory for every AI session, versioned in git, behind one guarded door.",
     )
     parser.add_argument("--version", action=_VersionAction, help="print notegate's version and exit")
     subs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    subs.notegate_only = only  # read by _sub
 
     p = _sub(subs, "init", "create a notegate directory: config, bare origin, server clone, default layout")
     p.add_argument("directory")
@@ -1261,8 +1282,16 @@ COMMANDS = {
 }
 
 
+def command_named(argv: list[str]) -> str | None:
+    """The command ``argv`` runs when its first word names one, else None (``--help``, ``--version``, a
+    typo, nothing: those need the whole parser). The top level takes no option with a value, so argparse
+    hands everything after that first word to that command's parser."""
+    return argv[0] if argv and argv[0] in COMMANDS else None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(command_named(argv)).parse_args(argv)
     from notegate.errors import ConfigError, NotegateError
 
     try:

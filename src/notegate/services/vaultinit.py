@@ -17,10 +17,8 @@ import pygit2
 from notegate.config import load_config
 from notegate.errors import InitError, NotegateError
 from notegate.policy import decide_new_state_database, decide_state_url_stored, fixed_caller
-from notegate.postgres import describe_url
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.state import inspect_postgres
 from notegate.sync.hookfile import install_hook
 from notegate.vault.layout import CONFIG_NAME, default_notes, render_config, render_toml
 from notegate.vault.store import Change
@@ -72,6 +70,11 @@ def init_directory(
 
 
 def _check_state_url(state_url: str) -> None:
+    # Imported here: only ``init --state-url`` talks to PostgreSQL, and every other ``init`` would pay for
+    # the driver glue and ``logging`` at start-up (issue 9).
+    from notegate.postgres import describe_url
+    from notegate.state import inspect_postgres
+
     decision = decide_state_url_stored(state_url)
     if not decision.allowed:
         raise NotegateError(decision.reason, rule=decision.rule)
