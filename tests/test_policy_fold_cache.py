@@ -14,6 +14,24 @@ _SEGMENT = st.lists(_PIECES, min_size=1, max_size=4).map("".join)
 _PATH = st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join)
 
 
+def _reference(files: tuple[str, ...], path: str) -> str | None:
+    """instruction_file_named as it was: every entry compared at every segment, nothing remembered."""
+    keys: dict[tuple[str, ...], str] = {}
+    name_key = policy._name_key.__wrapped__
+    for entry in files:
+        keys.setdefault(tuple(name_key(seg) for seg in entry.split("/") if seg), entry)
+    segments = [seg for seg in path.split("/") if seg]
+    folded = [name_key(seg) for seg in segments]
+    for i in range(len(folded)):
+        for entry_keys, entry in keys.items():
+            if tuple(folded[i : i + len(entry_keys)]) == entry_keys:
+                return entry
+        short = policy._short_name_of.__wrapped__(segments[i], files)
+        if short is not None:
+            return short
+    return None
+
+
 def _uncached(path: str, files: tuple[str, ...]) -> str | None:
     saved = policy._plain_fold, policy._name_key, policy._short_name_of
     policy._plain_fold = saved[0].__wrapped__
@@ -33,7 +51,9 @@ def test_remembered_folds_change_no_verdict(paths: list[str], cold: bool) -> Non
         for fn in (policy._plain_fold, policy._name_key, policy._short_name_of):
             fn.cache_clear()
     for path in paths:
-        assert instruction_file_named(files, path) == _uncached(path, files), path
+        assert instruction_file_named(files, path) == _uncached(path, files) == _reference(files, path), path
+        several = (*files, ".junie/guidelines.md", "a/claude", "agents")  # runs of two segments, overlaps
+        assert instruction_file_named(several, path) == _reference(several, path), path
         for seg in path.split("/"):
             assert is_hidden_segment(seg) == (
                 policy._plain_fold.__wrapped__(seg).lstrip().startswith(".")

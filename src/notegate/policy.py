@@ -360,6 +360,18 @@ def _instruction_keys(instruction_files: tuple[str, ...]) -> tuple[dict[tuple[st
     return keys, tuple(_plain_fold(entry.rsplit("/", 1)[-1]) for entry in instruction_files)
 
 
+@lru_cache(maxsize=64)
+def _instruction_runs(
+    instruction_files: tuple[str, ...],
+) -> tuple[tuple[int, dict[tuple[str, ...], tuple[int, str]]], ...]:
+    """The entries' runs of segment keys grouped by length: (length, {keys: (order in the list, entry)})."""
+    keys, _ = _instruction_keys(instruction_files)
+    groups: dict[int, dict[tuple[str, ...], tuple[int, str]]] = {}
+    for order, (entry_keys, entry) in enumerate(keys.items()):
+        groups.setdefault(len(entry_keys), {})[entry_keys] = (order, entry)
+    return tuple(sorted(groups.items()))
+
+
 @lru_cache(maxsize=8192)
 def _short_name_of(segment: str, instruction_files: tuple[str, ...]) -> str | None:
     """An 8.3 short name (``CLAUDE~1.MD``) that Windows could resolve to an instruction file's long name."""
@@ -388,13 +400,15 @@ def instruction_file_named(instruction_files: tuple[str, ...], path: str) -> str
     the same run of segments anywhere in the path.
     """
     files = tuple(instruction_files)
-    keys, _ = _instruction_keys(files)
+    by_length = _instruction_runs(files)
     segments = [seg for seg in path.split("/") if seg]
     folded = [_name_key(seg) for seg in segments]
     for i in range(len(folded)):
-        for entry_keys, entry in keys.items():
-            if tuple(folded[i : i + len(entry_keys)]) == entry_keys:
-                return entry
+        # the first entry, in the list's order, whose run of keys starts here: one lookup per entry length
+        # instead of one comparison per entry
+        found = [hit for n, runs in by_length if (hit := runs.get(tuple(folded[i : i + n]))) is not None]
+        if found:
+            return min(found)[1]
         short = _short_name_of(segments[i], files)
         if short is not None:
             return short
