@@ -335,12 +335,17 @@ def _session_folders(routes: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 _SHORT_NAME = re.compile(r"([a-z0-9]{1,6})~[0-9]{1,6}(?:\.([a-z0-9]{1,3}))?\Z")
 
 
+# The per-segment folds below are pure functions of one name; a write's path repeats its folders' names, so
+# they are remembered (bounded: a server's caches do not grow with every name it ever sees).  The verdicts
+# built on them are unchanged.
+@lru_cache(maxsize=8192)
 def _plain_fold(name: str) -> str:
     """NFKC and case folding, then the NTFS aliases: a stream suffix (``::$DATA``) and trailing dots and
     spaces name the same file."""
     return unicodedata.normalize("NFKC", name).casefold().split(":", 1)[0].rstrip(". ")
 
 
+@lru_cache(maxsize=8192)
 def _name_key(name: str) -> str:
     """A file name as a case-insensitive, look-alike-blind file system resolves it (the floor's skeleton)."""
     return fold_name(_plain_fold(name)).rstrip(". ")
@@ -355,6 +360,19 @@ def _instruction_keys(instruction_files: tuple[str, ...]) -> tuple[dict[tuple[st
     return keys, tuple(_plain_fold(entry.rsplit("/", 1)[-1]) for entry in instruction_files)
 
 
+@lru_cache(maxsize=64)
+def _instruction_runs(
+    instruction_files: tuple[str, ...],
+) -> tuple[tuple[int, dict[tuple[str, ...], tuple[int, str]]], ...]:
+    """The entries' runs of segment keys grouped by length: (length, {keys: (order in the list, entry)})."""
+    keys, _ = _instruction_keys(instruction_files)
+    groups: dict[int, dict[tuple[str, ...], tuple[int, str]]] = {}
+    for order, (entry_keys, entry) in enumerate(keys.items()):
+        groups.setdefault(len(entry_keys), {})[entry_keys] = (order, entry)
+    return tuple(sorted(groups.items()))
+
+
+@lru_cache(maxsize=8192)
 def _short_name_of(segment: str, instruction_files: tuple[str, ...]) -> str | None:
     """An 8.3 short name (``CLAUDE~1.MD``) that Windows could resolve to an instruction file's long name."""
     match = _SHORT_NAME.match(_plain_fold(segment))
@@ -382,13 +400,15 @@ def instruction_file_named(instruction_files: tuple[str, ...], path: str) -> str
     the same run of segments anywhere in the path.
     """
     files = tuple(instruction_files)
-    keys, _ = _instruction_keys(files)
+    by_length = _instruction_runs(files)
     segments = [seg for seg in path.split("/") if seg]
     folded = [_name_key(seg) for seg in segments]
     for i in range(len(folded)):
-        for entry_keys, entry in keys.items():
-            if tuple(folded[i : i + len(entry_keys)]) == entry_keys:
-                return entry
+        # the first entry, in the list's order, whose run of keys starts here: one lookup per entry length
+        # instead of one comparison per entry
+        found = [hit for n, runs in by_length if (hit := runs.get(tuple(folded[i : i + n]))) is not None]
+        if found:
+            return min(found)[1]
         short = _short_name_of(segments[i], files)
         if short is not None:
             return short

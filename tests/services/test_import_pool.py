@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from notegate.config import load_config
 from notegate.services import importer
-from notegate.services.importer import _examine_one, _run_examine
+from notegate.services.importer import _examine_one
 from notegate.services.runtime import Environment, Runtime
 from services.test_import_vault import AWS_KEY, obsidian_vault, run
 from support import set_policy
@@ -36,11 +36,15 @@ def test_the_pool_reports_exactly_what_the_inline_path_does(
         (src / f"many/n{i:02}.md").write_text(f"# {i}\n\n[[n{i + 1:02}]]\n" + (f"k = {AWS_KEY}\n" if i == 17 else ""))
     monkeypatch.setattr(importer, "POOL_FROM", 10**9)
     inline = run(rt, env, src, dry_run=True)
+    monkeypatch.setattr(importer, "POOL_CHUNK", 7)  # chunked inline: the same report too
+    chunked = run(rt, env, src, dry_run=True)
     monkeypatch.setattr(importer, "POOL_FROM", 0)
-    monkeypatch.setattr(importer, "POOL_CHUNK", 7)
     pooled = run(rt, env, src, dry_run=True)
+    monkeypatch.setattr(importer, "POOL_AHEAD", 1)  # fewer chunks in flight than the import has: taken back in order
+    bounded = run(rt, env, src, dry_run=True)
     for name in FIELDS:
-        assert getattr(pooled, name) == getattr(inline, name), name
+        assert getattr(pooled, name) == getattr(inline, name) == getattr(chunked, name), name
+        assert getattr(bounded, name) == getattr(inline, name), name
     refused = dict(pooled.refused)
     assert refused["many/n17.md"].split(":", 1)[0] == "credential-warning"
     assert refused["Keys.md"].split(":", 1)[0] == "credential-warning"
@@ -62,7 +66,7 @@ def test_a_chunk_in_a_worker_is_the_same_as_each_file_inline(tmp_path: Path, par
     c = tmp_path / "c.png"
     c.write_bytes(raw)
     work = [(str(a), True, None), (str(b), True, None), (str(b), True, "cp1252"), (str(c), False, None)]
-    assert importer._examine(work) == [_examine_one(item) for item in work] == list(_run_examine(work))
+    assert importer._examine(work) == [_examine_one(item) for item in work]
 
 
 def test_the_index_is_caught_up_once_after_the_last_batch(
@@ -91,3 +95,31 @@ def test_the_index_is_caught_up_once_after_the_last_batch(
         assert {hit.path for hit in env.index.search("zebrafinch3")} == {"note3.md"}
     finally:
         rt.close()
+
+
+@pytest.mark.skipif((importer.os.cpu_count() or 1) < 2, reason="one core: the import reads inline, no pool")
+def test_the_pool_holds_at_most_a_few_chunks_in_flight(
+    rt: Runtime, env: Environment, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chunks are handed out as the earlier ones come back, not all at once: the results (every file's bytes)
+    do not pile up in the pool's queue."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(60):
+        (src / f"n{i:02}.md").write_text(f"# {i}\n")
+    in_flight: list[int] = []
+    real_submit = importer.ProcessPoolExecutor.submit
+
+    def submit(self, fn, *args, **kwargs):
+        future = real_submit(self, fn, *args, **kwargs)
+        in_flight.append(sum(1 for f in self._pending_work_items.values() if not f.future.done()))
+        return future
+
+    monkeypatch.setattr(importer.ProcessPoolExecutor, "submit", submit)
+    monkeypatch.setattr(importer, "POOL_FROM", 0)
+    monkeypatch.setattr(importer, "POOL_CHUNK", 4)
+    monkeypatch.setattr(importer, "POOL_AHEAD", 1)
+    report = run(rt, env, src, dry_run=True)
+    assert len(report.added) == 60
+    assert len(in_flight) == 15  # every chunk was handed out
+    assert max(in_flight) <= (importer.os.cpu_count() or 1) + 1  # ahead per worker, plus the one just given

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -173,16 +174,26 @@ class _Lander:
     vault_case: dict[str, str]
     into: str = ""
     source_case: dict[str, str] = field(default_factory=dict)
+    # source folder -> where it lands: exact, as a folder's spelling is fixed by the first file that names it
+    # (``source_case`` only ever gains keys), and it saves a caseless key per folder per file
+    _folders: dict[str, str] = field(default_factory=dict)
 
     def land(self, rel: str) -> str:
-        parts = ([*self.into.split("/")] if self.into else []) + rel.split("/")
+        folder, slash, name = rel.rpartition("/")
+        landed = self._folders.get(folder)
+        if landed is None:
+            landed = self._folders[folder] = self._land_folder(folder if slash else None)
+        return f"{landed}/{name}" if landed else name
+
+    def _land_folder(self, rel_folder: str | None) -> str:
+        parts = ([*self.into.split("/")] if self.into else []) + (rel_folder.split("/") if rel_folder else [])
         landed: list[str] = []
-        for segment in parts[:-1]:
+        for segment in parts:
             folder = "/".join([*landed, segment])
             key = caseless_key(folder)
             spelled = self.vault_case.get(key) or self.source_case.setdefault(key, folder)
             landed.append(spelled.rsplit("/", 1)[-1])
-        return "/".join([*landed, parts[-1]])
+        return "/".join(landed)
 
 
 def import_folder(
@@ -349,10 +360,14 @@ def _commit_batches(
             on_commit(result.commit, start + len(part), len(changes))
 
 
-#: From this many files on, the reading, decoding, credential scan and link extraction of each note run in a
-#: pool of processes (the decisions and the commits stay here); below it the pool's start costs more.
+#: From this many candidate files on, the reading, decoding, credential scan and link extraction of each note
+#: run in a pool of processes (the decisions and the commits stay here); below it the pool's start costs more.
 POOL_FROM = 2000
 POOL_CHUNK = 256  # files per task: big enough that the pickling of a task is noise, small enough to balance
+#: Chunks handed to the pool per worker before the oldest is taken back: enough to keep the workers busy
+#: while this process decides the next chunk, few enough that results do not pile up (all chunks at once
+#: held every file's bytes of a 100,000-note import in the result queue).
+POOL_AHEAD = 2
 
 
 def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, encoding: str | None):
@@ -360,46 +375,57 @@ def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, 
     :func:`_examine` found in its bytes or None).
 
     The decisions made before a file is read (its type, path, policy and size: :func:`_decide_file`) are
-    made here, in order; only the files they let through are read, each by :func:`_examine` -- in a pool
-    of processes for a big import (the two cores of a small server: the credential scan and the decoding
-    are most of an import's CPU), inline for a small one.  The results are the same either way and come
-    back in the candidates' order (``Executor.map``), so the report's order does not depend on the pool."""
+    made here, in order, a chunk of candidates at a time; only the files they let through are read, each by
+    :func:`_examine` -- in a pool of processes for a big import (the two cores of a small server: the
+    credential scan and the decoding are most of an import's CPU), inline for a small one.  The pool works
+    on earlier chunks while this process decides the next, with at most ``POOL_AHEAD`` chunks per worker
+    in flight.  The results are the same either way and come back in the candidates' order, so the
+    report's order does not depend on the pool."""
     policy = notes.policy
-    plan: list[tuple[str, bool, tuple[str, str] | None]] = []
-    work: list[tuple[str, bool, str | None]] = []
-    for rel, full in candidates:
-        dest = lander.land(rel)
-        is_note = extension_of(rel) == "md"
-        if not is_note and not media_type_of(policy.attachment_types, rel):
-            svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
-            plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
-            continue
-        verdict = _decide_file(notes, caller, dest, full, is_note)
-        if isinstance(verdict, str):
-            plan.append((dest, is_note, ("refused", verdict)))
-            continue
-        plan.append((dest, is_note, None))
-        work.append((str(full), is_note, encoding))
-    return _zip_plan(plan, _run_examine(work))
+
+    def plan_of(part) -> tuple[list[tuple[str, bool, tuple[str, str] | None]], list[tuple[str, bool, str | None]]]:
+        plan: list[tuple[str, bool, tuple[str, str] | None]] = []
+        work: list[tuple[str, bool, str | None]] = []
+        for rel, full in part:
+            dest = lander.land(rel)
+            is_note = extension_of(rel) == "md"
+            if not is_note and not media_type_of(policy.attachment_types, rel):
+                svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
+                plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
+                continue
+            verdict = _decide_file(notes, caller, dest, full, is_note)
+            if isinstance(verdict, str):
+                plan.append((dest, is_note, ("refused", verdict)))
+                continue
+            plan.append((dest, is_note, None))
+            work.append((str(full), is_note, encoding))
+        return plan, work
+
+    parts = (candidates[i : i + POOL_CHUNK] for i in range(0, len(candidates), POOL_CHUNK))
+    workers = os.cpu_count() or 1
+    if len(candidates) < POOL_FROM or workers < 2:
+        for part in parts:
+            plan, work = plan_of(part)
+            yield from _zip_plan(plan, _examine(work))
+        return
+    # spawn, not fork: the parent holds open repositories, a database and maybe threads
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        pending: deque = deque()
+        for part in parts:
+            plan, work = plan_of(part)
+            pending.append((plan, pool.submit(_examine, work)))
+            if len(pending) > POOL_AHEAD * workers:
+                plan, future = pending.popleft()
+                yield from _zip_plan(plan, future.result())
+        while pending:
+            plan, future = pending.popleft()
+            yield from _zip_plan(plan, future.result())
 
 
 def _zip_plan(plan, results):
     results = iter(results)
     for dest, is_note, before in plan:
         yield dest, is_note, before, (None if before is not None else next(results))
-
-
-def _run_examine(work: list[tuple[str, bool, str | None]]):
-    """:func:`_examine` over ``work``, in order: in a process pool from ``POOL_FROM`` files on."""
-    if len(work) < POOL_FROM or (os.cpu_count() or 1) < 2:
-        for item in work:
-            yield _examine_one(item)
-        return
-    chunks = [work[i : i + POOL_CHUNK] for i in range(0, len(work), POOL_CHUNK)]
-    # spawn, not fork: the parent holds open repositories, a database and maybe threads
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=get_context("spawn")) as pool:
-        for chunk in pool.map(_examine, chunks):
-            yield from chunk
 
 
 def _examine(items: list[tuple[str, bool, str | None]]) -> list[tuple]:

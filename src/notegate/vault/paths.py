@@ -60,6 +60,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from notegate.errors import RULES, PathRejected
 from notegate.safety.unicode_tables import DEFAULT_IGNORABLE_RANGES, PATH_CONTROL_NAMES, SEPARATOR_LOOKALIKES
@@ -371,7 +372,7 @@ class NotePath:
         would only normalise again (half of the listing's cost at start, where every tree path is parsed).
         The property ``NotePath(parse(x).value) == parse(x)`` is what the tests hold this to."""
         path = object.__new__(cls)
-        object.__setattr__(path, "value", _normalise(raw, "note"))
+        object.__setattr__(path, "value", raw if _accepted_as_is(raw, "note") else _normalise(raw, "note"))
         return path
 
     @property
@@ -435,7 +436,10 @@ class FolderPath:
                 return cls("")
             if raw.endswith("/"):
                 raw = raw[:-1]
-        return cls(_normalise(raw, "folder"))
+        # built once, like NotePath.parse: the constructor's re-check would only normalise the value again
+        folder = object.__new__(cls)
+        object.__setattr__(folder, "value", raw if _accepted_as_is(raw, "folder") else _normalise(raw, "folder"))
+        return folder
 
     @property
     def parts(self) -> tuple[str, ...]:
@@ -532,6 +536,30 @@ def _accepted(text: str, kind: str) -> bool:
         return _normalise(text, kind) == text
     except PathRejected:
         return False
+
+
+@lru_cache(maxsize=8192)
+def _folder_accepted(folder: str) -> bool:
+    """``_accepted(folder, "folder")``, remembered: an import or a listing parses thousands of paths under the
+    same few hundred folders.  Bounded, so a long-running server's cache cannot grow with every folder."""
+    return _accepted(folder, "folder")
+
+
+def _accepted_as_is(raw: object, kind: str) -> bool:
+    """True only when ``_normalise(raw, kind)`` would return ``raw`` itself (so it need not run): its folder
+    accepted as a folder path (remembered per folder), its last segment as a one-segment path of ``kind``,
+    and the whole at most ``MAX_PATH_BYTES``.  The split is exact for the reasons :class:`TreePaths` gives
+    (every rule is per character, per segment, or on the whole path's start and length); False sends the
+    path to the full check, which then names the rule.  tests/vault/test_paths_parse_fast.py holds it to
+    the full check."""
+    if not isinstance(raw, str) or not raw:
+        return False
+    folder, slash, leaf = raw.rpartition("/")
+    if slash and not (folder and _folder_accepted(folder)):
+        return False
+    if not _accepted(leaf, kind):
+        return False
+    return len(raw) * 4 <= MAX_PATH_BYTES or _utf8_len(raw) <= MAX_PATH_BYTES
 
 
 class TreePaths:
