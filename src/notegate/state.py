@@ -11,7 +11,6 @@ import hashlib
 import json
 import re
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -337,24 +336,6 @@ def _storable(value: str | None) -> str | None:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-#: One audit row (``StateDB.audit``).
-AUDIT_INSERT = (
-    "INSERT INTO audit (at, environment, login, client, client_class, tier, session, tool, path,"
-    " outcome, commit_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)"
-)
-
-
-class _PendingRow:
-    """An audit row waiting for a transaction; ``done`` and ``error`` are set under the writer lock."""
-
-    __slots__ = ("done", "error", "values")
-
-    def __init__(self, values: tuple) -> None:
-        self.values = values
-        self.done = False
-        self.error: BaseException | None = None
-
-
 class StateDB:
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement below is written once, in SQLite's
@@ -362,9 +343,6 @@ class StateDB:
 
     def __init__(self, path: Path, *, url: str = "") -> None:
         self.path = path
-        self._audit_queue: list[_PendingRow] = []  # audit rows not yet committed (see audit)
-        self._audit_queue_lock = threading.Lock()
-        self._audit_writer = threading.Lock()
         self.dialect = "postgres" if url else "sqlite"
         if url:
             from notegate.postgres import LocalPostgres
@@ -603,34 +581,13 @@ class StateDB:
         outcome: str,
         commit_id: str | None = None,
     ) -> None:
-        """Append one audit row; it is committed when this returns (a call is acknowledged only after it).
-
-        Group commit, as the vault's writes: rows of calls that finish together (a group of writes is
-        acknowledged at once) wait at one lock, and whichever holds it inserts every row queued so far in
-        one transaction.  Each caller still returns only after a transaction holding its row committed (or
-        raises that transaction's error); ids follow the queue's order.  Why: a transaction per row had 32
-        threads contend for SQLite's write lock at once, each retry a sleep in the busy handler, and paid a
-        BEGIN and a COMMIT (a WAL append) per row."""
         values = (environment, login, client, client_class, tier, session, tool, path, outcome, commit_id)
-        pending = _PendingRow((now, *(_storable(v) for v in values)))
-        with self._audit_queue_lock:
-            self._audit_queue.append(pending)
-        with self._audit_writer:
-            if not pending.done:  # else a previous holder committed (or failed) it with its own batch
-                with self._audit_queue_lock:
-                    batch, self._audit_queue = self._audit_queue, []
-                try:
-                    with self.tx() as db:
-                        for row in batch:
-                            db.execute(AUDIT_INSERT, row.values)
-                except BaseException as exc:
-                    for row in batch:
-                        row.error = exc
-                finally:
-                    for row in batch:
-                        row.done = True
-        if pending.error is not None:  # the transaction that held this row failed: nothing was recorded
-            raise pending.error
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO audit (at, environment, login, client, client_class, tier, session, tool, path,"
+                " outcome, commit_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (now, *(_storable(v) for v in values)),
+            )
 
     def audit_rows(
         self,
