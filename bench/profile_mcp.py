@@ -10,6 +10,7 @@ everything down: read the shares and the calls per call, not the absolute millis
 every resumption of a coroutine as a call, so ``ncalls`` of async functions overstates requests.
 
     python bench/profile_mcp.py [--notes 2000] [--op read|list|search|write|writers] [--calls 200] [--top 40]
+                                [--clock wall|cpu]
 
 ``--op writers``: 32 lean wire clients writing at once (bench_notes' load); for write and writers it also
 prints the server's own time per commit by area (notegate module, library, C function).
@@ -37,22 +38,23 @@ import bench_notes  # a sibling script: the same client, server process and vaul
 import genvault
 
 SERVE = """
-import cProfile, functools, pstats, signal, sys, threading
+import cProfile, functools, pstats, signal, sys, threading, time
 import anyio.to_thread
 
 out = sys.argv[1]
+timer = time.thread_time if sys.argv[2] == "cpu" else time.perf_counter  # cpu: each thread's own CPU time
 merged = []
 lock = threading.Lock()
 state = {"on": False}
 original = anyio.to_thread.run_sync
-main = cProfile.Profile()
+main = cProfile.Profile(timer)
 
 def profiled(func):
     @functools.wraps(func)
     def run(*args):
         if not state["on"]:
             return func(*args)
-        prof = cProfile.Profile()
+        prof = cProfile.Profile(timer)
         prof.enable()
         try:
             return func(*args)
@@ -82,7 +84,7 @@ anyio.to_thread.run_sync = run_sync
 signal.signal(signal.SIGUSR1, start)
 signal.signal(signal.SIGUSR2, stop)
 from notegate import cli
-cli.main(sys.argv[2:])
+cli.main(sys.argv[3:])
 """
 
 
@@ -165,7 +167,18 @@ async def main_async(args: argparse.Namespace) -> int:
         stats_file = workdir / "serve.prof"
         log = open(workdir / "serve.log", "wb")  # noqa: SIM115 - the child owns it
         proc = subprocess.Popen(
-            [sys.executable, "-c", SERVE, str(stats_file), "serve", "--config", str(cfg), "--port", str(port)],
+            [
+                sys.executable,
+                "-c",
+                SERVE,
+                str(stats_file),
+                args.clock,
+                "serve",
+                "--config",
+                str(cfg),
+                "--port",
+                str(port),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
         )
@@ -191,7 +204,7 @@ async def main_async(args: argparse.Namespace) -> int:
         proc.wait(timeout=60)
         print(
             f"{args.op}: {len(samples)} calls over MCP HTTP, client p50 {statistics.median(samples):.2f} ms "
-            f"(under the profiler), {args.notes} notes"
+            f"(under the profiler), {args.notes} notes, {args.clock} clock"
         )
         text = io.StringIO()
         stats = pstats.Stats(str(stats_file), stream=text)
@@ -200,6 +213,8 @@ async def main_async(args: argparse.Namespace) -> int:
         print(text.getvalue())
         if args.op in ("write", "writers"):
             print(own_time_by_area(stats, len(samples)))
+        if args.save is not None:  # for pstats' callers/callees views after the run
+            shutil.copyfile(stats_file, args.save)
         return 0
     finally:
         if proc is not None and proc.poll() is None:
@@ -214,6 +229,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op", choices=("read", "list", "search", "write", "writers"), default="read")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--save", type=Path, default=None, help="keep the merged stats file here")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="cpu: time each thread's own CPU (time.thread_time), so waiting for the write lock or a socket "
+        "costs nothing and the areas say where the server's CPU per commit goes",
+    )
     return asyncio.run(main_async(parser.parse_args(argv)))
 
 

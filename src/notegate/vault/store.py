@@ -989,19 +989,23 @@ class VaultStore:
         one can be moved, repacked or lost alone).  Where linking is impossible (another file system, an
         object already packed here) the object is copied through the origin's object database.
         """
-        ours = Path(self.repo.path) / "objects"
-        theirs = Path(origin.path) / "objects"
+        # Plain strings, not pathlib: four Path joins per object cost more CPU than the link itself
+        # (a 32-writer group shares ~5 objects per commit).
+        ours = os.path.join(self.repo.path, "objects", "")
+        theirs = os.path.join(origin.path, "objects", "")
         odb = origin.odb
         for oid in created:
             hexid = str(oid)
-            target = theirs / hexid[:2] / hexid[2:]
+            name = f"{hexid[:2]}/{hexid[2:]}"
+            target = theirs + name
             try:
                 try:
-                    os.link(ours / hexid[:2] / hexid[2:], target)
+                    os.link(ours + name, target)
                 except FileNotFoundError:
-                    if not target.parent.is_dir():  # the origin lacks this fan-out folder yet
-                        target.parent.mkdir(exist_ok=True)
-                        os.link(ours / hexid[:2] / hexid[2:], target)
+                    if not os.path.isdir(theirs + hexid[:2]):  # the origin lacks this fan-out folder yet
+                        with suppress(FileExistsError):
+                            os.mkdir(theirs + hexid[:2])
+                        os.link(ours + name, target)
                     else:
                         raise
             except FileExistsError:
