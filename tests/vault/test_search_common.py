@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +16,8 @@ from hypothesis import strategies as st
 
 from notegate.vault import index as index_module
 from notegate.vault.index import SearchIndex
+
+from .rowindex import index_of_rows
 
 NOTES = 300
 # word -> share of the notes holding it (``common`` and ``most`` are above one half)
@@ -38,13 +39,7 @@ def corpus() -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):
-    path: Path = tmp_path_factory.mktemp("common") / "index.sqlite"
-    idx = SearchIndex(path, lambda p: (False, False), "test")
-    with idx._tx() as db:
-        idx._insert(db, corpus())
-    idx._refresh_stats()
-    yield idx
-    idx.close()
+    yield from index_of_rows(tmp_path_factory.mktemp("common") / "index.sqlite", corpus())
 
 
 def plain(idx: SearchIndex, query: str, monkeypatch: pytest.MonkeyPatch) -> list:

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from notegate.vault.index import SearchIndex
 
+from .rowindex import index_of_rows
+
 NOTES = 300
 WORDS = ("alpha", "beta", "gamma", "delta", "common", "rare", "inboxonly")
 
@@ -41,13 +43,7 @@ def corpus() -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory):
-    path: Path = tmp_path_factory.mktemp("rank-first") / "index.sqlite"
-    idx = SearchIndex(path, lambda p: (False, False), "test")
-    with idx._tx() as db:
-        idx._insert(db, corpus())
-    idx._refresh_stats()
-    yield idx
-    idx.close()
+    yield from index_of_rows(tmp_path_factory.mktemp("rank-first") / "index.sqlite", corpus())
 
 
 def joined(idx: SearchIndex, monkeypatch: pytest.MonkeyPatch, *args, **kwargs) -> list:
