@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import threading
+import types
 from pathlib import Path
 
 import pygit2
@@ -196,6 +197,44 @@ def test_repack_packs_loose_objects(store: VaultStore) -> None:
     store.repack()
     assert store.loose_object_count() == 0
     assert store.read("r4.md")[0] == b"r"
+
+
+def test_an_incremental_repack_adds_one_pack_and_leaves_the_others(store: VaultStore) -> None:
+    """The periodic repack packs only what is loose (writers wait for that, not for the whole vault);
+    a full one puts every pack back into one."""
+    store.commit([Change("p0.md", b"p")], {"p0.md": ABSENT}, AUTHOR, "p")
+    store.repack()
+    assert store.pack_count() == 1 and store.loose_object_count() == 0
+    for i in range(1, 4):
+        store.commit([Change(f"p{i}.md", b"p%d" % i)], {f"p{i}.md": ABSENT}, AUTHOR, "p")
+    assert store.loose_object_count() > 0
+    store.repack(incremental=True)
+    assert store.loose_object_count() == 0
+    assert store.pack_count() == 2
+    assert [store.read(f"p{i}.md")[0] for i in range(4)] == [b"p", b"p1", b"p2", b"p3"]
+    store.repack()
+    assert store.pack_count() == 1
+    assert store.read("p3.md")[0] == b"p3"
+
+
+def test_maintenance_repacks_incrementally_until_there_are_too_many_packs(
+    store: VaultStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notegate.vault import store as store_module
+
+    store.repack()  # one pack here and in the origin
+    calls: list[bool] = []
+    monkeypatch.setattr(store, "repack", lambda *, incremental=False, deltas=True: calls.append(incremental))
+    monkeypatch.setattr(store, "needs_repack", lambda threshold: True)
+    runtime = types.SimpleNamespace(
+        _envs={"personal": types.SimpleNamespace(store=store)}, policy=types.SimpleNamespace(repack_loose_objects=1)
+    )
+    from notegate.services.runtime import Runtime
+
+    Runtime.maintain(runtime)  # one pack: incremental
+    monkeypatch.setattr(store_module, "MAX_PACKS", 0)
+    Runtime.maintain(runtime)  # more packs than allowed: full
+    assert calls == [True, False]
 
 
 def test_folder_case_collision_refused(store: VaultStore) -> None:

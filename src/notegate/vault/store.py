@@ -1099,26 +1099,36 @@ class VaultStore:
         return sum(1 for _ in ((repo_dir or self.repo_dir) / "objects" / "pack").glob("*.pack"))
 
     def needs_repack(self, threshold: int) -> bool:
+        return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in self._git_dirs())
+
+    def too_many_packs(self) -> bool:
+        return any(self.pack_count(d) > MAX_PACKS for d in self._git_dirs())
+
+    def _git_dirs(self) -> list[Path]:
         dirs = [self.repo_dir]
         if self._local_origin() is not None:
             dirs.append(Path(self.origin_url))
-        return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in dirs)
+        return dirs
 
-    def repack(self, *, deltas: bool = True) -> None:
+    def repack(self, *, deltas: bool = True, incremental: bool = False) -> None:
         """Pack loose objects (in-memory commits and local pushes leave them) into one pack, here and in a
         local origin; many small packs or loose objects make every push and walk slower.
 
         ``deltas=False`` skips git's delta search (``--window=0``): after an import, whose notes are each one
         version of unrelated text, it saves ~0.2 % of the pack for ~20x less CPU (10,000 notes: 2.3 -> 0.1 s
-        user); later repacks delta only what is new."""
+        user); later repacks delta only what is new.
+
+        ``incremental`` packs only the loose objects into one more pack (``git repack -d``, as ``git gc
+        --auto`` does until there are too many packs) instead of rewriting every pack: the write lock is held
+        for the loose objects' worth of work, not the vault's.  Measured: with a full repack under the lock,
+        32 MCP writers right after 640 others ran at 63 commits/s with the server idle a third of the time,
+        against 95 commits/s for the first 640 (bench_notes at 10,000 notes)."""
         window = [] if deltas else ["--window=0"]
+        scope = ["-d"] if incremental else ["-a", "-d"]
         with self.write_lock():
-            dirs = [self.repo_dir]
-            if self._local_origin() is not None:
-                dirs.append(Path(self.origin_url))
-            for repo_dir in dirs:
+            for repo_dir in self._git_dirs():
                 subprocess.run(
-                    ["git", "--git-dir", str(repo_dir), "repack", "-a", "-d", "-q", *window],
+                    ["git", "--git-dir", str(repo_dir), "repack", *scope, "-q", *window],
                     check=False,
                     capture_output=True,
                     timeout=600,
