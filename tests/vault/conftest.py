@@ -7,17 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from notegate.config import load_config
 from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
 
 
 @pytest.fixture
-def rt(vault: Path):
-    runtime = Runtime(load_config(vault))
-    yield runtime
-    runtime.close()
+def rt(runtime: Runtime) -> Runtime:
+    """The suite's ``runtime`` fixture (tests/conftest.py), under the short name the index tests use."""
+    return runtime
 
 
 @pytest.fixture
