@@ -28,6 +28,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -65,6 +66,37 @@ def concurrent(svc: NotesService, spec: genvault.VaultSpec, cfg: Path, writers: 
     )
 
 
+def during_repack(svc: NotesService, store, pool: list[str], rng: random.Random) -> None:
+    """Writes one after another while ``maintain``'s incremental repack packs the loose objects the timed
+    writes left: the slowest of them is how long the repack held writers up."""
+    loose = store.loose_object_count()
+    done = threading.Event()
+    took: list[float] = []
+
+    def repack() -> None:
+        started = time.perf_counter()
+        store.repack(incremental=True)
+        took.append(time.perf_counter() - started)
+        done.set()
+
+    thread = threading.Thread(target=repack)
+    samples: list[float] = []
+    thread.start()
+    for path in rng.sample(pool, min(2000, len(pool))):
+        if done.is_set():
+            break
+        note = svc.read_note(CALLER, path)
+        started = time.perf_counter()
+        svc.write_note(CALLER, path, note.text + "\nEdited during a repack.\n", note.revision, confirmed=True)
+        samples.append((time.perf_counter() - started) * 1000)
+    thread.join()
+    samples.sort()
+    print(
+        f"during an incremental repack of {loose} loose objects ({took[0] * 1000:.0f} ms): {len(samples)} writes, "
+        f"p50 {statistics.median(samples):.1f} ms, slowest {samples[-1]:.1f} ms"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--notes", type=int, default=10_000)
@@ -80,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--spec", type=Path, help="the spec json of --vault's generated source")
     parser.add_argument("--seed", type=int, default=1, help="which notes are written (random.Random(seed))")
+    parser.add_argument(
+        "--during-repack",
+        action="store_true",
+        help="then write on while the periodic (incremental) repack runs in another thread: how long writers wait",
+    )
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="notegate-profile-"))
     try:
@@ -148,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
             from profile_mcp import own_time_by_area  # a sibling script (bench/ is on sys.path)
 
             print(own_time_by_area(pstats.Stats(profiler), len(samples)))
+        if args.during_repack:
+            during_repack(svc, store, [p for p in served if p not in set(paths)], rng)
         if args.writers > 0:
             concurrent(svc, spec, cfg, args.writers, args.per_writer)
         runtime.close()

@@ -212,7 +212,8 @@ class Runtime:
 
     def maintain(self) -> None:
         """Repack loose objects once there are many (in-memory commits leave them behind): into one more pack
-        while the packs are few, every pack into one when they are too many (writers wait while it runs)."""
+        while the packs are few (git packs outside the write lock; writers wait only for the prune of what it
+        packed), every pack into one when they are too many (writers wait while it runs)."""
         for env in self._envs.values():
             if env.store.needs_repack(self.policy.repack_loose_objects):
                 env.store.repack(incremental=not env.store.too_many_packs())

@@ -1123,22 +1123,50 @@ class VaultStore:
         user); later repacks delta only what is new.
 
         ``incremental`` packs only the loose objects into one more pack (``git repack -d``, as ``git gc
-        --auto`` does until there are too many packs) instead of rewriting every pack: the write lock is held
-        for the loose objects' worth of work, not the vault's.  Measured: with a full repack under the lock,
-        32 MCP writers right after 640 others ran at 63 commits/s with the server idle a third of the time,
-        against 95 commits/s for the first 640 (bench_notes at 10,000 notes)."""
+        --auto`` does until there are too many packs) instead of rewriting every pack.  Measured: with a full
+        repack under the lock, 32 MCP writers right after 640 others ran at 63 commits/s with the server idle
+        a third of the time, against 95 commits/s for the first 640 (bench_notes at 10,000 notes).
+
+        An incremental repack is ``git repack -d`` in its two halves, and only the second holds the write
+        lock: ``git repack`` (no ``-d``) writes one new pack of the reachable loose objects and removes
+        nothing, so writers go on meanwhile (what they create is unreachable when git lists the refs and
+        stays loose; a pack is renamed into place whole, and libgit2 rereads the pack folder when an object
+        is missing); then, under the lock, ``git prune-packed`` removes the loose copies of what is now packed
+        (no writer is between writing an object, linking it into the origin and moving a ref) and the fan-out
+        folders it empties are put back.  A full repack deletes the packs it replaces, which a concurrent
+        reader of the clone may be about to open, so it stays under the lock whole.  ``repack.lock`` keeps two
+        repacks of one clone (a maintenance pass and a CLI run) from packing the same objects twice."""
         window = [] if deltas else ["--window=0"]
-        scope = ["-d"] if incremental else ["-a", "-d"]
-        with self.write_lock():
-            for repo_dir in self._git_dirs():
-                subprocess.run(
-                    ["git", "--git-dir", str(repo_dir), "repack", *scope, "-q", *window],
-                    check=False,
-                    capture_output=True,
-                    timeout=600,
-                )
-                _fanout_folders(repo_dir)
-            self._origin_repo = None  # reopen: the pack list changed
+        with self._repack_guard():
+            if not incremental:
+                with self.write_lock():
+                    for repo_dir in self._git_dirs():
+                        self._git_maintenance(repo_dir, ["repack", "-a", "-d", "-q", *window])
+                        _fanout_folders(repo_dir)
+                    self._origin_repo = None  # reopen: the pack list changed
+                return
+            dirs = self._git_dirs()
+            for repo_dir in dirs:
+                self._git_maintenance(repo_dir, ["repack", "-q", *window])
+            with self.write_lock():
+                for repo_dir in dirs:
+                    self._git_maintenance(repo_dir, ["prune-packed", "-q"])
+                    _fanout_folders(repo_dir)
+                self._origin_repo = None  # reopen: the pack list changed
+
+    @contextmanager
+    def _repack_guard(self) -> Iterator[None]:
+        """One repack of this clone at a time, across threads and processes (waits for the other one)."""
+        with open(self.repo_dir.parent / "repack.lock", "a+") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @staticmethod
+    def _git_maintenance(repo_dir: Path, args: list[str]) -> None:
+        subprocess.run(["git", "--git-dir", str(repo_dir), *args], check=False, capture_output=True, timeout=600)
 
     # -------------------------------------------------------- health (the doctor)
     def origin_main(self, timeout: float) -> str | None:
