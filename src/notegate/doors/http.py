@@ -55,6 +55,7 @@ from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.single_exchange import SingleExchange
 from notegate.errors import NotegateError
 from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
@@ -568,6 +569,9 @@ def create_app(
         # The guard answers first; the SDK's own limit stays as a backstop at the same size.
         max_request_body_size=body_limit(max_note_bytes),
     )
+    # A plain tools/call (or any one request) is answered in its ASGI task, by the SDK's own kernel, without
+    # the per-request transport, streams and tasks of the stateless path; the rest goes to the SDK unchanged.
+    single = SingleExchange.install(mcp.session_manager)
 
     def verify(token: str) -> Credential | None:
         return provider.credential(token)
@@ -670,6 +674,7 @@ def create_app(
     )
     app.state.mcp = mcp
     app.state.guard = guarded
+    app.state.single_exchange = single
     app.state.runtime = runtime
     app.state.services = services
     app.state.oauth = provider
