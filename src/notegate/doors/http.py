@@ -6,7 +6,8 @@ answers the metadata, /authorize's PKCE and ``iss`` and /revoke in front of it. 
 SDK's own middleware driven by the same provider, for static tokens and OAuth access tokens alike; a
 missing or wrong token (or one minted for another resource) gets a 401 with a ``WWW-Authenticate``
 challenge before any tool code runs.  An hourly sweep drops expired OAuth codes and tokens and unused
-registrations.
+registrations.  Behind those checks, :mod:`notegate.doors.single_exchange` answers a plain one-request POST in
+its own ASGI task with the SDK's kernel (no per-request transport, streams or tasks); the rest is the SDK's.
 
 In front of the SDK sits :class:`DoorGuard`, the door's own limits, because the SDK's are the wrong shape
 for a model to act on (a bare ``413 Request body too large`` in plain text) or absent (any number of

@@ -23,6 +23,10 @@ handshake versions (anything else is the SDK's modern entry), passing the SDK's 
 validates as exactly one JSON-RPC request (not a batch, notification or response) other than ``initialize``.
 Anything else is handed to the SDK unchanged (the body replayed), so every refusal keeps the SDK's exact
 status, headers and words.  ``tests/doors/test_single_exchange.py`` sends a corpus both ways and compares.
+
+It leans on SDK internals (the manager's ``_handle_request``, ``_task_group`` and ``_lifespan_state``, and
+the modern entry's dispatch context): pinned by ``mcp==2.3.0`` in pyproject; on an upgrade the differential
+test is the check that this still answers as the SDK does.
 """
 
 from __future__ import annotations
