@@ -273,3 +273,36 @@ def test_any_arguments_are_answered_alike(pair, name: str, arguments: Any, rid: 
     both, tokens = pair
     body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
     both.both(headers(tokens["trusted"]), body)
+
+
+@pytest.mark.anyio
+async def test_over_http_a_handshake_client_takes_the_path_and_the_sdk_client_its_modern_entry(vault: Path) -> None:
+    """Over real HTTP: a client of the handshake era (initialize, then MCP-Protocol-Version 2025-11-25 on each
+    call: what the lean bench client and other SDKs send) is answered by the single-exchange path.  The
+    official Python client 2.3 speaks 2026-07-28 (``server/discover``), which the SDK's own single-exchange
+    entry serves, so it never reaches this path; both get the same structured answers."""
+    from support import mcp_http
+
+    from .test_mcp_door_cost import serve_in_process
+
+    token = mint(vault, name="sdk", client_class="workstation", tier="trusted")
+    args = {"name": "read_note", "arguments": {"path": "rules/digest.md"}}
+    with serve_in_process(vault) as served:
+        single = served.app.state.single_exchange
+        async with mcp_http(served.url, token) as client:
+            result = await client.call_tool("read_note", {"path": "rules/digest.md"})
+            assert not result.is_error and result.structured_content["path"] == "rules/digest.md"
+        assert single.served == 0  # the SDK client: the modern entry
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        async with httpx2.AsyncClient(base_url=served.url, headers=headers(token)) as http:
+            hello = await http.post("/mcp", json=request("initialize", init))
+            version = hello.json()["result"]["protocolVersion"]
+            assert version == "2025-11-25"
+            await http.post("/mcp", json=request("notifications/initialized", rid=None))
+            for i in range(3):
+                answer = await http.post(
+                    "/mcp", json=call("read_note", args["arguments"], rid=i), headers={"MCP-Protocol-Version": version}
+                )
+                assert answer.status_code == 200
+                assert answer.json()["result"]["structuredContent"]["path"] == "rules/digest.md"
+        assert single.served == 3
