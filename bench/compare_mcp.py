@@ -9,6 +9,8 @@ alike; the 32-writer runs and the restarts alternate A, B, A, B.  Read the ratio
 
 ``--base-src`` is the ``src`` folder of the old build (e.g. ``git archive main src | tar -x -C /tmp/main``):
 build A runs with it first on PYTHONPATH; build B is the code this interpreter imports.
+``--call-client lean`` makes the single calls with bench_notes' handshake-era wire client instead of the
+official one (which speaks 2026-07-28 and so takes the SDK's modern entry, not notegate's single-exchange path).
 """
 
 from __future__ import annotations
@@ -126,7 +128,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         for build in builds:
             await bench_notes.wait_until_answering(build, token, spec.paths[0], probe)
         async with contextlib.AsyncExitStack() as stack:  # the clients close in reverse order, as anyio needs
-            clients = [await stack.enter_async_context(bench_notes.McpClient(b.url, token)) for b in builds]
+            kind = bench_notes.LeanMcpClient if args.call_client == "lean" else bench_notes.McpClient
+            clients = [await stack.enter_async_context(kind(b.url, token)) for b in builds]
             reads = rng.sample(spec.paths, min(args.calls, len(spec.paths)))
             writes = bench_notes.pick_notes(spec, rng, args.calls, set())
             revisions: list[dict[str, tuple[str, str]]] = [{}, {}]
@@ -223,11 +226,21 @@ def main(argv: list[str] | None = None) -> int:
         default=["lean", "sdk"],
         help="which clients drive the 32-writer runs (lean: the server's capacity; sdk: the official client)",
     )
+    parser.add_argument(
+        "--call-client",
+        choices=("sdk", "lean"),
+        default="sdk",
+        help="which client makes the single interleaved calls (sdk: the official client, protocol 2026-07-28, "
+        "served by the SDK's modern entry; lean: a handshake-era client, served by notegate's single-exchange path)",
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     result = asyncio.run(main_async(args))
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"notegate compare_mcp: {args.notes} notes, {args.calls} interleaved calls per operation, load {load}")
+    print(
+        f"notegate compare_mcp: {args.notes} notes, {args.calls} interleaved calls per operation "
+        f"({args.call_client} client), load {load}"
+    )
     print(render(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

@@ -6,7 +6,8 @@ answers the metadata, /authorize's PKCE and ``iss`` and /revoke in front of it. 
 SDK's own middleware driven by the same provider, for static tokens and OAuth access tokens alike; a
 missing or wrong token (or one minted for another resource) gets a 401 with a ``WWW-Authenticate``
 challenge before any tool code runs.  An hourly sweep drops expired OAuth codes and tokens and unused
-registrations.
+registrations.  Behind those checks, :mod:`notegate.doors.single_exchange` answers a plain one-request POST in
+its own ASGI task with the SDK's kernel (no per-request transport, streams or tasks); the rest is the SDK's.
 
 In front of the SDK sits :class:`DoorGuard`, the door's own limits, because the SDK's are the wrong shape
 for a model to act on (a bare ``413 Request body too large`` in plain text) or absent (any number of
@@ -55,6 +56,7 @@ from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.single_exchange import SingleExchange
 from notegate.errors import NotegateError
 from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
@@ -568,6 +570,9 @@ def create_app(
         # The guard answers first; the SDK's own limit stays as a backstop at the same size.
         max_request_body_size=body_limit(max_note_bytes),
     )
+    # A plain tools/call (or any one request) is answered in its ASGI task, by the SDK's own kernel, without
+    # the per-request transport, streams and tasks of the stateless path; the rest goes to the SDK unchanged.
+    single = SingleExchange.install(mcp.session_manager)
 
     def verify(token: str) -> Credential | None:
         return provider.credential(token)
@@ -670,6 +675,7 @@ def create_app(
     )
     app.state.mcp = mcp
     app.state.guard = guarded
+    app.state.single_exchange = single
     app.state.runtime = runtime
     app.state.services = services
     app.state.oauth = provider
