@@ -6,7 +6,8 @@ a server task started in the session manager's task group, then tears them all d
 32 MCP writers put about half the server's CPU per commit in the event loop, much of it this set-up.  The
 SDK's own single-exchange entry for protocol 2026-07-28 (``mcp.server._streamable_http_modern``) answers a
 JSON-mode request directly in the ASGI task; this does the same for the legacy (handshake-era) wire, which
-is what every client speaks today.
+older SDKs and hosted connectors that register by DCR speak (the SDK's own client 2.3 and Claude Code 2.1.332
+send 2026-07-28 and never reach the per-request transport).
 
 What stays the SDK's: everything.  This only decides whether a POST is the one plain case, then calls the
 SDK's own kernel (:func:`mcp.server.runner.serve_one`: the :class:`ServerRunner`, its middleware chain,
