@@ -106,3 +106,32 @@ def test_a_read_before_the_walk_keeps_its_own_last_commit(index: SearchIndex, st
     index._last_commits = read_first  # type: ignore[method-assign]
     index.catch_up(store)
     assert index.last_commit(path) == "f" * 40
+
+
+def _fts_pages(index: SearchIndex) -> int:
+    conn = index._conn()
+    return sum(conn.execute(f"SELECT count(*) FROM {t}_data").fetchone()[0] for t in ("fts", "fts_private"))
+
+
+def test_a_rebuild_and_a_policy_change_leave_the_index_a_fresh_build_makes(
+    rt: Runtime, store: VaultStore, tmp_path: Path
+) -> None:
+    """Emptying the FTS tables drops and recreates them: no delete marker of the old rows stays behind (FTS5's
+    row-by-row ``DELETE`` re-tokenized every old body and left a marker per word), and searches are unchanged."""
+    vocab = _vault(store, notes=120)
+    queries = ["otter", '"otter river"', "ott*", *vocab[:10]]
+    fresh = SearchIndex(tmp_path / "fresh.sqlite", rt.classify, policy_fingerprint(rt.policy))
+    fresh.catch_up(store)
+    expected, pages = _results(fresh, queries), _fts_pages(fresh)
+    fresh.close()
+    path = tmp_path / "again.sqlite"
+    idx = SearchIndex(path, rt.classify, policy_fingerprint(rt.policy))
+    idx.catch_up(store)
+    assert idx.rebuild(store) == len(store.listing().notes)
+    assert (_results(idx, queries), _fts_pages(idx)) == (expected, pages)
+    idx.close()
+    idx = SearchIndex(path, rt.classify, "another policy")  # a policy change: emptied, rebuilt on catch-up
+    assert idx.count() == 0 and _fts_pages(idx) <= 4  # two rows per empty FTS5 table
+    idx.catch_up(store)
+    assert (_results(idx, queries), _fts_pages(idx)) == (expected, pages)
+    idx.close()
