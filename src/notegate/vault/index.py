@@ -35,9 +35,14 @@ CREATE TABLE IF NOT EXISTS notes (
     inbox INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2');
 """
+#: The two FTS5 tables (public, private), created with the schema and again by :func:`_empty_tables`.
+FTS_TABLES = (
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5("
+    "path, title, body, tokenize='unicode61 remove_diacritics 2')",
+)
+SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 # BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
 BM25_WEIGHTS = (4.0, 8.0, 1.0)
 HISTORY_WALK_LIMIT = 2000
@@ -148,6 +153,12 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 SNIPPET_RADIUS = 90
 INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
 INSERT_BATCH = 500
+#: FTS5's pending-terms buffer during a first build (its ``hashsize`` option; SQLite's default is 1 MiB). Why:
+#: each time the buffer fills, FTS5 writes a segment and merges segments as they pile up, so a 1 MiB buffer
+#: over a 100,000-note vault's 300 MB of text writes hundreds of small segments and re-merges them level after
+#: level; 16 MiB writes a sixteenth as many.  Same index content, same results; ~0.86x the build's CPU at
+#: 100,000 notes (bench/profile_index.py build), for ~18 MB more peak memory while it runs.
+FTS_HASHSIZE = 16 << 20
 LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
 COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (992 notes holding `the`: 6 ms)
 #: How a term's share of the notes is estimated (``_common_terms``): windows of consecutive rowids spread
@@ -211,6 +222,18 @@ def _indexed(path: str, listing) -> bool:
     return servable(path) or (is_canvas(path) and servable_file(path))
 
 
+def _empty_tables(db: sqlite3.Connection) -> None:
+    """Empty ``notes`` and both FTS tables (a rebuild, a policy change), the FTS tables by dropping and creating
+    them again.  Why not ``DELETE FROM fts``: FTS5 deletes row by row, tokenizing every old body again to write
+    a delete marker for each of its words (a second build's worth of work at 100,000 notes), and the markers
+    stay in the index, slowing searches, until merges drop them."""
+    db.execute("DELETE FROM notes")
+    for table in ("fts", "fts_private"):
+        db.execute(f"DROP TABLE IF EXISTS {table}")
+    for statement in FTS_TABLES:
+        db.execute(statement)
+
+
 class SearchIndex:
     """The FTS5 index of one environment's notes."""
 
@@ -247,8 +270,7 @@ class SearchIndex:
         """The policy classifies paths differently now: start over (rows may move between the public and the
         private table); the next catch-up rebuilds the index from git."""
         with self._tx() as db:
-            for table in ("notes", "fts", "fts_private"):
-                db.execute(f"DELETE FROM {table}")  # noqa: S608 - fixed names
+            _empty_tables(db)
             db.execute("DELETE FROM meta WHERE key = 'commit'")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('policy', ?)", (self._fingerprint,))
 
@@ -287,9 +309,7 @@ class SearchIndex:
     def rebuild(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
         with self._lock:
             with self._tx() as db:
-                db.execute("DELETE FROM notes")
-                db.execute("DELETE FROM fts")
-                db.execute("DELETE FROM fts_private")
+                _empty_tables(db)
                 db.execute("DELETE FROM meta WHERE key = 'commit'")
             return self._apply(store, None, store.head(), progress)
 
@@ -311,11 +331,15 @@ class SearchIndex:
             # next asks, outside it (a catch-up costs the changed paths, not the vault: a shared listing).
             listing = store.listing() if len(changes) > LISTING_CHANGES else None
         current = listing is not None and listing.commit == new
-        walk = FULL_BUILD_WALK_LIMIT if empty else HISTORY_WALK_LIMIT
-        last = self._last_commits(store, old, new, {p for p, _ in changes}, walk)
+        # A first build leaves the last-commit ids to after its commit (``_fill_last_commits``): nothing a
+        # search returns needs them, and a read that finds none walks the history itself.
+        last = {} if empty else self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
         added = {"fts": 0, "fts_private": 0}
         with self._tx() as db:
+            if empty:
+                for table in ("fts", "fts_private"):
+                    db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))  # noqa: S608
             rows: list[tuple] = []
             for path, blob in changes:
                 if not empty:
@@ -345,7 +369,22 @@ class SearchIndex:
             self._refresh_stats()
         else:
             self._adjust_stats(added)
+        if empty:
+            self._fill_last_commits(store, new, {p for p, _ in changes})
         return count
+
+    def _fill_last_commits(self, store: VaultStore, new: str, paths: set[str]) -> None:
+        """A first build's last-commit ids, in a second transaction once the index is searchable: the newest of
+        the last :data:`FULL_BUILD_WALK_LIMIT` commits that changed each path (older notes get theirs on first
+        read).  Why not before: the walk (~1 s at 100,000 notes) delayed every search.  Only rows still without
+        an id are set, as :meth:`remember_last_commit` does."""
+        last = self._last_commits(store, None, new, paths, FULL_BUILD_WALK_LIMIT)
+        if last:
+            with self._tx() as db:
+                db.executemany(
+                    "UPDATE notes SET last_commit = ? WHERE path = ? AND last_commit IS NULL",
+                    [(commit, path) for path, commit in last.items()],
+                )
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
