@@ -8,10 +8,19 @@ import subprocess
 from pathlib import Path
 
 import pygit2
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.vault.bulk import blob_id, local_origin_dir, pack_blobs, write_pack
+from notegate.vault.bulk import (
+    blob_id,
+    local_origin_dir,
+    pack_blobs,
+    packed_blobs,
+    stored_blob,
+    trees_cached,
+    write_pack,
+)
 
 
 def bare(path: Path) -> Path:
@@ -80,3 +89,52 @@ def test_a_gone_origin_is_not_created(tmp_path: Path) -> None:
     repo_dir = bare(tmp_path / "clone.git")
     write_pack([repo_dir, tmp_path / "gone.git"], [b"data\n"])
     assert not (tmp_path / "gone.git").exists()
+
+
+def _loose(repo: pygit2.Repository) -> list[str]:
+    objects = Path(repo.path) / "objects"
+    return [p.name for d in objects.iterdir() if len(d.name) == 2 for p in d.iterdir()]
+
+
+def test_a_blob_packed_by_the_bulk_write_is_not_written_again(tmp_path: Path) -> None:
+    repo = pygit2.Repository(str(bare(tmp_path / "clone.git")))
+    packed_data, other = b"# packed\n", b"# not packed\n"
+    write_pack([Path(repo.path)], [packed_data])
+    with packed_blobs(repo) as packed:
+        packed.add(blob_id(packed_data))
+        assert stored_blob(repo, packed_data) == pygit2.hash(packed_data)
+        assert _loose(repo) == []  # found in the pack: no loose copy, no temporary file left
+        assert stored_blob(repo, other) == pygit2.hash(other)  # not registered: written as before
+        assert len(_loose(repo)) == 1
+    # outside a bulk write, every blob is written by libgit2 (the registry is gone)
+    again = b"# after\n"
+    assert stored_blob(repo, again) == pygit2.hash(again)
+    assert len(_loose(repo)) == 2
+    assert repo[pygit2.hash(packed_data)].data == packed_data
+
+
+def test_a_registered_blob_that_is_not_in_the_repository_fails_the_tree(tmp_path: Path) -> None:
+    """The registry is a shortcut, not a source of truth: libgit2 still refuses a tree naming a missing blob."""
+    repo = pygit2.Repository(str(bare(tmp_path / "clone.git")))
+    ghost = b"# never packed\n"
+    with packed_blobs(repo) as packed:
+        packed.add(blob_id(ghost))
+        oid = stored_blob(repo, ghost)
+        builder = repo.TreeBuilder()
+        with pytest.raises(pygit2.GitError):
+            builder.insert("ghost.md", oid, pygit2.enums.FileMode.BLOB)
+
+
+def test_trees_are_read_the_same_with_the_bulk_cache(tmp_path: Path) -> None:
+    repo = pygit2.Repository(str(bare(tmp_path / "clone.git")))
+    blob = repo.create_blob(b"x")
+    inner = repo.TreeBuilder()
+    for i in range(300):  # a tree well over libgit2's default 4 KiB cache limit
+        inner.insert(f"note number {i:04}.md", blob, pygit2.enums.FileMode.BLOB)
+    outer = repo.TreeBuilder()
+    outer.insert("folder", inner.write(), pygit2.enums.FileMode.TREE)
+    tree = repo[outer.write()].peel(pygit2.Tree)
+    plain = [tree[f"folder/note number {i:04}.md"].id for i in range(300)]
+    with trees_cached():
+        cached = [tree[f"folder/note number {i:04}.md"].id for i in range(300)]
+    assert cached == plain == [blob] * 300

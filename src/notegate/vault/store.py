@@ -44,6 +44,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
+from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
 
 ABSENT = "absent"
@@ -1480,7 +1481,7 @@ def _build(
                 if existing is not None:
                     builder.remove(name)
             else:
-                blob = repo.create_blob(item.data)
+                blob = stored_blob(repo, item.data)  # a bulk import's blobs are packed already
                 created.append(blob)
                 builder.insert(name, blob, FileMode.BLOB)
         else:
