@@ -145,3 +145,20 @@ def test_no_acknowledged_write_is_lost_to_repacks_running_alongside_writers(stor
     for path, (_commit, text) in acked.items():
         assert origin_blob(origin, path) == text
     assert git_fsck(store.repo_dir, 120) == [] and git_fsck(origin, 120) == []
+
+
+def test_a_full_repack_keeps_a_fresh_unreachable_packed_blob(store: VaultStore, origin: Path) -> None:
+    """A bulk import packs a batch's blobs before the commit naming them; a full repack in between (a server's
+    maintenance past MAX_PACKS) must not drop them: ``git repack -a -d`` alone deletes them with their pack."""
+    text = b"an imported note whose commit comes next\n"
+    blob = store.repo.create_blob(text)
+    packer = pygit2.PackBuilder(store.repo)
+    packer.add(blob)
+    packer.write(str(store.repo_dir / "objects" / "pack"))  # packed as bulk.py packs a batch
+    loose = store.repo_dir / "objects" / str(blob)[:2] / str(blob)[2:]
+    loose.unlink()
+    store.repack()  # full
+    assert pygit2.Repository(str(store.repo_dir)).odb.exists(blob)
+    store.commit([Change("late.md", text)], {"late.md": ABSENT}, AUTHOR, "late")
+    assert origin_blob(origin, "late.md") == text
+    assert git_fsck(store.repo_dir, 30) == [] and git_fsck(origin, 30) == []

@@ -56,6 +56,10 @@ TRACKING_REF = "refs/remotes/origin/main"
 #: under sustained load (measured: 5 was not enough for two replicas and 32 writers, tests/e2e/test_replicas.py).
 MAX_REPLAYS = 20
 MAX_PACKS = 50
+#: How long a full repack keeps objects no ref reaches (in a cruft pack, with their times), as ``git gc``
+#: keeps them (its ``gc.pruneExpire``): a bulk import packs each batch's blobs just before the commit that
+#: names them, and a full repack in between (a server's maintenance) would otherwise drop them.
+UNREACHABLE_KEPT_FOR = "2.weeks.ago"
 MAX_GROUP = 64  # requests one lock holder commits and pushes together
 #: Ranges of main our own group commits made, remembered with their changes (see :class:`_Range`).
 KNOWN_RANGES = 16
@@ -1135,14 +1139,27 @@ class VaultStore:
         is missing); then, under the lock, ``git prune-packed`` removes the loose copies of what is now packed
         (no writer is between writing an object, linking it into the origin and moving a ref) and the fan-out
         folders it empties are put back.  A full repack deletes the packs it replaces, which a concurrent
-        reader of the clone may be about to open, so it stays under the lock whole.  ``repack.lock`` keeps two
+        reader of the clone may be about to open, so it stays under the lock whole; it keeps what no ref reaches
+        yet in a cruft pack (``--cruft``) until :data:`UNREACHABLE_KEPT_FOR` has passed, so objects written
+        for a commit not made yet (an import's packed batch) survive it.  ``repack.lock`` keeps two
         repacks of one clone (a maintenance pass and a CLI run) from packing the same objects twice."""
         window = [] if deltas else ["--window=0"]
         with self._repack_guard():
             if not incremental:
                 with self.write_lock():
                     for repo_dir in self._git_dirs():
-                        self._git_maintenance(repo_dir, ["repack", "-a", "-d", "-q", *window])
+                        self._git_maintenance(
+                            repo_dir,
+                            [
+                                "repack",
+                                "-a",
+                                "-d",
+                                "-q",
+                                "--cruft",
+                                f"--cruft-expiration={UNREACHABLE_KEPT_FOR}",
+                                *window,
+                            ],
+                        )
                         _fanout_folders(repo_dir)
                     self._origin_repo = None  # reopen: the pack list changed
                 return
