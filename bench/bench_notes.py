@@ -48,6 +48,7 @@ import pygit2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import LATEST_PROTOCOL_VERSION
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import genvault  # a sibling script, not a package
@@ -374,6 +375,9 @@ class LeanMcpClient:
     """
 
     ACCEPT = "application/json, text/event-stream"
+    #: None: the handshake-era wire (``initialize``, then the negotiated version).  A modern revision
+    #: (:class:`LeanModernMcpClient`): no handshake, every request self-contained, as the SDK client 2.3 sends it.
+    WIRE: str | None = None
 
     def __init__(self, url: str, token: str, timeout: float = 120) -> None:
         self.url = f"{url}/mcp"
@@ -382,6 +386,7 @@ class LeanMcpClient:
         self._http: httpx2.AsyncClient | None = None
         self._headers: dict[str, str] = {}
         self._next_id = 0
+        self._meta: dict[str, Any] | None = None
 
     async def __aenter__(self) -> LeanMcpClient:
         limits = httpx2.Limits(max_connections=1, max_keepalive_connections=1)
@@ -391,6 +396,8 @@ class LeanMcpClient:
             "Accept": self.ACCEPT,
             "Content-Type": "application/json",
         }
+        if self.WIRE is not None:
+            return await self._discover()
         try:
             hello = await self._rpc(
                 "initialize",
@@ -410,13 +417,38 @@ class LeanMcpClient:
             raise
         return self
 
+    async def _discover(self) -> LeanMcpClient:
+        """The modern wire's opening, as the SDK client 2.3 sends it (captured): one ``server/discover``; then
+        every request carries the envelope in ``params._meta`` and the ``MCP-Protocol-Version``,
+        ``Mcp-Method`` and ``Mcp-Name`` headers the server checks against the body."""
+        assert self.WIRE is not None
+        self._headers["MCP-Protocol-Version"] = self.WIRE
+        self._meta = {
+            PROTOCOL_VERSION_META_KEY: self.WIRE,
+            CLIENT_INFO_META_KEY: {"name": "bench-lean", "version": "1"},
+            CLIENT_CAPABILITIES_META_KEY: {},
+        }
+        try:
+            await self._rpc("server/discover", {})
+        except BaseException:
+            assert self._http is not None
+            await self._http.aclose()
+            raise
+        return self
+
     async def __aexit__(self, *exc: object) -> None:
         if self._http is not None:
             await self._http.aclose()
 
     async def _post(self, body: dict[str, Any]) -> httpx2.Response:
         assert self._http is not None
-        response = await self._http.post(self.url, content=json.dumps(body), headers=self._headers)
+        headers = self._headers
+        if self._meta is not None:  # the modern wire: the routing headers of this very request
+            headers = {**headers, "Mcp-Method": body["method"]}
+            name = body.get("params", {}).get("name")
+            if isinstance(name, str):
+                headers["Mcp-Name"] = name
+        response = await self._http.post(self.url, content=json.dumps(body), headers=headers)
         session = response.headers.get("mcp-session-id")
         if session:
             self._headers["Mcp-Session-Id"] = session
@@ -430,6 +462,8 @@ class LeanMcpClient:
     async def _rpc(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next_id += 1
         request_id = self._next_id
+        if self._meta is not None:
+            params = {**params, "_meta": self._meta}
         response = await self._post({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         if response.status_code != 200:
             raise RuntimeError(f"{method}: HTTP {response.status_code}: {response.text[:300]}")
@@ -456,6 +490,13 @@ class LeanMcpClient:
 
 #: What the lean client offers in ``initialize``: the SDK's newest; the server answers the one it speaks.
 LEAN_PROTOCOL_VERSION = LATEST_PROTOCOL_VERSION
+
+
+class LeanModernMcpClient(LeanMcpClient):
+    """The lean client on the 2026-07-28 wire: what the official client 2.3 and Claude Code send, so the server
+    serves it with the SDK's modern single-exchange entry, not notegate's single-exchange path."""
+
+    WIRE = "2026-07-28"
 
 
 def _jsonrpc_answer(response: httpx2.Response) -> dict[str, Any]:
@@ -798,7 +839,11 @@ class WritersRun:
         )
 
 
-CLIENTS: dict[str, type[McpClient] | type[LeanMcpClient]] = {"sdk": McpClient, "lean": LeanMcpClient}
+CLIENTS: dict[str, type[McpClient] | type[LeanMcpClient]] = {
+    "sdk": McpClient,
+    "lean": LeanMcpClient,
+    "lean-modern": LeanModernMcpClient,
+}
 
 
 async def _mcp_writers(

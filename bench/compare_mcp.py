@@ -128,7 +128,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         for build in builds:
             await bench_notes.wait_until_answering(build, token, spec.paths[0], probe)
         async with contextlib.AsyncExitStack() as stack:  # the clients close in reverse order, as anyio needs
-            kind = bench_notes.LeanMcpClient if args.call_client == "lean" else bench_notes.McpClient
+            kind = bench_notes.CLIENTS[args.call_client]
             clients = [await stack.enter_async_context(kind(b.url, token)) for b in builds]
             reads = rng.sample(spec.paths, min(args.calls, len(spec.paths)))
             writes = bench_notes.pick_notes(spec, rng, args.calls, set())
@@ -222,16 +222,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--writer-clients",
         nargs="+",
-        choices=("sdk", "lean"),
+        choices=tuple(bench_notes.CLIENTS),
         default=["lean", "sdk"],
-        help="which clients drive the 32-writer runs (lean: the server's capacity; sdk: the official client)",
+        help="which clients drive the 32-writer runs (lean: the server's capacity; sdk: the official client; "
+        "lean-modern: the lean client on the 2026-07-28 wire)",
     )
     parser.add_argument(
         "--call-client",
-        choices=("sdk", "lean"),
+        choices=tuple(bench_notes.CLIENTS),
         default="sdk",
         help="which client makes the single interleaved calls (sdk: the official client, protocol 2026-07-28, "
-        "served by the SDK's modern entry; lean: a handshake-era client, served by notegate's single-exchange path)",
+        "served by the SDK's modern entry; lean: a handshake-era client, served by notegate's single-exchange path; "
+        "lean-modern: the lean client on 2026-07-28)",
     )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)

@@ -10,7 +10,7 @@ everything down: read the shares and the calls per call, not the absolute millis
 every resumption of a coroutine as a call, so ``ncalls`` of async functions overstates requests.
 
     python bench/profile_mcp.py [--notes 2000] [--op read|list|search|write|writers] [--calls 200] [--top 40]
-                                [--clock wall|cpu]
+                                [--clock wall|cpu] [--client sdk|lean|lean-modern]
 
 ``--op writers``: 32 lean wire clients writing at once (bench_notes' load); for write and writers it also
 prints the server's own time per commit by area (notegate module, library, C function).
@@ -88,11 +88,13 @@ cli.main(sys.argv[3:])
 """
 
 
-async def drive(url: str, token: str, op: str, calls: int, spec: genvault.VaultSpec) -> list[float]:
+async def drive(
+    url: str, token: str, op: str, calls: int, spec: genvault.VaultSpec, client_kind: str | None = None
+) -> list[float]:
     if op == "writers":
-        return await drive_writers(url, token, calls, spec)
+        return await drive_writers(url, token, calls, spec, client_kind or "lean")
     samples: list[float] = []
-    async with bench_notes.McpClient(url, token) as client:
+    async with bench_notes.CLIENTS[client_kind or "sdk"](url, token) as client:
         paths = spec.paths
         for i in range(calls):
             if op == "read":
@@ -114,15 +116,16 @@ async def drive(url: str, token: str, op: str, calls: int, spec: genvault.VaultS
     return samples
 
 
-async def drive_writers(url: str, token: str, calls: int, spec: genvault.VaultSpec) -> list[float]:
+async def drive_writers(url: str, token: str, calls: int, spec: genvault.VaultSpec, kind: str) -> list[float]:
     """bench_notes' 32 concurrent writers with the lean wire client (the load the ≥ 200 commits/s target is
-    judged on), ``calls`` writes in all; each round takes fresh notes."""
+    judged on), ``calls`` writes in all; each round takes fresh notes.  ``kind`` ``lean-modern``: the same
+    writers on the 2026-07-28 wire (the SDK's modern entry serves them)."""
     server = bench_notes.ServerProcess.__new__(bench_notes.ServerProcess)
     server.url, server.proc = url, _SERVER_PROC[0]
     plan = bench_notes.make_plan(len(spec.paths), quick=True)
     plan = dataclasses.replace(plan, per_writer=max(1, calls // bench_notes.WRITERS))
-    run = await bench_notes._mcp_writers(server, token, spec, plan, random.Random(len(bench_notes._taken)), "lean")
-    print(f"32 lean writers: {run.rate:.1f} commits/s; {run.cpu_note()}", file=sys.stderr)
+    run = await bench_notes._mcp_writers(server, token, spec, plan, random.Random(len(bench_notes._taken)), kind)
+    print(f"32 {kind} writers: {run.rate:.1f} commits/s; {run.cpu_note()}", file=sys.stderr)
     return run.samples
 
 
@@ -188,12 +191,11 @@ async def main_async(args: argparse.Namespace) -> int:
         server.port, server.url, server.proc = port, f"http://127.0.0.1:{port}", proc
         server.spawned_at = time.perf_counter()
         await bench_notes.wait_until_answering(server, token, spec.paths[0], next(iter(spec.rare_terms)))
-        await drive(
-            server.url, token, args.op, 5 if args.op != "writers" else 32, spec
-        )  # warm: first-call imports and caches stay out
+        warm = 5 if args.op != "writers" else 32  # warm: first-call imports and caches stay out
+        await drive(server.url, token, args.op, warm, spec, args.client)
         proc.send_signal(signal.SIGUSR1)
         await asyncio.sleep(0.2)
-        samples = await drive(server.url, token, args.op, args.calls, spec)
+        samples = await drive(server.url, token, args.op, args.calls, spec, args.client)
         proc.send_signal(signal.SIGUSR2)
         for _ in range(600):
             if stats_file.exists():
@@ -204,7 +206,7 @@ async def main_async(args: argparse.Namespace) -> int:
         proc.wait(timeout=60)
         print(
             f"{args.op}: {len(samples)} calls over MCP HTTP, client p50 {statistics.median(samples):.2f} ms "
-            f"(under the profiler), {args.notes} notes, {args.clock} clock"
+            f"(under the profiler), {args.notes} notes, {args.clock} clock, {args.client or 'default'} client"
         )
         text = io.StringIO()
         stats = pstats.Stats(str(stats_file), stream=text)
@@ -229,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--op", choices=("read", "list", "search", "write", "writers"), default="read")
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument(
+        "--client",
+        choices=tuple(bench_notes.CLIENTS),
+        default=None,
+        help="who drives the calls (default: sdk for single calls, lean for writers); sdk and lean-modern speak "
+        "2026-07-28 (the SDK's modern entry), lean the handshake-era wire (notegate's single-exchange path)",
+    )
     parser.add_argument("--save", type=Path, default=None, help="keep the merged stats file here")
     parser.add_argument(
         "--clock",
