@@ -83,10 +83,13 @@ class ImportReport:
     commits: list[str] = field(default_factory=list)  # every commit made, in order (one per batch)
 
 
-def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]], list[tuple[str, str]]]:
+def scan_source(src: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(candidates, skipped, refused) without following any symlink.  Candidates are every visible regular
-    file; which of them are notes or attachments the importer decides with the policy."""
-    candidates: list[tuple[str, Path]] = []
+    file as (path in the source, full path, size in bytes); which of them are notes or attachments the
+    importer decides with the policy.  The size is the ``lstat`` that told a regular file from a symlink:
+    the size limits use it instead of a second ``stat`` of every file (the bytes read later are checked
+    against the limit again by ``decide_content``, so a file that grew meanwhile is still refused)."""
+    candidates: list[tuple[str, Path, int]] = []
     skipped: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     for root, dirs, files in os.walk(src, followlinks=False):
@@ -106,7 +109,8 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
         for name in sorted(files):
             rel = f"{rel_root}/{name}" if rel_root else name
             full = Path(root) / name
-            mode = os.lstat(full).st_mode
+            info = os.lstat(full)
+            mode = info.st_mode
             if stat.S_ISLNK(mode):
                 refused.append((rel, "symlink: never followed"))
             elif name.startswith("."):
@@ -114,7 +118,7 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
             elif not stat.S_ISREG(mode):
                 refused.append((rel, "not a regular file"))
             else:
-                candidates.append((rel, full))
+                candidates.append((rel, full, info.st_size))
     return candidates, skipped, refused
 
 
@@ -238,13 +242,16 @@ def import_folder(
     # being held beside its bytes until the end, +187 MB at 100,000 notes); ``packed`` keeps their ids.
     records: list[Record] = []
     packed: set[bytes] = set()
+    # blob id -> the bytes committed under it, for the index's catch-up (it need not read them back from git):
+    # the same bytes objects ``changes`` holds anyway, so no copy
+    known: dict[str, bytes] = {}
     examined = _examined(notes, caller, lander, candidates, encoding)
     verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
     # imported note or canvas -> the links it holds, for the link report: the links, not the texts, are kept
     # (a 100,000-note import held every text twice, as bytes to commit and as str, for this report alone)
     links: dict[str, list[Link]] = {}
     seen_case: dict[str, str] = {}
-    for rel, _full in candidates:
+    for rel, _full, _size in candidates:
         if progress is not None:
             progress(1)
         dest, is_note, before, read = next(examined)
@@ -307,7 +314,9 @@ def import_folder(
             report.converted.append((dest, used))
         changes.append(Change(dest, data))
         if not dry_run:
-            records.append(record if record is not None else blob_record(data))
+            record = record if record is not None else blob_record(data)
+            records.append(record)
+            known[record[0].hex()] = data
             if len(records) == batch:
                 _pack(store, records, packed)
                 records = []
@@ -327,7 +336,7 @@ def import_folder(
             _commit_batches(notes, env, caller, changes, packed, message, batch, verdicts, report, on_commit)
         finally:
             if report.commits:  # the batches left the index behind (index_now=False): one catch-up for them all
-                env.index.catch_up(store)
+                env.index.catch_up(store, known=known)
     return report
 
 
@@ -422,14 +431,14 @@ def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, 
     def plan_of(part) -> tuple[list[tuple[str, bool, tuple[str, str] | None]], list[tuple[str, bool, str | None]]]:
         plan: list[tuple[str, bool, tuple[str, str] | None]] = []
         work: list[tuple[str, bool, str | None]] = []
-        for rel, full in part:
+        for rel, full, size in part:
             dest = lander.land(rel)
             is_note = extension_of(rel) == "md"
             if not is_note and not media_type_of(policy.attachment_types, rel):
                 svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
                 plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
                 continue
-            verdict = _decide_file(notes, caller, dest, full, is_note)
+            verdict = _decide_file(notes, caller, dest, size, is_note)
             if isinstance(verdict, str):
                 plan.append((dest, is_note, ("refused", verdict)))
                 continue
@@ -491,8 +500,9 @@ def _examine_one(item: tuple[str, bool, str | None]) -> tuple:
     return committed, (used,), scan_credentials(text), links_in(text), blob_record(committed)
 
 
-def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
-    """The decisions made before a file's bytes are read (path, policy, size): a refusal line, or None."""
+def _decide_file(notes: NotesService, caller: Caller, dest: str, size: int, is_note: bool) -> str | None:
+    """The decisions made before a file's bytes are read (path, policy, size as :func:`scan_source` found
+    it): a refusal line, or None."""
     policy = notes.policy
     if is_note:
         try:
@@ -502,7 +512,6 @@ def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_
     decision = decide(policy, caller, Action.CREATE, dest)
     if not decision.allowed:
         return _denied(decision)
-    size = full.stat().st_size
     limit, rule, name = (
         (policy.max_note_bytes, "note-too-large", "max_note_bytes")
         if is_note
