@@ -38,7 +38,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -215,6 +215,7 @@ def import_folder(
     encoding: str | None = None,
     dry_run: bool = False,
     allow_policy_folders: bool = False,
+    after_commits: Callable[[], None] | None = None,
 ) -> ImportReport:
     """``on_scanned(n)`` hears how many candidate files the folder holds (a progress bar's total);
     ``on_commit(commit, done, total)`` hears each batch once it is pushed (files imported so far, of all).
@@ -222,6 +223,11 @@ def import_folder(
     A note holding what looks like a credential is refused unless the owner insists (``allow_secrets``):
     history keeps it forever.  ``into`` must be a folder path (``FolderPath``); ``encoding`` a codec name
     the caller has looked up.  With ``dry_run`` everything is decided and reported, nothing committed.
+
+    ``after_commits()`` runs once the last batch is pushed (never after a refused batch, nor when nothing
+    was committed), in a thread while this process catches the search index up, and the import returns when
+    both are done (an error of either is raised): the CLI's final repack, a ``git`` subprocess, then runs on
+    the other core beside the catch-up instead of after it.
     """
     policy = notes.policy
     store = env.store
@@ -334,10 +340,34 @@ def import_folder(
     with trees_cached():
         try:
             _commit_batches(notes, env, caller, changes, packed, message, batch, verdicts, report, on_commit)
-        finally:
+        except BaseException:
             if report.commits:  # the batches left the index behind (index_now=False): one catch-up for them all
                 env.index.catch_up(store, known=known)
+            raise
+        if report.commits:
+            _catch_up_beside(env, known, after_commits)
     return report
+
+
+def _catch_up_beside(env: Environment, known: dict[str, bytes], after_commits: Callable[[], None] | None) -> None:
+    """The index's one catch-up for every batch, with ``after_commits`` running meanwhile in a thread.
+
+    Why a thread is safe here: what runs beside the catch-up is, for the CLI, ``store.repack`` (a subprocess:
+    the thread waits without the GIL).  The catch-up reads the new notes' bytes from ``known``, not from the
+    packs the repack replaces, and the trees and commits it walks are found again in the new pack when their
+    loose copies go (libgit2 rereads the pack folder when an object is missing, as for any reader of a
+    repacking clone).  Both are waited for; the catch-up's error first, else the other's."""
+    if after_commits is None:
+        env.index.catch_up(env.store, known=known)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-after") as beside:
+        done = beside.submit(after_commits)
+        try:
+            env.index.catch_up(env.store, known=known)
+        finally:
+            failed = done.exception()  # waits: the thread's work is over before this returns or raises
+    if failed is not None:
+        raise failed
 
 
 def _commit_batches(
