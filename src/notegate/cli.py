@@ -623,9 +623,9 @@ def cmd_import(args: argparse.Namespace) -> int:
                 encoding=args.encoding,
                 dry_run=args.dry_run,
                 allow_policy_folders=args.allow_policy_folders,
+                # an import leaves thousands of loose objects: pack both repos, beside the index's catch-up
+                after_commits=lambda: env.store.repack(deltas=False),
             )
-        if report.commit:
-            env.store.repack(deltas=False)  # an import leaves thousands of loose objects; pack both repos
     except NotegateError as exc:
         return _fail(f"notegate import: {exc.explain()}")
     finally:

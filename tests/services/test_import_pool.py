@@ -83,9 +83,9 @@ def test_the_index_is_caught_up_once_after_the_last_batch(
         calls: list[str | None] = []
         real = env.index.catch_up
 
-        def counted(store, progress=None):
+        def counted(store, progress=None, **kw):
             calls.append(store.head())
-            return real(store, progress)
+            return real(store, progress, **kw)
 
         monkeypatch.setattr(env.index, "catch_up", counted)
         report = run(rt, env, src)

@@ -38,7 +38,7 @@ import os
 import stat
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -83,10 +83,13 @@ class ImportReport:
     commits: list[str] = field(default_factory=list)  # every commit made, in order (one per batch)
 
 
-def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]], list[tuple[str, str]]]:
+def scan_source(src: Path) -> tuple[list[tuple[str, Path, int]], list[tuple[str, str]], list[tuple[str, str]]]:
     """(candidates, skipped, refused) without following any symlink.  Candidates are every visible regular
-    file; which of them are notes or attachments the importer decides with the policy."""
-    candidates: list[tuple[str, Path]] = []
+    file as (path in the source, full path, size in bytes); which of them are notes or attachments the
+    importer decides with the policy.  The size is the ``lstat`` that told a regular file from a symlink:
+    the size limits use it instead of a second ``stat`` of every file (the bytes read later are checked
+    against the limit again by ``decide_content``, so a file that grew meanwhile is still refused)."""
+    candidates: list[tuple[str, Path, int]] = []
     skipped: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
     for root, dirs, files in os.walk(src, followlinks=False):
@@ -106,7 +109,8 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
         for name in sorted(files):
             rel = f"{rel_root}/{name}" if rel_root else name
             full = Path(root) / name
-            mode = os.lstat(full).st_mode
+            info = os.lstat(full)
+            mode = info.st_mode
             if stat.S_ISLNK(mode):
                 refused.append((rel, "symlink: never followed"))
             elif name.startswith("."):
@@ -114,7 +118,7 @@ def scan_source(src: Path) -> tuple[list[tuple[str, Path]], list[tuple[str, str]
             elif not stat.S_ISREG(mode):
                 refused.append((rel, "not a regular file"))
             else:
-                candidates.append((rel, full))
+                candidates.append((rel, full, info.st_size))
     return candidates, skipped, refused
 
 
@@ -211,6 +215,7 @@ def import_folder(
     encoding: str | None = None,
     dry_run: bool = False,
     allow_policy_folders: bool = False,
+    after_commits: Callable[[], None] | None = None,
 ) -> ImportReport:
     """``on_scanned(n)`` hears how many candidate files the folder holds (a progress bar's total);
     ``on_commit(commit, done, total)`` hears each batch once it is pushed (files imported so far, of all).
@@ -218,6 +223,11 @@ def import_folder(
     A note holding what looks like a credential is refused unless the owner insists (``allow_secrets``):
     history keeps it forever.  ``into`` must be a folder path (``FolderPath``); ``encoding`` a codec name
     the caller has looked up.  With ``dry_run`` everything is decided and reported, nothing committed.
+
+    ``after_commits()`` runs once the last batch is pushed (never after a refused batch, nor when nothing
+    was committed), in a thread while this process catches the search index up, and the import returns when
+    both are done (an error of either is raised): the CLI's final repack, a ``git`` subprocess, then runs on
+    the other core beside the catch-up instead of after it.
     """
     policy = notes.policy
     store = env.store
@@ -238,13 +248,16 @@ def import_folder(
     # being held beside its bytes until the end, +187 MB at 100,000 notes); ``packed`` keeps their ids.
     records: list[Record] = []
     packed: set[bytes] = set()
+    # blob id -> the bytes committed under it, for the index's catch-up (it need not read them back from git):
+    # the same bytes objects ``changes`` holds anyway, so no copy
+    known: dict[str, bytes] = {}
     examined = _examined(notes, caller, lander, candidates, encoding)
     verdicts = notes.content_verdicts()  # the recipe reuses these: each file's content is decided once
     # imported note or canvas -> the links it holds, for the link report: the links, not the texts, are kept
     # (a 100,000-note import held every text twice, as bytes to commit and as str, for this report alone)
     links: dict[str, list[Link]] = {}
     seen_case: dict[str, str] = {}
-    for rel, _full in candidates:
+    for rel, _full, _size in candidates:
         if progress is not None:
             progress(1)
         dest, is_note, before, read = next(examined)
@@ -307,7 +320,9 @@ def import_folder(
             report.converted.append((dest, used))
         changes.append(Change(dest, data))
         if not dry_run:
-            records.append(record if record is not None else blob_record(data))
+            record = record if record is not None else blob_record(data)
+            records.append(record)
+            known[record[0].hex()] = data
             if len(records) == batch:
                 _pack(store, records, packed)
                 records = []
@@ -325,10 +340,34 @@ def import_folder(
     with trees_cached():
         try:
             _commit_batches(notes, env, caller, changes, packed, message, batch, verdicts, report, on_commit)
-        finally:
+        except BaseException:
             if report.commits:  # the batches left the index behind (index_now=False): one catch-up for them all
-                env.index.catch_up(store)
+                env.index.catch_up(store, known=known)
+            raise
+        if report.commits:
+            _catch_up_beside(env, known, after_commits)
     return report
+
+
+def _catch_up_beside(env: Environment, known: dict[str, bytes], after_commits: Callable[[], None] | None) -> None:
+    """The index's one catch-up for every batch, with ``after_commits`` running meanwhile in a thread.
+
+    Why a thread is safe here: what runs beside the catch-up is, for the CLI, ``store.repack`` (a subprocess:
+    the thread waits without the GIL).  The catch-up reads the new notes' bytes from ``known``, not from the
+    packs the repack replaces, and the trees and commits it walks are found again in the new pack when their
+    loose copies go (libgit2 rereads the pack folder when an object is missing, as for any reader of a
+    repacking clone).  Both are waited for; the catch-up's error first, else the other's."""
+    if after_commits is None:
+        env.index.catch_up(env.store, known=known)
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-after") as beside:
+        done = beside.submit(after_commits)
+        try:
+            env.index.catch_up(env.store, known=known)
+        finally:
+            failed = done.exception()  # waits: the thread's work is over before this returns or raises
+    if failed is not None:
+        raise failed
 
 
 def _commit_batches(
@@ -422,14 +461,14 @@ def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, 
     def plan_of(part) -> tuple[list[tuple[str, bool, tuple[str, str] | None]], list[tuple[str, bool, str | None]]]:
         plan: list[tuple[str, bool, tuple[str, str] | None]] = []
         work: list[tuple[str, bool, str | None]] = []
-        for rel, full in part:
+        for rel, full, size in part:
             dest = lander.land(rel)
             is_note = extension_of(rel) == "md"
             if not is_note and not media_type_of(policy.attachment_types, rel):
                 svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
                 plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
                 continue
-            verdict = _decide_file(notes, caller, dest, full, is_note)
+            verdict = _decide_file(notes, caller, dest, size, is_note)
             if isinstance(verdict, str):
                 plan.append((dest, is_note, ("refused", verdict)))
                 continue
@@ -491,8 +530,9 @@ def _examine_one(item: tuple[str, bool, str | None]) -> tuple:
     return committed, (used,), scan_credentials(text), links_in(text), blob_record(committed)
 
 
-def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_note: bool) -> str | None:
-    """The decisions made before a file's bytes are read (path, policy, size): a refusal line, or None."""
+def _decide_file(notes: NotesService, caller: Caller, dest: str, size: int, is_note: bool) -> str | None:
+    """The decisions made before a file's bytes are read (path, policy, size as :func:`scan_source` found
+    it): a refusal line, or None."""
     policy = notes.policy
     if is_note:
         try:
@@ -502,7 +542,6 @@ def _decide_file(notes: NotesService, caller: Caller, dest: str, full: Path, is_
     decision = decide(policy, caller, Action.CREATE, dest)
     if not decision.allowed:
         return _denied(decision)
-    size = full.stat().st_size
     limit, rule, name = (
         (policy.max_note_bytes, "note-too-large", "max_note_bytes")
         if is_note

@@ -15,7 +15,7 @@ import re
 import sqlite3
 import threading
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,8 +279,20 @@ class SearchIndex:
     def indexed_commit(self) -> str | None:
         return self._meta("commit")
 
-    def catch_up(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
-        """Bring the index to the store's tip. Returns how many notes changed."""
+    def catch_up(
+        self,
+        store: VaultStore,
+        progress: Callable[[int], None] | None = None,
+        *,
+        known: Mapping[str, bytes] | None = None,
+    ) -> int:
+        """Bring the index to the store's tip. Returns how many notes changed.
+
+        ``known`` (blob id -> the blob's bytes) is what a bulk write has just committed and still holds: a
+        blob found there is not read back from git.  Why: after an import every new note is read again,
+        from one of dozens of batch packs, inflated, only to be indexed (0.5 s of the 2.2 s catch-up at
+        10,000 notes).  A blob id names its bytes, so bytes under their own id are what git holds; any
+        other blob is read from git as before."""
         head = store.head()
         if head == self.indexed_commit:
             return 0
@@ -288,7 +300,7 @@ class SearchIndex:
             old = self.indexed_commit
             if head == old:
                 return 0
-            return self._apply(store, old, head, progress)
+            return self._apply(store, old, head, progress, known)
 
     def try_catch_up(self, store: VaultStore) -> bool:
         """:meth:`catch_up` unless another thread is at it (a first start's full build, minutes at 100k
@@ -314,7 +326,12 @@ class SearchIndex:
             return self._apply(store, None, store.head(), progress)
 
     def _apply(
-        self, store: VaultStore, old: str | None, new: str | None, progress: Callable[[int], None] | None
+        self,
+        store: VaultStore,
+        old: str | None,
+        new: str | None,
+        progress: Callable[[int], None] | None,
+        known: Mapping[str, bytes] | None = None,
     ) -> int:
         if new is None:
             return 0
@@ -351,7 +368,9 @@ class SearchIndex:
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
                 if blob == ABSENT or not _indexed(path, listing if current else None):
                     continue
-                data = store.read_unverified_blob_fast(blob)  # from the tree diff
+                data = known.get(blob) if known else None  # the bytes a bulk write just committed, by blob id
+                if data is None:
+                    data = store.read_unverified_blob_fast(blob)  # from the tree diff
                 text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
                 added["fts_private" if private else "fts"] += 1
