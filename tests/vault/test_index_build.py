@@ -135,3 +135,36 @@ def test_a_rebuild_and_a_policy_change_leave_the_index_a_fresh_build_makes(
     idx.catch_up(store)
     assert (_results(idx, queries), _fts_pages(idx)) == (expected, pages)
     idx.close()
+
+
+def test_blobs_streamed_through_git_index_the_same_rows(
+    rt: Runtime, store: VaultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build reading its blobs through ``git cat-file`` (past STREAM_BLOBS_FROM) stores exactly what one
+    reading them in process stores."""
+    _vault(store, notes=120)
+    tables = {}
+    real = VaultStore.stream_blobs
+    for name, threshold in (("in-process", 10**9), ("streamed", 1)):
+        monkeypatch.setattr(index_module, "STREAM_BLOBS_FROM", threshold)
+        streamed: list[int] = []
+
+        def counted(s: VaultStore, ids, streamed=streamed):
+            streamed.append(len(ids))
+            return real(s, ids)
+
+        monkeypatch.setattr(VaultStore, "stream_blobs", counted)
+        idx = SearchIndex(tmp_path / f"{name}.sqlite", rt.classify, policy_fingerprint(rt.policy))
+        try:
+            idx.catch_up(store)
+            conn = idx._conn()
+            tables[name] = [
+                conn.execute("SELECT path, folder, blob, private, inbox FROM notes ORDER BY path").fetchall(),
+                conn.execute("SELECT path, title, body FROM fts ORDER BY rowid").fetchall(),
+                conn.execute("SELECT path, title, body FROM fts_private ORDER BY rowid").fetchall(),
+            ]
+        finally:
+            idx.close()
+        assert bool(streamed) == (name == "streamed")
+    assert tables["in-process"] == tables["streamed"]
+    assert len(tables["streamed"][0]) >= 120  # the generated notes and the fixture's own

@@ -16,6 +16,7 @@ import sqlite3
 import threading
 import unicodedata
 from collections.abc import Callable, Mapping
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -159,6 +160,9 @@ INSERT_BATCH = 500
 #: level; 16 MiB writes a sixteenth as many.  Same index content, same results; ~0.86x the build's CPU at
 #: 100,000 notes (bench/profile_index.py build), for ~18 MB more peak memory while it runs.
 FTS_HASHSIZE = 16 << 20
+#: From this many blobs to read, a catch-up streams them through ``git cat-file`` (:meth:`VaultStore.stream_blobs`),
+#: which inflates them on the other core; fewer are read in process (a child process costs ~2 ms to start).
+STREAM_BLOBS_FROM = 2000
 LISTING_CHANGES = 64  # above this many changed paths, _apply asks the store's listing instead of parsing each
 COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (992 notes holding `the`: 6 ms)
 #: How a term's share of the notes is estimated (``_common_terms``): windows of consecutive rowids spread
@@ -353,12 +357,15 @@ class SearchIndex:
         last = {} if empty else self._last_commits(store, old, new, {p for p, _ in changes})
         count = 0
         added = {"fts": 0, "fts_private": 0}
-        with self._tx() as db:
+        indexed = [blob != ABSENT and _indexed(path, listing if current else None) for path, blob in changes]
+        needed = [b for (_p, b), i in zip(changes, indexed, strict=True) if i and not (known and b in known)]
+        stream = store.stream_blobs(needed) if len(needed) >= STREAM_BLOBS_FROM else None
+        with self._tx() as db, closing(stream) if stream is not None else nullcontext():
             if empty:
                 for table in ("fts", "fts_private"):
                     db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))  # noqa: S608
             rows: list[tuple] = []
-            for path, blob in changes:
+            for (path, blob), wanted in zip(changes, indexed, strict=True):
                 if not empty:
                     row = db.execute("SELECT id, private FROM notes WHERE path = ?", (path,)).fetchone()
                     if row is not None:
@@ -366,11 +373,11 @@ class SearchIndex:
                         db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM fts_private WHERE rowid = ?", (row[0],))
                         db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
-                if blob == ABSENT or not _indexed(path, listing if current else None):
+                if not wanted:
                     continue
                 data = known.get(blob) if known else None  # the bytes a bulk write just committed, by blob id
-                if data is None:
-                    data = store.read_unverified_blob_fast(blob)  # from the tree diff
+                if data is None:  # from the tree diff, in the order of ``needed``
+                    data = next(stream) if stream is not None else store.read_unverified_blob_fast(blob)
                 text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
                 private, inbox = self._classify(path)
                 added["fts_private" if private else "fts"] += 1
