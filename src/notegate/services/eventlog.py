@@ -53,7 +53,22 @@ def event_line(event: str, fields: dict[str, object]) -> str:
 def event(name: str, **fields: object) -> None:
     """Log one event. Callers pass only what the log may hold: never contents, never a token."""
     kept = {k: (str(v)[:MAX_VALUE_CHARS] if isinstance(v, str) else v) for k, v in fields.items() if v is not None}
-    log.info(event_line(name, kept), extra={"event": name, "fields": kept})
+    if log.isEnabledFor(logging.INFO):
+        # The record is made here, not by ``log.info``: that walks the stack for the caller's file and line
+        # (findCaller), which no format of ours prints, on every event -- two per write.  The line is the
+        # same record ``log.info`` would make, passed to the same handlers and filters.
+        record = log.makeRecord(
+            log.name,
+            logging.INFO,
+            __file__,
+            0,
+            event_line(name, kept),
+            (),
+            None,
+            "event",
+            {"event": name, "fields": kept},
+        )
+        log.handle(record)
     for listener in tuple(_listeners):
         try:
             listener(name, kept)

@@ -72,6 +72,10 @@ class Metrics:
         )
         self.registry.register(_Gauges(self))
         self._stop: Callable[[], None] | None = None
+        #: (metric, label values) -> that child: ``labels()`` takes a lock and checks its values on every call,
+        #: twice per write; the children never go away (nothing here removes one) and the label values come
+        #: from fixed sets, so the table stays as small as the metrics themselves.
+        self._children: dict[tuple[object, ...], object] = {}
 
     def start(self) -> None:
         if self._stop is None:
@@ -95,15 +99,22 @@ class Metrics:
         seconds = float(seconds) / 1000 if isinstance(seconds, int | float) else None
         if name == "tool":
             tool, outcome = str(fields.get("tool", "-")), str(fields.get("outcome", "-"))
-            self.tool_calls.labels(environment, tool, outcome).inc()
+            self._child(self.tool_calls, environment, tool, outcome).inc()
             if seconds is not None:
-                self.tool_seconds.labels(environment, tool).observe(seconds)
+                self._child(self.tool_seconds, environment, tool).observe(seconds)
                 if fields.get("commit"):
-                    self.write_seconds.labels(environment).observe(seconds)
+                    self._child(self.write_seconds, environment).observe(seconds)
         elif name == "commit" and seconds is not None:
-            self.push_seconds.labels(environment).observe(seconds)
+            self._child(self.push_seconds, environment).observe(seconds)
         elif name == "fetch":
-            self.fetches_moved.labels(environment).inc()
+            self._child(self.fetches_moved, environment).inc()
+
+    def _child(self, metric, *values: str):  # type: ignore[no-untyped-def]
+        key = (metric, *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
