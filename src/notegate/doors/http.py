@@ -56,7 +56,7 @@ from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.mcp import CallerResolver, build_mcp
-from notegate.doors.single_exchange import SingleExchange
+from notegate.doors.single_exchange import SingleExchange, replayed
 from notegate.errors import NotegateError
 from notegate.policy import decide_host, decide_metrics_reader
 from notegate.services.container import Services
@@ -339,16 +339,7 @@ class DoorGuard:
             return
         if body is None:
             return  # the client went away before sending its body
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replayed(body, receive), send)
 
     @staticmethod
     def _explain_wrong_host(scope: Scope, send: Send) -> Send:

@@ -128,7 +128,7 @@ class SingleExchange:
         body = await request.body()
         message = _one_request(body)
         if message is None:
-            await self.sdk(scope, _replay(body, receive), send)
+            await self.sdk(scope, replayed(body, receive), send)
             return
         self.served += 1
         reply = await self._serve(request, message, version)
@@ -178,8 +178,9 @@ def _one_request(body: bytes) -> JSONRPCRequest | None:
     return message
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A receive that gives the body already read once, then whatever the connection sends next."""
+def replayed(body: bytes, receive: Receive) -> Receive:
+    """A receive that gives the body already read once, then whatever the connection sends next (the guard reads
+    a body to check its size, this reads it to classify the request; the app behind either reads it again)."""
     sent = False
 
     async def replay() -> Message:
