@@ -62,3 +62,16 @@ def test_stopping_early_ends_the_child(store: VaultStore) -> None:
         if b"cat-file" in cmdline and f"PPid:\t{os.getpid()}\n" in status:
             assert "State:\tZ" not in status, "git cat-file left as a zombie"
             pytest.fail("git cat-file still running after close()")
+
+
+def test_a_git_hook_environment_cannot_redirect_the_reads(
+    store: VaultStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a git hook, GIT_OBJECT_DIRECTORY names the push's quarantine and GIT_DIR another repository; the
+    child must still read this clone's objects, as libgit2 does in process."""
+    blob = str(store.repo.create_blob(b"only in the clone\n"))
+    elsewhere = tmp_path / "elsewhere.git"
+    pygit2.init_repository(str(elsewhere), bare=True)
+    monkeypatch.setenv("GIT_OBJECT_DIRECTORY", str(elsewhere / "objects"))
+    monkeypatch.setenv("GIT_DIR", str(elsewhere))
+    assert list(store.stream_blobs([blob])) == [b"only in the clone\n"]

@@ -635,11 +635,15 @@ class VaultStore:
         for blob_id in blob_ids:
             if not _OBJECT_ID.fullmatch(blob_id):
                 raise ValueError(f"{blob_id!r} is not an object id")
+        # No GIT_* variable of this process (a git hook's GIT_OBJECT_DIRECTORY, say) may point git elsewhere:
+        # libgit2, which reads the same blobs otherwise, ignores them too.
+        env = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
         proc = subprocess.Popen(
             ["git", f"--git-dir={self.repo_dir}", "cat-file", "--batch"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env=env,
         )
         assert proc.stdin is not None and proc.stdout is not None
 
