@@ -34,10 +34,8 @@ def origin(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(tmp_path: Path, origin: Path) -> VaultStore:
-    s = VaultStore.create("personal", tmp_path / "srv" / "vault.git", str(origin))
-    s.commit([Change("a.md", b"alpha\n"), Change("dir/b.md", b"beta\n")], {}, AUTHOR, "seed")
-    return s
+def store(seeded_store: VaultStore) -> VaultStore:
+    return seeded_store
 
 
 def origin_head(origin: Path) -> str:

@@ -16,17 +16,8 @@ AUTHOR = Author("Tester", "tester")
 
 
 @pytest.fixture
-def origin(tmp_path: Path) -> Path:
-    path = tmp_path / "origin.git"
-    pygit2.init_repository(str(path), bare=True, initial_head="main")
-    return path
-
-
-@pytest.fixture
-def store(tmp_path: Path, origin: Path) -> VaultStore:
-    s = VaultStore.create("personal", tmp_path / "srv" / "vault.git", str(origin))
-    s.commit([Change("a.md", b"alpha\n"), Change("dir/b.md", b"beta\n")], {}, AUTHOR, "seed")
-    return s
+def store(seeded_store: VaultStore) -> VaultStore:
+    return seeded_store
 
 
 def lock_is_free(store: VaultStore) -> bool:
