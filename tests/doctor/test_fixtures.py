@@ -239,20 +239,31 @@ def test_truncated_state_database(doctor: Doctor, demo: Path) -> None:
     assert code == 1 and failed(results) == {"state.integrity"}, results
 
 
+def _packed_at(repo: Path, oid: str) -> tuple[Path, int, int]:
+    """The pack holding ``oid`` in ``repo``, the object's offset in it and its size there."""
+    for index in (repo / "objects" / "pack").glob("*.idx"):
+        listed = subprocess.run(["git", "verify-pack", "-v", str(index)], capture_output=True, text=True, check=True)
+        for line in listed.stdout.splitlines():
+            fields = line.split()
+            if fields and fields[0] == oid:
+                return index.with_suffix(".pack"), int(fields[4]), int(fields[3])
+    raise AssertionError(f"{oid} is in no pack of {repo.name}")
+
+
 @pytest.mark.parametrize("where", ["clone", "origin"])
 def test_corrupted_git_object(doctor: Doctor, demo: Path, where: str) -> None:
     repo = demo.parent / ("state/envs/personal/vault.git" if where == "clone" else "origin.git")
     import pygit2
 
-    # A note's blob (not a commit or a tree, which listing the origin's refs would trip over first).
+    # A note's blob (not a commit or a tree, which listing the origin's refs would trip over first), in the
+    # pack its commit wrote (a group commit writes one pack, hard-linked into the origin).
     blob = str(pygit2.Repository(str(repo)).revparse_single("main:rules/digest.md").id)
-    victim = repo / "objects" / blob[:2] / blob[2:]
-    assert victim.is_file(), "init leaves loose objects"
-    victim.chmod(0o644)
-    data = bytearray(victim.read_bytes())
-    for offset in range(2, len(data)):  # keep zlib's two header bytes; garble the compressed stream
-        data[offset] ^= 0xFF
-    victim.write_bytes(bytes(data))
+    pack, offset, size = _packed_at(repo, blob)
+    data = bytearray(pack.read_bytes())
+    for at in range(offset + 4, offset + size):  # past the object's header and zlib's: garble the stream
+        data[at] ^= 0xFF
+    pack.unlink()  # a file of its own: the other repository's link to the same pack keeps the good bytes
+    pack.write_bytes(bytes(data))
     code, results = doctor("--config", str(demo))
     assert code == 1 and failed(results) == {"git.fsck"}, results
     [bad] = [r for r in results if r["check"] == "git.fsck" and r["status"] == "fail"]

@@ -258,12 +258,22 @@ def test_a_group_matches_the_same_writes_made_one_by_one(tmp_path_factory, write
 def test_a_local_origin_shares_the_written_objects_and_both_stay_self_contained(
     store: VaultStore, origin: Path, tmp_path: Path
 ) -> None:
+    packs_before = {p.name for p in (store.repo_dir / "objects" / "pack").glob("*.pack")}
     result = store.commit([Change("deep/er/note.md", b"once\n")], {"deep/er/note.md": ABSENT}, AUTHOR, "once")
     blob = result.blobs["deep/er/note.md"]
-    for oid in (blob, result.commit):
-        ours = store.repo_dir / "objects" / oid[:2] / oid[2:]
-        theirs = origin / "objects" / oid[:2] / oid[2:]
-        assert ours.stat().st_ino == theirs.stat().st_ino  # one file, two names: the data written once
+    assert store.loose_object_count() == 0 and store.loose_object_count(origin) == 0  # no loose file at all
+    (new_pack,) = {p.name for p in (store.repo_dir / "objects" / "pack").glob("*.pack")} - packs_before
+    listed = subprocess.run(
+        ["git", "verify-pack", "-v", str(store.repo_dir / "objects" / "pack" / new_pack)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert blob in listed and result.commit in listed  # the write's objects are the one pack's
+    for suffix in (".pack", ".idx"):  # one file, two names: the data written once
+        name = new_pack.removesuffix(".pack") + suffix
+        ours = store.repo_dir / "objects" / "pack" / name
+        assert ours.stat().st_ino == (origin / "objects" / "pack" / name).stat().st_ino
     for repo in (store.repo_dir, origin):
         fsck = subprocess.run(["git", "--git-dir", str(repo), "fsck", "--no-dangling"], capture_output=True)
         assert fsck.returncode == 0, fsck.stderr

@@ -12,7 +12,17 @@ import pygit2
 import pytest
 
 from notegate.errors import OriginUnavailable
-from notegate.vault.store import ABSENT, MAIN_REF, Author, CaseCollision, Change, Conflict, VaultStore
+from notegate.vault.store import (
+    ABSENT,
+    MAIN_REF,
+    Author,
+    CaseCollision,
+    Change,
+    Conflict,
+    VaultStore,
+    git_fsck,
+)
+from support import clone_and_push
 
 AUTHOR = Author("Tester", "tester")
 
@@ -24,24 +34,6 @@ def store(seeded_store: VaultStore) -> VaultStore:
 
 def origin_head(origin: Path) -> str:
     return str(pygit2.Repository(str(origin)).references[MAIN_REF].target)
-
-
-def clone_and_push(origin: Path, workdir: Path, path: str, text: str) -> str:
-    """Somebody else (a workstation clone) pushes to the origin with the git CLI."""
-    if not workdir.exists():
-        subprocess.run(["git", "clone", "-q", str(origin), str(workdir)], check=True)
-    subprocess.run(["git", "-C", str(workdir), "pull", "-q"], check=True)
-    target = workdir / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text)
-    subprocess.run(["git", "-C", str(workdir), "add", "-A"], check=True)
-    subprocess.run(
-        ["git", "-C", str(workdir), "-c", "user.name=W", "-c", "user.email=w@x", "commit", "-qm", "w"], check=True
-    )
-    subprocess.run(["git", "-C", str(workdir), "push", "-q", "origin", "HEAD:main"], check=True)
-    return subprocess.run(
-        ["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
 
 
 def test_commit_is_pushed_before_main_moves(store: VaultStore, origin: Path) -> None:
@@ -181,51 +173,86 @@ def test_second_process_sees_lock(store: VaultStore, tmp_path: Path, origin: Pat
     assert len(errors) == 1
 
 
-def test_repack_packs_loose_objects(store: VaultStore) -> None:
+def test_a_write_leaves_no_loose_object_and_a_repack_packs_a_pushs(
+    store: VaultStore, origin: Path, tmp_path: Path
+) -> None:
+    """A group commit writes one pack (vault/objects.py); the loose objects a git push leaves in the origin
+    (receive-pack unpacks small pushes) are what a repack still has to pack."""
     for i in range(5):
         store.commit([Change(f"r{i}.md", b"r")], {f"r{i}.md": ABSENT}, AUTHOR, "r")
-    assert store.loose_object_count() > 0
+    assert store.loose_object_count() == 0 and store.loose_object_count(origin) == 0
+    clone_and_push(origin, tmp_path / "wc", "pushed.md", "pushed\n")
+    assert store.loose_object_count(origin) > 0
     store.repack()
-    assert store.loose_object_count() == 0
+    assert store.loose_object_count() == 0 and store.loose_object_count(origin) == 0
     assert store.read("r4.md")[0] == b"r"
 
 
-def test_an_incremental_repack_adds_one_pack_and_leaves_the_others(store: VaultStore) -> None:
-    """The periodic repack packs only what is loose (writers wait for that, not for the whole vault);
-    a full one puts every pack back into one."""
+def test_a_roll_up_merges_the_group_packs_and_a_full_repack_makes_one(store: VaultStore, origin: Path) -> None:
+    """Each group commit adds one pack; the periodic roll-up (a geometric repack) merges the small ones
+    without rewriting the big one; a full repack puts every pack back into one."""
     store.commit([Change("p0.md", b"p")], {"p0.md": ABSENT}, AUTHOR, "p")
     store.repack()
     assert store.pack_count() == 1 and store.loose_object_count() == 0
-    for i in range(1, 4):
+    big = {p.name for p in (store.repo_dir / "objects" / "pack").glob("*.pack")}
+    for i in range(1, 5):
         store.commit([Change(f"p{i}.md", b"p%d" % i)], {f"p{i}.md": ABSENT}, AUTHOR, "p")
-    assert store.loose_object_count() > 0
-    store.repack(incremental=True)
-    assert store.loose_object_count() == 0
-    assert store.pack_count() == 2
-    assert [store.read(f"p{i}.md")[0] for i in range(4)] == [b"p", b"p1", b"p2", b"p3"]
+    assert store.pack_count() == 5 and store.pack_count(origin) >= 5
+    before = store.repo
+    store.roll_up()
+    assert store.pack_count() < 5 and store.pack_count(origin) < 5
+    assert store.repo is not before  # opened again: libgit2 lets go of the packs git deleted
+    assert [store.read(f"p{i}.md")[0] for i in range(5)] == [b"p", b"p1", b"p2", b"p3", b"p4"]
+    assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
+    store.commit([Change("p5.md", b"p5")], {"p5.md": ABSENT}, AUTHOR, "after the roll-up")
     store.repack()
-    assert store.pack_count() == 1
-    assert store.read("p3.md")[0] == b"p3"
+    assert store.pack_count() == 1 and big.isdisjoint(p.name for p in (store.repo_dir / "objects" / "pack").glob("*"))
+    assert store.read("p5.md")[0] == b"p5"
 
 
-def test_maintenance_repacks_incrementally_until_there_are_too_many_packs(
-    store: VaultStore, monkeypatch: pytest.MonkeyPatch
+def test_the_store_rolls_its_group_packs_up_as_it_writes(
+    store: VaultStore, origin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Past ROLL_UP_AFTER group packs a thread of its own rolls them up: the packs stay few however long the
+    writers go on, and no writer waits for git."""
     from notegate.vault import store as store_module
 
-    store.repack()  # one pack here and in the origin
-    calls: list[bool] = []
-    monkeypatch.setattr(store, "repack", lambda *, incremental=False, deltas=True: calls.append(incremental))
-    monkeypatch.setattr(store, "needs_repack", lambda threshold: True)
+    monkeypatch.setattr(store_module, "ROLL_UP_AFTER", 4)
+    rolled = threading.Event()
+    real = VaultStore.roll_up
+
+    def roll_up(self: VaultStore) -> None:
+        real(self)
+        rolled.set()
+
+    monkeypatch.setattr(VaultStore, "roll_up", roll_up)
+    for i in range(30):
+        store.commit([Change(f"q{i}.md", b"q%d" % i)], {f"q{i}.md": ABSENT}, AUTHOR, "q")
+    assert rolled.wait(30)
+    for _ in range(300):  # the last roll-up thread may still run
+        if not store._rolling_up:
+            break
+        threading.Event().wait(0.05)
+    assert store.pack_count() < 30 and store.loose_object_count() == 0
+    assert [store.read(f"q{i}.md")[0] for i in range(30)] == [b"q%d" % i for i in range(30)]
+    assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
+
+
+def test_maintenance_rolls_up_when_loose_objects_or_packs_pile_up(
+    store: VaultStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(store, "roll_up", lambda: calls.append("roll-up"))
+    monkeypatch.setattr(store, "repack", lambda **_kw: calls.append("full"))
     runtime = types.SimpleNamespace(
         _envs={"personal": types.SimpleNamespace(store=store)}, policy=types.SimpleNamespace(repack_loose_objects=1)
     )
     from notegate.services.runtime import Runtime
 
-    Runtime.maintain(runtime)  # one pack: incremental
-    monkeypatch.setattr(store_module, "MAX_PACKS", 0)
-    Runtime.maintain(runtime)  # more packs than allowed: full
-    assert calls == [True, False]
+    Runtime.maintain(runtime)  # one pack, no loose object: nothing to do
+    monkeypatch.setattr(store, "needs_repack", lambda threshold: True)
+    Runtime.maintain(runtime)
+    assert calls == ["roll-up"]  # never the full repack: it would hold the writers for a whole vault
 
 
 def test_folder_case_collision_refused(store: VaultStore) -> None:

@@ -142,6 +142,7 @@ def test_a_write_after_a_repack_makes_no_folder_in_the_clone_or_the_origin(tmp_p
     for i in range(20):
         store.commit([Change(f"s/{i}/n.md", f"fresh {i}\n".encode())], {}, AUTHOR, "s")
     assert (folders(clone), folders(origin)) == before
-    assert store.loose_object_count() > 0 and store.loose_object_count(origin) > 0
+    assert store.loose_object_count() == 0 and store.loose_object_count(origin) == 0  # one pack per group
+    assert store.pack_count() >= 20 and store.pack_count(origin) >= 20
     for repo_dir in (clone, origin):
         assert subprocess.run(["git", "--git-dir", str(repo_dir), "fsck", "--no-dangling"], check=False).returncode == 0

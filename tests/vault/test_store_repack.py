@@ -1,5 +1,5 @@
-"""The periodic (incremental) repack packs outside the write lock: writers go on while git packs, and no
-acknowledged write is lost to the prune that follows, here or in the local origin (issue 15)."""
+"""The periodic repack (a roll-up of the group commits' packs) runs beside the writers: they go on while git
+packs, and no acknowledged write is lost to the packs it deletes, here or in the local origin (issue 15)."""
 
 from __future__ import annotations
 
@@ -37,33 +37,30 @@ def origin_blob(origin: Path, path: str) -> bytes:
     return repo[tree[path].id].data
 
 
-def test_writers_commit_while_the_incremental_repack_packs(store: VaultStore, origin: Path, monkeypatch) -> None:
-    """Between git's packing and the prune, the write lock is free and a write goes through; its objects,
-    and those of a write whose blob was loose and is now packed, survive the prune in both repositories."""
+def test_writers_commit_while_the_roll_up_packs(store: VaultStore, origin: Path, monkeypatch) -> None:
+    """While git rolls the packs up the write lock is free and writes go through (one of them with a blob an
+    earlier note has, now in a pack git is about to delete); their objects survive in both repositories."""
     for i in range(4):
         store.commit([Change(f"n{i}.md", b"note %d\n" % i)], {f"n{i}.md": ABSENT}, AUTHOR, "n")
     real = VaultStore._git_maintenance
     seen: list[tuple[str, bool]] = []
 
     def spy(repo_dir: Path, args: list[str]) -> None:
-        real(repo_dir, args)
-        seen.append((args[0], lock_is_free(store)))
-        if args[0] == "repack" and repo_dir == Path(origin):  # both packed now, nothing pruned yet
+        seen.append((" ".join(args[:2]), lock_is_free(store)))
+        if repo_dir == Path(origin):  # the clone rolled up, the origin not yet
             store.commit([Change("during.md", b"written while packing\n")], {"during.md": ABSENT}, AUTHOR, "d")
             store.commit([Change("same.md", b"note 1\n")], {"same.md": ABSENT}, AUTHOR, "same blob as n1")
+        real(repo_dir, args)
 
     monkeypatch.setattr(VaultStore, "_git_maintenance", staticmethod(spy))
-    store.repack(incremental=True)
-    assert seen == [("repack", True), ("repack", True), ("prune-packed", False), ("prune-packed", False)]
+    store.roll_up()
+    assert seen == [("repack --geometric=2", True), ("repack --geometric=2", True)]
     assert origin_blob(origin, "during.md") == b"written while packing\n"
     assert origin_blob(origin, "same.md") == b"note 1\n"
     assert store.read("during.md")[0] == b"written while packing\n"
+    assert store.read("same.md")[0] == b"note 1\n"
     assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
-    assert store.loose_object_count() > 0  # the write during the packing: loose, for the next repack
-    monkeypatch.undo()
-    store.repack(incremental=True)
     assert store.loose_object_count() == 0 and store.loose_object_count(origin) == 0
-    assert origin_blob(origin, "during.md") == b"written while packing\n"
 
 
 def test_a_full_repack_still_holds_the_write_lock(store: VaultStore, monkeypatch) -> None:
@@ -84,7 +81,7 @@ def test_a_full_repack_still_holds_the_write_lock(store: VaultStore, monkeypatch
 
 def test_no_acknowledged_write_is_lost_to_repacks_running_alongside_writers(store: VaultStore, origin: Path) -> None:
     """Stress: writer threads keep rewriting their notes while another thread repacks over and over
-    (incremental, with a full one now and then). Every acknowledged write is a commit at the origin, each
+    (a roll-up, with a full repack now and then). Every acknowledged write is a commit at the origin, each
     note's last acknowledged text is what the origin holds, and both repositories are fsck clean."""
     writers, per_writer = 4, 30
     acked: dict[str, tuple[str, bytes]] = {}  # path -> (commit, text) of its last acknowledged write
@@ -113,7 +110,10 @@ def test_no_acknowledged_write_is_lost_to_repacks_running_alongside_writers(stor
         nonlocal repacks
         try:
             while not done.is_set():
-                store.repack(incremental=repacks % 5 != 4)
+                if repacks % 5 == 4:
+                    store.repack()
+                else:
+                    store.roll_up()
                 repacks += 1
         except BaseException as exc:
             errors.append(exc)

@@ -428,10 +428,16 @@ def _commit_batch(
 def _pack(store, records: list[Record], ids: set[bytes]) -> None:
     """One batch's blobs as one pack, here and in a local origin (asked each time: an origin may go away
     meanwhile), before the batch is committed; their ids into ``ids``.  A pack no commit names is inert
-    (vault/bulk.py): a file refused later, or a batch the recipe refuses, leaves no note behind."""
+    (vault/bulk.py): a file refused later, or a batch the recipe refuses, leaves no note behind.  The ids are
+    only registered when the pack reached every repository: the commit's own pack leaves out a registered blob,
+    so a local origin must have it already (else the commit's pack carries it, and says if it cannot)."""
     origin = local_origin_dir(store.origin_url)
     repos = [store.repo_dir, *([origin] if origin is not None else [])]
-    if write_records(repos, records) is not None:
+    try:
+        written = write_records(repos, records, strict=True)
+    except OSError:
+        return
+    if written is not None:
         ids.update(oid for oid, _record, _crc in records)
 
 

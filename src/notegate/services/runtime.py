@@ -211,12 +211,12 @@ class Runtime:
                 self._syncing.discard(name)
 
     def maintain(self) -> None:
-        """Repack loose objects once there are many (in-memory commits leave them behind): into one more pack
-        while the packs are few (git packs outside the write lock; writers wait only for the prune of what it
-        packed), every pack into one when they are too many (writers wait while it runs)."""
+        """Roll up loose objects (pushes into the origin leave them) and small packs (each group commit and
+        fetch writes one) once there are many: a geometric repack, beside the writers (the store also rolls
+        its own group packs up as it writes them)."""
         for env in self._envs.values():
             if env.store.needs_repack(self.policy.repack_loose_objects):
-                env.store.repack(incremental=not env.store.too_many_packs())
+                env.store.roll_up()
 
     def close(self) -> None:
         for env in self._envs.values():

@@ -92,6 +92,13 @@ def stored_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
     return repo.create_blob(data)
 
 
+def is_packed(repo: pygit2.Repository, oid: bytes) -> bool:
+    """Whether a bulk write in progress has packed the blob ``oid`` (20 bytes) into ``repo`` (so a commit
+    that names it need not write it again)."""
+    packed = _PACKED.get(repo.path) if _PACKED else None
+    return bool(packed) and oid in packed
+
+
 def blob_id(data: bytes) -> bytes:
     """The 20-byte git id of a blob holding ``data``."""
     return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).digest()
@@ -180,8 +187,11 @@ def write_pack(repo_dirs: Iterable[Path], blobs: Iterable[bytes]) -> str | None:
     return write_records(repo_dirs, (blob_record(data) for data in blobs))
 
 
-def write_records(repo_dirs: Iterable[Path], records: Iterable[Record]) -> str | None:
-    """:func:`write_pack` of blobs already made into records (by :func:`blob_record`, maybe elsewhere)."""
+def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, strict: bool = False) -> str | None:
+    """:func:`write_pack` of objects already made into records (by :func:`blob_record`, maybe elsewhere).
+
+    ``strict``: the pack must reach every repository (a commit's objects, before a local origin's ref names
+    them): an :class:`OSError` when one lacks its pack folder or can take neither a link nor a copy."""
     built = pack_records(records)
     if built is None:
         return None
@@ -196,28 +206,31 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record]) -> str |
         os.chmod(tmp, 0o444)
         os.replace(tmp, first / f"{name}{suffix}")
     for other in dirs[1:]:
-        _share(first, other, name)
+        try:
+            _share(first, other, name)
+        except OSError:
+            if strict:
+                raise
     return name
 
 
 def _share(first: Path, other: Path, name: str) -> None:
-    """Best effort: the pack into another repository's pack folder, if that folder is there (a gone origin
-    is never created here).  Whatever fails is left to the push, which copies each object it lacks."""
+    """The pack into another repository's pack folder, which must be there (a gone origin is never created
+    here): linked, or copied where a link is impossible. An :class:`OSError` when neither works; the ``.idx``
+    is only shared after the ``.pack``, so no reader finds an index without its pack. Outside a strict write
+    a failure is left to the push, which copies each object it lacks."""
     if not other.is_dir():
-        return
+        raise FileNotFoundError(f"no pack folder at {other.name}")
     for suffix in (".pack", ".idx"):
         target = other / f"{name}{suffix}"
-        if target.exists():
-            continue
         try:
-            try:
-                os.link(first / f"{name}{suffix}", target)
-            except OSError:
-                tmp = other / f"tmp_bulk_{name}{suffix}"
-                shutil.copyfile(first / f"{name}{suffix}", tmp)
-                os.replace(tmp, target)
+            os.link(first / f"{name}{suffix}", target)
+        except FileExistsError:
+            continue  # the same pack, by its checksum name: the same bytes
         except OSError:
-            return  # no index without its pack: the .idx is only shared after the .pack
+            tmp = other / f"tmp_bulk_{name}{suffix}"
+            shutil.copyfile(first / f"{name}{suffix}", tmp)
+            os.replace(tmp, target)
 
 
 def local_origin_dir(origin_url: str) -> Path | None:

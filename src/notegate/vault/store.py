@@ -28,6 +28,7 @@ Theory of operation
 from __future__ import annotations
 
 import fcntl
+import logging
 import math
 import os
 import re
@@ -44,8 +45,11 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
+from notegate.vault import bulk, objects
 from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
+
+log = logging.getLogger("notegate")
 
 ABSENT = "absent"
 MAIN_REF = "refs/heads/main"
@@ -61,6 +65,10 @@ MAX_PACKS = 50
 #: names them, and a full repack in between (a server's maintenance) would otherwise drop them.
 UNREACHABLE_KEPT_FOR = "2.weeks.ago"
 MAX_GROUP = 64  # requests one lock holder commits and pushes together
+#: Group packs written (one per group commit) before they are rolled up into one (:meth:`VaultStore.roll_up`).
+#: Each lookup of an object that is not in the last pack it was found in searches the packs' indexes one by
+#: one, and libgit2 keeps every pack it has opened until the repository is opened again.
+ROLL_UP_AFTER = 32
 #: Ranges of main our own group commits made, remembered with their changes (see :class:`_Range`).
 KNOWN_RANGES = 16
 COMMITTER_NAME = ("notegate", "notegate@localhost")
@@ -73,6 +81,9 @@ _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 #: ~25 us more per blob when 30,000 random reads miss every window).
 PACK_WINDOW_BYTES = 1 << 20
 PACK_MAPPED_LIMIT_BYTES = 32 << 20
+#: Raw bytes of parsed trees the write path keeps (:class:`notegate.vault.objects.TreeCache`): the root and the
+#: recently written folders of a 100,000-note vault (~25 KB each), a few MB of the process's memory.
+TREE_CACHE_BYTES = 4 << 20
 V = TypeVar("V")
 _BLOB_MODES = (FileMode.BLOB, FileMode.BLOB_EXECUTABLE)
 
@@ -511,6 +522,9 @@ class VaultStore:
         self._listing_lock = threading.Lock()
         self._listing: Listing | None = None
         self._ranges: dict[tuple[str | None, str], _Range] = {}  # (old tip, new tip) -> what our chain changed
+        self._trees = objects.TreeCache(self.repo, TREE_CACHE_BYTES)  # read and written under the write lock
+        self._group_packs = 0  # packs the group commits wrote since the last roll-up (under the write lock)
+        self._rolling_up = False  # a roll-up thread runs (under _queue_lock)
         self._ensure_remote()
 
     # ---------------------------------------------------------------- set-up
@@ -864,6 +878,7 @@ class VaultStore:
                     group = self._queue[:MAX_GROUP]
                     del self._queue[:MAX_GROUP]
                 self._commit_group(group, fetch_first=bool(waited))
+        self._roll_up_soon()
         return request.outcome()
 
     def _commit_group(self, group: list[_Request], *, fetch_first: bool = False) -> None:
@@ -877,11 +892,12 @@ class VaultStore:
                 self._refuse_if_refused()
             for _attempt in range(MAX_REPLAYS):
                 tip = self.head()
-                chain, created, befores = self._build_chain(tip, group)
+                chain, made, befores = self._build_chain(tip, group)
                 if not chain:
                     return
                 last = chain[-1][1]
-                if self._push(last, tip, created):
+                self._write_group(made)
+                if self._push(last, tip):
                     self.repo.references.create(MAIN_REF, last, force=True)
                     # The tracking ref is not moved here: it says what the last fetch saw, and the next fetch
                     # sets it (one ref file less per group; nothing reads it between fetches).
@@ -913,27 +929,28 @@ class VaultStore:
 
     def _build_chain(
         self, tip: str | None, group: list[_Request]
-    ) -> tuple[list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]], list[pygit2.Oid], list[dict[str, str]]]:
-        """One commit per request on top of ``tip``, each on the previous one. A request whose expectation
-        fails is refused alone; a new path that may collide by case with the chain so far waits for a later
-        group (so its check sees exactly the notes before it, as a lone write would).  Also returns, for each
-        commit of the chain, the blobs its paths had in its parent (for :func:`_chain_range`)."""
-        tree = self.repo[tip].peel(pygit2.Tree) if tip else None
+    ) -> tuple[list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]], objects.Group, list[dict[str, str]]]:
+        """One commit per request on top of ``tip``, each on the previous one, made in memory
+        (:mod:`notegate.vault.objects`: what the caller then writes as the group's one pack). A request whose
+        expectation fails is refused alone; a new path that may collide by case with the chain so far waits for
+        a later group (so its check sees exactly the notes before it, as a lone write would).  Also returns, for
+        each commit of the chain, the blobs its paths had in its parent (for :func:`_chain_range`)."""
+        made = objects.Group(self._trees, lambda oid: bulk.is_packed(self.repo, oid))
+        tree = self.repo[tip].peel(pygit2.Commit).tree_id.raw if tip else None
         parent = tip
         listing = self.listing() if tip is not None and any(r.new_paths for r in group) else None
         added = Listing(commit=None)  # notes created by the chain so far, for the case check
         chain: list[tuple[_Request, pygit2.Oid, str | None, dict[str, str]]] = []
-        created: list[pygit2.Oid] = []
         befores: list[dict[str, str]] = []
         deferred: list[_Request] = []
         for request in group:
+            mark = made.mark()
             try:
-                # Each path's blob is looked up once: at 100,000 notes the median note's folder has ~420 entries
-                # (~27 KB) and the largest ~4,800 (~350 KB), past libgit2's 4 KB object-cache limit for trees,
-                # so every lookup inflates and parses that folder's tree again.
+                # Each path's blob is looked up once, in trees parsed once (objects.TreeCache): at 100,000 notes
+                # the median note's folder has ~420 entries (~27 KB) and the largest ~4,800 (~350 KB).
                 current_of: dict[str, str] = {}
                 for path, expected in request.expect.items():
-                    current = current_of[path] = _entry_blob(tree, path)
+                    current = current_of[path] = objects.blob_at(made.read, tree, path)
                     if current != expected:
                         raise Conflict(path, expected, current)
                 if request.new_paths and listing is not None:
@@ -943,19 +960,24 @@ class VaultStore:
                         continue
                     if existing is not None:
                         raise CaseCollision(*existing)
-                before = {c.path: current_of.get(c.path) or _entry_blob(tree, c.path) for c in request.changes}
-                tree_id = build_tree(self.repo, tree, request.changes, created)
+                before = {
+                    c.path: current_of.get(c.path) or objects.blob_at(made.read, tree, c.path) for c in request.changes
+                }
+                tree_id = objects.build(made, tree, request.changes)
                 # Signatures are made now, not at import: a frozen timestamp slows every history walk.
                 sig = pygit2.Signature(request.author.name, f"{request.author.login}@notegate")
                 committer = pygit2.Signature(*COMMITTER_NAME)
-                commit_id = self.repo.create_commit(
-                    None, sig, committer, request.message, tree_id, [parent] if parent else []
+                parents = [bytes.fromhex(parent)] if parent else []
+                commit_id = pygit2.Oid(
+                    raw=made.add(
+                        objects.OBJ_COMMIT, objects.commit_bytes(tree_id, parents, sig, committer, request.message)
+                    )
                 )
             except Exception as exc:  # this request's own failure; the group goes on
+                made.drop_after(mark)
                 request.fail(exc)
                 continue
-            created.append(commit_id)
-            tree = self.repo[tree_id].peel(pygit2.Tree)
+            tree = tree_id
             blobs = _blobs_after(request.changes)
             for change in request.changes:
                 if change.data is not None:
@@ -966,7 +988,46 @@ class VaultStore:
         if deferred:
             with self._queue_lock:
                 self._queue[:0] = deferred
-        return chain, created, befores
+        return chain, made, befores
+
+    def _roll_up_soon(self) -> None:
+        """Once :data:`ROLL_UP_AFTER` group packs are written, roll them up in a thread of its own (one at a
+        time per store), so that no writer waits for it and the packs stay few (each lookup of an object
+        searches every pack's index)."""
+        with self._queue_lock:
+            if self._group_packs < ROLL_UP_AFTER or self._rolling_up:
+                return
+            self._rolling_up = True
+
+        def run() -> None:
+            try:
+                self.roll_up()
+            except Exception:  # the next group, or the runtime's maintenance, tries again
+                log.exception("rolling up the packs of environment %s failed", self.name)
+            finally:
+                with self._queue_lock:
+                    self._rolling_up = False
+
+        threading.Thread(target=run, name=f"roll-up-{self.name}", daemon=True).start()
+
+    def _write_group(self, made: objects.Group) -> None:
+        """The group's objects as one pack, in the clone and (linked, else copied) in a local origin, before any
+        ref names them: a crash after this leaves an unreferenced pack, which the next full repack keeps in its
+        cruft pack for a while and then drops."""
+        self._trees.keep(made.trees)
+        dirs = [self.repo_dir]
+        if self._local_origin() is not None and Path(self.origin_url, "HEAD").exists():  # as _push decides
+            dirs.append(Path(self.origin_url))
+        records = [objects.pack_record(kind, data, oid) for kind, data, oid in made.made]
+        try:
+            bulk.write_records(dirs, records, strict=True)
+            self._group_packs += 1
+        except OSError as exc:
+            self._origin_repo = None
+            raise OriginUnavailable(
+                f"the commits of environment '{self.name}' could not be stored ({_short(exc)})",
+                remedy="Nothing was written and nothing was acknowledged. Try again when the disk has room.",
+            ) from exc
 
     @staticmethod
     def _collision(listing: Listing, added: Listing, new_paths: Sequence[str]) -> tuple[str, str] | None:
@@ -1001,23 +1062,18 @@ class VaultStore:
             self._origin_repo = origin
         return origin
 
-    def _push(self, commit_id: pygit2.Oid, parent: str | None, created: Sequence[pygit2.Oid]) -> bool:
+    def _push(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """Push ``commit_id`` to origin's main. True when accepted, False when the origin moved."""
         origin = self._local_origin()
         if origin is not None and Path(self.origin_url, "HEAD").exists():
-            return self._push_local(origin, commit_id, parent, created)
+            return self._push_local(origin, commit_id, parent)
         return self._push_remote(commit_id)
 
-    def _push_local(
-        self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None, created: Sequence[pygit2.Oid]
-    ) -> bool:
-        """A local bare origin: share the new objects, then compare-and-swap its main (no transport round trip).
-
-        The objects go first, so the ref never points at something missing; the ref update fails if main is
-        no longer ``parent`` (another writer got there first), which is the ordinary "origin moved" case.
-        """
+    def _push_local(self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None) -> bool:
+        """A local bare origin, which has the group's pack already (:meth:`_write_group`): compare-and-swap its
+        main (no transport round trip). The ref update fails if main is no longer ``parent`` (another writer got
+        there first), which is the ordinary "origin moved" case."""
         try:
-            self._share_objects(origin, created)
             try:
                 ref = origin.references[MAIN_REF]
             except KeyError:
@@ -1045,41 +1101,6 @@ class VaultStore:
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
-
-    def _share_objects(self, origin: pygit2.Repository, created: Sequence[pygit2.Oid]) -> None:
-        """Give a local origin the objects a write created, each written once.
-
-        A loose object is an immutable, read-only file named by its id, so the origin can hold the very same
-        file: a hard link (what ``git clone --local`` does) costs a directory entry instead of a second file
-        with its data, and both repositories stay self-contained (neither borrows from the other, so either
-        one can be moved, repacked or lost alone).  Where linking is impossible (another file system, an
-        object already packed here) the object is copied through the origin's object database.
-        """
-        # Plain strings, not pathlib: four Path joins per object cost more CPU than the link itself
-        # (a 32-writer group shares ~5 objects per commit).
-        ours = os.path.join(self.repo.path, "objects", "")
-        theirs = os.path.join(origin.path, "objects", "")
-        odb = origin.odb
-        for oid in created:
-            hexid = str(oid)
-            name = f"{hexid[:2]}/{hexid[2:]}"
-            target = theirs + name
-            try:
-                try:
-                    os.link(ours + name, target)
-                except FileNotFoundError:
-                    if not os.path.isdir(theirs + hexid[:2]):  # the origin lacks this fan-out folder yet
-                        with suppress(FileExistsError):
-                            os.mkdir(theirs + hexid[:2])
-                        os.link(ours + name, target)
-                    else:
-                        raise
-            except FileExistsError:
-                continue  # the origin has this object already (the same blob in another note)
-            except OSError:
-                if oid not in odb:
-                    kind, data = self.repo.odb.read(oid)
-                    odb.write(kind, data)
 
     def _push_remote(self, commit_id: pygit2.Oid) -> bool:
         self.repo.references.create(PENDING_REF, commit_id, force=True)
@@ -1165,10 +1186,9 @@ class VaultStore:
         return sum(1 for _ in ((repo_dir or self.repo_dir) / "objects" / "pack").glob("*.pack"))
 
     def needs_repack(self, threshold: int) -> bool:
+        """More than ``threshold`` loose objects (a git push into the origin leaves them) or :data:`MAX_PACKS`
+        packs, here or in a local origin: time for :meth:`roll_up`."""
         return any(self.loose_object_count(d) > threshold or self.pack_count(d) > MAX_PACKS for d in self._git_dirs())
-
-    def too_many_packs(self) -> bool:
-        return any(self.pack_count(d) > MAX_PACKS for d in self._git_dirs())
 
     def _git_dirs(self) -> list[Path]:
         dirs = [self.repo_dir]
@@ -1176,58 +1196,53 @@ class VaultStore:
             dirs.append(Path(self.origin_url))
         return dirs
 
-    def repack(self, *, deltas: bool = True, incremental: bool = False) -> None:
-        """Pack loose objects (in-memory commits and local pushes leave them) into one pack, here and in a
-        local origin; many small packs or loose objects make every push and walk slower.
+    def repack(self, *, deltas: bool = True) -> None:
+        """Put every pack and loose object into one pack, here and in a local origin (what an import ends
+        with, and a full maintenance pass); the periodic one is :meth:`roll_up`.
 
         ``deltas=False`` skips git's delta search (``--window=0``): after an import, whose notes are each one
         version of unrelated text, it saves ~0.2 % of the pack for ~20x less CPU (10,000 notes: 2.3 -> 0.1 s
         user); later repacks delta only what is new.
 
-        ``incremental`` packs only the loose objects into one more pack (``git repack -d``, as ``git gc
-        --auto`` does until there are too many packs) instead of rewriting every pack.  Measured: with a full
-        repack under the lock, 32 MCP writers right after 640 others ran at 63 commits/s with the server idle
-        a third of the time, against 95 commits/s for the first 640 (bench_notes at 10,000 notes).
-
-        An incremental repack is ``git repack -d`` in its two halves, and only the second holds the write
-        lock: ``git repack`` (no ``-d``) writes one new pack of the reachable loose objects and removes
-        nothing, so writers go on meanwhile (what they create is unreachable when git lists the refs and
-        stays loose; a pack is renamed into place whole, and libgit2 rereads the pack folder when an object
-        is missing); then, under the lock, ``git prune-packed`` removes the loose copies of what is now packed
-        (no writer is between writing an object, linking it into the origin and moving a ref) and the fan-out
-        folders it empties are put back.  A full repack deletes the packs it replaces, which a concurrent
-        reader of the clone may be about to open, so it stays under the lock whole; it keeps what no ref reaches
-        yet in a cruft pack (``--cruft``) until :data:`UNREACHABLE_KEPT_FOR` has passed, so objects written
-        for a commit not made yet (an import's packed batch) survive it.  ``repack.lock`` keeps two
-        repacks of one clone (a maintenance pass and a CLI run) from packing the same objects twice."""
+        It deletes the packs it replaces, which a concurrent writer of the clone may be about to name, so it
+        holds the write lock whole; it keeps what no ref reaches yet in a cruft pack (``--cruft``) until
+        :data:`UNREACHABLE_KEPT_FOR` has passed, so objects written for a commit not made yet (an import's
+        packed batch) survive it.  ``repack.lock`` keeps two repacks of one clone (a maintenance pass and a
+        CLI run) from packing the same objects twice."""
         window = [] if deltas else ["--window=0"]
+        with self._repack_guard(), self.write_lock():
+            for repo_dir in self._git_dirs():
+                self._git_maintenance(
+                    repo_dir,
+                    ["repack", "-a", "-d", "-q", "--cruft", f"--cruft-expiration={UNREACHABLE_KEPT_FOR}", *window],
+                )
+                _fanout_folders(repo_dir)
+            self._reopen()
+
+    def roll_up(self) -> None:
+        """Merge the small packs (one per group commit) and any loose objects into fewer packs, here and in a
+        local origin: ``git repack --geometric=2 -d``, which leaves packs whose sizes at least double from one
+        to the next, so the big pack of an imported vault is not rewritten for a few new commits (measured:
+        ~0.1 s for 32 group packs beside a 100,000-note pack, against ~30 s for the full repack).
+
+        Writers go on meanwhile (no write lock): a write adds a pack and never changes or deletes one, and
+        git's repack takes only the packs it listed when it started, as it does beside a push.  A reader of a
+        pack git deletes keeps what it has open, and libgit2 looks an object up again in the new pack when the
+        old one is gone.  Then the repository is opened again (under the lock, between two groups), because
+        libgit2 keeps every pack it ever opened, deleted or not, until then."""
         with self._repack_guard():
-            if not incremental:
-                with self.write_lock():
-                    for repo_dir in self._git_dirs():
-                        self._git_maintenance(
-                            repo_dir,
-                            [
-                                "repack",
-                                "-a",
-                                "-d",
-                                "-q",
-                                "--cruft",
-                                f"--cruft-expiration={UNREACHABLE_KEPT_FOR}",
-                                *window,
-                            ],
-                        )
-                        _fanout_folders(repo_dir)
-                    self._origin_repo = None  # reopen: the pack list changed
-                return
-            dirs = self._git_dirs()
-            for repo_dir in dirs:
-                self._git_maintenance(repo_dir, ["repack", "-q", *window])
+            for repo_dir in self._git_dirs():
+                self._git_maintenance(repo_dir, ["repack", "--geometric=2", "-d", "-q"])
             with self.write_lock():
-                for repo_dir in dirs:
-                    self._git_maintenance(repo_dir, ["prune-packed", "-q"])
-                    _fanout_folders(repo_dir)
-                self._origin_repo = None  # reopen: the pack list changed
+                self._reopen()
+
+    def _reopen(self) -> None:
+        """A fresh libgit2 repository for the clone (under the write lock): its pack list is what is on disk
+        now. Readers that hold the previous one finish with it; its packs close when the last one lets go."""
+        self.repo = pygit2.Repository(str(self.repo_dir))
+        self._trees = objects.TreeCache(self.repo, TREE_CACHE_BYTES)
+        self._origin_repo = None  # reopen: the pack list changed
+        self._group_packs = 0
 
     @contextmanager
     def _repack_guard(self) -> Iterator[None]:
@@ -1400,61 +1415,21 @@ def changed_paths(
     yield from _changed_raw(repo, _read_tree(repo, old.id), _read_tree(repo, new.id), prefix)
 
 
-# Trees are read from their raw bytes (``mode name\0 id`` per entry) rather than through pygit2's entry
-# objects: each ``entry.filemode`` builds a Python enum (~5-20 us), two per entry compared, which made the
-# 16-commit walk of a 100,000-note index build 2.5 million enum calls and a one-note change in a 4,800-entry
-# folder ~200 ms.  The modes are normalised exactly as libgit2's ``git_tree_entry_filemode`` does, names are
-# decoded as pygit2 decodes them (UTF-8, surrogateescape); tests/vault/test_store_rawtree.py holds the
+# Trees are read from their raw bytes (``mode name\0 id`` per entry, :mod:`notegate.vault.objects`) rather than
+# through pygit2's entry objects: each ``entry.filemode`` builds a Python enum (~5-20 us), two per entry compared,
+# which made the 16-commit walk of a 100,000-note index build 2.5 million enum calls and a one-note change in a
+# 4,800-entry folder ~200 ms.  The modes are normalised exactly as libgit2's ``git_tree_entry_filemode`` does,
+# names are decoded as pygit2 decodes them (UTF-8, surrogateescape); tests/vault/test_store_rawtree.py holds the
 # equivalence with the entry-object walk.
 _TREE = int(FileMode.TREE)
-_COMMIT = int(FileMode.COMMIT)
 _BLOB_MODE_INTS = frozenset(int(m) for m in _BLOB_MODES)
-_MODES: dict[bytes, int] = {}
-
-
-def _normal_mode(raw: bytes) -> int:
-    """libgit2's ``normalize_filemode`` of a tree entry's octal mode."""
-    mode = _MODES.get(raw)
-    if mode is None:
-        value = int(raw, 8)
-        kind = value & 0o170000
-        if kind == 0o040000:
-            mode = _TREE
-        elif value & 0o111:
-            mode = int(FileMode.BLOB_EXECUTABLE)
-        elif kind == 0o160000:
-            mode = _COMMIT
-        elif kind == 0o120000:
-            mode = int(FileMode.LINK)
-        else:
-            mode = int(FileMode.BLOB)
-        if len(_MODES) < 64:  # a few distinct modes exist; a hostile tree cannot grow this table
-            _MODES[raw] = mode
-    return mode
-
-
-#: One tree entry: octal mode, space, name (never holds a NUL), NUL, the 20-byte id.
-_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)
-
-
-def _raw_records(data: bytes) -> list[tuple[bytes, bytes, bytes]]:
-    """(raw mode, raw name, 20-byte id) of each entry of a raw SHA-1 tree, found by one C-level scan; the
-    records must cover the whole object (``findall`` skips what does not match), or it is refused."""
-    records = _ENTRY.findall(data)
-    if sum(len(mode) + len(name) + 22 for mode, name, _ in records) != len(data):
-        raise pygit2.GitError("corrupt tree object")
-    return records
+_normal_mode = objects.normal_mode
+_raw_records = objects.raw_records
+_read_tree = objects.read_tree
 
 
 def _name(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
-
-
-def _read_tree(repo: pygit2.Repository, oid: pygit2.Oid | bytes) -> bytes:
-    kind, data = repo.odb.read(oid if isinstance(oid, pygit2.Oid) else pygit2.Oid(raw=oid))
-    if kind != ObjectType.TREE:
-        raise pygit2.GitError("a tree entry's mode says folder, its object is not a tree")
-    return data
 
 
 def _walk_raw(repo: pygit2.Repository, data: bytes, prefix: str) -> Iterator[tuple[str, str]]:
