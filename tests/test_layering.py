@@ -41,6 +41,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.index": "storage",
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
+    "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.models": "models",

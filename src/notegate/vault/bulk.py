@@ -20,13 +20,14 @@ import hashlib
 import os
 import shutil
 import struct
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
+
+from notegate.vault import filepool
 
 OBJ_BLOB = 3
 #: zlib level 1: an import's notes are each one version of unrelated text; the later repack (``--window=0``)
@@ -200,11 +201,7 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
     first = dirs[0]
     first.mkdir(parents=True, exist_ok=True)
     for suffix, data in ((".pack", pack), (".idx", index)):
-        fd, tmp = tempfile.mkstemp(dir=first, prefix="tmp_bulk_")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, first / f"{name}{suffix}")
+        filepool.write_new(first, first / f"{name}{suffix}", data)  # files made ahead: see filepool.py
     for other in dirs[1:]:
         try:
             _share(first, other, name)
