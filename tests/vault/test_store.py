@@ -238,6 +238,26 @@ def test_the_store_rolls_its_group_packs_up_as_it_writes(
     assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
 
 
+def test_no_roll_up_while_an_import_writes(store: VaultStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An import ends with a full repack: rolling its batches' packs up meanwhile would rewrite them twice."""
+    from notegate.vault import bulk
+    from notegate.vault import store as store_module
+
+    monkeypatch.setattr(store_module, "ROLL_UP_AFTER", 2)
+    started: list[bool] = []
+    monkeypatch.setattr(VaultStore, "roll_up", lambda self: started.append(True))
+    with bulk.packed_blobs(store.repo):
+        for i in range(4):
+            store.commit([Change(f"i{i}.md", b"i")], {f"i{i}.md": ABSENT}, AUTHOR, "import batch")
+    assert started == [] and store._group_packs >= 4  # (the seed wrote one more)
+    store.commit([Change("after.md", b"a")], {"after.md": ABSENT}, AUTHOR, "after the import")
+    for _ in range(200):
+        if started:
+            break
+        threading.Event().wait(0.01)
+    assert started == [True]
+
+
 def test_maintenance_rolls_up_when_loose_objects_or_packs_pile_up(
     store: VaultStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -93,6 +93,13 @@ def stored_blob(repo: pygit2.Repository, data: bytes) -> pygit2.Oid:
     return repo.create_blob(data)
 
 
+def bulk_write_running(repo: pygit2.Repository) -> bool:
+    """Whether a bulk write (an import) runs in ``repo`` in this process: it ends with a full repack, so the
+    store does not roll its packs up meanwhile (a roll-up in the middle of a 100,000-note import rewrote the
+    batches' blob packs once more, here and in the origin)."""
+    return repo.path in _PACKED
+
+
 def is_packed(repo: pygit2.Repository, oid: bytes) -> bool:
     """Whether a bulk write in progress has packed the blob ``oid`` (20 bytes) into ``repo`` (so a commit
     that names it need not write it again)."""

@@ -994,8 +994,10 @@ class VaultStore:
         """Once :data:`ROLL_UP_AFTER` group packs are written, roll them up in a thread of its own (one at a
         time per store), so that no writer waits for it and the packs stay few (each lookup of an object
         searches every pack's index)."""
+        if self._group_packs < ROLL_UP_AFTER or bulk.bulk_write_running(self.repo):
+            return  # an import repacks everything once it is done
         with self._queue_lock:
-            if self._group_packs < ROLL_UP_AFTER or self._rolling_up:
+            if self._rolling_up:
                 return
             self._rolling_up = True
 
