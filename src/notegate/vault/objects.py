@@ -46,7 +46,8 @@ BLOB_MODE = b"100644"
 _CANONICAL_MODES = frozenset({b"100644", b"100755", b"40000", b"120000", b"160000"})
 _TREE = int(FileMode.TREE)
 _COMMIT = int(FileMode.COMMIT)
-_BLOB_MODE_INTS = frozenset({int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE)})
+_BLOB_EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
+_BLOB_MODE_INTS = frozenset({int(FileMode.BLOB), _BLOB_EXECUTABLE})
 _MODES: dict[bytes, int] = {}
 ABSENT = "absent"
 #: pack object types (gitformat-pack)
@@ -77,7 +78,7 @@ def normal_mode(raw: bytes) -> int:
         kind = value & 0o170000
         if kind == 0o040000:
             mode = _TREE
-        elif value & 0o111:
+        elif value & 0o100:  # GIT_PERMS_IS_EXEC: the owner's x bit only (a 160001 stays a submodule)
             mode = int(FileMode.BLOB_EXECUTABLE)
         elif kind == 0o160000:
             mode = _COMMIT
@@ -192,9 +193,20 @@ def _in_git_order(keys: list[bytes], names: list[bytes]) -> bool:
 
 
 def _check_name(name: bytes) -> None:
-    """The names libgit2's tree builder refuses (``valid_entry_name``), refused here the same way."""
-    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name or name.lower() == b".git":
+    """The names libgit2's tree builder refuses (``valid_entry_name``), refused here the same way: with
+    ``core.protectNTFS`` on (its default) that includes what Windows reads as ``.git``: ``.git`` or its short
+    name ``git~1`` in any case, followed by nothing but dots and spaces, or by ``\\`` or ``:``."""
+    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name or _ntfs_dotgit(name.lower()):
         raise ValueError(f"{name.decode('utf-8', 'replace')!r} is not a valid name for a tree entry")
+
+
+def _ntfs_dotgit(lower: bytes) -> bool:
+    """libgit2's ``verify_dotgit_ntfs`` refusal, of a lower-cased name."""
+    for reserved in (b".git", b"git~1"):
+        if lower.startswith(reserved):
+            rest = lower[len(reserved) :]
+            return rest[:1] in (b"\\", b":") or not rest.strip(b". ")
+    return False
 
 
 class TreeReader(Protocol):
@@ -259,7 +271,14 @@ def blob_at(read: TreeReader, root: bytes | None, path: str) -> str:
     if at < 0:
         return ABSENT
     mode, oid = tree.mode_and_id(at)
+    if mode == _BLOB_EXECUTABLE and _gitlink(tree.entries[at]):
+        return ABSENT  # libgit2 normalises 160100 as an executable blob, but its object type is a commit
     return oid.hex() if mode in _BLOB_MODE_INTS else ABSENT
+
+
+def _gitlink(entry: bytes) -> bool:
+    """Whether an entry's raw mode is a submodule's kind (``S_ISGITLINK``, what ``git_tree_entry_type`` reads)."""
+    return int(entry[: entry.index(b" ")], 8) & 0o170000 == 0o160000
 
 
 #: One object made for a pack: (kind, its bytes, its 20-byte id).
@@ -385,7 +404,10 @@ def signature_bytes(sig: pygit2.Signature) -> bytes:
 def commit_bytes(
     tree: bytes, parents: Sequence[bytes], author: pygit2.Signature, committer: pygit2.Signature, message: str
 ) -> bytes:
-    """A commit object's bytes as libgit2's ``create_commit`` writes them (no encoding header: UTF-8)."""
+    """A commit object's bytes as libgit2's ``create_commit`` writes them (no encoding header: UTF-8).  A NUL
+    in the message is refused: libgit2 reads the message as a C string and would silently cut it there."""
+    if "\0" in message:
+        raise ValueError("a commit message holds a NUL character")
     head = [b"tree " + tree.hex().encode()]
     head.extend(b"parent " + parent.hex().encode() for parent in parents)
     head.append(b"author " + signature_bytes(author))
