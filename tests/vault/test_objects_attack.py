@@ -5,6 +5,7 @@ process could plant at a pool file's name.  Each is held to libgit2's own answer
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import time
@@ -149,6 +150,53 @@ def test_parsing_a_hostile_tree_is_linear() -> None:
 
 def test_the_measure_catches_a_quadratic_parser_on_this_shape() -> None:
     assert_catches_quadratic(_hostile_tree)
+
+
+CORRUPT_SHAPES = {
+    # findall restarted at each byte after a bad entry and scanned to the next NUL from each: 16 KiB of
+    # "0 " cost 1.2 s of CPU and 128 KiB 59 s, before the whole tree was checked first (objects._WHOLE_TREE).
+    "modes-and-spaces": lambda n: "0 " * (n // 2),
+    "then-a-short-id": lambda n: "0 " * (n // 2) + "\0" + "x" * 19,
+    "good-entry-then-garbage": lambda n: "100644 a\0" + "x" * 20 + "0 " * (n // 2),
+}
+
+
+@pytest.mark.parametrize("shape", CORRUPT_SHAPES)
+def test_refusing_a_corrupt_tree_is_linear(shape: str) -> None:
+    build = CORRUPT_SHAPES[shape]
+    for parse in (objects.RawTree.parse, objects.raw_records):
+        with pytest.raises(pygit2.GitError, match="corrupt tree object"):
+            parse(build(1024).encode("latin-1"))
+
+        def refuse(text: str, parse=parse) -> None:
+            with contextlib.suppress(pygit2.GitError):
+                parse(text.encode("latin-1"))
+
+        assert_linear(refuse, build)
+
+
+@pytest.mark.parametrize("name", [b"", b"x" * 65536])
+def test_a_tree_libgit2_cannot_parse_is_refused_not_copied(repo: pygit2.Repository, name: bytes) -> None:
+    """An empty entry name, or one past 65,535 bytes: libgit2 refuses to parse the tree; the raw parse read it,
+    and an edit copied the entry into a new tree (git fsck: emptyName), which went into the group pack."""
+    blob = repo.create_blob(b"x\n")
+    tree_id = _tree_of(repo, [(b"100644", name, blob), (b"100644", b"b", blob)])
+    with pytest.raises(pygit2.GitError, match="failed to parse tree: can't parse filename"):
+        repo[tree_id].peel(pygit2.Tree)
+    with pytest.raises(pygit2.GitError, match="corrupt tree object"):
+        objects.build(_group(repo), tree_id.raw, [Change("c.md", b"y\n")])
+    with pytest.raises(pygit2.GitError, match="corrupt tree object"):
+        objects.blob_at(objects.TreeCache(repo, 1 << 20), tree_id.raw, "b")
+    with pytest.raises(pygit2.GitError, match="corrupt tree object"):
+        list(store._walk_raw(repo, repo.odb.read(tree_id)[1], ""))
+
+
+def test_a_name_of_65535_bytes_is_still_read(repo: pygit2.Repository) -> None:
+    blob = repo.create_blob(b"x\n")
+    tree_id = _tree_of(repo, [(b"100644", b"x" * 65535, blob)])
+    tree = repo[tree_id].peel(pygit2.Tree)
+    changes = [Change("c.md", b"y\n")]
+    assert objects.build(_group(repo), tree_id.raw, changes) == build_tree(repo, tree, changes).raw
 
 
 # ---------------------------------------------------------------- the file pool
