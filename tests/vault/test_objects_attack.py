@@ -6,6 +6,7 @@ process could plant at a pool file's name.  Each is held to libgit2's own answer
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import time
@@ -15,7 +16,7 @@ import pygit2
 import pytest
 from pygit2.enums import FileMode, ObjectType
 
-from notegate.vault import filepool, objects, store
+from notegate.vault import bulk, filepool, objects, store
 from notegate.vault.store import ABSENT, Change, _entry_blob, build_tree
 from timing import assert_catches_quadratic, assert_linear
 
@@ -229,3 +230,33 @@ def test_a_symlink_planted_at_a_pool_file_is_not_written_through(tmp_path: Path)
     assert stat.S_IMODE(victim.stat().st_mode) == 0o600
     assert not target.is_symlink() and target.read_bytes() == b"PACK data"
     assert stat.S_IMODE(target.stat().st_mode) == 0o444
+
+
+def test_a_symlink_planted_at_the_copy_name_in_the_origin_is_not_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the origin's pack folder takes no hard link (another file system), the pack was copied through
+    the fixed name ``tmp_bulk_<pack>.pack`` with ``shutil.copyfile``, which follows a symlink planted there:
+    the group's pack overwrote the file it pointed at (and two processes copying one pack shared the file)."""
+    clone, origin = tmp_path / "clone", tmp_path / "origin"
+    for repo_dir in (clone, origin):
+        pygit2.init_repository(str(repo_dir), bare=True)
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious\n")
+    records = [objects.pack_record(objects.OBJ_BLOB, b"note\n", objects.object_id(objects.OBJ_BLOB, b"note\n"))]
+    name = bulk.pack_records(records)[2]
+    for suffix in (".pack", ".idx"):
+        os.symlink(victim, origin / "objects" / "pack" / f"tmp_bulk_{name}{suffix}")
+
+    def no_link(src, dst, *args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", no_link)
+    assert bulk.write_records([clone, origin], records, strict=True) == name
+    assert victim.read_bytes() == b"precious\n"
+    for suffix in (".pack", ".idx"):
+        copied = origin / "objects" / "pack" / f"{name}{suffix}"
+        assert not copied.is_symlink()
+        assert copied.read_bytes() == (clone / "objects" / "pack" / f"{name}{suffix}").read_bytes()
+        assert stat.S_IMODE(copied.stat().st_mode) == 0o444
+    assert pygit2.Repository(str(origin)).odb.read(pygit2.Oid(raw=records[0][0]))[1] == b"note\n"
