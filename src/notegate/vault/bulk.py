@@ -20,9 +20,10 @@ import hashlib
 import os
 import shutil
 import struct
+import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pygit2
@@ -232,9 +233,23 @@ def _share(first: Path, other: Path, name: str) -> None:
         except FileExistsError:
             continue  # the same pack, by its checksum name: the same bytes
         except OSError:
-            tmp = other / f"tmp_bulk_{name}{suffix}"
-            shutil.copyfile(first / f"{name}{suffix}", tmp)
-            os.replace(tmp, target)
+            _copy_new(first / f"{name}{suffix}", other, target)
+
+
+def _copy_new(source: Path, folder: Path, target: Path) -> None:
+    """``source`` copied as the read-only ``target`` in ``folder``, through a file of a new, unguessable name
+    (``mkstemp``: ``O_EXCL``, so never a symlink someone planted there, nor the file of a second process
+    copying the same pack, as a fixed ``tmp_bulk_<name>`` name was)."""
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="tmp_bulk_")
+    try:
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            shutil.copyfileobj(src, out)
+            os.fchmod(out.fileno(), 0o444)
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def local_origin_dir(origin_url: str) -> Path | None:

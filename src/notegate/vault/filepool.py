@@ -89,8 +89,10 @@ def write_new(folder: Path, target: Path, data: bytes) -> None:
     fd = -1
     if path is not None:
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-        except OSError:  # removed meanwhile (a cleanup of tmp_ files): make one as before
+            # O_NOFOLLOW: a symlink planted at a pool file's (guessable) name must not make this write,
+            # truncate and chmod the file it points at.
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+        except OSError:  # removed meanwhile (a cleanup of tmp_ files), or a symlink: make one as before
             fd = -1
     if fd < 0:
         fd, path = tempfile.mkstemp(dir=folder, prefix=PREFIX)

@@ -46,7 +46,8 @@ BLOB_MODE = b"100644"
 _CANONICAL_MODES = frozenset({b"100644", b"100755", b"40000", b"120000", b"160000"})
 _TREE = int(FileMode.TREE)
 _COMMIT = int(FileMode.COMMIT)
-_BLOB_MODE_INTS = frozenset({int(FileMode.BLOB), int(FileMode.BLOB_EXECUTABLE)})
+_BLOB_EXECUTABLE = int(FileMode.BLOB_EXECUTABLE)
+_BLOB_MODE_INTS = frozenset({int(FileMode.BLOB), _BLOB_EXECUTABLE})
 _MODES: dict[bytes, int] = {}
 ABSENT = "absent"
 #: pack object types (gitformat-pack)
@@ -67,6 +68,11 @@ _first, _second, _third = itemgetter(0), itemgetter(1), itemgetter(2)
 _ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)
 #: The same, with the whole entry's bytes first (what an edit copies as it is).
 _WHOLE_ENTRY = re.compile(rb"(([0-7]+) ([^\0]*)\0.{20})", re.DOTALL)
+#: A whole tree, entry after entry from its first byte, each name 1 to 65,535 bytes (libgit2 refuses to parse
+#: an empty or a longer one), checked before ``findall`` reads it: ``findall`` alone restarts at every byte
+#: after a bad entry and each restart scans to the next NUL, so a corrupt tree cost quadratic time (a 128 KiB
+#: tree of "0 0 0 ..." took 59 s of CPU). Possessive, so this check never backtracks: one pass, ~15 % of a parse.
+_WHOLE_TREE = re.compile(rb"(?:[0-7]++ [^\0]{1,65535}+\0.{20})*+", re.DOTALL)
 
 
 def normal_mode(raw: bytes) -> int:
@@ -77,7 +83,7 @@ def normal_mode(raw: bytes) -> int:
         kind = value & 0o170000
         if kind == 0o040000:
             mode = _TREE
-        elif value & 0o111:
+        elif value & 0o100:  # GIT_PERMS_IS_EXEC: the owner's x bit only (a 160001 stays a submodule)
             mode = int(FileMode.BLOB_EXECUTABLE)
         elif kind == 0o160000:
             mode = _COMMIT
@@ -92,11 +98,10 @@ def normal_mode(raw: bytes) -> int:
 
 def raw_records(data: bytes) -> list[tuple[bytes, bytes, bytes]]:
     """(raw mode, raw name, 20-byte id) of each entry of a raw SHA-1 tree, found by one C-level scan; the
-    records must cover the whole object (``findall`` skips what does not match), or it is refused."""
-    records = _ENTRY.findall(data)
-    if sum(len(mode) + len(name) + 22 for mode, name, _ in records) != len(data):
+    entries must make the whole object (:data:`_WHOLE_TREE`), or it is refused."""
+    if _WHOLE_TREE.fullmatch(data) is None:
         raise pygit2.GitError("corrupt tree object")
-    return records
+    return _ENTRY.findall(data)
 
 
 def read_tree(repo: pygit2.Repository, oid: pygit2.Oid | bytes) -> bytes:
@@ -128,10 +133,10 @@ class RawTree:
         """Parsed with C-level passes only (``findall``, ``map``, ``set``) when every mode is one git writes:
         at 100,000 notes a folder has ~420 entries, and a Python loop per entry was most of a write's CPU
         (a tree is parsed whenever it is not in the cache)."""
+        if _WHOLE_TREE.fullmatch(data) is None:
+            raise pygit2.GitError("corrupt tree object")
         found = _WHOLE_ENTRY.findall(data)
         entries = list(map(_first, found))
-        if sum(map(len, entries)) != len(data):
-            raise pygit2.GitError("corrupt tree object")
         modes, names = list(map(_second, found)), list(map(_third, found))
         if _CANONICAL_MODES.issuperset(modes):
             keys = list(map(bytes.__add__, names, map(_FOLDER_SUFFIX.get, modes, repeat(b""))))
@@ -192,9 +197,20 @@ def _in_git_order(keys: list[bytes], names: list[bytes]) -> bool:
 
 
 def _check_name(name: bytes) -> None:
-    """The names libgit2's tree builder refuses (``valid_entry_name``), refused here the same way."""
-    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name or name.lower() == b".git":
+    """The names libgit2's tree builder refuses (``valid_entry_name``), refused here the same way: with
+    ``core.protectNTFS`` on (its default) that includes what Windows reads as ``.git``: ``.git`` or its short
+    name ``git~1`` in any case, followed by nothing but dots and spaces, or by ``\\`` or ``:``."""
+    if not name or name in (b".", b"..") or b"/" in name or b"\0" in name or _ntfs_dotgit(name.lower()):
         raise ValueError(f"{name.decode('utf-8', 'replace')!r} is not a valid name for a tree entry")
+
+
+def _ntfs_dotgit(lower: bytes) -> bool:
+    """libgit2's ``verify_dotgit_ntfs`` refusal, of a lower-cased name."""
+    for reserved in (b".git", b"git~1"):
+        if lower.startswith(reserved):
+            rest = lower[len(reserved) :]
+            return rest[:1] in (b"\\", b":") or not rest.strip(b". ")
+    return False
 
 
 class TreeReader(Protocol):
@@ -259,7 +275,14 @@ def blob_at(read: TreeReader, root: bytes | None, path: str) -> str:
     if at < 0:
         return ABSENT
     mode, oid = tree.mode_and_id(at)
+    if mode == _BLOB_EXECUTABLE and _gitlink(tree.entries[at]):
+        return ABSENT  # libgit2 normalises 160100 as an executable blob, but its object type is a commit
     return oid.hex() if mode in _BLOB_MODE_INTS else ABSENT
+
+
+def _gitlink(entry: bytes) -> bool:
+    """Whether an entry's raw mode is a submodule's kind (``S_ISGITLINK``, what ``git_tree_entry_type`` reads)."""
+    return int(entry[: entry.index(b" ")], 8) & 0o170000 == 0o160000
 
 
 #: One object made for a pack: (kind, its bytes, its 20-byte id).
@@ -385,7 +408,10 @@ def signature_bytes(sig: pygit2.Signature) -> bytes:
 def commit_bytes(
     tree: bytes, parents: Sequence[bytes], author: pygit2.Signature, committer: pygit2.Signature, message: str
 ) -> bytes:
-    """A commit object's bytes as libgit2's ``create_commit`` writes them (no encoding header: UTF-8)."""
+    """A commit object's bytes as libgit2's ``create_commit`` writes them (no encoding header: UTF-8).  A NUL
+    in the message is refused: libgit2 reads the message as a C string and would silently cut it there."""
+    if "\0" in message:
+        raise ValueError("a commit message holds a NUL character")
     head = [b"tree " + tree.hex().encode()]
     head.extend(b"parent " + parent.hex().encode() for parent in parents)
     head.append(b"author " + signature_bytes(author))
