@@ -912,7 +912,9 @@ async def _mcp_writers(
 
 
 # ------------------------------------------------------------------ scenario
-def machine_meta(args: argparse.Namespace) -> dict[str, Any]:
+def machine_meta(args: argparse.Namespace, folder: Path | None = None) -> dict[str, Any]:
+    """The machine, the code and (``calibration``) this machine's speed now, measured in ``folder`` (where the
+    benchmark writes: the temporary folder by default)."""
     git = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout.strip()
     repo = Path(__file__).resolve().parent.parent
     head = subprocess.run(
@@ -935,7 +937,30 @@ def machine_meta(args: argparse.Namespace) -> dict[str, Any]:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "notes": args.notes,
         "quick": args.quick,
+        "calibration": calibrate(folder or Path(tempfile.gettempdir())),
     }
+
+
+def calibrate(folder: Path) -> dict[str, float]:
+    """Two figures of this machine at this moment, so that runs on different days can be compared: the same
+    VM moved 2-3x between sessions on code nobody changed (searches, imports).  ``python_loop_s``: 10 million
+    additions in a Python loop (one core's speed for the interpreter); ``file_create_ms``: the median cost of
+    making one empty file in ``folder`` (what a write's new files cost there: on this VM's ext4 disk 0.02-0.09
+    ms in one folder and 0.85-1.5 ms in /tmp at the same minute, where ext4 allocates inodes near a much-used
+    parent; a rename costs ~20 us anywhere)."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    loop = time.perf_counter() - started
+    samples = []
+    with tempfile.TemporaryDirectory(dir=folder) as scratch:
+        for i in range(200):
+            path = os.path.join(scratch, f"f{i}")
+            began = time.perf_counter()
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            samples.append(time.perf_counter() - began)
+    return {"python_loop_s": round(loop, 2), "file_create_ms": round(statistics.median(samples) * 1e3, 3)}
 
 
 def _cpu_model() -> str:
@@ -1096,7 +1121,7 @@ def main(argv: list[str] | None = None) -> int:
         f"notegate bench_notes: {meta['notes']} notes, {meta['nproc']} cores ({meta['cpu']}), "
         f"Python {meta['python']}, {meta['git']}, SQLite {meta['sqlite']}, pygit2 {meta['pygit2']} "
         f"(libgit2 {meta['libgit2']}), repo {meta['repo_head']} + {meta['src_changed_files']} changed src files, "
-        f"{meta['date']}, {meta['wall_seconds']} s\n"
+        f"{meta['date']}, {meta['wall_seconds']} s; calibration {meta['calibration']}\n"
     )
     print(report.render())
     if args.json:

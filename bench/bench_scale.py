@@ -261,12 +261,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     results = asyncio.run(run(args))
     args.out.mkdir(parents=True, exist_ok=True)
-    meta = bn.machine_meta(argparse.Namespace(notes=max(args.sizes), quick=args.quick, seed=args.seed))
+    meta = bn.machine_meta(argparse.Namespace(notes=max(args.sizes), quick=args.quick, seed=args.seed), args.work)
     meta["wall_s"] = round(time.perf_counter() - started, 1)
     (args.out / "scale.json").write_text(json.dumps({"meta": meta, "results": results}, indent=1) + "\n")
     (args.out / "scale.svg").write_text(svg_plot(results))
     print(render(results))
     print(f"\nwrote {args.out / 'scale.json'} and {args.out / 'scale.svg'} ({meta['wall_s']:.0f} s)")
+    print(f"calibration (this machine now): {meta['calibration']}")
     return 0
 
 
