@@ -623,7 +623,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                 encoding=args.encoding,
                 dry_run=args.dry_run,
                 allow_policy_folders=args.allow_policy_folders,
-                # an import leaves thousands of loose objects: pack both repos, beside the index's catch-up
+                # an import leaves a pack per batch and per commit: pack both repos, beside the index's catch-up
                 after_commits=lambda: env.store.repack(deltas=False),
             )
     except NotegateError as exc:

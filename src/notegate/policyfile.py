@@ -97,7 +97,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "repack_loose_objects",
         int,
         2000,
-        "Repack the server's clone past this many loose objects.",
+        "Roll up the server's clone and a local origin past this many loose objects (a push leaves them) or 50 packs.",
         enforced_by=("notegate.services.runtime:Runtime.maintain",),
     ),
     PolicySetting(

@@ -1314,8 +1314,9 @@ class VaultStore:
 
 def _fanout_folders(repo_dir: Path) -> None:
     """Put back the 256 ``objects/xx`` folders a repack removes when it empties them: otherwise each of the
-    next few hundred loose objects (every write makes ~5, here and in a local origin) costs a failed link
-    or write, a ``mkdir`` and a retry.  Empty fan-out folders are what ``git init`` leaves too."""
+    next few hundred loose objects (a git push into the origin unpacks small pushes; libgit2 writes loose
+    objects outside the group commit's pack) costs a failed write, a ``mkdir`` and a retry.  Empty fan-out
+    folders are what ``git init`` leaves too."""
     objects = repo_dir / "objects"
     if not objects.is_dir():
         return
