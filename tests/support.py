@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.state import StateDB
+from notegate.vault import filepool
 
 if TYPE_CHECKING:
     from zygote import Forked
@@ -348,3 +349,15 @@ def clone_and_push(origin: Path, workdir: Path, path: str, text: str) -> str:
     return subprocess.run(
         ["git", "-C", str(workdir), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
+
+
+def warm_pool(folder: Path) -> filepool.FilePool:
+    """The file pool of ``folder`` (vault/filepool.py), started and filled to at least half."""
+    pool = filepool.pool(folder)
+    if pool.ready() < filepool.SIZE // 2:
+        pool.take()  # starts the refill
+    for _ in range(400):
+        if pool.ready() >= filepool.SIZE // 2 and not pool._filling:
+            return pool
+        time.sleep(0.01)
+    raise AssertionError("the pool never filled")

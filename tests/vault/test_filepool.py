@@ -6,24 +6,13 @@ from __future__ import annotations
 import os
 import stat
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from notegate.vault import filepool
 from notegate.vault.store import ABSENT, Author, Change, VaultStore, git_fsck
-
-
-def warm(folder: Path) -> filepool.FilePool:
-    pool = filepool.pool(folder)
-    if pool.ready() < filepool.SIZE // 2:
-        pool.take()  # starts the refill
-    for _ in range(400):
-        if pool.ready() >= filepool.SIZE // 2 and not pool._filling:
-            return pool
-        time.sleep(0.01)
-    raise AssertionError("the pool never filled")
+from support import warm_pool
 
 
 class CreatesSeen:
@@ -43,7 +32,7 @@ class CreatesSeen:
 
 
 def test_a_file_written_through_a_warm_pool_is_one_the_pool_made(tmp_path: Path, monkeypatch) -> None:
-    pool = warm(tmp_path)
+    pool = warm_pool(tmp_path)
     inodes = {os.stat(p).st_ino for p in pool._ready}
     seen = CreatesSeen(monkeypatch)
     filepool.write_new(tmp_path, tmp_path / "pack-x.pack", b"pack bytes")
@@ -62,7 +51,7 @@ def test_an_empty_pool_makes_its_own_file(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_a_pool_file_removed_meanwhile_costs_only_time(tmp_path: Path) -> None:
-    pool = warm(tmp_path)
+    pool = warm_pool(tmp_path)
     for path in list(pool._ready):
         os.unlink(path)  # a cleanup of tmp_ files (git prune) took them
     filepool.write_new(tmp_path, tmp_path / "b.pack", b"still written")
@@ -70,7 +59,7 @@ def test_a_pool_file_removed_meanwhile_costs_only_time(tmp_path: Path) -> None:
 
 
 def test_a_failed_write_leaves_no_file_behind(tmp_path: Path) -> None:
-    warm(tmp_path)
+    warm_pool(tmp_path)
     before = set(tmp_path.iterdir())
     with pytest.raises(FileNotFoundError):
         filepool.write_new(tmp_path, tmp_path / "gone" / "c.pack", b"x")  # the rename cannot land
@@ -84,7 +73,7 @@ def test_a_group_commit_makes_no_file_on_the_writers_path(
     libgit2's own, in C); both repositories stay fsck clean."""
     store = seeded_store
     store.commit([Change("warm.md", b"w\n")], {"warm.md": ABSENT}, Author("T", "t"), "warm")
-    warm(store.repo_dir / "objects" / "pack")
+    warm_pool(store.repo_dir / "objects" / "pack")
     seen = CreatesSeen(monkeypatch)
     result = store.commit([Change("cold.md", b"c\n")], {"cold.md": ABSENT}, Author("T", "t"), "pooled")
     assert seen.calls == []

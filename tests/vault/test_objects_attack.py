@@ -9,7 +9,6 @@ import contextlib
 import errno
 import os
 import stat
-import time
 from pathlib import Path
 
 import pygit2
@@ -18,6 +17,7 @@ from pygit2.enums import FileMode, ObjectType
 
 from notegate.vault import bulk, filepool, objects, store
 from notegate.vault.store import ABSENT, Change, _entry_blob, build_tree
+from support import warm_pool
 from timing import assert_catches_quadratic, assert_linear
 
 
@@ -201,16 +201,6 @@ def test_a_name_of_65535_bytes_is_still_read(repo: pygit2.Repository) -> None:
 
 
 # ---------------------------------------------------------------- the file pool
-def _warm(folder: Path) -> filepool.FilePool:
-    pool = filepool.pool(folder)
-    pool.take()  # starts the refill
-    for _ in range(400):
-        if pool.ready() >= filepool.SIZE // 2 and not pool._filling:
-            return pool
-        time.sleep(0.01)
-    raise AssertionError("the pool never filled")
-
-
 def test_a_symlink_planted_at_a_pool_file_is_not_written_through(tmp_path: Path) -> None:
     """Pool files have guessable names (``tmp_pool_<pid>_<n>``) and were opened without O_NOFOLLOW: a symlink
     put in place of one made the next pack write truncate, fill and chmod 0444 the file it pointed at."""
@@ -219,7 +209,7 @@ def test_a_symlink_planted_at_a_pool_file_is_not_written_through(tmp_path: Path)
     victim = tmp_path / "victim"
     victim.write_bytes(b"precious\n")
     victim.chmod(0o600)
-    pool = _warm(folder)
+    pool = warm_pool(folder)
     with pool._lock:
         planted = pool._ready[-1]  # the one take() hands out next
         os.unlink(planted)

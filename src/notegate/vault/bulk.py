@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import struct
-import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
@@ -239,17 +237,9 @@ def _share(first: Path, other: Path, name: str) -> None:
 def _copy_new(source: Path, folder: Path, target: Path) -> None:
     """``source`` copied as the read-only ``target`` in ``folder``, through a file of a new, unguessable name
     (``mkstemp``: ``O_EXCL``, so never a symlink someone planted there, nor the file of a second process
-    copying the same pack, as a fixed ``tmp_bulk_<name>`` name was)."""
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="tmp_bulk_")
-    try:
-        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-            shutil.copyfileobj(src, out)
-            os.fchmod(out.fileno(), 0o444)
-        os.replace(tmp, target)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
+    copying the same pack, as a fixed ``tmp_bulk_<name>`` name was). Not through the folder's pool: a copy
+    happens only where a link is impossible (another disk), rarely, and the origin keeps no pool files."""
+    filepool.write_new(folder, target, Path(source).read_bytes(), pooled=False)
 
 
 def local_origin_dir(origin_url: str) -> Path | None:

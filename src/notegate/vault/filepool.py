@@ -82,10 +82,10 @@ def pool(folder: Path) -> FilePool:
         return found
 
 
-def write_new(folder: Path, target: Path, data: bytes) -> None:
+def write_new(folder: Path, target: Path, data: bytes, *, pooled: bool = True) -> None:
     """``data`` as the read-only file ``target`` in ``folder``, appearing whole (written under a temporary
     name, then renamed), in a file of the folder's pool when one is ready."""
-    path = pool(folder).take()
+    path = pool(folder).take() if pooled else None
     fd = -1
     if path is not None:
         try:

@@ -1498,16 +1498,7 @@ def build_tree(
 
     ``created`` collects every object written (blobs and trees), which is what a local push must copy.
     """
-    nested: dict = {}
-    for change in changes:
-        parts = change.path.split("/")
-        node = nested
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"{change.path}: a parent is a file")
-        node[parts[-1]] = change
-    return _build(repo, base, nested, created if created is not None else [])[0]
+    return _build(repo, base, objects.nested_changes(changes), created if created is not None else [])[0]
 
 
 def _blobs_after(changes: Sequence[Change]) -> dict[str, str]:
