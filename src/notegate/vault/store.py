@@ -3,7 +3,9 @@
 Theory of operation
 -------------------
 * The server keeps a bare clone (``vault.git``) per environment whose remote ``origin`` is the
-  environment's origin.  Commits are built in memory with pygit2 (no work tree, no index file).
+  environment's origin.  Commits are built in memory (no work tree, no index file): a group commit's objects
+  are made as bytes (:mod:`notegate.vault.objects`) and written as one pack, in the clone and hard-linked
+  into a local origin, before any ref names them; the store rolls the small packs up as they accumulate.
 * ``refs/heads/main`` only ever moves to a commit the origin already has: a write builds its commit,
   points the private ref ``refs/notegate/pending`` at it, pushes ``pending:main`` and only then moves
   ``main``.  A crash at any point therefore leaves ``main`` at an acknowledged (pushed) commit, and an
@@ -1018,7 +1020,7 @@ class VaultStore:
         cruft pack for a while and then drops."""
         self._trees.keep(made.trees)
         dirs = [self.repo_dir]
-        if self._local_origin() is not None and Path(self.origin_url, "HEAD").exists():  # as _push decides
+        if self._local_origin_now() is not None:
             dirs.append(Path(self.origin_url))
         records = [objects.pack_record(kind, data, oid) for kind, data, oid in made.made]
         try:
@@ -1064,10 +1066,16 @@ class VaultStore:
             self._origin_repo = origin
         return origin
 
+    def _local_origin_now(self) -> pygit2.Repository | None:
+        """The local origin, if it is there at this moment (moved away, it is pushed to as a remote, which
+        fails as "could not be reached"): what both the group's pack and its push go to."""
+        origin = self._local_origin()
+        return origin if origin is not None and Path(self.origin_url, "HEAD").exists() else None
+
     def _push(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """Push ``commit_id`` to origin's main. True when accepted, False when the origin moved."""
-        origin = self._local_origin()
-        if origin is not None and Path(self.origin_url, "HEAD").exists():
+        origin = self._local_origin_now()
+        if origin is not None:
             return self._push_local(origin, commit_id, parent)
         return self._push_remote(commit_id)
 
