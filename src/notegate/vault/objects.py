@@ -311,6 +311,8 @@ class Group:
     def __init__(self, read: TreeReader, blob_known: Callable[[bytes], bool] = lambda _oid: False) -> None:
         self.made: list[Made] = []
         self.trees: dict[bytes, RawTree] = {}
+        #: path -> blob id, of the files the last :func:`build` wrote (what the commit reports, hashed once)
+        self.blobs: dict[str, bytes] = {}
         self._read = read
         self.blob_known = blob_known  # a blob the repository has already (a bulk import's packed blobs)
 
@@ -334,7 +336,9 @@ class Group:
 
 def build(group: Group, base: bytes | None, changes: Sequence) -> bytes:
     """The id of the tree ``base`` (an id, None for none) with ``changes`` applied. Every object it makes (the
-    blobs of the changes, the trees on their paths) goes into ``group``, except a blob the repository has."""
+    blobs of the changes, the trees on their paths) goes into ``group``, except a blob the repository has;
+    ``group.blobs`` then holds the blob each written path has in the new tree."""
+    group.blobs = {}
     built = _build(group, base, nested_changes(changes), top=True)
     assert built is not None, "the top tree is always written"
     return built
@@ -355,7 +359,7 @@ def _build(group: Group, base: bytes | None, nested: dict, top: bool) -> bytes |
                 if at >= 0:
                     del keys[at], entries[at]
                 continue
-            oid = object_id(OBJ_BLOB, item.data)
+            oid = group.blobs[item.path] = object_id(OBJ_BLOB, item.data)
             if not group.blob_known(oid):
                 group.made.append((OBJ_BLOB, item.data, oid))
             _put(keys, entries, at, raw, raw, _entry(BLOB_MODE, raw, oid))

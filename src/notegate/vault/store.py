@@ -980,7 +980,8 @@ class VaultStore:
                 request.fail(exc)
                 continue
             tree = tree_id
-            blobs = _blobs_after(request.changes)
+            # Each changed path's blob in the new tree (the last change to a path wins), as the build hashed it.
+            blobs = {c.path: made.blobs[c.path].hex() if c.path in made.blobs else ABSENT for c in request.changes}
             for change in request.changes:
                 if change.data is not None:
                     added.add(change.path, "")
@@ -1507,16 +1508,6 @@ def build_tree(
     ``created`` collects every object written (blobs and trees), which is what a local push must copy.
     """
     return _build(repo, base, objects.nested_changes(changes), created if created is not None else [])[0]
-
-
-def _blobs_after(changes: Sequence[Change]) -> dict[str, str]:
-    """Each changed path's blob in the tree :func:`build_tree` made of ``changes`` (the last change to a path
-    wins, as there): the id of its data, or ``absent``. Hashed here rather than read back from the new tree,
-    whose folders are each read again from the object database (too big for libgit2's object cache)."""
-    blobs: dict[str, str] = {}
-    for change in changes:
-        blobs[change.path] = ABSENT if change.data is None else str(pygit2.hash(change.data))
-    return blobs
 
 
 def _build(
