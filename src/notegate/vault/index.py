@@ -38,11 +38,23 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 """
 #: The two FTS5 tables (public, private), created with the schema and again by :func:`_empty_tables`.
+#:
+#: Contentless (``content=''``): the tables hold the inverted index only, never a copy of the text.  Why: git
+#: holds every note's bytes already, under the blob id ``notes.blob`` names; a copy in the index was ~70 % of
+#: its size (565 of ~160 MB at 100,000 notes) and ~24 % of a first build's time, written twice through the WAL.
+#: The price is FTS5's rule for contentless tables: a row is removed with the ``'delete'`` command and exactly
+#: the values it was inserted with, so :meth:`SearchIndex._apply` reads the old blob back from git and rebuilds
+#: those values with the same function (:func:`_fts_values`); snippets read the few hits' blobs from git.
 FTS_TABLES = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(path, title, body, tokenize='unicode61 remove_diacritics 2')",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
+    "path, title, body, content='', tokenize='unicode61 remove_diacritics 2')",
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5("
-    "path, title, body, tokenize='unicode61 remove_diacritics 2')",
+    "path, title, body, content='', tokenize='unicode61 remove_diacritics 2')",
 )
+#: The layout of the FTS tables and of the values :func:`_fts_values` makes, part of the fingerprint an index
+#: is opened with: an index made by another layout (or by another ``_fts_values``, whose deletes would then not
+#: match its rows) is emptied and rebuilt from git, as after a policy change.
+INDEX_FORMAT = "contentless-1"
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 # BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
 BM25_WEIGHTS = (4.0, 8.0, 1.0)
@@ -218,6 +230,23 @@ def title_of(path: str, text: str) -> str:
     return f"{stem} {match.group(1)}" if match else stem
 
 
+def indexed_text(path: str, data: bytes) -> str:
+    """The text a file is searched by: a canvas's card texts, a note's bytes as UTF-8 (undecodable bytes
+    replaced).  Its snippets are cut from the same text, read back from git by blob id."""
+    return canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
+
+
+def _fts_values(path: str, text: str) -> tuple[str, str, str]:
+    """The (path, title, body) columns of a row: made by this one function at insert and at delete, since a
+    contentless table removes a row only given exactly the values it was inserted with (``INDEX_FORMAT``)."""
+    return path.replace("/", " ").replace("-", " ").replace("_", " "), title_of(path, text), text
+
+
+class _OldRowUnreadable(Exception):
+    """A row's old blob is gone from git (a rewritten history, then a gc): its exact values, which a
+    contentless row's removal needs, cannot be rebuilt; the catch-up starts the index over instead."""
+
+
 def _indexed(path: str, listing) -> bool:
     """Notes and canvas files are indexed (a canvas by its text nodes); no other file: binary bytes never
     reach the index, so a word inside an image is never a hit."""
@@ -248,7 +277,9 @@ class SearchIndex:
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
         self.path = path
         self._classify = classify
-        self._fingerprint = fingerprint
+        self._fingerprint = f"{fingerprint} {INDEX_FORMAT}"
+        #: the store the index last caught up from: its blobs are the texts of the rows (for snippets)
+        self._store: VaultStore | None = None
         self._lock = threading.Lock()
         #: table -> (notes, sample windows, notes in them); verdicts per (table, term, generation)
         self._stats: dict[str, tuple[int, tuple[tuple[int, int], ...], int]] = {}
@@ -258,7 +289,7 @@ class SearchIndex:
         self._conn = self._db.conn
         self._tx = self._db.tx
         self._conn().executescript(SCHEMA)
-        if self._meta("policy") != fingerprint:
+        if self._meta("policy") != self._fingerprint:
             self._reclassify()
         self._refresh_stats()
 
@@ -297,6 +328,7 @@ class SearchIndex:
         from one of dozens of batch packs, inflated, only to be indexed (0.5 s of the 2.2 s catch-up at
         10,000 notes).  A blob id names its bytes, so bytes under their own id are what git holds; any
         other blob is read from git as before."""
+        self._store = store
         head = store.head()
         if head == self.indexed_commit:
             return 0
@@ -309,6 +341,7 @@ class SearchIndex:
     def try_catch_up(self, store: VaultStore) -> bool:
         """:meth:`catch_up` unless another thread is at it (a first start's full build, minutes at 100k
         notes): then False at once, so a read answers from git instead of waiting for the whole build."""
+        self._store = store
         head = store.head()
         if head == self.indexed_commit:
             return True
@@ -323,6 +356,7 @@ class SearchIndex:
             self._lock.release()
 
     def rebuild(self, store: VaultStore, progress: Callable[[int], None] | None = None) -> int:
+        self._store = store
         with self._lock:
             with self._tx() as db:
                 _empty_tables(db)
@@ -336,6 +370,22 @@ class SearchIndex:
         new: str | None,
         progress: Callable[[int], None] | None,
         known: Mapping[str, bytes] | None = None,
+    ) -> int:
+        try:
+            return self._apply_once(store, old, new, progress, known)
+        except _OldRowUnreadable:  # rolled back: start over from git, as a rebuild does
+            with self._tx() as db:
+                _empty_tables(db)
+                db.execute("DELETE FROM meta WHERE key = 'commit'")
+            return self._apply_once(store, None, new, progress, known)
+
+    def _apply_once(
+        self,
+        store: VaultStore,
+        old: str | None,
+        new: str | None,
+        progress: Callable[[int], None] | None,
+        known: Mapping[str, bytes] | None,
     ) -> int:
         if new is None:
             return 0
@@ -367,18 +417,17 @@ class SearchIndex:
             rows: list[tuple] = []
             for (path, blob), wanted in zip(changes, indexed, strict=True):
                 if not empty:
-                    row = db.execute("SELECT id, private FROM notes WHERE path = ?", (path,)).fetchone()
+                    row = db.execute("SELECT id, private, blob FROM notes WHERE path = ?", (path,)).fetchone()
                     if row is not None:
-                        added["fts_private" if row[1] else "fts"] -= 1
-                        db.execute("DELETE FROM fts WHERE rowid = ?", (row[0],))
-                        db.execute("DELETE FROM fts_private WHERE rowid = ?", (row[0],))
-                        db.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+                        table = "fts_private" if row[1] else "fts"
+                        added[table] -= 1
+                        self._delete_row(db, store, table, row[0], path, row[2])
                 if not wanted:
                     continue
                 data = known.get(blob) if known else None  # the bytes a bulk write just committed, by blob id
                 if data is None:  # from the tree diff, in the order of ``needed``
                     data = next(stream) if stream is not None else store.read_unverified_blob_fast(blob)
-                text = canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
+                text = indexed_text(path, data)
                 private, inbox = self._classify(path)
                 added["fts_private" if private else "fts"] += 1
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -413,6 +462,20 @@ class SearchIndex:
                 )
 
     @staticmethod
+    def _delete_row(db: sqlite3.Connection, store: VaultStore, table: str, rowid: int, path: str, blob: str) -> None:
+        """Remove one note's row: from its FTS table with the values it was inserted with (the old blob, read
+        back from git: a contentless table keeps no copy), then from ``notes``."""
+        try:
+            data = store.read_unverified_blob_fast(blob)
+        except (KeyError, ValueError) as exc:
+            raise _OldRowUnreadable(path) from exc
+        db.execute(
+            f"INSERT INTO {table} ({table}, rowid, path, title, body) VALUES ('delete', ?, ?, ?, ?)",  # noqa: S608
+            (rowid, *_fts_values(path, indexed_text(path, data))),
+        )
+        db.execute("DELETE FROM notes WHERE id = ?", (rowid,))
+
+    @staticmethod
     def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
         if not rows:
             return
@@ -424,16 +487,7 @@ class SearchIndex:
         for table, private in (("fts", 0), ("fts_private", 1)):
             db.executemany(
                 f"INSERT INTO {table} (rowid, path, title, body) VALUES (?,?,?,?)",  # noqa: S608 - fixed names
-                [
-                    (
-                        start + i,
-                        row[0].replace("/", " ").replace("-", " ").replace("_", " "),
-                        title_of(row[0], row[6]),
-                        row[6],
-                    )
-                    for i, row in enumerate(rows)
-                    if row[4] == private
-                ],
+                [(start + i, *_fts_values(row[0], row[6])) for i, row in enumerate(rows) if row[4] == private],
             )
 
     def remember_last_commit(self, path: str, commit: str) -> None:
@@ -518,27 +572,33 @@ class SearchIndex:
     def _hits(self, ranked: list[tuple], words: list[str], tier: str, phrase: tuple[Term, ...] | None) -> list[Hit]:
         if not ranked:
             return []
-        conn = self._conn()
-        bodies: dict[tuple[str, int], str] = {}
-        for table in ("fts", "fts_private"):
-            ids = [r[0] for r in ranked if r[4] == table]
-            if ids:
-                marks = ",".join("?" for _ in ids)
-                rows = conn.execute(
-                    f"SELECT rowid, body FROM {table} WHERE rowid IN ({marks})",  # noqa: S608 - placeholders
-                    ids,
-                ).fetchall()
-                bodies.update(((table, rowid), body) for rowid, body in rows)
+        bodies = self._bodies([r[0] for r in ranked])
         return [
             Hit(
                 path=r[1],
-                snippet=make_snippet(bodies.get((r[4], r[0]), ""), words, phrase=phrase),
+                snippet=make_snippet(bodies.get(r[0], ""), words, phrase=phrase),
                 score=-float(r[2]),
                 inbox=bool(r[3]),
                 matched=tier,
             )
             for r in ranked
         ]
+
+    def _bodies(self, ids: list[int]) -> dict[int, str]:
+        """The indexed text of each row (by id), read from git by its blob id: a contentless FTS table holds
+        none.  A row whose blob cannot be read (no store yet, an object gone) has no snippet, and is still a hit."""
+        store = self._store
+        if store is None or not ids:
+            return {}
+        marks = ",".join("?" for _ in ids)
+        rows = self._conn().execute(f"SELECT id, path, blob FROM notes WHERE id IN ({marks})", ids).fetchall()  # noqa: S608
+        bodies: dict[int, str] = {}
+        for rowid, path, blob in rows:
+            try:
+                bodies[rowid] = indexed_text(path, store.read_unverified_blob_fast(blob))
+            except (KeyError, ValueError):
+                continue
+        return bodies
 
     def _rank(
         self,
