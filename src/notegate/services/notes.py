@@ -978,10 +978,12 @@ class NotesService:
                 )
         listing = env.store.listing().notes
         added = [c for c in changes if c.data is not None and listing.get(c.path, ABSENT) == ABSENT]
-        moved_in = {_blob_id(c.data) for c in added if c.data is not None}
-        deleted = sum(
-            1 for c in changes if c.data is None and listing.get(c.path, ABSENT) not in (ABSENT, *moved_in)
-        )  # a rename (the same blob added elsewhere) is not a deletion, as the validator counts
+        gone = [listing.get(c.path, ABSENT) for c in changes if c.data is None]
+        gone = [blob for blob in gone if blob != ABSENT]
+        # a rename (the same blob added elsewhere) is not a deletion, as the validator counts; the added files
+        # are hashed only when something is deleted (an import's batch of 2,000 new files deletes nothing)
+        moved_in = {_blob_id(c.data) for c in added if c.data is not None} if gone else set()
+        deleted = sum(1 for blob in gone if blob not in moved_in)
         decision = decide_commit_size(self.policy, deleted=deleted, added=len(added))
         if not decision.allowed:
             raise PolicyDenied(decision.reason, rule=decision.rule, remedy=_RECIPE_REMEDIES.get(decision.rule))
