@@ -67,6 +67,7 @@ from notegate.safety.secrets import scan_credentials
 from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
+from notegate.vault import ordered
 from notegate.vault.index import MATCH_TIERS
 from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
@@ -534,38 +535,40 @@ class NotesService:
         cursor: str | None = None,
         environment: str | None = None,
     ) -> ListResult:
+        """A page of the paths under ``folder`` the caller can see, in code-point order, after ``cursor``.
+
+        Why it walks the listing's sorted paths (:meth:`Listing.order`) instead of sorting what it sees: a
+        page costs a bisect and the paths it returns or skips as invisible, not a sort of the vault (134 ms
+        a page at 100,000 paths). Non-recursive: the direct notes are paged the same way, each subfolder
+        met skipped with one bisect, and ``folders`` is every direct subfolder holding a path the caller
+        sees, on every page."""
         with self.audited(caller, "list_notes", folder):
             env = self.env(caller, environment)
             fpath = FolderPath.parse(folder or "")
             self._check_reader(caller)
             limit = max(1, min(limit, MAX_LIST_LIMIT))
             listing = env.store.listing()
-            notes = listing.notes
-            files = {p: b for p, b in listing.attachments.items() if attachment_media_type(self.policy, p)}
+            notes, files = listing.notes, listing.attachments
+            order = listing.order()
             prefix = f"{fpath.value}/" if fpath.value else ""
-            visible = sorted(p for p in (*notes, *files) if p.startswith(prefix) and can_see(self.policy, caller, p))
-            there = decide_folder(fpath.value, len(visible))
+
+            def shown(path: str) -> bool:  # a note, or an attachment of a type the policy serves, visible
+                return can_see(self.policy, caller, path) and (
+                    path in notes or bool(attachment_media_type(self.policy, path))
+                )
+
+            # A folder is there when the caller sees one path under it (the root always is).
+            seen = int(ordered.first(order.paths, prefix, shown) is not None) if fpath.value else 0
+            there = decide_folder(fpath.value, seen)
             if not there.allowed:
                 raise NoSuchNote(there.reason, rule=there.rule, remedy=self._folder_remedy(caller, notes, fpath.value))
-            folders: set[str] = set()
-            if not recursive:
-                direct = []
-                for p in visible:
-                    rest = p[len(prefix) :]
-                    if "/" in rest:
-                        folders.add(prefix + rest.split("/", 1)[0])
-                    else:
-                        direct.append(p)
-                visible = direct
-            if cursor:
-                visible = [p for p in visible if p > cursor]
-            page = visible[:limit]
-            next_cursor = page[-1] if len(visible) > limit else None
+            walked = ordered.page(order.paths, prefix, cursor, limit + 1, shown, direct=not recursive)
+            page = walked[:limit]
             return ListResult(
                 folder=fpath.value,
                 notes=[self._entry(env, p, notes, files) for p in page],
-                folders=sorted(folders),
-                next_cursor=next_cursor,
+                folders=[] if recursive else ordered.subfolders(order, prefix, shown),
+                next_cursor=page[-1] if len(walked) > limit else None,
             )
 
     def visible_paths(self, caller: Caller, environment: str | None = None) -> tuple[str | None, list[str]]:

@@ -47,7 +47,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
-from notegate.vault import bulk, objects
+from notegate.vault import bulk, objects, ordered
 from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
 
@@ -377,7 +377,7 @@ class Listing:
 
     Each map is a :class:`_CowMap`: :meth:`copy` (the next tip's version) shares the previous version's maps
     and costs O(changed paths), and a published listing is never written again (readers may iterate it
-    while the next one is built)."""
+    while the next one is built). Its paths in sorted order (:meth:`order`) are made on the first ask."""
 
     commit: str | None
     notes: _CowMap[str] = field(default_factory=_CowMap)
@@ -385,13 +385,45 @@ class Listing:
     folders: _CowMap[int] = field(default_factory=_CowMap)  # folder -> how many notes under it
     folder_case: _CowMap[str] = field(default_factory=_CowMap)  # caseless key -> the folder's spelling
     attachments: _CowMap[str] = field(default_factory=_CowMap)  # servable non-Markdown files: path -> blob id
+    # The sorted paths once made (:meth:`order`); until then an earlier version's and the paths touched since.
+    _ordered: ordered.Ordered | None = field(default=None, repr=False, compare=False)
+    _since: tuple[ordered.Ordered, set[str]] | None = field(default=None, repr=False, compare=False)
+
+    def order(self) -> ordered.Ordered:
+        """Every path this version serves (notes and attachments) and every folder holding one, sorted: what
+        list_notes pages through.  Made on the first ask, so a write never pays for it: from the version it
+        was carried from when few paths changed since (:func:`ordered.advanced`: ~1 ms for a write's few
+        at 100,000 paths), else sorted afresh (:func:`ordered.built`: ~60 ms).  Readers on several threads
+        may both make it; each makes its own lists and publishes them whole with one assignment, so no
+        reader ever sees a half-made one. ``_ordered`` is set before ``_since`` is cleared, which
+        :meth:`copy` relies on (it reads them the other way round)."""
+        made = self._ordered
+        if made is not None:
+            return made
+        since = self._since
+        if since is not None and ordered.derivable(len(since[1]), len(since[0].paths)):
+            made = ordered.advanced(since[0], since[1], self._serves)
+        else:
+            made = ordered.built([*self.notes, *self.attachments])
+        self._ordered = made
+        self._since = None  # the earlier version's lists are not kept alive
+        return made
+
+    def _serves(self, path: str) -> bool:
+        return path in self.notes or path in self.attachments
+
+    def _touch(self, path: str) -> None:
+        if self._since is not None:
+            self._since[1].add(path)
 
     def add_attachment(self, path: str, blob: str) -> None:
         """A non-Markdown file (the policy decides which of them are attachments it serves)."""
+        self._touch(path)
         self.attachments[path] = blob
         self.case_index.setdefault(_caseless(path), path)
 
     def add(self, path: str, blob: str) -> None:
+        self._touch(path)
         if path not in self.notes:
             for folder in _folders_of(path):
                 count = self.folders.get(folder, 0)
@@ -402,6 +434,7 @@ class Listing:
         self.case_index[_caseless(path)] = path
 
     def remove(self, path: str) -> None:
+        self._touch(path)
         if self.attachments.pop(path, None) is not None:
             if self.case_index.get(_caseless(path)) == path:
                 del self.case_index[_caseless(path)]
@@ -421,7 +454,17 @@ class Listing:
                 del self.folder_case[_caseless(folder)]
 
     def copy(self, commit: str) -> Listing:
-        """The next version, sharing this one's maps (this one is not written again)."""
+        """The next version, sharing this one's maps (this one is not written again), and what the next one
+        makes its sorted paths from: this one's, if made (nothing touched since); else the ones this one
+        would have made its own from, with the paths touched since (a set copy, under
+        :func:`ordered.derivable`'s bound; past it, nothing: the next one sorts afresh)."""
+        since = self._since  # before _ordered: see order()
+        made = self._ordered
+        carried: tuple[ordered.Ordered, set[str]] | None = None
+        if made is not None:
+            carried = (made, set())
+        elif since is not None and ordered.derivable(len(since[1]), len(since[0].paths)):
+            carried = (since[0], set(since[1]))
         return Listing(
             commit=commit,
             notes=self.notes.derived(),
@@ -429,6 +472,7 @@ class Listing:
             folders=self.folders.derived(),
             folder_case=self.folder_case.derived(),
             attachments=self.attachments.derived(),
+            _since=carried,
         )
 
     def collision(self, path: str) -> str | None:
