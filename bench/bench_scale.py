@@ -61,6 +61,11 @@ FIGURES = (
     Figure("mcp_search_rare_ms", "MCP search p50, rare word", "ms", 15),
     Figure("mcp_search_common_ms", "MCP search p50, word in every note", "ms", 15),
     Figure("mcp_search_two_word_ms", "MCP search p50, two words", "ms", 15),
+    # The same searches from the lean wire client (bench_notes.LeanMcpClient): the SDK client's own CPU (its
+    # pydantic models and output-schema validation) runs on the same two cores and is part of the figures above.
+    Figure("mcp_search_rare_lean_ms", "MCP search p50, rare word (lean client)", "ms", 15),
+    Figure("mcp_search_common_lean_ms", "MCP search p50, every note (lean client)", "ms", 15),
+    Figure("mcp_search_two_word_lean_ms", "MCP search p50, two words (lean client)", "ms", 15),
     Figure("peak_rss_mb", "server peak RSS (max of both starts)", "MB", 250),
     Figure("mcp_write_ms", "MCP confirmed write p50", "ms", None),
     Figure("inproc_write_ms", "in-process confirmed write p50", "ms", None),
@@ -110,6 +115,13 @@ async def mcp_phase(server: bn.ServerProcess, token: str, spec: genvault.VaultSp
         out["mcp_write_ms"] = p50(samples)
         out["mcp_write_n"] = len(samples)
         out["mcp_write_skipped"] = skipped
+    async with bn.LeanMcpClient(server.url, token) as lean:
+        for key, qs in queries.items():
+            await lean.call("search_notes", {"query": qs[0]})
+            samples = await bn.ameasure(
+                lambda i, q=qs: lean.call("search_notes", {"query": q[i % len(q)]}), plan.searches, plan.budget_s
+            )
+            out[key.replace("_ms", "_lean_ms")] = p50(samples)
     return out
 
 

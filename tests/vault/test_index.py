@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.services.runtime import Runtime
+from notegate.vault import index as index_module
 from notegate.vault.index import SearchIndex, fts_query, make_snippet
 from notegate.vault.store import ABSENT, Author, Change, VaultStore
 
@@ -227,3 +229,24 @@ def test_a_written_note_is_searchable_through_the_runtime(rt: Runtime, store: Va
     env = rt.environment(None)
     store.commit([Change("ideas/q.md", b"quetzal\n")], {"ideas/q.md": ABSENT}, AUTHOR, "m", on_advance=env.on_advance)
     assert paths_of(env.index.search("quetzal")) == ["ideas/q.md"]
+
+
+def _first_word_reference(body: str, terms: list[str]):
+    """The one pattern the snippet's first hit was found with before (the oracle for ``_first_word``)."""
+    alternatives = "|".join(index_module._word_pattern(t) for t in terms)
+    return re.search(rf"\b(?:{alternatives})", body, re.IGNORECASE)
+
+
+_SNIPPET_TEXT = st.text(alphabet=st.sampled_from("abcAB _-.1éÉøİ\n"), max_size=80)
+_SNIPPET_TERM = st.text(alphabet=st.sampled_from("abAé1"), min_size=1, max_size=3).map(
+    lambda w: w if w[0].isalnum() else "a" + w
+)
+
+
+@given(body=_SNIPPET_TEXT, terms=st.lists(st.tuples(_SNIPPET_TERM, st.booleans()), min_size=1, max_size=3))
+def test_a_snippets_first_hit_is_where_the_one_pattern_finds_it(body: str, terms) -> None:
+    """The lowered scan (``_first_word``) starts and ends where ``\\b(?:…)`` with IGNORECASE does, for any
+    text: letters whose lower case is longer (İ) take the one pattern itself."""
+    words = [w + ("*" if prefix else "") for w, prefix in terms]
+    found, expected = index_module._first_word(body, words), _first_word_reference(body, words)
+    assert (found and found.span()) == (expected and expected.span())

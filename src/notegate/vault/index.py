@@ -203,6 +203,26 @@ def _find_phrase(body: str, words: list[str]) -> re.Match[str] | None:
     return None
 
 
+def _first_word(body: str, terms: list[str]) -> re.Match[str] | None:
+    """The first place one of ``terms`` starts a word, as ``\b(?:t1|t2…)`` with IGNORECASE finds it.  Why not
+    that pattern: as for :func:`_find_phrase`, a leading ``\b`` and IGNORECASE defeat the engine's literal
+    scan (~0.1 ms a 3 KB note, for each of a search's 20 snippets); lowered, the scan is a fraction of it.
+    A term is word characters only, so no word starts inside a match that does not start one, and skipping
+    past such a match (``finditer``) misses nothing.  Falls back to the one pattern when lowering changes the
+    length (positions would not map back) or a term does not start with a word character."""
+    low = body.lower()
+    if len(low) != len(body) or not all(t[:1] and _WORD_START.match(t) for t in terms):
+        return re.search(rf"\b(?:{'|'.join(_word_pattern(t) for t in terms)})", body, re.IGNORECASE)
+    pattern = re.compile("|".join(_word_pattern(t.lower()) for t in terms))
+    for match in pattern.finditer(low):
+        if match.start() == 0 or not _WORD_START.match(low, match.start() - 1):
+            return match
+    return None
+
+
+_WORD_START = re.compile(r"\w")
+
+
 def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None) -> str:
     """A short window around the first hit (of the whole ``phrase``, when one is given and found), hits in
     **bold**.
@@ -215,7 +235,7 @@ def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None
     alternatives = "|".join(_word_pattern(t) for t in terms)
     pattern = re.compile(rf"\b(?:{alternatives})", re.IGNORECASE)
     first = _find_phrase(body, [w for term in phrase for w in term.marked()]) if phrase else None
-    first = first or pattern.search(body)
+    first = first or _first_word(body, terms)
     if first is None:
         return body[: 2 * SNIPPET_RADIUS].strip()
     start = max(0, first.start() - SNIPPET_RADIUS)
