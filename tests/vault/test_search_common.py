@@ -84,3 +84,26 @@ def test_a_word_in_every_note_lists_newest_first_without_counting_every_match(in
         conn.set_trace_callback(None)
     assert [h.path for h in hits] == [f"n/{i:04}.md" for i in range(NOTES - 1, NOTES - 7, -1) if i % 50][:5]
     assert not any("count(" in s for s in statements) and not any("bm25" in s for s in statements)
+
+
+def test_a_sparse_tables_samples_are_its_own_rows(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The private notes of an import are scattered over the id range (1 in 64 here). The sample windows are
+    runs of the private table's own rows, so a word in most private notes is still found common, even when the
+    few private notes that windows of consecutive *ids* would catch are exactly the ones without it."""
+    monkeypatch.setattr(index_module, "COMMON_TERM_MIN_NOTES", 32)
+    rows = []
+    for i in range(4096):
+        private = int(i % 64 == 0)
+        # ids start at 1: windows of ids (1..64, 513..576, ...) would hold only the private rows i = 0, 512, ...
+        word = "" if private and i % 512 == 0 else "pelican"
+        rows.append((f"n/{i:05}.md", "n", f"{i:040x}", None, private, 0, f"{word} filler {i}\n"))
+    gen = index_of_rows(tmp_path / "sparse.sqlite", rows)
+    idx = next(gen)
+    try:
+        total, windows, sampled = idx._stats["fts_private"]
+        assert (total, sampled) == (64, 64) and windows == ((1, 4033),)
+        q = index_module.parse_query("pelican")
+        assert q is not None
+        assert idx._common_terms("fts_private", q.terms) == {0}
+    finally:
+        gen.close()
