@@ -55,6 +55,7 @@ class Figure:
 
 FIGURES = (
     Figure("import_s", "notegate import", "s", 60),
+    Figure("index_merge_s", "index merge after the import (serve: in the background, no target)", "s", None),
     Figure("restart_searchable_s", "restart → searchable", "s", 5),
     Figure("empty_first_read_s", "empty index: first read", "s", None),
     Figure("empty_searchable_s", "empty index → searchable", "s", 15),
@@ -148,6 +149,8 @@ async def measure_size(work: Path, notes: int, seed: int, plan: bn.Plan) -> dict
     runtime = Runtime(load_config(cfg))
     try:
         svc = NotesService(runtime)
+        result["index_merge_s"] = bn.compact_as_the_server_does(runtime) / 1000
+        _log(f"{notes}: index merge after the import {result['index_merge_s']:.1f} s")
         samples = bn._write_samples(svc, spec, plan, rng)
         result["inproc_write_ms"] = p50(samples)
         result["inproc_write_n"] = len(samples)

@@ -264,15 +264,20 @@ def test_maintenance_rolls_up_when_loose_objects_or_packs_pile_up(
     calls: list[str] = []
     monkeypatch.setattr(store, "roll_up", lambda: calls.append("roll-up"))
     monkeypatch.setattr(store, "repack", lambda **_kw: calls.append("full"))
-    runtime = types.SimpleNamespace(
-        _envs={"personal": types.SimpleNamespace(store=store)}, policy=types.SimpleNamespace(repack_loose_objects=1)
-    )
     from notegate.services.runtime import Runtime
 
-    Runtime.maintain(runtime)  # one pack, no loose object: nothing to do
+    index = types.SimpleNamespace(compact=lambda: calls.append("index merge") or 0)
+    runtime = types.SimpleNamespace(
+        _envs={"personal": types.SimpleNamespace(name="personal", store=store, index=index)},
+        policy=types.SimpleNamespace(repack_loose_objects=1),
+        _compact=Runtime._compact,
+    )
+
+    Runtime.maintain(runtime)  # one pack, no loose object: no roll-up (the index's merge pass runs each time)
     monkeypatch.setattr(store, "needs_repack", lambda threshold: True)
     Runtime.maintain(runtime)
-    assert calls == ["roll-up"]  # never the full repack: it would hold the writers for a whole vault
+    # never the full repack: it would hold the writers for a whole vault
+    assert calls == ["index merge", "roll-up", "index merge"]
 
 
 def test_folder_case_collision_refused(store: VaultStore) -> None:

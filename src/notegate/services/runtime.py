@@ -165,6 +165,17 @@ class Runtime:
         started = time.perf_counter()
         env.index.catch_up(env.store)
         event("index", environment=env.name, ms=round((time.perf_counter() - started) * 1000, 1))
+        self._compact(env)
+
+    @staticmethod
+    def _compact(env: Environment) -> None:
+        """Merge the index's segments beside the writers (``SearchIndex.compact``): after an import or a
+        first build, here and not in some later write's commit."""
+        started = time.perf_counter()
+        steps = env.index.compact()
+        if steps:
+            ms = round((time.perf_counter() - started) * 1000, 1)
+            event("index-compact", environment=env.name, steps=steps, ms=ms)
 
     def sync(self, name: str) -> tuple[str | None, str | None]:
         """Fetch the origin and index whatever arrived. Called on the policy's interval.
@@ -213,10 +224,12 @@ class Runtime:
     def maintain(self) -> None:
         """Roll up loose objects (pushes into the origin leave them) and small packs (each group commit and
         fetch writes one) once there are many: a geometric repack, beside the writers (the store also rolls
-        its own group packs up as it writes them)."""
+        its own group packs up as it writes them).  And merge the search index's segments (a big fetch marks
+        it; writes leave small ones), so no write's commit does it."""
         for env in self._envs.values():
             if env.store.needs_repack(self.policy.repack_loose_objects):
                 env.store.roll_up()
+            self._compact(env)
 
     def close(self) -> None:
         for env in self._envs.values():
