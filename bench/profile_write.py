@@ -142,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         runtime = Runtime(load_config(cfg))
         svc = NotesService(runtime)
         svc.list_notes(CALLER, limit=1)
+        import bench_notes  # a sibling script: the merge notegate serve runs at start, before the timed writes
+
+        bench_notes.compact_as_the_server_does(runtime)
         rng = random.Random(args.seed)
         store = runtime.environment(None).store
         served = store.listing().notes
