@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import selectors
 import signal
 import socket
 import subprocess
@@ -326,6 +327,21 @@ def raw_read(sock: socket.socket) -> RawResponse:
         sock.settimeout(10)
         closed = sock.recv(1) == b""
     return RawResponse(int(status_line.split()[1]), headers, rest[:length], closed)
+
+
+def the_one_refused(socks: list[socket.socket], seconds: float = 30.0) -> tuple[RawResponse, list[socket.socket]]:
+    """Of more slow requests than there are slots, exactly one is answered (whichever came last): read it,
+    and check every other one is still waiting for its body. Returns the answer and the waiting sockets."""
+    with selectors.DefaultSelector() as selector:
+        for sock in socks:
+            selector.register(sock, selectors.EVENT_READ)
+        ready = selector.select(timeout=seconds)
+        assert ready, "no request was refused"
+        first = ready[0][0].fileobj
+        answer = raw_read(first)  # type: ignore[arg-type]
+        selector.unregister(first)
+        assert selector.select(timeout=0) == [], "more than one request was answered"
+    return answer, [s for s in socks if s is not first]
 
 
 def open_fds(pid: int) -> int:

@@ -8,7 +8,6 @@ other request holds a slot, capped per credential and overall.
 from __future__ import annotations
 
 import json
-import selectors
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from notegate.config import server_default
-from support import RawResponse, Server, mint, open_fds, raw_open, raw_read, running
+from support import RawResponse, Server, mint, open_fds, raw_open, raw_read, running, the_one_refused
 
 IDLE_CONNECTION_SECONDS = server_default("idle_connection_seconds")
 MAX_OPEN_REQUESTS = server_default("max_open_requests")
@@ -47,21 +46,6 @@ def post(server: Server, token: str, body: bytes = LIST) -> RawResponse:
 def slow_posts(server: Server, token: str, count: int) -> list[socket.socket]:
     """Requests that sent their head and 10 of 1000 body bytes: each holds its slot while the body is awaited."""
     return [raw_open(server.url, "POST", post_headers(token, 1000), b'{"jsonrpc"') for _ in range(count)]
-
-
-def the_one_refused(socks: list[socket.socket]) -> tuple[RawResponse, list[socket.socket]]:
-    """Of more slow requests than there are slots, exactly one is answered (whichever came last): read it,
-    and check every other one is still waiting for its body. Returns the answer and the waiting sockets."""
-    with selectors.DefaultSelector() as selector:
-        for sock in socks:
-            selector.register(sock, selectors.EVENT_READ)
-        ready = selector.select(timeout=DEADLINE)
-        assert ready, "no request was refused"
-        first = ready[0][0].fileobj
-        answer = raw_read(first)  # type: ignore[arg-type]
-        selector.unregister(first)
-        assert selector.select(timeout=0) == [], "more than one request was answered"
-    return answer, [s for s in socks if s is not first]
 
 
 def until(check: Callable[[], RawResponse | None]) -> RawResponse:
