@@ -54,7 +54,7 @@ FTS_TABLES = (
 #: The layout of the FTS tables and of the values :func:`_fts_values` makes, part of the fingerprint an index
 #: is opened with: an index made by another layout (or by another ``_fts_values``, whose deletes would then not
 #: match its rows) is emptied and rebuilt from git, as after a policy change.
-INDEX_FORMAT = "contentless-1"
+INDEX_FORMAT = "contentless-2"  # 2: scripts written without spaces are cut into characters
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 # BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
 BM25_WEIGHTS = (4.0, 8.0, 1.0)
@@ -99,6 +99,30 @@ MAX_QUERY_TERMS = 32
 _WORD_CHARS = r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+"
 _WORD_RE = re.compile(_WORD_CHARS)
 _TERM_RE = re.compile(rf'"([^"]*)"?(\*?)|({_WORD_CHARS})(\*?)')
+#: Scripts written without spaces between words: Han (Chinese characters, Japanese kanji), kana, Hangul. FTS5's
+#: unicode61 tokenizer takes a run of them as one word, so ``東京`` would never find ``東京タワーに行きました``.
+#: Each such character is indexed as a word of its own (:func:`segmented`), and a query word holding them
+#: becomes the phrase of its characters: adjacent tokens, found wherever they stand together.  Why not the
+#: trigram tokenizer: it cannot find a word under three characters (most Chinese and Japanese words are two)
+#: and would triple the index of every other script.
+_UNSPACED = (
+    "\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+
+
+def segmented(text: str) -> str:
+    """``text`` with a space on each side of every character of an unspaced script (what FTS5 indexes, and
+    what a query word is cut by).  Linear: one scan; an ASCII text is returned as it is."""
+    if text.isascii():
+        return text
+    return _UNSPACED_CHAR.sub(r" \g<0> ", text)
+
+
+def _tokens(word: str) -> tuple[str, ...]:
+    """A query word as the index's words: itself, or the parts :func:`segmented` cuts it into."""
+    return tuple(segmented(word).split()) if _UNSPACED_CHAR.search(word) else (word,)
 
 
 @dataclass(frozen=True)
@@ -107,13 +131,22 @@ class Term:
 
     words: tuple[str, ...]
     prefix: bool = False
+    #: the words as the caller wrote them, when the index's words differ (a word of an unspaced script is the
+    #: phrase of its characters): what snippets look for and mark
+    written: tuple[str, ...] = ()
 
     def fts(self) -> str:
         return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
 
     def marked(self) -> tuple[str, ...]:
-        """The words, the prefix one marked with a trailing '*' (for snippets)."""
-        return (*self.words[:-1], self.words[-1] + ("*" if self.prefix else ""))
+        """The words as written, the prefix one marked with a trailing '*' (for snippets)."""
+        words = self.written or self.words
+        return (*words[:-1], words[-1] + ("*" if self.prefix else ""))
+
+    @property
+    def phrase(self) -> bool:
+        """Several written words (a quoted phrase), not one word the index holds as several."""
+        return len(self.written or self.words) > 1
 
 
 @dataclass(frozen=True)
@@ -124,7 +157,7 @@ class Query:
         """(tier, FTS5 expression) in the order they are searched."""
         parts = [t.fts() for t in self.terms]
         if len(parts) == 1:
-            return [("phrase" if len(self.terms[0].words) > 1 else "all-words", parts[0])]
+            return [("phrase" if self.terms[0].phrase else "all-words", parts[0])]
         return [("phrase", " + ".join(parts)), ("all-words", " AND ".join(parts)), ("any-word", " OR ".join(parts))]
 
     def words(self) -> list[str]:
@@ -142,15 +175,19 @@ def parse_query(text: str) -> Query | None:
         if budget <= 0:
             break
         if match.group(3) is not None:
-            words = (match.group(3),)
+            written: tuple[str, ...] = (match.group(3),)
             prefix = bool(match.group(4))
         else:
-            words = tuple(_WORD_RE.findall(match.group(1)))[:budget]
+            written = tuple(_WORD_RE.findall(match.group(1)))
             prefix = bool(match.group(2))
-            if not words:
+            if not written:
                 continue
+        words = tuple(token for word in written for token in _tokens(word))[:budget]
+        if len(words) < sum(len(_tokens(word)) for word in written):  # cut by the budget: as written, cut too
+            written = ()
+            prefix = False
         budget -= len(words)
-        terms.append(Term(words, prefix))
+        terms.append(Term(words, prefix, written if words != written else ()))
     return Query(tuple(terms)) if terms else None
 
 
@@ -198,7 +235,32 @@ COMMON_SCORE = -1e-6
 
 
 def _word_pattern(word: str) -> str:
-    return re.escape(word.rstrip("*")) + (r"\w*" if word.endswith("*") else r"\b")
+    """A word of a query in a note's text: it ends at a word's end, unless it is a prefix (``word*``) or ends
+    with a character of an unspaced script, where the next word follows without a break."""
+    bare = word.rstrip("*")
+    if word.endswith("*"):
+        return re.escape(bare) + r"\w*"
+    return re.escape(bare) + ("" if _UNSPACED_CHAR.match(bare[-1:]) else r"\b")
+
+
+def _starts_unspaced(word: str) -> bool:
+    return _UNSPACED_CHAR.match(word[:1]) is not None
+
+
+def _start(word: str) -> str:
+    """What must stand before a word: a word's start, except before a character of an unspaced script."""
+    return "" if _starts_unspaced(word) else r"\b"
+
+
+def _joined(words: list[str], *, lowered: bool) -> str:
+    """The words of a phrase, each next to the one before: separated by non-word characters, or by nothing
+    where either side is a character of an unspaced script (``東京 タワー`` stands in ``東京タワー``)."""
+    parts = [_word_pattern(w.lower() if lowered else w) for w in words]
+    pattern = parts[0]
+    for before, word, part in zip(words, words[1:], parts[1:], strict=False):
+        unspaced = _UNSPACED_CHAR.match(before.rstrip("*")[-1:]) or _starts_unspaced(word)
+        pattern += (r"[\W_]*" if unspaced else r"[\W_]+") + part
+    return pattern
 
 
 def _find_phrase(body: str, words: list[str]) -> re.Match[str] | None:
@@ -206,18 +268,19 @@ def _find_phrase(body: str, words: list[str]) -> re.Match[str] | None:
     either defeats the regex engine's literal scan, ~13 ms on a 150 KB note instead of ~1 ms lowered."""
     low = body.lower()
     if len(low) != len(body):  # a character whose lower case is longer: positions would not map back
-        return re.search(r"\b" + r"[\W_]+".join(_word_pattern(w) for w in words), body, re.IGNORECASE)
-    pattern = re.compile(r"[\W_]+".join(_word_pattern(w.lower()) for w in words))
+        return re.search(_start(words[0]) + _joined(words, lowered=False), body, re.IGNORECASE)
+    pattern = re.compile(_joined(words, lowered=True))
+    anywhere = _starts_unspaced(words[0])
     for match in pattern.finditer(low):
-        if match.start() == 0 or not low[match.start() - 1].isalnum():
+        if anywhere or match.start() == 0 or not low[match.start() - 1].isalnum():
             return match
     return None
 
 
 def _hit_pattern(terms: list[str]) -> re.Pattern[str]:
-    """The one pattern of a hit: one of ``terms`` starting a word, any case (the bold marks; the oracle of
-    :func:`_first_word`)."""
-    return re.compile(rf"\b(?:{'|'.join(_word_pattern(t) for t in terms)})", re.IGNORECASE)
+    """The one pattern of a hit: one of ``terms`` starting a word (or anywhere, for a word of an unspaced
+    script), any case (the bold marks; the oracle of :func:`_first_word`)."""
+    return re.compile("(?:" + "|".join(_start(t) + _word_pattern(t) for t in terms) + ")", re.IGNORECASE)
 
 
 def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None) -> re.Match[str] | None:
@@ -226,10 +289,11 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     scan (~0.1 ms a 3 KB note, for each of a search's 20 snippets); lowered, the scan is a fraction of it.
     A term is word characters only, so no word starts inside a match that does not start one, and skipping
     past such a match (``finditer``) misses nothing.  Falls back to the one pattern when lowering changes the
-    length (positions would not map back) or a term does not start with a word character (``hits``: that
-    pattern, when the caller has it already)."""
+    length (positions would not map back), a term does not start with a word character, or one starts with
+    a character of an unspaced script (found anywhere, not at a word's start) (``hits``: that pattern, when
+    the caller has it already)."""
     low = body.lower()
-    if len(low) != len(body) or not all(t[:1] and _WORD_START.match(t) for t in terms):
+    if len(low) != len(body) or not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
         return (hits or _hit_pattern(terms)).search(body)
     pattern = re.compile("|".join(_word_pattern(t.lower()) for t in terms))
     for match in pattern.finditer(low):
@@ -276,7 +340,8 @@ def indexed_text(path: str, data: bytes) -> str:
 def _fts_values(path: str, text: str) -> tuple[str, str, str]:
     """The (path, title, body) columns of a row: made by this one function at insert and at delete, since a
     contentless table removes a row only given exactly the values it was inserted with (``INDEX_FORMAT``)."""
-    return path.replace("/", " ").replace("-", " ").replace("_", " "), title_of(path, text), text
+    names = path.replace("/", " ").replace("-", " ").replace("_", " ")
+    return segmented(names), segmented(title_of(path, text)), segmented(text)
 
 
 class _OldRowUnreadable(Exception):
