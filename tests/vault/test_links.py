@@ -18,6 +18,14 @@ FOUND = [
     ('[t](<my note.md>) [t](y.md "title")', [("my note.md", False, False), ("y.md", False, False)]),
     ("[web](https://example.org/x.md) [mail](mailto:a@b) [h](#top)", []),  # URLs and anchors are not files
     ("[[broken\n]] [t\n](x.md)", []),  # a wikilink or a link text does not span lines
+    # code is not links (Obsidian): a fenced block to its closing fence, an inline span to its matching run
+    ("```python\n# [[in code]] [t](c.md)\n```\n[[after]]", [("after", False, True)]),
+    ("~~~~\n[[a]]\n~~~\n[[still code]]\n~~~~\n[[b]]", [("b", False, True)]),  # a shorter fence closes nothing
+    ("```\n[[open to the end]]", []),
+    ("`[[x]]` ``[[y]] ` [[z]]`` [[w]]", [("w", False, True)]),  # `` closes ``, not `
+    ("` [[unpaired]]", [("unpaired", False, True)]),
+    ("```not`a fence [[v]]```", []),  # a backtick in the info string: an inline span, not a fence
+    ("  ```\r\n[[crlf code]]\r\n```\r\n[[u]]", [("u", False, True)]),
 ]
 
 
@@ -65,6 +73,9 @@ SHAPES = {
     "unclosed-markdown": lambda n: fill("[a](b", n),
     "titles-unclosed": lambda n: fill('[a](b "', n),
     "many-links": lambda n: fill("[[a]] [t](b.md) ", n),
+    "backtick-runs": lambda n: fill("`` ` ``` [[a]] ", n),
+    "unpaired-backticks": lambda n: fill("`x``y```z", n),
+    "fences": lambda n: fill("```\n[[a]]\n", n),
 }
 
 

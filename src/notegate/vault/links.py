@@ -11,8 +11,10 @@ What counts, as Obsidian reads it:
 
 Why no backtracking trap: every character class excludes the bracket that opens the next attempt, so each
 match attempt stops at the next ``[`` or ``(`` and the scan is linear in the text
-(tests/vault/test_links.py measures it).  Links inside code are counted like any other: a report that
-lists one too many is the safe direction.
+(tests/vault/test_links.py measures it).  Links inside code are not links, as Obsidian reads them: a fenced
+block (`````` or ``~~~``, to its closing fence or the end of the note) and an inline code span (a run of
+backticks to the next run of the same length on its line) are blanked first (:func:`outside_code`). A span
+CommonMark would let cross a line break is not followed there: its links are counted, the safe direction.
 """
 
 from __future__ import annotations
@@ -21,12 +23,59 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "resolve", "resolves"]
+__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "outside_code", "resolve", "resolves"]
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_TICKS = re.compile(r"`+")
+
+
+def outside_code(text: str) -> str:
+    """``text`` with its code blanked: each fenced block's lines dropped, each inline code span replaced by a
+    space.  Linear: one pass over the lines, and each line's backtick runs paired by a table of the next run
+    of each length (no search restarts)."""
+    if "`" not in text and "~~~" not in text:
+        return text
+    kept: list[str] = []
+    fence = ""  # the open fence's characters ("" outside a block)
+    for line in text.split("\n"):
+        opening = _FENCE.match(line)
+        if fence:
+            closing = opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence)
+            if closing and not line[opening.end() :].strip():
+                fence = ""
+            continue
+        if opening and not (opening.group(1)[0] == "`" and "`" in line[opening.end() :]):
+            fence = opening.group(1)  # a backtick fence's info string holds no backtick (CommonMark)
+            continue
+        kept.append(_without_spans(line) if "`" in line else line)
+    return "\n".join(kept)
+
+
+def _without_spans(line: str) -> str:
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(line)]
+    following: dict[int, int] = {}  # run length -> index of the nearest such run to the right
+    after: list[int] = [-1] * len(runs)
+    for i in range(len(runs) - 1, -1, -1):
+        length = runs[i][1] - runs[i][0]
+        after[i] = following.get(length, -1)
+        following[length] = i
+    parts: list[str] = []
+    done = i = 0
+    while i < len(runs):
+        close = after[i]
+        if close < 0:
+            i += 1
+            continue
+        parts.append(line[done : runs[i][0]])
+        parts.append(" ")
+        done = runs[close][1]
+        i = close + 1
+    parts.append(line[done:])
+    return "".join(parts)
 
 
 def _unquote(text: str) -> str:
@@ -66,6 +115,7 @@ class Link:
 def links_in(text: str) -> list[Link]:
     """Every link and embed that names a file, in order of appearance (duplicates kept once)."""
     found: dict[tuple[str, bool, bool], None] = {}
+    text = outside_code(text)
     for match in _WIKI.finditer(text):
         target = match.group(2).split("|", 1)[0].split("#", 1)[0].strip()
         if target:
