@@ -99,6 +99,16 @@ async def test_one_json_line_per_event_and_never_contents_or_tokens(vault: Path,
     assert all(line.startswith("{") for line in logged), log[-2000:]
 
 
+def test_a_terminated_server_says_it_stopped_last(vault: Path) -> None:
+    """SIGTERM (systemd's stop, Ctrl-C's cousin) ends in one stop line, after everything else the server
+    logged: an operator tells a clean stop from a crash by the log's last line."""
+    server = Server(vault, extra_args=("--log-format", "json")).start()
+    wait_for(server, lambda e: e.get("event") == "start")
+    server.stop()
+    logged = events(server)
+    assert logged[-1]["event"] == "stop" and logged[-1]["url"] == server.url, logged[-3:]
+
+
 async def test_a_foreign_host_gets_421_naming_allowed_hosts(vault: Path, served: Server) -> None:
     token = mint(vault, name="laptop")  # with or without one (tests/doors/test_wrong_host.py)
     async with httpx2.AsyncClient(timeout=30) as http:

@@ -623,6 +623,7 @@ def create_app(
                 tasks.cancel_scope.cancel()
                 metrics.stop()
         runtime.close()
+        event("stop", url=url)  # after the last write: an operator reads the log's end as a clean shutdown
 
     config = runtime.config
     allowed_hosts = security.allowed_hosts if security.enable_dns_rebinding_protection else None
