@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from notegate.cli import COMMANDS, build_parser, command_named
 from notegate.config import load_config
 from notegate.errors import ConfigError
-from support import mcp_http, mint, notegate, running, token_secret
+from support import clone_and_push, mcp_http, mint, notegate, running, token_secret
 
 
 def cli(*args: str, stdin: str | None = None, real: bool = False) -> subprocess.CompletedProcess:
@@ -114,6 +114,14 @@ def test_reindex_rebuilds(vault: Path) -> None:
     result = cli("reindex", "--config", str(vault), "--quiet", real=True)
     assert result.returncode == 0 and "indexed 8 notes" in result.stdout
     assert index.exists()
+
+
+def test_reindex_counts_canvas_files_apart_from_notes(vault: Path, tmp_path: Path) -> None:
+    """``status`` counts notes; a canvas is searched too but is no note: reindex says so, not 9 notes."""
+    canvas = {"nodes": [{"id": "a", "type": "text", "text": "plan", "x": 0, "y": 0, "width": 9, "height": 9}]}
+    clone_and_push(vault.parent / "origin.git", tmp_path / "w", "boards/plan.canvas", json.dumps(canvas))
+    result = cli("reindex", "--config", str(vault), "--quiet", real=True)
+    assert result.returncode == 0 and "indexed 8 notes and 1 canvas files" in result.stdout, result.stdout
 
 
 @pytest.mark.parametrize(

@@ -695,7 +695,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         total = len(env.store.listing().notes)
         with _progress(total, f"indexing {name}", args.quiet) as bar:
             count = env.index.rebuild(env.store, progress=bar.update)
-        print(f"{name}: indexed {count} notes at {(env.index.indexed_commit or 'empty')[:12]}")
+        canvases = count - total  # a canvas is searched by its cards' text, and is no note in the listing
+        what = f"{total} notes and {canvases} canvas files" if canvases > 0 else f"{count} notes"
+        print(f"{name}: indexed {what} at {(env.index.indexed_commit or 'empty')[:12]}")
     runtime.close()
     return 0
 
