@@ -125,6 +125,17 @@ def test_case_collision_refused(notes: NotesService, trusted) -> None:
     assert info.value.rule == "path-case-collision"
 
 
+def test_a_folder_case_collision_names_the_folder_and_the_path_to_use(notes: NotesService, trusted) -> None:
+    """The demo vault has ``projects/``: a note in ``Projects/`` names that folder (not as a note) and the
+    path spelled as the vault spells it."""
+    with pytest.raises(NotegateError) as info:
+        notes.write_note(trusted, "Projects/Deep/new idea.md", "x\n", "absent", confirmed=True)
+    assert info.value.rule == "path-case-collision"
+    text = info.value.explain()
+    assert "from the existing folder projects/" in text and "as projects/Deep/new idea.md" in text, text
+    assert "existing note" not in text
+
+
 def test_unknown_environment(notes: NotesService, trusted) -> None:
     with pytest.raises(UnknownEnvironment) as info:
         notes.list_notes(trusted, environment="nope")

@@ -502,6 +502,17 @@ class NotesService:
 
     @staticmethod
     def _case_collision(path: str, existing: str) -> NotegateError:
+        """``existing`` is a note's path, or a folder's with ``/`` after it (``Listing.collision``): the text
+        names which, and for a folder the path spelled as the vault spells it (case-insensitive file systems
+        would merge the two folders in every clone)."""
+        if existing.endswith("/"):
+            depth = existing.count("/")  # the folders ``existing`` names, spelled by the vault
+            spelled = existing + "/".join(path.split("/")[depth:])
+            return NotegateError(
+                f"{path} is in a folder that differs only by letter case from the existing folder {existing}",
+                rule="path-case-collision",
+                remedy=f"Write it in the existing folder, as {spelled}, or choose a clearly different name.",
+            )
         return NotegateError(
             f"{path} differs only by letter case from the existing note {existing}",
             rule="path-case-collision",
