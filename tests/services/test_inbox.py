@@ -122,6 +122,14 @@ def test_untitled_captures_past_the_numbered_keys_are_refused_busy(inbox: InboxS
     assert env.store.head() == head
 
 
+def test_a_capture_appended_to_a_crlf_item_is_crlf_separator_and_all(inbox: InboxService, notes: NotesService) -> None:
+    """The separator and heading inbox_write adds take the item's line ends, like the text (no mixed item)."""
+    notes.write_note(OWNER, "inbox/captures/crlf-notes.md", "# CRLF notes\r\n\r\nOne.\r\n", "absent", confirmed=True)
+    inbox.inbox_write(PHONE, "capture", "Two.\nThree.", title="CRLF notes")
+    data = notes.env(OWNER, None).store.read("inbox/captures/crlf-notes.md")[0]
+    assert data == b"# CRLF notes\r\n\r\nOne.\r\n\r\n---\r\n\r\n## CRLF notes\r\n\r\nTwo.\r\nThree.\r\n"
+
+
 # Titles that name no topic: none, blank, or no ASCII letter or digit after NFKD (CJK, emoji, punctuation).
 unslugged_titles = st.none() | st.text(
     alphabet=st.characters(categories=("Lo", "So", "Po", "Pd", "Zs")), max_size=12
