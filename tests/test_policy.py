@@ -9,12 +9,16 @@ from hypothesis import strategies as st
 from conftest import make_caller
 from notegate.errors import ConfigError
 from notegate.policy import (
+    CAPTURE_NUMBERED,
     Action,
+    InboxKeys,
     Policy,
     can_see,
+    capture_keys,
     decide,
     fixed_caller,
     glob_match,
+    is_slug,
     policy_from_table,
     requires_two_step,
     two_step_reason,
@@ -233,3 +237,23 @@ def test_the_owners_console_previews_every_write_and_other_workstations_need_not
     policy = policy_from_table({})
     assert two_step_reason(policy, fixed_caller("web:console", "owner"), "notes/a.md") is not None
     assert two_step_reason(policy, fixed_caller("cli:import", "owner"), "notes/a.md") is None
+
+
+# ------------------------------------------------------------- capture keys
+def test_a_titled_capture_names_its_topic_and_appends() -> None:
+    assert capture_keys("cafe-ideas", 1_800_000_000.0) == InboxKeys(keys=("cafe-ideas",), appends=True)
+
+
+def test_an_untitled_capture_takes_its_second_then_numbered_keys_and_never_appends() -> None:
+    keys = capture_keys("", 1_800_000_000.0)  # 2027-01-15 08:00:00 UTC
+    assert not keys.appends
+    assert keys.keys[:3] == ("capture-20270115-080000", "capture-20270115-080000-2", "capture-20270115-080000-3")
+    assert len(keys.keys) == CAPTURE_NUMBERED + 1
+
+
+@given(now=st.floats(min_value=0, max_value=4_000_000_000, allow_nan=False))
+def test_untitled_capture_keys_are_distinct_slugs_of_that_second(now: float) -> None:
+    keys = capture_keys("", now).keys
+    assert len(set(keys)) == len(keys) and all(is_slug(k) for k in keys)
+    assert all(k.startswith(keys[0]) for k in keys)
+    assert all(POLICY.inbox_item(POLICY.inbox_path("capture", k)).key == k for k in keys)

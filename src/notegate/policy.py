@@ -19,6 +19,7 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
 from typing import Any, Protocol
@@ -459,6 +460,33 @@ def needs_session_handle(policy: Policy, caller: Caller) -> bool:
 def inbox_write_needs_preview(policy: Policy, caller: Caller) -> bool:
     """Does the policy make this caller preview inbox writes too (two_step_inbox for its class)?"""
     return policy.two_step_inbox and caller.client_class in policy.two_step_classes
+
+
+CAPTURE_NUMBERED = 50  # numbered keys (-2 .. -51) untitled captures of one second may take before "busy"
+
+
+@dataclass(frozen=True)
+class InboxKeys:
+    """The keys an inbox write may use, in order, and whether an existing item at the key takes it."""
+
+    keys: tuple[str, ...]
+    appends: bool  # True: an item at keys[0] gets the capture as a new section; False: take the first free key
+
+
+def capture_keys(slug: str, now: float) -> InboxKeys:
+    """Where a capture goes, from its title's slug (``''`` when the title has no ASCII letter or digit).
+
+    A title that slugifies names a topic, and a topic is one item: a capture titled like an existing one
+    is appended to it (the reviewer reads the topic once).  No title, or one in CJK or emoji, names no
+    topic: such a capture is its own item, under its UTC second ``capture-YYYYMMDD-HHMMSS`` or, when that
+    is taken (several captures in one second), ``-2``, ``-3`` ... -- never appended to an unrelated capture,
+    which would bury its title in another's item.  The caller creates the first free key with expected
+    version ABSENT, so a concurrent capture that took it first makes the create stale: take the next.
+    """
+    if slug:
+        return InboxKeys(keys=(slug,), appends=True)
+    stem = f"capture-{datetime.fromtimestamp(now, UTC):%Y%m%d-%H%M%S}"
+    return InboxKeys(keys=(stem, *(f"{stem}-{n}" for n in range(2, CAPTURE_NUMBERED + 2))), appends=False)
 
 
 class DeviceProof(Protocol):

@@ -249,3 +249,22 @@ def test_a_capture_title_is_one_line(notes: NotesService) -> None:
     with pytest.raises(NotegateError) as refused:
         _call(ContractsService(notes), "capture", {"text": "x", "title": "ok\n## Rules"})
     assert refused.value.rule == "contract-input-invalid" and "/title (rule: pattern)" in refused.value.message
+
+
+def test_contract_captures_that_name_no_topic_in_one_second_stay_apart(vault) -> None:
+    """The contract's capture never appends (the inbox tool's captures once did): two shares whose title and
+    text do not slugify (CJK), in one second, are two items, each with only its own text."""
+    from notegate.config import load_config
+    from notegate.services.runtime import Runtime
+
+    rt = Runtime(load_config(vault), clock=lambda: 1_800_000_000.0)  # 2027-01-15 08:00:00 UTC
+    try:
+        service = ContractsService(NotesService(rt))
+        answers = [_call(service, "capture", {"text": text}) for text in ("会議メモ", "買い物リスト")]
+        env = rt.environment(rt.config.default_environment)
+        stem = "inbox/captures/capture-20270115-080000"
+        assert [a["changed"] for a in answers] == [[f"{stem}.md"], [f"{stem}-2.md"]]
+        assert env.store.read(f"{stem}.md")[0].decode().startswith("会議メモ\n")
+        assert env.store.read(f"{stem}-2.md")[0].decode().startswith("買い物リスト\n")
+    finally:
+        rt.close()

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import make_caller
 from notegate.errors import ConfigError, NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
-from notegate.policy import DEFAULT_INSTRUCTION_FILES, Action, glob_match, policy_from_table
-from notegate.services.inbox import InboxService
+from notegate.policy import CAPTURE_NUMBERED, DEFAULT_INSTRUCTION_FILES, Action, glob_match, policy_from_table
+from notegate.services.inbox import InboxService, slugify
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.held import HeldRow, parse_held, render_held
+from notegate.vault.store import ABSENT, Change
 from policy_cases import expected
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
@@ -39,8 +42,12 @@ def item(inbox: InboxService, path: str):
 def test_inbox_write_creates_then_appends(inbox: InboxService, notes: NotesService) -> None:
     first = inbox.inbox_write(PHONE, "log", "Did the thing.", project="notegate")
     assert first.status == "committed" and first.path == "inbox/log/notegate.md"
+    assert first.message == f"Created inbox/log/notegate.md. Committed and pushed {first.commit[:12]}."
     second = inbox.inbox_write(CLOUD, "log", "Did another thing.", project="notegate")
     assert second.path == first.path
+    assert second.message == (
+        f"Appended to the existing item inbox/log/notegate.md. Committed and pushed {second.commit[:12]}."
+    )
     text = notes.read_note(PHONE, "inbox/log/notegate.md").text
     assert "Did the thing." in text and "Did another thing." in text
     assert item(inbox, first.path).authors == ["chat-app (phone)", "cloud-agent (cloud)"]
@@ -51,6 +58,101 @@ def test_inbox_write_capture_named_after_title(inbox: InboxService) -> None:
     assert done.path == "inbox/captures/cafe-ideas-2026.md"
     untitled = inbox.inbox_write(PHONE, "capture", "No title.")
     assert untitled.path.startswith("inbox/captures/capture-")
+
+
+STAMP = "inbox/captures/capture-20270115-080000"  # the clock fixture's second, 2027-01-15 08:00:00 UTC
+
+
+def test_captures_whose_titles_do_not_slugify_get_items_of_their_own(inbox: InboxService, notes: NotesService) -> None:
+    """Four captures in one second, untitled or titled in CJK, emoji or punctuation: four items, each with
+    its own title and text (they were appended into the first item, every later title lost)."""
+    titles = [None, "会議メモ", "🚀🔥", "—!?—"]
+    done = [inbox.inbox_write(PHONE, "capture", f"text {i}", title=t) for i, t in enumerate(titles)]
+    assert [d.path for d in done] == [f"{STAMP}.md", f"{STAMP}-2.md", f"{STAMP}-3.md", f"{STAMP}-4.md"]
+    assert [notes.read_note(PHONE, d.path).text for d in done] == [
+        "text 0\n",
+        "# 会議メモ\n\ntext 1\n",
+        "# 🚀🔥\n\ntext 2\n",
+        "# —!?—\n\ntext 3\n",
+    ]
+    assert [d.message for d in done] == [f"Created {d.path}. Committed and pushed {d.commit[:12]}." for d in done]
+
+
+def test_a_capture_titled_like_an_item_appends_under_its_own_title(inbox: InboxService, notes: NotesService) -> None:
+    """The same slug is the same topic: appended, as designed, but the new title heads its section."""
+    first = inbox.inbox_write(PHONE, "capture", "One.", title="Café ideas")
+    second = inbox.inbox_write(CLOUD, "capture", "Two.", title="cafe\nIDEAS!")
+    assert first.path == second.path == "inbox/captures/cafe-ideas.md"
+    assert first.message.startswith("Created inbox/captures/cafe-ideas.md. Committed and pushed ")
+    assert second.message.startswith(
+        "Appended to the existing item inbox/captures/cafe-ideas.md. Committed and pushed "
+    )
+    assert notes.read_note(PHONE, first.path).text == "# Café ideas\n\nOne.\n\n---\n\n## cafe IDEAS!\n\nTwo.\n"
+
+
+def test_an_untitled_capture_that_loses_the_race_for_its_key_takes_the_next(
+    inbox: InboxService, notes: NotesService, monkeypatch
+) -> None:
+    """Another session creates the same second's item between the check and the commit: the create (expected
+    ABSENT) is stale, so the capture takes ``-2`` and leaves the other's item as it was."""
+    real = notes.write_note
+    raced: list[str] = []
+
+    def racing(caller, path, content, base, **kwargs):
+        if not raced:
+            raced.append(path)
+            real(CLOUD, path, "the other capture\n", "absent", confirmed=True)
+        return real(caller, path, content, base, **kwargs)
+
+    monkeypatch.setattr(notes, "write_note", racing)
+    done = inbox.inbox_write(PHONE, "capture", "mine")
+    assert raced == [f"{STAMP}.md"] and done.path == f"{STAMP}-2.md"
+    assert notes.read_note(PHONE, f"{STAMP}.md").text == "the other capture\n"
+    assert notes.read_note(PHONE, done.path).text == "mine\n"
+
+
+def test_untitled_captures_past_the_numbered_keys_are_refused_busy(inbox: InboxService, notes: NotesService) -> None:
+    env = notes.env(OWNER, None)
+    taken = [f"{STAMP}.md", *(f"{STAMP}-{n}.md" for n in range(2, CAPTURE_NUMBERED + 2))]
+    notes.commit_as(OWNER, env, [Change(p, b"taken\n") for p in taken], dict.fromkeys(taken, ABSENT), "seed")
+    head = env.store.head()
+    with pytest.raises(NotegateError) as refused:
+        inbox.inbox_write(PHONE, "capture", "one too many")
+    assert refused.value.rule == "busy" and "give the capture a title" in refused.value.remedy
+    assert env.store.head() == head
+
+
+def test_a_capture_appended_to_a_crlf_item_is_crlf_separator_and_all(inbox: InboxService, notes: NotesService) -> None:
+    """The separator and heading inbox_write adds take the item's line ends, like the text (no mixed item)."""
+    notes.write_note(OWNER, "inbox/captures/crlf-notes.md", "# CRLF notes\r\n\r\nOne.\r\n", "absent", confirmed=True)
+    inbox.inbox_write(PHONE, "capture", "Two.\nThree.", title="CRLF notes")
+    data = notes.env(OWNER, None).store.read("inbox/captures/crlf-notes.md")[0]
+    assert data == b"# CRLF notes\r\n\r\nOne.\r\n\r\n---\r\n\r\n## CRLF notes\r\n\r\nTwo.\r\nThree.\r\n"
+
+
+# Titles that name no topic: none, blank, or no ASCII letter or digit after NFKD (CJK, emoji, punctuation).
+unslugged_titles = st.none() | st.text(
+    alphabet=st.characters(categories=("Lo", "So", "Po", "Pd", "Zs")), max_size=12
+).filter(lambda t: slugify(t) == "")
+capture_texts = st.text(alphabet="ab 会\n", min_size=1, max_size=20).filter(str.strip)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(captures=st.lists(st.tuples(unslugged_titles, capture_texts), min_size=1, max_size=4))
+def test_captures_that_name_no_topic_never_share_an_item(
+    inbox: InboxService, notes: NotesService, clock: list[float], captures
+) -> None:
+    """Any captures of one second whose titles do not slugify: the n-th takes the n-th key, and each item is
+    exactly its own title and text."""
+    clock[0] += 3601  # every example its own second (and quota hour); its captures share that second
+    stem = f"inbox/captures/capture-{datetime.fromtimestamp(clock[0], UTC):%Y%m%d-%H%M%S}"
+    for n, (title, text) in enumerate(captures, start=1):
+        done = inbox.inbox_write(PHONE, "capture", text, title=title)
+        assert done.path == (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        assert done.message.startswith(f"Created {done.path}. ")
+        heading = " ".join((title or "").split())
+        body = (f"# {heading}\n\n" if heading else "") + text
+        assert notes.read_note(PHONE, done.path).text == (body if body.endswith("\n") else body + "\n")
 
 
 @pytest.mark.parametrize(

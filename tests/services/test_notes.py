@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conftest import make_caller
+from notegate.config import load_config
 from notegate.errors import (
     ContentRejected,
     NoSuchNote,
@@ -19,7 +23,9 @@ from notegate.errors import (
 )
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.vault.lines import line_break_of
 from notegate.vault.store import ABSENT
+from support import set_policy
 
 HOSTED_TRUSTED = make_caller(tier="trusted", client_class="hosted", login="owner", client="claude-ai")
 
@@ -218,6 +224,86 @@ def test_append_move_delete_restore_history(notes: NotesService, trusted) -> Non
     with pytest.raises(NotegateError) as info:
         notes.restore_note(trusted, "archive/log.md", "0" * 40, restored.new_revision, confirmed=True)
     assert info.value.rule == "unknown-commit"
+
+
+# ------------------------------------------------------- append: the note's line ends
+def committed(runtime: Runtime, path: str) -> bytes:
+    return runtime.environment(None).store.read(path)[0]
+
+
+@pytest.mark.parametrize(
+    ("note", "text", "after"),
+    [
+        ("a\r\nb\r\n", "c\nd", "a\r\nb\r\nc\r\nd\r\n"),  # CRLF note: the text's LF go as CRLF, the last too
+        ("a\r\nb\r\n", "c\r\nd\ne", "a\r\nb\r\nc\r\nd\r\ne\r\n"),
+        ("a\r\nb", "c\nd", "a\r\nb\r\nc\r\nd\r\n"),  # no final break: the one put between is CRLF too
+        ("a\nb\n", "c\r\nd", "a\nb\nc\nd\n"),  # LF note: stays LF
+        ("a", "b\r\nc", "a\nb\r\nc\n"),  # no line break: no style, the text as written (as before)
+        ("a\r\nb\nc\n", "d\ne\r\n", "a\r\nb\nc\nd\ne\r\n"),  # mixed: no one style, as written (as before)
+    ],
+)
+def test_append_takes_the_notes_line_ends(
+    notes: NotesService, trusted, runtime: Runtime, note: str, text: str, after: str
+) -> None:
+    rev = create(notes, trusted, "eol.md", note)
+    done = notes.append_note(trusted, "eol.md", text, rev, confirmed=True)
+    assert committed(runtime, "eol.md") == after.encode()
+    assert notes.read_note(trusted, "eol.md").revision == done.new_revision
+
+
+def test_the_size_limit_counts_the_crlf_an_append_commits(vault: Path, trusted) -> None:
+    """30 bytes of CRLF note and 60 of LF text fit in 100 as sent; as committed (CRLF: 120) they do not."""
+    set_policy(vault, max_note_bytes=100)
+    runtime = Runtime(load_config(vault))
+    try:
+        notes = NotesService(runtime)
+        rev = create(notes, trusted, "big.md", "a\r\n" * 10)
+        head = runtime.environment(None).store.head()
+        with pytest.raises(ContentRejected) as info:
+            notes.append_note(trusted, "big.md", "b\n" * 30, rev, confirmed=True)
+        assert info.value.rule == "note-too-large" and "would be 120 bytes" in info.value.message
+        assert runtime.environment(None).store.head() == head
+    finally:
+        runtime.close()
+
+
+def test_the_scans_and_gates_of_an_append_see_the_bytes_committed(
+    notes: NotesService, trusted, runtime: Runtime, monkeypatch
+) -> None:
+    rev = create(notes, trusted, "gated.md", "a\r\n")
+    scanned: list[str] = []
+    gated: list[bytes] = []
+    real_secrets, real_gate = notes.check_secrets, notes._decide_content
+    monkeypatch.setattr(
+        notes, "check_secrets", lambda c, text, *a, **k: scanned.append(text) or real_secrets(c, text, *a, **k)
+    )
+    monkeypatch.setattr(notes, "_decide_content", lambda path, data: gated.append(data) or real_gate(path, data))
+    preview = notes.append_note(trusted, "gated.md", "b\nc", rev)
+    assert "+b\r\n+c\r\n" in preview.diff
+    notes.append_note(trusted, "gated.md", "b\nc", rev, confirmed=True)
+    assert committed(runtime, "gated.md") == b"a\r\nb\r\nc\r\n"
+    assert scanned == ["b\r\nc"] * 2 and gated == [b"a\r\nb\r\nc\r\n"] * 2  # the preview's, then the commit's
+
+
+_style_notes = itertools.count()
+note_lines = st.lists(st.sampled_from(["a", "# h", "", "会", "- x"]), min_size=2, max_size=6)
+appended = st.lists(st.sampled_from(["x", "会", " ", "---", "\n", "\r\n"]), min_size=1, max_size=20).map("".join)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=note_lines, style=st.sampled_from(["\n", "\r\n"]), ends=st.booleans(), text=appended)
+def test_an_append_to_a_one_style_note_keeps_that_style(
+    notes: NotesService, trusted, runtime: Runtime, lines: list[str], style: str, ends: bool, text: str
+) -> None:
+    """Whatever LF/CRLF mix is appended to a note written in one style: the note is that text, in that style."""
+    note = style.join(lines) + (style if ends else "")
+    path = f"styles/{next(_style_notes)}.md"  # the vault lives on across examples: a new note each
+    rev = create(notes, trusted, path, note)
+    notes.append_note(trusted, path, text, rev, confirmed=True)
+    expected = note + ("" if note.endswith("\n") else style) + text.replace("\r\n", "\n").replace("\n", style)
+    expected += "" if expected.endswith("\n") else style
+    assert committed(runtime, path) == expected.encode()
+    assert line_break_of(expected) == style
 
 
 def test_move_to_existing_target_refused(notes: NotesService, trusted) -> None:

@@ -24,13 +24,15 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from notegate.errors import NoSuchNote, NotegateError, PolicyDenied, StaleRevision
 from notegate.policy import (
     Author,
     Caller,
+    InboxKeys,
+    capture_keys,
     decide_author,
     decide_review,
     decide_task_reader,
@@ -239,7 +241,12 @@ class InboxService:
         title: str | None = None,
         environment: str | None = None,
     ) -> WriteResult:
-        """Create the right inbox item, or append to it if it exists (so a model need not know the layout)."""
+        """Create the right inbox item, or append to it if it exists (so a model need not know the layout).
+
+        A project's item, and a capture titled like an existing one, is appended to; an untitled capture (or
+        one whose title does not slugify) always gets an item of its own (:func:`notegate.policy.capture_keys`).
+        The result's message says which happened and where: a caller that thought it created an item must
+        learn that its text joined another's."""
         kinds = dict(self.policy.inbox)
         if kind not in kinds:
             raise NotegateError(
@@ -247,8 +254,8 @@ class InboxService:
             )
         if not text or not text.strip():
             raise NotegateError("the text is empty", rule="bad-argument", remedy="Write what you want to record.")
-        template = kinds[kind]
-        if "{project}" in template:
+        heading = " ".join((title or "").split())  # one line: a title with a line break would end its heading
+        if "{project}" in kinds[kind]:
             key = (project or "").strip()
             if not is_slug(key):
                 raise NotegateError(
@@ -257,9 +264,12 @@ class InboxService:
                     rule="bad-project",
                     remedy="Pass project, e.g. project='notegate' (the repository's name, lowercased).",
                 )
+            keys = InboxKeys(keys=(key,), appends=True)
+            section = ""  # a project's item is one running text; its title only starts it
         else:
-            key = slugify(title or "") or f"capture-{datetime.fromtimestamp(self.rt.clock(), UTC):%Y%m%d-%H%M%S}"
-        path = self.policy.inbox_path(kind, key)
+            keys = capture_keys(slugify(heading), self.rt.clock())
+            section = f"## {heading}\n\n" if heading else ""  # an appended capture keeps its own title
+        path = self.policy.inbox_path(kind, keys.keys[0])
         if inbox_write_needs_preview(self.policy, caller):
             raise PolicyDenied(
                 "inbox writes of your client class must be previewed",
@@ -267,21 +277,45 @@ class InboxService:
                 remedy=f"Use append_note/write_note on {path} without confirmed, then with confirmed=true.",
             )
         env = self.notes.env(caller, environment)
+        body = (f"# {heading}\n\n" if heading else "") + text
+        if not body.endswith("\n"):
+            body += "\n"
+        if not keys.appends:
+            return self._create_first_free(caller, env, kind, keys.keys, body)
         for _attempt in range(APPEND_RETRIES):
             current = env.store.blob_id(path)
             try:
                 if current == ABSENT:
-                    body = (f"# {title.strip()}\n\n" if title and title.strip() else "") + text
-                    if not body.endswith("\n"):
-                        body += "\n"
-                    return self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
-                return self.notes.append_note(
-                    caller, path, "\n---\n\n" + text, current, confirmed=True, environment=env.name
+                    created = self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
+                    return replace(created, message=f"Created {path}. {created.message}")
+                appended = self.notes.append_note(
+                    caller, path, "\n---\n\n" + section + text, current, confirmed=True, environment=env.name
                 )
+                return replace(appended, message=f"Appended to the existing item {path}. {appended.message}")
             except StaleRevision:
                 continue  # another session appended meanwhile: appends commute, so take the new base
         raise NotegateError(
             f"{path} kept changing while appending", rule="busy", remedy="Nothing was written. Try again."
+        )
+
+    def _create_first_free(
+        self, caller: Caller, env: Environment, kind: str, keys: tuple[str, ...], body: str
+    ) -> WriteResult:
+        """Create the item at the first of ``keys`` nobody holds.  The create expects ABSENT, so a capture
+        that took the same key first (another session, another replica) makes it stale: try the next."""
+        for key in keys:
+            path = self.policy.inbox_path(kind, key)
+            if env.store.blob_id(path) != ABSENT:
+                continue  # an earlier capture of this second
+            try:
+                created = self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
+            except StaleRevision:
+                continue  # created concurrently: it is that capture's item, not ours to append to
+            return replace(created, message=f"Created {path}. {created.message}")
+        raise NotegateError(
+            f"{len(keys)} untitled captures were already made this second",
+            rule="busy",
+            remedy="Nothing was written. Try again in a second, or give the capture a title.",
         )
 
     # -------------------------------------------------------------- review

@@ -69,6 +69,7 @@ from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault import ordered
 from notegate.vault.index import MATCH_TIERS
+from notegate.vault.lines import line_break_of, with_line_breaks
 from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
@@ -1114,18 +1115,30 @@ class NotesService:
         environment: str | None = None,
         allow_secret: bool = False,
     ) -> WriteResult:
+        """Append ``text`` to the note (a line break between them when the note lacks a final one).
+
+        The appended text takes the note's line ends (:func:`notegate.vault.lines.line_break_of`): into a
+        CRLF note its LF and CRLF go as CRLF, into an LF note as LF, so an append never leaves a note with
+        mixed line ends.  A note without a line break, or one that already mixes them, has no style to
+        follow: the text goes in as written (as it always did).  The conversion comes first, so the
+        credential scan, the size limit, the preview's diff and the commit's gates all see the bytes
+        committed."""
         with self.audited(caller, "append_note", path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
             self._check(caller, Action.APPEND, note.value)
             old = self.text_of(env, base) if base == env.store.blob_id(note.value) else ""
-            separator = "" if not old or old.endswith("\n") else "\n"
+            style = line_break_of(old)
+            if style is not None:
+                text = with_line_breaks(text, style)  # the note's own line ends, never a mix of both
+            newline = style or "\n"
+            separator = "" if not old or old.endswith("\n") else newline
             self.check_secrets(caller, text, allow_secret, seam=old[-SEAM_CHARS:] + separator)
             joined = old + separator + text
             if not joined.endswith("\n"):
-                joined += "\n"
-            data = self.encoded_content(joined)
+                joined += newline
+            data = self.encoded_content(joined)  # the size limit, on the bytes committed (CRLF is longer)
             intent = WriteIntent(
                 op="append_note",
                 action=Action.APPEND,

@@ -61,6 +61,30 @@ def normalize_line_endings(text: str) -> str:
     return BOUNDARY_RE.sub("\n", text)
 
 
+_NEWLINE_RE = re.compile(r"\r?\n")
+
+
+def line_break_of(text: str) -> str | None:
+    """The line break ``text`` is written with, for an addition to follow: ``"\\r\\n"`` when every LF in it
+    ends a CRLF, ``"\\n"`` when none does.  None when it has no LF, or mixes the two: a mixed note has no one
+    style to follow, so an addition is written as it comes (as before) rather than by a guess.  Only LF and
+    CRLF count: a bare CR or a Unicode boundary is not a style any editor saves a note in."""
+    lf = text.count("\n")
+    if not lf:
+        return None
+    crlf = text.count("\r\n")
+    if crlf == lf:
+        return "\r\n"
+    return "\n" if not crlf else None
+
+
+def with_line_breaks(text: str, newline: str) -> str:
+    """``text`` with every LF and CRLF written as ``newline`` (``"\\n"`` or ``"\\r\\n"``).  Other boundaries,
+    a bare CR among them, are left as they are: rewriting them would change what the text says, and the
+    floor judges them in the committed bytes."""
+    return _NEWLINE_RE.sub(newline, text)
+
+
 def strip_blank_edges(text: str) -> str:
     """Drop blank lines (blanks then a line boundary) at the start, and line boundaries with the blanks
     after them at the end -- by index, because ``(?:\\n[ \\t]*)+\\Z`` retries from every boundary."""

@@ -31,15 +31,19 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         ] = None,
         title: Annotated[
             str | None,
-            Field(description="A short title: a capture is named after it; a new item of any kind starts with it."),
+            Field(
+                description="A short title: a capture is named after it (a capture titled like an existing one is "
+                "appended to it under its own heading; an untitled one gets an item of its own); a new item of any "
+                "kind starts with it."
+            ),
         ] = None,
         environment: EnvArg = None,
         handle: HandleArg = None,
         grant: GrantArg = None,
     ) -> WriteResult:
         """Leave something for later sessions: a handoff, a log entry, a decision or a capture. It goes to the
-        inbox (created, or appended to if the item exists) and a reviewer promotes or holds it. This is how a
-        restricted session writes; it commits at once (no preview needed)."""
+        inbox (created, or appended to if the item exists: the message says which, and where) and a reviewer
+        promotes or holds it. This is how a restricted session writes; it commits at once (no preview needed)."""
         return await call(
             ctx,
             inbox.inbox_write,
