@@ -101,3 +101,51 @@ def test_a_two_step_refusal_says_it_is_the_protected_path(notes: NotesService) -
         "Refused [two-step-required]: this write must be previewed first: rules/new.md is a protected path "
         "([policy] protected), which every caller previews. Call write_note with confirmed=false"
     ), info.value.explain()
+
+
+# -- each refusal says what to do once (the message says what and why, the remedy what to do instead)
+
+
+def test_a_reserved_name_says_choose_another_name_once(notes: NotesService) -> None:
+    with pytest.raises(PathRejected) as info:
+        notes.write_note(OWNER, "notes/CON.md", "# Con\n", ABSENT, confirmed=True)
+    assert info.value.rule == "path-reserved-name"
+    assert info.value.explain() == (
+        "Refused [path-reserved-name]: The segment 'CON.md' is a reserved name on Windows (CON, PRN, AUX, NUL, "
+        "COM1-9, LPT1-9, or git~1, git's short name for .git); clones there cannot check it out. Choose another "
+        "name: this one is reserved on Windows or by git."
+    )
+
+
+def test_an_instruction_file_name_says_choose_another_name_once(notes: NotesService) -> None:
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(OWNER, "Zettelkasten/claude.md", "# C\n", ABSENT, confirmed=True)
+    assert info.value.rule == "instruction-file-name"
+    assert info.value.explain() == (
+        "Refused [instruction-file-name]: Zettelkasten/claude.md would be taken for the instruction file "
+        "'CLAUDE.md' by an agent working in a clone (names are compared ignoring case, look-alike letters and "
+        "Windows aliases). Choose another name (for an inbox item, another project name or title)."
+    )
+
+
+def test_a_capture_without_a_route_says_hold_it_once(inbox: InboxService) -> None:
+    made = inbox.inbox_write(PHONE, "capture", "an idea", project="p")
+    with pytest.raises(PolicyDenied) as info:
+        inbox.promote_inbox(REVIEWER, made.path, made.new_revision)
+    assert info.value.rule == "no-route"
+    assert info.value.explain() == (
+        "Refused [no-route]: capture items have no route. Hold it, or move it by hand as a trusted session."
+    )
+
+
+def test_a_restricted_write_outside_the_inbox_names_inbox_write_once(notes: NotesService) -> None:
+    with pytest.raises(PolicyDenied) as info:
+        notes.write_note(PHONE, "notes/x.md", "# X\n", ABSENT, confirmed=True)
+    assert info.value.rule == "restricted-outside-inbox"
+    text = info.value.explain()
+    assert text == (
+        "Refused [restricted-outside-inbox]: notes/x.md is outside the inbox, and a restricted session may only "
+        "create or append inbox items (kind handoff, log, decision or capture). Use inbox_write(kind, text, "
+        "project); a reviewer then promotes or holds it. For anything else, ask the owner for a trusted session."
+    )
+    assert text.count("inbox_write") == 1
