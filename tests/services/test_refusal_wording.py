@@ -149,3 +149,30 @@ def test_a_restricted_write_outside_the_inbox_names_inbox_write_once(notes: Note
         "project); a reviewer then promotes or holds it. For anything else, ask the owner for a trusted session."
     )
     assert text.count("inbox_write") == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "media_type"),
+    [
+        ("attachments/img0.png", "image/png"),
+        ("attachments/IMG_0001.JPG", "image/jpeg"),  # cameras write upper case; the type is the same
+        ("papers/report.pdf", "application/pdf"),
+        ("boards/plan.canvas", "application/json"),
+        ("audio/memo.m4a", "audio/mp4"),
+    ],
+)
+def test_read_note_on_an_attachment_points_at_read_attachment(notes: NotesService, path: str, media_type: str) -> None:
+    with pytest.raises(PathRejected) as info:
+        notes.read_note(OWNER, path)
+    assert info.value.rule == "path-not-markdown"
+    assert info.value.explain() == (
+        f"Refused [path-not-markdown]: {path} is an attachment ({media_type}), not a note: read_note reads "
+        f"Markdown notes only. Read it with read_attachment(path='{path}')."
+    )
+
+
+def test_read_note_on_a_file_of_no_attachment_type_still_says_add_md(notes: NotesService) -> None:
+    with pytest.raises(PathRejected) as info:
+        notes.read_note(OWNER, "notes/idea.txt")
+    assert info.value.rule == "path-not-markdown"
+    assert "add '.md' to the name" in info.value.explain() and "read_attachment" not in info.value.explain()

@@ -33,6 +33,7 @@ from notegate.errors import (
     NoSuchNote,
     NotegateError,
     OriginUnavailable,
+    PathRejected,
     PolicyDenied,
     StaleRevision,
     UnknownEnvironment,
@@ -681,7 +682,7 @@ class NotesService:
     def read_note(self, caller: Caller, path: str, environment: str | None = None) -> NoteRead:
         with self.audited(caller, "read_note", path):
             env = self.env(caller, environment)
-            note = NotePath.parse(path)
+            note = self._note_path(path)
             self._check(caller, Action.READ, note.value)
             found = env.store.read(note.value)
             if found is None:
@@ -694,6 +695,24 @@ class NotesService:
                 last_change=self._visible(caller, self._last_change(env, note.value, blob)),
                 quarantined=self.policy.is_inbox(note.value),
             )
+
+    def _note_path(self, path: str) -> NotePath:
+        """``path`` as a note path. A file the vault serves as an attachment (``attachments/img0.png``, a PDF,
+        a canvas: any type in attachment_types) is refused as such, pointing at read_attachment: the pure
+        parser knows no policy, so its "add '.md' to the name" would send the caller after a note that
+        is not there. The rule stays path-not-markdown."""
+        try:
+            return NotePath.parse(path)
+        except PathRejected as exc:
+            media_type = attachment_media_type(self.policy, path) if isinstance(path, str) else ""
+            if exc.rule != "path-not-markdown" or not media_type:
+                raise
+            raise PathRejected(
+                path,
+                "path-not-markdown",
+                f"{path} is an attachment ({media_type}), not a note: read_note reads Markdown notes only",
+                remedy=f"Read it with read_attachment(path='{path}').",
+            ) from None
 
     @staticmethod
     def _missing_remedy(env: Environment, path: str) -> str:
