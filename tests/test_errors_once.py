@@ -24,7 +24,8 @@ class Site:
     where: str
     rule: str
     message: str  # the literal words of the message, HOLE where a value goes
-    remedy: str | None  # the literal words of its own remedy=, if it names one
+    own_remedy: bool  # it passes remedy= (then the registry's is not appended)
+    remedy: str | None  # the literal words of that remedy (None when it is computed)
     path_rejected: bool  # a PathRejected: its message is also explained with the registry's remedy
 
 
@@ -96,8 +97,8 @@ def _sites() -> list[Site]:
             if message is None:
                 continue
             where = f"{path.relative_to(PACKAGE)}:{node.lineno}"
-            own = _words(keywords.get("remedy"), names) if "remedy" in keywords else None
-            sites.append(Site(where, rule_node.value, message, own, name == "PathRejected"))
+            own = _words(keywords.get("remedy"), names)
+            sites.append(Site(where, rule_node.value, message, "remedy" in keywords, own, name == "PathRejected"))
     return sites
 
 
@@ -156,8 +157,8 @@ def test_a_repeat_is_found_word_for_word(message: str, remedy: str, expected: li
 def test_no_message_repeats_its_remedy(site: Site) -> None:
     """Its own remedy, else the registry's; a path refusal's message meets the registry's remedy too, when a
     denial (``deny(exc.rule, exc.message)``) or the import report carries it on."""
-    remedies = [site.remedy] if site.remedy is not None else []
-    if not remedies or site.path_rejected:
+    remedies = [site.remedy or ""] if site.own_remedy else []
+    if not site.own_remedy or site.path_rejected:
         remedies.append(remedy_for(site.rule) or "")
     for remedy in remedies:
         assert not repeats(site.message, remedy), (site.where, site.rule, repeats(site.message, remedy))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import make_caller
-from notegate.errors import NoSuchNote, PathRejected, PolicyDenied, StaleRevision
+from notegate.errors import NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
@@ -176,3 +176,30 @@ def test_read_note_on_a_file_of_no_attachment_type_still_says_add_md(notes: Note
         notes.read_note(OWNER, "notes/idea.txt")
     assert info.value.rule == "path-not-markdown"
     assert "add '.md' to the name" in info.value.explain() and "read_attachment" not in info.value.explain()
+
+
+@pytest.mark.parametrize(
+    ("project", "slug"),
+    [
+        ("Projets été", "projets-ete"),  # accents folded, spaces to hyphens
+        ("Bad Name", "bad-name"),
+        ("a/b", "a-b"),
+    ],
+)
+def test_a_bad_project_suggests_the_slug_it_would_accept(inbox: InboxService, project: str, slug: str) -> None:
+    with pytest.raises(NotegateError) as info:
+        inbox.inbox_write(PHONE, "log", "done today", project=project)
+    assert info.value.rule == "bad-project"
+    assert info.value.explain() == (
+        "Refused [bad-project]: a log item needs a project name made of lowercase letters, digits and hyphens "
+        f"('{project}' is not). Pass project='{slug}' (its name as a slug), or the repository's name, lowercased."
+    )
+    inbox.inbox_write(PHONE, "log", "done today", project=slug)  # and the suggestion is accepted
+
+
+@pytest.mark.parametrize("project", [None, "", "!!!", "日本語"])
+def test_a_project_with_no_slug_gets_no_suggestion(inbox: InboxService, project: str | None) -> None:
+    with pytest.raises(NotegateError) as info:
+        inbox.inbox_write(PHONE, "log", "done today", project=project)
+    assert info.value.rule == "bad-project"
+    assert info.value.remedy == "Pass project, e.g. project='notegate' (the repository's name, lowercased)."

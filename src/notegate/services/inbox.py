@@ -102,6 +102,16 @@ def slugify(text: str) -> str:
     return slug
 
 
+def _project_remedy(key: str) -> str:
+    """What to pass instead of the project ``key``: the slug it would be accepted as, when there is one
+    ('Projets été' -> 'projets-ete'), so the caller need not guess the rule's spelling; never a slug the
+    check would refuse again."""
+    slug = slugify(key)
+    if slug and is_slug(slug):
+        return f"Pass project='{slug}' (its name as a slug), or the repository's name, lowercased."
+    return "Pass project, e.g. project='notegate' (the repository's name, lowercased)."
+
+
 class InboxService:
     def __init__(self, notes: NotesService) -> None:
         self.notes = notes
@@ -255,7 +265,7 @@ class InboxService:
                     f"a {kind} item needs a project name made of lowercase letters, digits and hyphens"
                     + (f" ('{key[:40]}' is not)" if key else ""),
                     rule="bad-project",
-                    remedy="Pass project, e.g. project='notegate' (the repository's name, lowercased).",
+                    remedy=_project_remedy(key),
                 )
         else:
             key = slugify(title or "") or f"capture-{datetime.fromtimestamp(self.rt.clock(), UTC):%Y%m%d-%H%M%S}"
