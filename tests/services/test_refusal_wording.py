@@ -203,3 +203,55 @@ def test_a_project_with_no_slug_gets_no_suggestion(inbox: InboxService, project:
         inbox.inbox_write(PHONE, "log", "done today", project=project)
     assert info.value.rule == "bad-project"
     assert info.value.remedy == "Pass project, e.g. project='notegate' (the repository's name, lowercased)."
+
+
+# -- a secret's position is given in the text the caller sent, not in the item the server renders around it
+
+AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"  # built here so no credential-looking literal sits in the repository
+CREDENTIAL_FOUND = (
+    "Refused [credential-found]: the text contains what looks like a credential: credential (aws-access-key-id) "
+    "{where}. Nothing was written. Remove it or replace it with a placeholder such as <API_KEY>: a secret "
+    "committed once stays in every clone's history forever."
+)
+
+
+def _refused(call) -> NotegateError:
+    with pytest.raises(NotegateError) as info:
+        call()
+    assert info.value.rule == "credential-found"
+    assert AWS_KEY not in info.value.explain()
+    return info.value
+
+
+def test_a_secret_in_a_titled_item_is_placed_in_the_callers_text(inbox: InboxService) -> None:
+    # rendered, the item is "# Keys\n\nkey AKIA…": line 3 of the item, line 1 of what the caller sent
+    refused = _refused(lambda: inbox.inbox_write(PHONE, "capture", f"key {AWS_KEY}", title="Keys"))
+    assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 1, col 5 of your text")
+
+
+def test_a_secret_appended_to_an_item_is_placed_in_the_callers_text(inbox: InboxService) -> None:
+    inbox.inbox_write(PHONE, "log", "first line\nsecond line", project="p")
+    refused = _refused(lambda: inbox.inbox_write(PHONE, "log", f"done\nkey {AWS_KEY}", project="p"))
+    assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 2, col 5 of your text")
+
+
+def test_a_secret_in_an_untitled_item_keeps_the_scanners_position(inbox: InboxService) -> None:
+    refused = _refused(lambda: inbox.inbox_write(PHONE, "log", f"key {AWS_KEY}", project="p"))
+    assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 1, col 5")
+
+
+def test_a_secret_in_an_items_title_is_said_to_be_in_the_item(inbox: InboxService) -> None:
+    refused = _refused(lambda: inbox.inbox_write(PHONE, "capture", "nothing secret", title=f"k {AWS_KEY}"))
+    assert refused.explain() == CREDENTIAL_FOUND.format(
+        where="in the item, before your text (at line 1, col 5 of the item)"
+    )
+
+
+def test_a_secret_appended_to_a_note_is_placed_in_the_appended_text(notes: NotesService) -> None:
+    """append_note scans the note's end (the seam) joined to the new text; positions count from the new text."""
+    with pytest.raises(NotegateError) as info:
+        notes.check_secrets(PHONE, f"three\nx {AWS_KEY}", False, seam="# A\n\none\ntwo\n")
+    assert "credential (aws-access-key-id) at line 2, col 3 of your text." in info.value.explain()
+    with pytest.raises(NotegateError) as split:  # half at the note's end, half appended: seen whole
+        notes.check_secrets(PHONE, AWS_KEY[4:], False, seam="# A\n\nkey " + AWS_KEY[:4])
+    assert "credential (aws-access-key-id) where your text joins the end of the note." in split.value.explain()

@@ -102,6 +102,10 @@ def slugify(text: str) -> str:
     return slug
 
 
+#: What inbox_write puts between an item's earlier text and the next one.
+APPEND_SEPARATOR = "\n---\n\n"
+
+
 def _project_remedy(key: str) -> str:
     """What to pass instead of the project ``key``: the slug it would be accepted as, when there is one
     ('Projets été' -> 'projets-ete'), so the caller need not guess the rule's spelling; never a slug the
@@ -280,13 +284,23 @@ class InboxService:
         for _attempt in range(APPEND_RETRIES):
             current = env.store.blob_id(path)
             try:
+                # A refusal's positions count from the caller's text, not from the heading or separator added here.
                 if current == ABSENT:
-                    body = (f"# {title.strip()}\n\n" if title and title.strip() else "") + text
+                    heading = f"# {title.strip()}\n\n" if title and title.strip() else ""
+                    body = heading + text
                     if not body.endswith("\n"):
                         body += "\n"
-                    return self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
+                    return self.notes.write_note(
+                        caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=len(heading)
+                    )
                 return self.notes.append_note(
-                    caller, path, "\n---\n\n" + text, current, confirmed=True, environment=env.name
+                    caller,
+                    path,
+                    APPEND_SEPARATOR + text,
+                    current,
+                    confirmed=True,
+                    environment=env.name,
+                    own_text_at=len(APPEND_SEPARATOR),
                 )
             except StaleRevision:
                 continue  # another session appended meanwhile: appends commute, so take the new base
