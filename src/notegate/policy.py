@@ -308,10 +308,7 @@ class Policy:
         """Where an item of ``kind`` for ``key`` is promoted to. Re-checked every time, whatever the config."""
         template = self.route_template(kind)
         if not template:
-            return deny(
-                "no-route",
-                f"{kind} items have no route; hold it, or move it by hand as a trusted session.",
-            )
+            return deny("no-route", f"{kind} items have no route.")
         if not is_slug(key):
             return deny("bad-route-key", f"'{key}' is not a valid project or slug name.")
         target = fill_template(template, key)
@@ -553,7 +550,7 @@ def decide_reader(caller: Caller) -> Decision:
     if caller.tier == "machine" or caller.client_class == "machine":
         return deny(
             "machine-no-mcp",
-            "machine credentials cannot use the knowledge tools: machines use contracts (POST /contracts/NAME).",
+            "machine credentials cannot use the knowledge tools.",
         )
     if caller.tier in ("restricted", "trusted"):
         return allow("reader")
@@ -601,31 +598,28 @@ def decide_name(policy: Policy, path: str) -> Decision:
     return deny(
         "instruction-file-name",
         f"{path} would be taken for the instruction file '{entry}' by an agent working in a clone (names are "
-        "compared ignoring case, look-alike letters and Windows aliases). Choose another name: for an inbox "
-        "item, another project name or title.",
+        "compared ignoring case, look-alike letters and Windows aliases).",
     )
 
 
-RESTRICTED_REMEDY = (
-    "A restricted session may only create or append inbox items: use inbox_write(kind, text, project) with kind "
-    "handoff, log, decision or capture. A reviewer then promotes or holds it. For anything else, ask the owner "
-    "for a trusted session."
+#: Why a restricted write is refused; what to do instead is the rule's remedy (errors.RULES), said once.
+RESTRICTED_REASON = (
+    "a restricted session may only create or append inbox items (kind handoff, log, decision or capture)"
 )
 
 
 def _decide_restricted_write(policy: Policy, action: Action, path: str) -> Decision:
     if policy.is_reserved(path):
-        return deny("inbox-reserved", f"{path} is kept by the server and reviewers only. " + RESTRICTED_REMEDY)
+        return deny("inbox-reserved", f"{path} is kept by the server and reviewers only, and {RESTRICTED_REASON}.")
     item = policy.inbox_item(path)
     if item is None:
         where = "inside the inbox but not a typed inbox item" if policy.is_inbox(path) else "outside the inbox"
-        return deny("restricted-outside-inbox", f"{path} is {where}. " + RESTRICTED_REMEDY)
+        return deny("restricted-outside-inbox", f"{path} is {where}, and {RESTRICTED_REASON}.")
     if action in (Action.CREATE, Action.APPEND):
         return allow("inbox-write", f"{item.kind} item")
     return deny(
         "inbox-append-only",
-        f"a restricted session may not {action.value} inbox items, only create them or append to them. "
-        + RESTRICTED_REMEDY,
+        f"a restricted session may not {action.value} inbox items, only create them or append to them.",
     )
 
 
@@ -779,7 +773,7 @@ def decide_elevation_request(policy: Policy, caller: Caller, pending: int) -> De
     if not reader.allowed:
         return reader
     if caller.tier == "trusted":
-        return deny("elevation-not-needed", "this caller is already trusted; it needs no grant.")
+        return deny("elevation-not-needed", "this caller needs no elevation grant.")
     if pending >= policy.elevation_pending_cap:
         return deny(
             "elevation-pending-cap",
@@ -1176,7 +1170,7 @@ def decide_incoming_note(policy: Policy, path: str, data: bytes) -> Decision:
     where sessions load it at start (:meth:`Policy.is_session_loaded`), the floor must not hold it,
     whoever pushed it."""
     if b"\x00" in data:
-        return deny("content-binary", "the note contains NUL bytes; notes are UTF-8 Markdown text.")
+        return deny("content-binary", "the note contains NUL bytes.")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -216,7 +216,7 @@ async def test_who_may_call_what(vault: Path) -> None:
         async with mcp_http(server.url, phone) as client:
             result = await client.call_tool("list_notes", {"folder": ""})
         assert result.is_error and "machine-no-mcp" in text_of(result)
-        assert "machines use contracts" in text_of(result)
+        assert "Machines use contracts" in text_of(result)
 
 
 def test_concurrent_posts_of_one_key_make_one_commit(vault: Path) -> None:

@@ -171,7 +171,11 @@ def test_every_note_is_checked_like_any_write(rt: Runtime, env: Environment, src
     put(src, "keys.md", f"aws {AWS_KEY}\n")
     report = run(rt, env, src)
     reasons = dict(report.refused)
-    assert reasons["bad/CON.md"].startswith("path-reserved-name: ")
+    assert reasons["bad/CON.md"] == (  # "choose another name" once, not in the reason and again after it
+        "path-reserved-name: The segment 'CON.md' is a reserved name on Windows (CON, PRN, AUX, NUL, COM1-9, "
+        "LPT1-9, or git~1, git's short name for .git); clones there cannot check it out — choose another name: "
+        "this one is reserved on Windows or by git"
+    )
     assert reasons["latin1.md"].startswith("content-not-utf8: not UTF-8; looks like cp1252: pass --encoding cp1252")
     assert reasons["big.md"] == (
         f"note-too-large: {rt.policy.max_note_bytes + 1:,} bytes: over `max_note_bytes` (1 MiB)"

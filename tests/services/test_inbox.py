@@ -340,7 +340,7 @@ def test_capture_has_no_route(inbox: InboxService) -> None:
     rev = inbox.inbox_write(PHONE, "capture", "x", title="idea").new_revision
     with pytest.raises(PolicyDenied) as info:
         inbox.promote_inbox(REVIEWER, "inbox/captures/idea.md", rev)
-    assert info.value.rule == "no-route" and "hold it" in info.value.message
+    assert info.value.rule == "no-route" and "Hold it" in info.value.explain()
 
 
 def test_hold_writes_held_note_and_change_reopens(inbox: InboxService, notes: NotesService) -> None:

@@ -202,7 +202,7 @@ def test_machine_has_no_mcp(notes: NotesService) -> None:
     machine = make_caller(tier="machine", client_class="machine", login="cron")
     with pytest.raises(PolicyDenied) as info:
         notes.read_note(machine, "rules/digest.md")
-    assert "contracts" in info.value.message
+    assert "contracts" in info.value.explain()
 
 
 def test_append_move_delete_restore_history(notes: NotesService, trusted) -> None:

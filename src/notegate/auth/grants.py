@@ -189,7 +189,7 @@ class Grants:
         reason = " ".join(reason.split()) if isinstance(reason, str) else ""
         if not reason or len(reason) > MAX_REASON_CHARS:
             raise NotegateError(
-                f"the reason must be 1 to {MAX_REASON_CHARS} characters: what you want to do and why",
+                f"the reason must be 1 to {MAX_REASON_CHARS} characters long",
                 rule="elevation-reason-invalid",
             )
         first = decide_elevation_request(self.policy, caller, 0)

@@ -104,6 +104,20 @@ def slugify(text: str) -> str:
     return slug
 
 
+#: What inbox_write puts between an item's earlier text and the next one.
+APPEND_SEPARATOR = "\n---\n\n"
+
+
+def _project_remedy(key: str) -> str:
+    """What to pass instead of the project ``key``: the slug it would be accepted as, when there is one
+    ('Projets été' -> 'projets-ete'), so the caller need not guess the rule's spelling; never a slug the
+    check would refuse again."""
+    slug = slugify(key)
+    if slug and is_slug(slug):
+        return f"Pass project='{slug}' (its name as a slug), or the repository's name, lowercased."
+    return "Pass project, e.g. project='notegate' (the repository's name, lowercased)."
+
+
 class InboxService:
     def __init__(self, notes: NotesService) -> None:
         self.notes = notes
@@ -262,7 +276,7 @@ class InboxService:
                     f"a {kind} item needs a project name made of lowercase letters, digits and hyphens"
                     + (f" ('{key[:40]}' is not)" if key else ""),
                     rule="bad-project",
-                    remedy="Pass project, e.g. project='notegate' (the repository's name, lowercased).",
+                    remedy=_project_remedy(key),
                 )
             keys = InboxKeys(keys=(key,), appends=True)
             section = ""  # a project's item is one running text; its title only starts it
@@ -277,19 +291,24 @@ class InboxService:
                 remedy=f"Use append_note/write_note on {path} without confirmed, then with confirmed=true.",
             )
         env = self.notes.env(caller, environment)
+        own_text_at = len(f"# {heading}\n\n") if heading else 0  # positions count from the caller's text
         body = (f"# {heading}\n\n" if heading else "") + text
         if not body.endswith("\n"):
             body += "\n"
         if not keys.appends:
-            return self._create_first_free(caller, env, kind, keys.keys, body)
+            return self._create_first_free(caller, env, kind, keys.keys, body, own_text_at)
         for _attempt in range(APPEND_RETRIES):
             current = env.store.blob_id(path)
             try:
+                # A refusal's positions count from the caller's text, not from the heading or separator added here.
                 if current == ABSENT:
-                    created = self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
+                    created = self.notes.write_note(
+                        caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=own_text_at
+                    )
                     return replace(created, message=f"Created {path}. {created.message}")
+                added = APPEND_SEPARATOR + section
                 appended = self.notes.append_note(
-                    caller, path, "\n---\n\n" + section + text, current, confirmed=True, environment=env.name
+                    caller, path, added + text, current, confirmed=True, environment=env.name, own_text_at=len(added)
                 )
                 return replace(appended, message=f"Appended to the existing item {path}. {appended.message}")
             except StaleRevision:
@@ -299,7 +318,7 @@ class InboxService:
         )
 
     def _create_first_free(
-        self, caller: Caller, env: Environment, kind: str, keys: tuple[str, ...], body: str
+        self, caller: Caller, env: Environment, kind: str, keys: tuple[str, ...], body: str, own_text_at: int = 0
     ) -> WriteResult:
         """Create the item at the first of ``keys`` nobody holds.  The create expects ABSENT, so a capture
         that took the same key first (another session, another replica) makes it stale: try the next."""
@@ -308,7 +327,9 @@ class InboxService:
             if env.store.blob_id(path) != ABSENT:
                 continue  # an earlier capture of this second
             try:
-                created = self.notes.write_note(caller, path, body, ABSENT, confirmed=True, environment=env.name)
+                created = self.notes.write_note(
+                    caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=own_text_at
+                )
             except StaleRevision:
                 continue  # created concurrently: it is that capture's item, not ours to append to
             return replace(created, message=f"Created {path}. {created.message}")

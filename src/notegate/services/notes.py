@@ -33,6 +33,7 @@ from notegate.errors import (
     NoSuchNote,
     NotegateError,
     OriginUnavailable,
+    PathRejected,
     PolicyDenied,
     StaleRevision,
     UnknownEnvironment,
@@ -62,7 +63,7 @@ from notegate.policy import (
     write_limits,
 )
 from notegate.safety.attachments import HEAD_BYTES
-from notegate.safety.rules import describe
+from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
@@ -336,6 +337,26 @@ def contract_trailers(contract: str, key: str) -> dict[str, str]:
     return {"Notegate-Contract": contract, "Notegate-Idempotency": key}
 
 
+def _where(finding: Finding, scanned: str, new_at: int, own_at: int) -> str:
+    """Where a credential is, in words the caller can act on. ``scanned`` is what was scanned: the seam
+    (the note's end, for an append) up to ``new_at``, then the new text, whose caller's own words begin at
+    ``own_at``. A position inside those words is counted from their start; one in what the server added
+    before them (an inbox item's title) is said to be in the item; one that starts in the note's end is
+    said to be where the text joins it."""
+    if own_at == 0:
+        return describe(finding)  # the text is all the caller's: the scanner's position is already in it
+    label = f"{finding.gate} ({finding.kind})"
+    if finding.start < new_at:
+        return f"{label} where your text joins the end of the note"
+    if finding.start < own_at:
+        if new_at:
+            return f"{label} in the item, before your text"
+        return f"{label} in the item, before your text (at line {finding.line}, col {finding.col} of the item)"
+    line_start = scanned.rfind("\n", own_at, finding.start) + 1 or own_at
+    line = scanned.count("\n", own_at, finding.start) + 1
+    return f"{label} at line {line}, col {finding.start - line_start + 1} of your text"
+
+
 class NotesService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
@@ -422,21 +443,28 @@ class NotesService:
             )
         return data
 
-    def check_secrets(self, caller: Caller, text: str, allow_secret: bool, *, seam: str = "") -> None:
+    def check_secrets(
+        self, caller: Caller, text: str, allow_secret: bool, *, seam: str = "", own_text_at: int = 0
+    ) -> None:
         """No credential reaches git history from a restricted or hosted caller; trusted callers must insist.
 
         A secret committed once stays in every clone forever, so this runs before anything is committed
         (and before a preview). The refusal names the kind and position, never the value. An append is
         scanned joined to the end of the note (``seam``), so a token split across two appends is seen
         whole; only findings reaching into the new text count (the old text was judged when it was written).
+        ``own_text_at`` is where in ``text`` the caller's own words begin (an inbox item puts a title heading
+        or a separator before them): positions are given in the words the caller sent, which is what it can
+        find and fix, not in the seam or the rendered item.
         """
+        joined = seam
         findings = self._new_findings(seam, text)
         if seam and not findings:
             # The append's own line break joins the two parts in the note: judge them joined without it too.
-            findings = self._new_findings(seam.rstrip("\r\n"), text)
+            joined = seam.rstrip("\r\n")
+            findings = self._new_findings(joined, text)
         if not findings:
             return
-        where = "; ".join(describe(f) for f in findings[:5])
+        where = "; ".join(_where(f, joined + text, len(joined), len(joined) + own_text_at) for f in findings[:5])
         more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
         decision = decide_credential(caller, allow_secret)
         if decision.allowed:
@@ -693,7 +721,7 @@ class NotesService:
     def read_note(self, caller: Caller, path: str, environment: str | None = None) -> NoteRead:
         with self.audited(caller, "read_note", path):
             env = self.env(caller, environment)
-            note = NotePath.parse(path)
+            note = self._note_path(path)
             self._check(caller, Action.READ, note.value)
             found = env.store.read(note.value)
             if found is None:
@@ -706,6 +734,24 @@ class NotesService:
                 last_change=self._visible(caller, self._last_change(env, note.value, blob)),
                 quarantined=self.policy.is_inbox(note.value),
             )
+
+    def _note_path(self, path: str) -> NotePath:
+        """``path`` as a note path. A file the vault serves as an attachment (``attachments/img0.png``, a PDF,
+        a canvas: any type in attachment_types) is refused as such, pointing at read_attachment: the pure
+        parser knows no policy, so its "add '.md' to the name" would send the caller after a note that
+        is not there. The rule stays path-not-markdown."""
+        try:
+            return NotePath.parse(path)
+        except PathRejected as exc:
+            media_type = attachment_media_type(self.policy, path) if isinstance(path, str) else ""
+            if exc.rule != "path-not-markdown" or not media_type:
+                raise
+            raise PathRejected(
+                path,
+                "path-not-markdown",
+                f"{path} is an attachment ({media_type}), not a note: read_note reads Markdown notes only",
+                remedy=f"Read it with read_attachment(path='{path}').",
+            ) from None
 
     @staticmethod
     def _missing_remedy(env: Environment, path: str) -> str:
@@ -1082,7 +1128,10 @@ class NotesService:
         confirmed: bool = False,
         environment: str | None = None,
         allow_secret: bool = False,
+        *,
+        own_text_at: int = 0,
     ) -> WriteResult:
+        """``own_text_at``: where the caller's own words begin in ``content`` (see :meth:`check_secrets`)."""
         with self.audited(caller, "write_note", path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
@@ -1090,7 +1139,7 @@ class NotesService:
             action = Action.CREATE if base == ABSENT else Action.OVERWRITE
             self._check(caller, action, note.value)
             data = self.encoded_content(content)
-            self.check_secrets(caller, content, allow_secret)
+            self.check_secrets(caller, content, allow_secret, own_text_at=own_text_at)
             intent = WriteIntent(
                 op="write_note",
                 action=action,
@@ -1114,6 +1163,8 @@ class NotesService:
         confirmed: bool = False,
         environment: str | None = None,
         allow_secret: bool = False,
+        *,
+        own_text_at: int = 0,
     ) -> WriteResult:
         """Append ``text`` to the note (a line break between them when the note lacks a final one).
 
@@ -1122,7 +1173,9 @@ class NotesService:
         mixed line ends.  A note without a line break, or one that already mixes them, has no style to
         follow: the text goes in as written (as it always did).  The conversion comes first, so the
         credential scan, the size limit, the preview's diff and the commit's gates all see the bytes
-        committed."""
+        committed.
+
+        ``own_text_at``: where the caller's own words begin in ``text`` (see :meth:`check_secrets`)."""
         with self.audited(caller, "append_note", path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
@@ -1130,11 +1183,13 @@ class NotesService:
             self._check(caller, Action.APPEND, note.value)
             old = self.text_of(env, base) if base == env.store.blob_id(note.value) else ""
             style = line_break_of(old)
-            if style is not None:
-                text = with_line_breaks(text, style)  # the note's own line ends, never a mix of both
+            if style is not None:  # the note's own line ends, never a mix of both (the prefix counted as sent)
+                own_text_at = len(with_line_breaks(text[:own_text_at], style))
+                text = with_line_breaks(text, style)
             newline = style or "\n"
             separator = "" if not old or old.endswith("\n") else newline
-            self.check_secrets(caller, text, allow_secret, seam=old[-SEAM_CHARS:] + separator)
+            seam = old[-SEAM_CHARS:] + separator
+            self.check_secrets(caller, text, allow_secret, seam=seam, own_text_at=own_text_at)
             joined = old + separator + text
             if not joined.endswith("\n"):
                 joined += newline

@@ -38,7 +38,7 @@ def init_directory(
     if directory.exists() and any(directory.iterdir()):
         if config_path.exists():
             raise InitError(f"{directory.name} is already a notegate directory (it has {CONFIG_NAME})")
-        raise InitError(f"{directory.name} is not empty and is not a notegate directory; choose an empty directory")
+        raise InitError(f"{directory.name} is not empty and is not a notegate directory")
     if state_url:
         _check_state_url(state_url)
     directory.mkdir(parents=True, exist_ok=True)

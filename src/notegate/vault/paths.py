@@ -233,7 +233,8 @@ def _check_segments(raw: str, segments: list[str]) -> None:
                 raw,
                 "path-reserved-name",
                 f"The segment {_show(seg)} is a reserved name on Windows (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
-                "or git~1, git's short name for .git); clones there cannot check it out. Choose another name.",
+                "or git~1, git's short name for .git); clones there cannot check it out",
+                remedy=RULES["path-reserved-name"],  # said once: a denial or the import report appends it too
             )
     for seg in segments:
         size = _utf8_len(seg)

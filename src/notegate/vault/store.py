@@ -1094,7 +1094,7 @@ class VaultStore:
         rules = ", ".join(refusal.verdict.rules()) or "origin-refused"
         raise OriginRefused(
             f"the origin of environment '{self.name}' is at commit {refusal.tip[:12]}, which the server's fetch "
-            f"refused ({rules}); this write would have to build on it, so nothing was written "
+            f"refused ({rules}); this write would have to build on it "
             f"(the server stays on {(refusal.good or 'an empty vault')[:12]})"
         )
 
