@@ -235,6 +235,16 @@ def test_a_secret_appended_to_an_item_is_placed_in_the_callers_text(inbox: Inbox
     assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 2, col 5 of your text")
 
 
+def test_a_secret_appended_to_a_crlf_item_is_placed_in_the_callers_text(
+    inbox: InboxService, notes: NotesService
+) -> None:
+    """The separator and heading an append adds are CRLF in a CRLF item (two bytes a line break): the
+    position still counts from what the caller sent."""
+    notes.write_note(OWNER, "inbox/captures/keys.md", "# Keys\r\n\r\nOne.\r\n", ABSENT, confirmed=True)
+    refused = _refused(lambda: inbox.inbox_write(PHONE, "capture", f"done\nkey {AWS_KEY}", title="Keys"))
+    assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 2, col 5 of your text")
+
+
 def test_a_secret_in_an_untitled_item_keeps_the_scanners_position(inbox: InboxService) -> None:
     refused = _refused(lambda: inbox.inbox_write(PHONE, "log", f"key {AWS_KEY}", project="p"))
     assert refused.explain() == CREDENTIAL_FOUND.format(where="at line 1, col 5")
