@@ -185,7 +185,17 @@ def test_a_dry_run_commits_nothing_and_reports_the_same(
         == origin_head
     )
     real = run(rt, env, src)
-    for name in ("added", "attachments", "unchanged", "skipped", "refused", "landed", "converted", "missing_links"):
+    for name in (
+        "added",
+        "attachments",
+        "unchanged",
+        "skipped",
+        "refused",
+        "landed",
+        "renamed",
+        "converted",
+        "missing_links",
+    ):
         assert getattr(dry, name) == getattr(real, name), name
 
 
