@@ -654,6 +654,8 @@ def import_summary(report) -> str:
         folders[key] = folders.get(key, 0) + 1
     for (source, dest), count in folders.items():
         lines.append(f"landed   {source} -> {dest} ({count} file{'s' if count != 1 else ''})")
+    for source, dest in report.renamed:  # the two look alike: the line says what changed
+        lines.append(f"renamed  {source} -> {dest}: the name was not in Unicode NFC (macOS stores it decomposed)")
     for path, encoding in report.converted:
         lines.append(f"converted {path} from {encoding} to UTF-8")
     if report.missing_links:

@@ -241,8 +241,8 @@ RULES: dict[str, str] = {
     "push-not-a-branch": "Push branches only (refs/heads/...); keep tags and other refs elsewhere.",
     "push-delete-default-branch": "Keep the default branch; delete other branches only.",
     "task-owner-only": "Task notes (a refused fetch) are listed to the environment's owner in a trusted session.",
-    "push-protected-path": "Leave rules/, handoffs/, log/ and design/ to the owner: write an inbox item for a "
-    "reviewer, or ask the owner to push it.",
+    "push-protected-path": "Leave what sessions load at start (the area named above) to the owner: write an "
+    "inbox item for a reviewer, or ask the owner to push it.",
     # -- backups and restores (notegate backup / restore)
     "backup-recipient-invalid": "Pass the age public key (age1...) that `age-keygen -y IDENTITY_FILE` prints.",
     "backup-failed": "Nothing was kept of this backup. Check the named repository with `notegate doctor`, then "

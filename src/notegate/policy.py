@@ -291,10 +291,19 @@ class Policy:
         projects/ by default)?  Compared case-insensitively (a case-insensitive clone loads ``HANDOFFS/x.md``
         as ``handoffs/x.md``).  The git door protects these: the floor runs on what is pushed there, and only
         the owner may change them."""
-        if self.is_protected(path) or path.casefold() == self.digest_path.casefold():
-            return True
+        return self.session_loaded_area(path) is not None
+
+    def session_loaded_area(self, path: str) -> str | None:
+        """Which area of :meth:`is_session_loaded` holds ``path``: the protected glob it matches, the digest's
+        path, or the folder (``projects/``); None when sessions do not load it.  Refusals name it, so a
+        vault's own ``Projects/`` is told it is the policy's ``projects/``, not some fixed list."""
+        glob = next((g for g in self.protected if glob_match(g, path)), None)
+        if glob is not None:
+            return glob
         folded = path.casefold()
-        return any(folded.startswith(folder) for folder in _session_folders(self.routes))
+        if folded == self.digest_path.casefold():
+            return self.digest_path
+        return next((folder for folder in _session_folders(self.routes) if folded.startswith(folder)), None)
 
     def names_instruction_file(self, path: str) -> bool:
         """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
@@ -1106,9 +1115,11 @@ def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: boo
     """May an import put a file at ``path``, a folder the policy gives a meaning of its own (the inbox: the
     quarantine restricted sessions write to; a protected folder: house rules injected into sessions)?
 
-    A vault's own ``Inbox/`` or ``Rules/`` folder means something else to its owner, so such a file is
-    refused, before anything is committed, unless the owner says it is meant (``--allow-policy-folders``);
-    ``--into FOLDER`` keeps the vault's folders apart from the policy's."""
+    Every such area comes from the policy (the inbox, :meth:`Policy.session_loaded_area`: the protected globs,
+    the digest, the folders of the routes and of ``session_start``), compared ignoring case as the policy
+    does.  A vault's own ``Inbox/``, ``Rules/`` or ``Projects/`` folder means something else to its owner, so
+    such a file is refused, before anything is committed, unless the owner says it is meant
+    (``--allow-policy-folders``); ``--into FOLDER`` keeps the vault's folders apart from the policy's."""
     if allow_policy_folders:
         return allow("import-folder")
     if policy.is_inbox(path):
@@ -1116,8 +1127,14 @@ def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: boo
             "import-policy-folder",
             f"the policy treats {policy.inbox_root}/ as the inbox: restricted sessions' quarantine, read by reviewers.",
         )
-    if policy.is_protected(path):
-        return deny("import-policy-folder", "the policy treats this path as protected: house rules sessions load.")
+    area = policy.session_loaded_area(path)
+    if area is not None:
+        return deny(
+            "import-policy-folder",
+            f"the policy treats {area} (in any case) as what sessions load at start: "
+            + ("protected house rules" if policy.is_protected(path) else "its floor holds what it finds there")
+            + ", and only the owner may push to it.",
+        )
     return allow("import-folder")
 
 
@@ -1176,7 +1193,8 @@ def decide_incoming_note(policy: Policy, path: str, data: bytes) -> Decision:
     except UnicodeDecodeError:
         return deny("content-not-utf8", "the note is not valid UTF-8.")
     if policy.is_session_loaded(path):
-        verdict = check_item(text, path=path, instruction_files=policy.instruction_files)
+        # a whole file: its leading BOM (Windows editors write one) is an encoding mark, not a hidden character
+        verdict = check_item(text, path=path, instruction_files=policy.instruction_files, encoding_mark=True)
         if verdict.held:
             return deny(
                 "protected-floor-hold",
@@ -1240,7 +1258,7 @@ def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None
     who = "an unidentified pusher" if pusher is None else f"'{pusher}', who is not the owner,"
     return deny(
         "push-protected-path",
-        f"sessions load this path at start (rules, handoffs, log, design); {who} may not change it.",
+        f"sessions load {policy.session_loaded_area(path)} (in any case) at start; {who} may not change it.",
     )
 
 

@@ -24,7 +24,7 @@ def env(rt: Runtime) -> Environment:
     return rt.environment(None)
 
 
-FIELDS = ("added", "attachments", "unchanged", "skipped", "refused", "landed", "converted", "missing_links")
+FIELDS = ("added", "attachments", "unchanged", "skipped", "refused", "landed", "renamed", "converted", "missing_links")
 
 
 def test_the_pool_reports_exactly_what_the_inline_path_does(

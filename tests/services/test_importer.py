@@ -128,7 +128,7 @@ def test_case_collisions_with_the_vault_are_refused(rt: Runtime, env: Environmen
     spelling (the vault's own `Design/` lands in `design/`)."""
     put(src, "projects/Notegate-Demo.md", "other spelling\n")
     put(src, "Design/new.md", "other folder spelling\n")
-    report = run(rt, env, src)
+    report = run(rt, env, src, allow_policy_folders=True)  # projects/ and design/ are the policy's: meant here
     assert report.refused == [
         (
             "projects/Notegate-Demo.md",
@@ -221,7 +221,7 @@ def test_nothing_is_committed_when_every_note_is_refused(rt: Runtime, env: Envir
     put(src, "projects/Notegate-Demo.md", "collides with projects/notegate-demo.md\n")
     put(src, "notes.txt", "skipped\n")
     head = env.store.head()
-    report = run(rt, env, src)
+    report = run(rt, env, src, allow_policy_folders=True)
     assert report.added == [] and report.commit is None
     assert [r.split(":", 1)[0] for _, r in report.refused] == ["path-case-collision"]
     assert env.store.head() == head

@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 
 from notegate.policy import (
     HIDDEN_SHORT_NAMES,
+    Decision,
     Policy,
     decide_attachment,
+    decide_incoming_note,
     decide_incoming_path,
     decide_push,
     identify_pusher,
@@ -126,3 +128,34 @@ def test_decide_push() -> None:
     for pusher in ("bob", None):
         for path in ("rules/x.md", "rules/digest.md", "handoffs/p.md", "Log/p.md", "design/p.md", "projects/p.md"):
             assert decide_push(POLICY, ("owner",), pusher, path).rule == "push-protected-path"
+
+
+def test_decide_push_names_the_area_the_path_falls_in() -> None:
+    """Not a fixed list: the protected glob, the digest or the folder that holds the path."""
+    for path, area in (
+        ("rules/x.md", "rules/**"),
+        ("projects/p.md", "projects/"),
+        ("Projects/p.md", "projects/"),
+        ("HANDOFFS/p.md", "handoffs/"),
+        ("design/p.md", "design/"),
+    ):
+        decision = decide_push(POLICY, ("owner",), "bob", path)
+        assert (decision.rule, decision.reason) == (
+            "push-protected-path",
+            f"sessions load {area} (in any case) at start; 'bob', who is not the owner, may not change it.",
+        )
+    custom = Policy(routes=(("handoff", "team/{project}.md"),), protected=("house/**",))
+    assert "sessions load team/ " in decide_push(custom, ("owner",), None, "Team/p.md").reason
+    assert "sessions load house/** " in decide_push(custom, ("owner",), None, "house/r.md").reason
+
+
+BOM = "\ufeff".encode()
+
+
+def test_a_leading_bom_is_no_hidden_character_where_sessions_load() -> None:
+    """The one function every door's content rules call (server writes, import, pre-receive, the fetch)."""
+    assert decide_incoming_note(POLICY, "projects/p.md", BOM + b"# P\n") == Decision(True, "incoming-content", "")
+    for data, at in ((BOM + BOM + b"# P\n", "at 1 (line 1, col 2)"), (b"# P\n" + BOM, "at 4 (line 2, col 1)")):
+        decision = decide_incoming_note(POLICY, "projects/p.md", data)
+        assert (decision.allowed, decision.rule) == (False, "protected-floor-hold")
+        assert decision.reason.endswith(f"invisible-char: U+FEFF ZERO WIDTH NO-BREAK SPACE {at}")

@@ -266,3 +266,11 @@ def test_hooks_install_refuses_a_foreign_hook_unless_forced(door: Origin, tmp_pa
     assert again.returncode == 0
     not_bare = subprocess.run([*cli[:4], str(tmp_path), "--config", str(door.config)], capture_output=True, text=True)
     assert not_bare.returncode == 2
+
+
+def test_a_leading_bom_is_an_encoding_mark_where_sessions_load(door: Origin) -> None:
+    """The hook's content rule is the server's and the import's (policy.decide_incoming_note)."""
+    once = commit(door.scratch, [door.main], add={"projects/win.md": (FILE, b"\xef\xbb\xbf# Windows\r\n")})
+    accepted(door.push(once, pusher={"NOTEGATE_PUSHER": "owner"}))
+    twice = commit(door.scratch, [once], add={"projects/twice.md": (FILE, b"\xef\xbb\xbf\xef\xbb\xbf# Twice\n")})
+    assert rules_of(door.push(twice, pusher={"NOTEGATE_PUSHER": "owner"})) == {"protected-floor-hold"}

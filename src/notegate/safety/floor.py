@@ -241,14 +241,23 @@ _RENDERED_NAME = HoldReason(
 
 
 def check_item(
-    text: str, path: str | None = None, instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES
+    text: str,
+    path: str | None = None,
+    instruction_files: Iterable[str] = DEFAULT_INSTRUCTION_FILES,
+    *,
+    encoding_mark: bool = False,
 ) -> FloorVerdict:
-    """The floor's verdict on one inbox item: its body ``text`` and, when given, its vault ``path``."""
+    """The floor's verdict on one inbox item: its body ``text`` and, when given, its vault ``path``.
+
+    ``encoding_mark``: ``text`` is a whole file's content, so one U+FEFF at offset 0 is its UTF-8 byte order
+    mark, an encoding mark rather than a hidden character, and is not held; any other U+FEFF (a second one
+    at the start included) still is.  Text a caller sent (an inbox item) has no such mark: off by default."""
     _require_str(text, "text")
     if path is not None:
         _require_str(path, "path")
     names = normalise_names(instruction_files)
-    scans = [scan_chars(text, 0, MAX_REASONS), scan_floods(text, 0, MAX_REASONS)]
+    start = 1 if encoding_mark and text.startswith("\ufeff") else 0
+    scans = [scan_chars(text, 0, MAX_REASONS, start), scan_floods(text, 0, MAX_REASONS)]
     scans.append(_scan_names(text, names, 1, MAX_REASONS))
     if path is not None:
         scans += [scan_chars(path, 2, MAX_REASONS), scan_floods(path, 2, MAX_REASONS)]

@@ -42,9 +42,11 @@ Decisions
 * Text that conventionally uses invisible characters still holds when it does: ZWSP as a Thai/Khmer word
   break, Mongolian free variation selectors, Arabic/Hebrew LRM/RLM. The owner can keep such notes outside
   the inbox; the floor does not guess.
-* TAB, LF and CRLF pass (CRLF files are ordinary). A byte-order mark holds
-  even at the very start: the floor judges text, not encodings, and a writer that wants to accept BOM-led
-  files strips the BOM before it asks.
+* TAB, LF and CRLF pass (CRLF files are ordinary). A byte-order mark holds, even at the very start, unless
+  the caller says the text is a whole file (``check_item(..., encoding_mark=True)``): then exactly one
+  U+FEFF at offset 0 is the file's encoding mark (Windows editors write it) and is not scanned; a second
+  one, or one anywhere else, still holds. The scan starts after it (``scan_chars(start=1)``), so every
+  position is still an index into the original text.
 * ZWNJ between letters of joining scripts is allowed by script block, a superset of the exact
   Joining_Type test of UAX #31 rule A1: at most one hidden bit per letter pair, visible text around it.
 * Exceptions to "this class holds" are only the contextual allowances listed in scan 1 above.
@@ -307,8 +309,8 @@ class Scan(NamedTuple):
     total: int
 
 
-def _held_runs(text: str) -> Iterator[tuple[int, str]]:
-    """``(start, run)`` for every run of held characters, in position order.
+def _held_runs(text: str, begin: int = 0) -> Iterator[tuple[int, str]]:
+    """``(start, run)`` for every run of held characters at or after ``begin``, in position order.
 
     The tag run of an RGI subdivision flag (directly after U+1F3F4) is cut off the front of its run: the
     flag's base is not held, so an allowed tag run always starts a supplementary run.
@@ -317,22 +319,24 @@ def _held_runs(text: str) -> Iterator[tuple[int, str]]:
     patterns = _patterns()
 
     def astral() -> Iterator[tuple[int, str]]:
-        for m in patterns.astral_run.finditer(text):
+        for m in patterns.astral_run.finditer(text, begin):
             start, run = m.start(), m.group()
             if _is_rgi_flag_tags(text, start):
                 start, run = start + _TAG_RUN_LENGTH, run[_TAG_RUN_LENGTH:]
             if run:
                 yield start, run
 
-    bmp = ((m.start(), m.group()) for m in patterns.bmp_run.finditer(text))
+    bmp = ((m.start(), m.group()) for m in patterns.bmp_run.finditer(text, begin))
     if text.isascii():
         yield from bmp
     else:
         yield from heapq.merge(bmp, astral(), key=lambda r: r[0])
 
 
-def scan_chars(text: str, order: int, limit: int) -> Scan:
-    """Held characters of ``text``: details for the first ``limit`` and the first of each rule, a count.
+def scan_chars(text: str, order: int, limit: int, start: int = 0) -> Scan:
+    """Held characters of ``text`` from ``start`` on: details for the first ``limit`` and the first of each
+    rule, a count.  Positions index the whole text, and the allowed contexts still see what lies before
+    ``start`` (``re`` lookbehind reads past a search's ``pos``).
 
     Past the first ``limit``, nothing runs per finding in Python: the rest is counted with ``findall`` and
     each rule not yet seen is located with one search, so a megabyte of NULs costs C time only.
@@ -340,15 +344,15 @@ def scan_chars(text: str, order: int, limit: int) -> Scan:
     first: list[Finding] = []
     first_of_rule: dict[str, Finding] = {}
     total = 0
-    for start, run in _held_runs(text):
+    for at, run in _held_runs(text, start):
         total += len(run)
         listed = run[: limit - len(first)]
         for offset, ch in enumerate(listed):
-            finding = Finding(order, start + offset, _rule_of(ord(ch)) or "unassigned", ord(ch), "")
+            finding = Finding(order, at + offset, _rule_of(ord(ch)) or "unassigned", ord(ch), "")
             first.append(finding)
             first_of_rule.setdefault(finding.rule, finding)
         if len(first) >= limit:
-            unlisted_from, unlisted, resume = start + len(listed), run[len(listed) :], start + len(run)
+            unlisted_from, unlisted, resume = at + len(listed), run[len(listed) :], at + len(run)
             break
     else:
         return Scan(first, first_of_rule, total)

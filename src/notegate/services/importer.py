@@ -7,12 +7,16 @@ parse as a JSON object) go in the same batched commits.  Hidden paths (``.obsidi
 skipped or refused file is reported with its rule, its reason in words and what to do.  Files already in
 the vault are never overwritten: identical ones are left alone, differing ones are refused and listed.
 
-Where files land: ``--into FOLDER`` puts the whole vault under one folder; a folder that exists in the vault
-in another case takes the vault's spelling (``Projects/x.md`` lands in ``projects/x.md``: the policy's globs
-match case-insensitively anyway, and two spellings of one folder break every case-insensitive clone).  A
-file that would land in a folder the policy gives a meaning of its own (the inbox, protected house rules) is
-refused ``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``); one that is
-already there byte for byte is unchanged (re-importing a clone of the vault is not a refusal).
+Where files land: every file and folder name takes its Unicode NFC form (macOS stores names decomposed,
+NFD: ``José`` as ``Jose`` + U+0301), as the MCP door does for a path it is sent, and the report lists each
+such file under ``renamed``; only two source files that become one name (after NFC and case folding, the
+collision check's key) are refused, naming both.  ``--into FOLDER`` puts the whole vault under one folder;
+a folder that exists in the vault in another case takes the vault's spelling (``Projects/x.md`` lands in
+``projects/x.md``: the policy's globs match case-insensitively anyway, and two spellings of one folder break
+every case-insensitive clone).  A file that would land in a folder the policy gives a meaning of its own (the
+inbox, protected house rules, a folder sessions load at start: ``Policy.session_loaded_area``) is refused
+``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``); one that is already there
+byte for byte is unchanged (re-importing a clone of the vault is not a refusal).
 
 Each file meets the same rules as any other write (the policy's decision for the importing caller, the
 content limits, the credential decision, and the git door's content rules), and each commit goes through
@@ -36,6 +40,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import unicodedata
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -75,7 +80,8 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)  # already in the vault, byte for byte
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) — hidden, or of no allowed type
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, "rule: reason — what to do")
-    landed: list[tuple[str, str]] = field(default_factory=list)  # (source path, vault path) where they differ
+    landed: list[tuple[str, str]] = field(default_factory=list)  # (source path, vault path): another folder
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (source path, vault path): the name was not NFC
     converted: list[tuple[str, str]] = field(default_factory=list)  # (vault path, encoding it was read as)
     missing_links: list[tuple[str, str]] = field(default_factory=list)  # (note, link as written) that resolve nowhere
     dry_run: bool = False
@@ -183,7 +189,9 @@ class _Lander:
     _folders: dict[str, str] = field(default_factory=dict)
 
     def land(self, rel: str) -> str:
-        folder, slash, name = rel.rpartition("/")
+        # NFC first, so a folder's spelling (``source_case``) is never fixed by a decomposed name, and the
+        # git door (which refuses a path not in NFC: its pusher can rename) gets the one spelling it accepts
+        folder, slash, name = unicodedata.normalize("NFC", rel).rpartition("/")
         landed = self._folders.get(folder)
         if landed is None:
             landed = self._folders[folder] = self._land_folder(folder if slash else None)
@@ -256,7 +264,7 @@ def import_folder(
     # imported note or canvas -> the links it holds, for the link report: the links, not the texts, are kept
     # (a 100,000-note import held every text twice, as bytes to commit and as str, for this report alone)
     links: dict[str, list[Link]] = {}
-    seen_case: dict[str, str] = {}
+    seen_case: dict[str, tuple[str, str]] = {}  # caseless key -> (source path, vault path) of the first file
     for rel, _full, _size in candidates:
         if progress is not None:
             progress(1)
@@ -302,19 +310,26 @@ def import_folder(
                     report.refused.append((rel, _refusal(gate.rule, f"{gate.reason}: {where}")))
                     continue
         key = caseless_key(dest)
-        if key in seen_case:
-            report.refused.append(
-                (rel, _refusal("path-case-collision", f"it differs only in case from {seen_case[key]} in the source"))
+        if key in seen_case:  # the key folds case and Unicode normalisation: NFC twins collide here too
+            other, other_dest = seen_case[key]
+            words = (
+                f"it and {other} in the source are one name in Unicode NFC, {dest}"
+                if other_dest == dest
+                else f"it differs only in case from {other} in the source"
             )
+            report.refused.append((rel, _refusal("path-case-collision", words)))
             continue
-        seen_case[key] = dest
+        seen_case[key] = (rel, dest)
         existing = snapshot.collision(dest)
         if existing is not None:
             report.refused.append(
                 (rel, _refusal("path-case-collision", f"it differs only in case from {existing} in the vault"))
             )
             continue
-        if dest != rel:
+        nfc = unicodedata.normalize("NFC", rel)
+        if nfc != rel:
+            report.renamed.append((rel, dest))
+        if dest != nfc:
             report.landed.append((rel, dest))
         if used is not None:
             report.converted.append((dest, used))
