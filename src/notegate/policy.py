@@ -1115,11 +1115,11 @@ def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: boo
     """May an import put a file at ``path``, a folder the policy gives a meaning of its own (the inbox: the
     quarantine restricted sessions write to; a protected folder: house rules injected into sessions)?
 
-    Every such area comes from the policy (the inbox, :meth:`Policy.session_loaded_area`: the protected globs,
-    the digest, the folders of the routes and of ``session_start``), compared ignoring case as the policy
-    does.  A vault's own ``Inbox/``, ``Rules/`` or ``Projects/`` folder means something else to its owner, so
-    such a file is refused, before anything is committed, unless the owner says it is meant
-    (``--allow-policy-folders``); ``--into FOLDER`` keeps the vault's folders apart from the policy's."""
+    A vault's own ``Inbox/`` or ``Rules/`` folder means something else to its owner, so such a file is
+    refused, before anything is committed, unless the owner says it is meant (``--allow-policy-folders``);
+    ``--into FOLDER`` keeps the vault's folders apart from the policy's.  A folder sessions load that is not
+    protected (``projects/``: a project's notes) is no refusal here: its files land, each through the floor
+    (:func:`decide_incoming_note`), as its owner's own project notes."""
     if allow_policy_folders:
         return allow("import-folder")
     if policy.is_inbox(path):
@@ -1127,14 +1127,8 @@ def decide_import_folder(policy: Policy, path: str, *, allow_policy_folders: boo
             "import-policy-folder",
             f"the policy treats {policy.inbox_root}/ as the inbox: restricted sessions' quarantine, read by reviewers.",
         )
-    area = policy.session_loaded_area(path)
-    if area is not None:
-        return deny(
-            "import-policy-folder",
-            f"the policy treats {area} (in any case) as what sessions load at start: "
-            + ("protected house rules" if policy.is_protected(path) else "its floor holds what it finds there")
-            + ", and only the owner may push to it.",
-        )
+    if policy.is_protected(path):
+        return deny("import-policy-folder", "the policy treats this path as protected: house rules sessions load.")
     return allow("import-folder")
 
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notegate.config import load_config
-from notegate.policy import Policy, decide_canvas, decide_import_existing, decide_import_folder
+from notegate.policy import decide_canvas, decide_import_existing, decide_import_folder
 from notegate.services.importer import ImportReport, guess_encoding, human_size, import_folder, importing_caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Environment, Runtime
@@ -126,7 +126,6 @@ def clone(origin: Path, into: Path) -> dict[str, bytes]:
 EXPECTED_RULES = {
     "attachments/fake.png": "attachment-type-mismatch",
     "Inbox/idea.md": "import-policy-folder",
-    "Projects/Alpha.md": "import-policy-folder",  # the policy's projects/, loaded at session start
     "Latin.md": "content-not-utf8",
     "Keys.md": "credential-warning",
 }
@@ -141,38 +140,21 @@ def test_a_vault_comes_in_whole(rt: Runtime, env: Environment, vault: Path, tmp_
     # the key is named by kind and position, never its value
     assert "credential (aws-access-key-id) at line 3, col 7" in reasons["Keys.md"] and AWS_KEY not in reasons["Keys.md"]
     assert "--allow-secrets" in reasons["Keys.md"]
-    assert reasons["Projects/Alpha.md"] == (
-        "import-policy-folder: the policy treats projects/ (in any case) as what sessions load at start: its floor"
-        " holds what it finds there, and only the owner may push to it — import with --into FOLDER to keep the"
-        " vault's folders apart from the policy's, or with --allow-policy-folders if they are meant as the policy's"
-    )
-    assert sorted(report.added) == ["Drawings/Sketch.excalidraw.md", "Home.md"]
+    assert sorted(report.added) == ["Drawings/Sketch.excalidraw.md", "Home.md", "projects/Alpha.md"]
     assert sorted(report.attachments) == ["attachments/diagram.png", "attachments/paper.pdf", "board.canvas"]
-    assert report.landed == []
+    assert report.landed == [("Projects/Alpha.md", "projects/Alpha.md")]  # the vault's projects/ spelling wins
     assert ("notes.txt", "not a note or an attachment type the policy allows") in report.skipped
     assert (".obsidian/", "hidden folder") in report.skipped
-    assert report.missing_links == [  # Projects/Alpha.md was refused, so the links to it point at nothing
-        ("Home.md", "[[Projects/Alpha]]"),
-        ("Home.md", "[[Alpha]]"),
-        ("Home.md", "[[Ghost]]"),
-        ("Home.md", "![[missing.png]]"),
-        ("board.canvas", "![…](/Projects/Alpha.md)"),
-    ]
+    assert report.missing_links == [("Home.md", "[[Ghost]]"), ("Home.md", "![[missing.png]]")]
     assert len(report.commits) == 1
 
     files = clone(vault.parent / "origin.git", tmp_path / "clone")
     assert files["attachments/diagram.png"] == png_bytes()
     assert files["attachments/paper.pdf"] == pdf_bytes()
     assert json.loads(files["board.canvas"]) == CANVAS
+    assert files["projects/Alpha.md"] == NOTES["Projects/Alpha.md"].encode()
     assert files["Drawings/Sketch.excalidraw.md"] == NOTES["Drawings/Sketch.excalidraw.md"].encode()
-    for refused in (
-        "attachments/fake.png",
-        "Keys.md",
-        "Latin.md",
-        "inbox/idea.md",
-        "Inbox/idea.md",
-        "projects/Alpha.md",
-    ):
+    for refused in ("attachments/fake.png", "Keys.md", "Latin.md", "inbox/idea.md", "Inbox/idea.md"):
         assert refused not in files
     # every embed and link of the imported notes resolves in the clone, but the two that were never there
     targets = LinkTargets(files)
@@ -182,7 +164,7 @@ def test_a_vault_comes_in_whole(rt: Runtime, env: Environment, vault: Path, tmp_
         for link in links_in(files[path].decode())
         if not resolves(link, path, targets)
     ]
-    assert broken == [m for m in report.missing_links if m[0] in report.added]  # the canvas: its own line above
+    assert broken == report.missing_links
 
 
 def test_a_dry_run_commits_nothing_and_reports_the_same(
@@ -244,10 +226,8 @@ def test_the_vaults_inbox_may_be_the_policys_when_the_owner_says_so(
 ) -> None:
     src = obsidian_vault(tmp_path)
     report = run(rt, env, src, allow_policy_folders=True)
-    assert "Inbox/idea.md" not in rules(report) and "Projects/Alpha.md" not in rules(report)
+    assert "Inbox/idea.md" not in rules(report)
     assert ("Inbox/idea.md", "inbox/idea.md") in report.landed
-    assert ("Projects/Alpha.md", "projects/Alpha.md") in report.landed  # the vault's projects/ spelling wins
-    assert env.store.read("projects/Alpha.md")[0] == NOTES["Projects/Alpha.md"].encode()
     assert "inbox/idea.md" in env.store.listing().notes
 
 
@@ -312,27 +292,25 @@ def test_the_real_cli_imports_into_an_empty_vault(tmp_path: Path) -> None:
     assert subprocess.run(["git", "--git-dir", str(origin), "rev-parse", "--verify", "-q", "main"]).returncode != 0
 
     done = notegate("import", "--config", str(config), str(src), "--quiet", real=True)
-    assert done.returncode == 1, done.stderr  # five files refused
+    assert done.returncode == 1, done.stderr  # four files refused
     out = done.stdout
     assert "refused  attachments/fake.png: attachment-type-mismatch: " in out
     assert "refused  Inbox/idea.md: import-policy-folder: " in out
-    # no projects/ in an empty vault: the vault's Projects/ is still the policy's, as the globs ignore case
-    assert "refused  Projects/Alpha.md: import-policy-folder: the policy treats projects/ (in any case) " in out
     assert "refused  Latin.md: content-not-utf8: not UTF-8; looks like cp1252: pass --encoding cp1252" in out
     assert "refused  Keys.md: credential-warning: " in out and AWS_KEY not in out + done.stderr
-    assert "5 link(s) point at nothing in the vault:\n  Home.md: [[Projects/Alpha]]\n" in out
+    assert "2 link(s) point at nothing in the vault:\n  Home.md: [[Ghost]]\n  Home.md: ![[missing.png]]" in out
     table = "\n".join(
         [
-            "notes (imported)             2",
+            "notes (imported)             3",
             "attachments (imported)       3",
             "unchanged                    0",
             "skipped                      2",
-            "refused                      5",
+            "refused                      4",
         ]
     )
     assert table in out
     files = clone(origin, tmp_path / "clone")
-    assert "Projects/Alpha.md" not in files and files["attachments/diagram.png"] == png_bytes()
+    assert "Projects/Alpha.md" in files and files["attachments/diagram.png"] == png_bytes()  # no projects/ here
 
     again = notegate(
         "import", "--config", str(config), str(src), "--quiet", "--json", "--encoding", "cp1252", real=True
@@ -340,7 +318,7 @@ def test_the_real_cli_imports_into_an_empty_vault(tmp_path: Path) -> None:
     report = json.loads(again.stdout)
     assert again.returncode == 1  # the fake PNG, the inbox and the key are still refused
     assert report["converted"] == [["Latin.md", "cp1252"]] and report["added"] == ["Latin.md"]
-    assert len(report["unchanged"]) == 5
+    assert len(report["unchanged"]) == 6
 
     bad = notegate("import", "--config", str(config), str(src), "--encoding", "no-such-codec", real=True)
     assert bad.returncode == 2 and "no such encoding" in bad.stderr
@@ -355,12 +333,7 @@ FOLDER_CASES = [
     ("Rules/house.md", False, "import-policy-folder"),
     ("rules/digest.md", False, "import-policy-folder"),
     ("inbox/idea.md", True, "import-folder"),
-    ("Projects/x.md", False, "import-policy-folder"),  # session-loaded: the vault's Projects/ is the policy's
-    ("HANDOFFS/x.md", False, "import-policy-folder"),  # every folder the routes and session_start read
-    ("log/x.md", False, "import-policy-folder"),
-    ("Design/x.md", False, "import-policy-folder"),
-    ("Projects/x.md", True, "import-folder"),
-    ("notes/projects/x.md", False, "import-folder"),
+    ("Projects/x.md", False, "import-folder"),  # session-loaded, but the floor guards it, not a refusal
     ("Obsidian/Inbox/idea.md", False, "import-folder"),  # under --into it is just a folder
     ("attachments/inbox.png", False, "import-folder"),
 ]
@@ -493,7 +466,7 @@ def test_a_leading_bom_imports_byte_for_byte_where_sessions_load(rt: Runtime, en
     (src / "Projects").mkdir(parents=True)
     (src / "Projects" / "win.md").write_bytes(b"\xef\xbb\xbf# Windows\r\n")
     (src / "Projects" / "twice.md").write_bytes(b"\xef\xbb\xbf\xef\xbb\xbf# Twice\n")
-    report = run(rt, env, src, allow_policy_folders=True)
+    report = run(rt, env, src)  # a vault's own Projects/ lands, through the floor
     assert report.added == ["projects/win.md"]
     assert rules(report) == {"Projects/twice.md": "protected-floor-hold"}
     assert (
@@ -501,15 +474,3 @@ def test_a_leading_bom_imports_byte_for_byte_where_sessions_load(rt: Runtime, en
         in dict(report.refused)["Projects/twice.md"]
     )
     assert env.store.read("projects/win.md")[0] == b"\xef\xbb\xbf# Windows\r\n"
-
-
-def test_every_policy_area_is_a_policy_folder_for_the_import() -> None:
-    """Derived from the policy, not a list: a route's folder and a protected glob of its own are refused too."""
-    policy = Policy(routes=(("handoff", "team/{project}.md"),), protected=("house/**",))
-    for path, area in (("Team/x.md", "team/"), ("House/x.md", "house/**"), ("PROJECTS/x.md", "projects/")):
-        decision = decide_import_folder(policy, path, allow_policy_folders=False)
-        assert (decision.rule, decision.reason.split(" (in any case)")[0]) == (
-            "import-policy-folder",
-            f"the policy treats {area}",
-        )
-    assert decide_import_folder(policy, "notes/x.md", allow_policy_folders=False).rule == "import-folder"
