@@ -5,7 +5,7 @@ position.  Without it (an inbox item's text) the BOM holds as before."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from notegate.safety.floor import check_item
@@ -67,6 +67,7 @@ TEXT = st.text(
 
 @settings(max_examples=400, deadline=None)
 @given(TEXT)
+@example("\u200b" * 20 + BOM)  # a BOM past the cap on findings (20): found by CI, not reported
 def test_the_leading_bom_of_a_file_changes_nothing_else(text: str) -> None:
     """Every finding of ``text`` is found after a leading BOM too, one position on, and nothing else is: so
     each U+FEFF but the one at offset 0 still holds, as ``invisible-char``."""
@@ -75,7 +76,8 @@ def test_the_leading_bom_of_a_file_changes_nothing_else(text: str) -> None:
     assert with_mark == alone
     boms = [p for rule, cp, p in with_mark if cp == "U+FEFF"]
     assert all(rule == "invisible-char" for rule, cp, _ in with_mark if cp == "U+FEFF")
-    assert len(boms) == min(text.count(BOM), len(with_mark))
+    last = with_mark[-1][2] if with_mark else -1  # findings are listed in order, up to the floor's cap
+    assert boms == [i + 1 for i, c in enumerate(text) if c == BOM and i + 1 <= last]
 
 
 @settings(max_examples=200, deadline=None)
