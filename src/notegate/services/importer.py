@@ -14,9 +14,10 @@ collision check's key) are refused, naming both.  ``--into FOLDER`` puts the who
 a folder that exists in the vault in another case takes the vault's spelling (``Projects/x.md`` lands in
 ``projects/x.md``: the policy's globs match case-insensitively anyway, and two spellings of one folder break
 every case-insensitive clone).  A file that would land in a folder the policy gives a meaning of its own (the
-inbox, protected house rules, a folder sessions load at start: ``Policy.session_loaded_area``) is refused
-``[import-policy-folder]`` unless the owner says so (``--allow-policy-folders``); one that is already there
-byte for byte is unchanged (re-importing a clone of the vault is not a refusal).
+inbox, protected house rules) is refused ``[import-policy-folder]`` unless the owner says so
+(``--allow-policy-folders``); one that is already there byte for byte is unchanged (re-importing a clone of
+the vault is not a refusal).  A folder sessions load that is not protected (``projects/``) takes the vault's
+files, each through the floor, as its owner's own project notes.
 
 Each file meets the same rules as any other write (the policy's decision for the importing caller, the
 content limits, the credential decision, and the git door's content rules), and each commit goes through

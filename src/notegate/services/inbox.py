@@ -291,8 +291,9 @@ class InboxService:
                 remedy=f"Use append_note/write_note on {path} without confirmed, then with confirmed=true.",
             )
         env = self.notes.env(caller, environment)
-        own_text_at = len(f"# {heading}\n\n") if heading else 0  # positions count from the caller's text
-        body = (f"# {heading}\n\n" if heading else "") + text
+        top = f"# {heading}\n\n" if heading else ""
+        own_text_at = len(top)  # a refusal's positions count from the caller's text, not from what is added
+        body = top + text
         if not body.endswith("\n"):
             body += "\n"
         if not keys.appends:
@@ -300,7 +301,6 @@ class InboxService:
         for _attempt in range(APPEND_RETRIES):
             current = env.store.blob_id(path)
             try:
-                # A refusal's positions count from the caller's text, not from the heading or separator added here.
                 if current == ABSENT:
                     created = self.notes.write_note(
                         caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=own_text_at
