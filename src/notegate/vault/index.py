@@ -182,8 +182,9 @@ def parse_query(text: str) -> Query | None:
             prefix = bool(match.group(2))
             if not written:
                 continue
-        words = tuple(token for word in written for token in _tokens(word))[:budget]
-        if len(words) < sum(len(_tokens(word)) for word in written):  # cut by the budget: as written, cut too
+        tokens = tuple(token for word in written for token in _tokens(word))
+        words = tokens[:budget]
+        if len(words) < len(tokens):  # cut by the budget: the words as written are cut too
             written = ()
             prefix = False
         budget -= len(words)
