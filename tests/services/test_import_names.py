@@ -123,3 +123,26 @@ def test_an_nfd_source_imports_as_its_nfc_form(rt: Runtime, env: Environment, se
     assert report.refused == []
     assert report.added == [nfc(source)]
     assert report.renamed == ([(source, nfc(source))] if source != nfc(source) else [])
+
+
+def test_persian_and_khmer_names_import_whole_and_a_spoofing_joiner_is_still_refused(
+    rt: Runtime, env: Environment, tmp_path: Path
+) -> None:
+    """Obsidian's help vault spells Persian plurals with ZWNJ and breaks Khmer words with ZWSP: those notes and
+    the links to them land; the same characters between Latin letters, or in an instruction file's name,
+    are refused as before (tests/vault/test_paths_scripts.py holds the whole class)."""
+    src = tmp_path / "src"
+    persian = "fa/Bases/فرمول\u200cها.md"
+    khmer = "km/\u1780\u17b6\u179a\u200b\u1780\u17c6\u178e\u178f\u17cb.md"
+    put(src, persian, "# فرمول‌ها\n".encode())
+    put(src, khmer, "# \u1780\u17b6\u179a\n".encode())
+    put(src, "fa/index.md", "[[فرمول\u200cها]]\n".encode())
+    put(src, "notes/spo\u200cof.md")
+    put(src, "AGENT\u200cS.md")
+    report = run(rt, env, src)
+    assert sorted(report.added) == sorted(["fa/index.md", persian, khmer])
+    assert sorted((source, why.split(":")[0]) for source, why, *_ in report.refused) == [
+        ("AGENT\u200cS.md", "path-invisible-char"),
+        ("notes/spo\u200cof.md", "path-invisible-char"),
+    ]
+    assert env.store.read(persian)[0] == "# فرمول‌ها\n".encode()

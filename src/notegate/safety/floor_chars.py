@@ -39,9 +39,14 @@ Decisions
   the data is at that constant.
 * Characters unassigned in the interpreter's Unicode (``unicode_tables.UNICODE_VERSION``) hold, so emoji
   newer than that hold until the runtime is upgraded: fail closed.
-* Text that conventionally uses invisible characters still holds when it does: ZWSP as a Thai/Khmer word
-  break, Mongolian free variation selectors, Arabic/Hebrew LRM/RLM. The owner can keep such notes outside
-  the inbox; the floor does not guess.
+* Where a script's own spelling needs an invisible character, the data says where, and only there does it
+  pass: ZWNJ/ZWJ after a virama and ZWNJ between joining letters (UAX #31 2.3), ZWJ inside an emoji
+  sequence, ZWSP between two letters of a script written without spaces (Thai, Lao, Khmer, Myanmar,
+  Tibetan, the Tai scripts: UAX #14 5.1). Isolated, doubled, at a name's edge or between letters of
+  other scripts (Latin among them), each still holds. Mongolian free variation selectors and Arabic/Hebrew
+  LRM/RLM still hold: the owner can keep such notes outside the inbox; the floor does not guess.
+* The same contexts decide file names (:func:`contextual_allowed`, read by ``vault.paths``): one table for
+  the note text and the path a note is stored under.
 * TAB, LF and CRLF pass (CRLF files are ordinary). A byte-order mark holds, even at the very start, unless
   the caller says the text is a whole file (``check_item(..., encoding_mark=True)``): then exactly one
   U+FEFF at offset 0 is the file's encoding mark (Windows editors write it) and is not scanned; a second
@@ -78,9 +83,11 @@ from notegate.safety.unicode_tables import (
 
 __all__ = [
     "CLASS_RANGES",
+    "CONTEXTUAL_NAME_CHARS",
     "Finding",
     "Scan",
     "chars_class_body",
+    "contextual_allowed",
     "describe_char",
     "scan_chars",
     "scan_floods",
@@ -158,7 +165,7 @@ def _held_ranges() -> Ranges:
 
 _HELD = _held_ranges()
 
-_ZWNJ, _ZWJ, _VS15, _VS16, _KEYCAP = "\\u200c", "\\u200d", "\\ufe0e", "\\ufe0f", "\\u20e3"
+_ZWSP, _ZWNJ, _ZWJ, _VS15, _VS16, _KEYCAP = "\\u200b", "\\u200c", "\\u200d", "\\ufe0e", "\\ufe0f", "\\u20e3"
 _IVS = "\\U000e0100-\\U000e01ef"  # VS17-VS256
 _BLACK_FLAG = "\U0001f3f4"
 _CANCEL_TAG = "\U000e007f"
@@ -176,6 +183,7 @@ def _allowed_context() -> str:
     keycap = f"[{_class_body(CLASS_RANGES['keycap-base'])}]"
     virama = f"[{_class_body(CLASS_RANGES['virama'])}]"
     joining = f"[{_class_body(CLASS_RANGES['joining-script'])}]"
+    word_break = f"[{_class_body(CLASS_RANGES['word-break-script'])}]"
     vs = f"[{_VS15}{_VS16}]"
     return "|".join(
         (
@@ -189,6 +197,8 @@ def _allowed_context() -> str:
             f"(?<={virama}{_ZWNJ})",
             # UAX #31 2.3 rule A1 (approximated by script): ZWNJ between letters of a joining script.
             f"(?<={joining}{_ZWNJ})(?={joining})",
+            # UAX #14 5.1: ZWSP as the word break of a script written without spaces (Thai, Khmer, ...).
+            f"(?<={word_break}{_ZWSP})(?={word_break})",
             # Emoji / text presentation selector directly after a base that has such a variant.
             f"(?<={vs_base}{vs})",
             # Keycap: [#*0-9] VS15/VS16 U+20E3; on these ASCII bases only inside a keycap.
@@ -228,7 +238,8 @@ def _astral_allowed_class() -> str:
     return _class_body(sorted(allowed, key=priority))
 
 
-_CONTEXTUAL_BMP = frozenset("\r\u200c\u200d\ufe00\ufe01\ufe02\ufe0e\ufe0f")  # held unless _allowed_context() says so
+#: Held unless _allowed_context() says so.
+_CONTEXTUAL_BMP = frozenset("\r\u200b\u200c\u200d\ufe00\ufe01\ufe02\ufe0e\ufe0f")
 _IVS_FIRST, _IVS_LAST = 0xE0100, 0xE01EF
 _TAG_FIRST, _TAG_LAST = CLASS_RANGES["tag"][0]
 _TAG_RUN_LENGTH = 6  # five tag letters + CANCEL TAG: the length of every RGI subdivision flag's tag run
@@ -398,6 +409,27 @@ def scan_floods(text: str, order: int, limit: int) -> Scan:
             note = f"is mark {MAX_STACKED_MARKS + 1} of {len(m.group())} stacked on one base {limit_text}"
             first.append(Finding(order, at, "combining-flood", ord(text[at]), note))
     return Scan(first, {"combining-flood": first[0]} if first else {}, total)
+
+
+#: The invisible characters a name may hold in the contexts :func:`contextual_allowed` accepts: the joiners,
+#: ZWSP and the BMP variation selectors (CR is a control, refused in names whatever follows it).
+CONTEXTUAL_NAME_CHARS = _CONTEXTUAL_BMP - {"\r"}
+
+
+@functools.cache
+def _held_contextual() -> re.Pattern[str]:
+    return re.compile(_patterns().held_bmp)
+
+
+def contextual_allowed(text: str, position: int) -> bool:
+    """Whether the character at ``text[position]``, one of :data:`CONTEXTUAL_NAME_CHARS`, stands in a context
+    the floor lets through (a word break, a joiner between letters, an emoji sequence ...).
+
+    The file-name rule asks this, so a name and a note's text follow one table. Constant time per call: the
+    contexts look at most a few characters on either side."""
+    if text[position] not in CONTEXTUAL_NAME_CHARS:
+        return False
+    return _held_contextual().match(text, position) is None
 
 
 def _first_held(text: str, ch: str, start: int) -> int | None:

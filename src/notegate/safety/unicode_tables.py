@@ -243,6 +243,16 @@ _JOINING_SCRIPTS = (
     "10AC0-10AFF 10B80-10BAF 10D00-10D3F 10F30-10F6F 10F70-10FAF 10FB0-10FDF 1E900-1E95F"
 )
 
+# Scripts written without spaces between words, where ZERO WIDTH SPACE is the ordinary word-break hint
+# (UAX #14 section 5.1: ZWSP "is used to indicate word boundaries" in such text; LineBreak.txt gives their
+# letters Line_Break=SA, Complex_Context). Whole blocks: Thai, Lao, Tibetan (breaks at tsheg, yet Tibetan
+# typesetting inserts ZWSP as a break hint too), Myanmar, Khmer, New Tai Lue, Khmer Symbols, Tai Tham,
+# Myanmar Extended-B, Myanmar Extended-A, Tai Viet. One ZWSP between two characters of these blocks is a
+# word break, the same hidden bit per letter pair that ZWNJ between joining letters carries.
+_WORD_BREAK_SCRIPTS = (
+    "0E00-0E7F 0E80-0EFF 0F00-0FFF 1000-109F 1780-17FF 1980-19DF 19E0-19FF 1A20-1AAF A9E0-A9FF AA60-AA7F AA80-AADF"
+)
+
 # Characters that render as blank space but are neither Default_Ignorable nor controls. Derived from the data,
 # not from examples: every General_Category=Zs character (UnicodeData.txt) except the four that real text
 # needs, plus the So/Mn characters whose Unicode name and chart glyph are empty (BRAILLE PATTERN BLANK,
@@ -393,6 +403,12 @@ CHARACTER_CLASSES: tuple[CharClass, ...] = (
         None,
         _JOINING_SCRIPTS,
         "ArabicShaping.txt cursive scripts, whole blocks (UAX #31 section 2.3 rule A1: ZWNJ between letters)",
+    ),
+    CharClass(
+        "word-break-script",
+        None,
+        _WORD_BREAK_SCRIPTS,
+        "LineBreak.txt Line_Break=SA scripts and Tibetan, whole blocks (UAX #14 section 5.1: ZWSP between words)",
     ),
     CharClass(
         "combining-mark",

@@ -17,7 +17,11 @@ Invariants of an accepted ``NotePath.value`` (``FolderPath`` is the same minus r
 3. Every segment is non-empty, is not made only of dots (``.``, ``..``, ``...``) and does not
    start with ``.`` -- so ``posixpath.normpath(base + "/" + value)`` always stays under ``base``.
 4. It contains no control (Cc), format (Cf), surrogate (Cs), private-use (Co), unassigned (Cn),
-   line/paragraph separator (Zl/Zp) or Default_Ignorable_Code_Point character.
+   line/paragraph separator (Zl/Zp) or Default_Ignorable_Code_Point character, except a joiner, ZWSP or
+   variation selector exactly where the floor's table lets one through in note text
+   (:func:`notegate.safety.floor_chars.contextual_allowed`): ZWNJ between Persian or Arabic letters,
+   ZWSP between Khmer or Thai letters, ZWJ inside an emoji sequence or after a virama, VS16 after an
+   emoji base. Never at a segment's edge, never doubled, never between Latin letters.
 5. It contains no percent-escape (``%`` + two hex digits), in its NFC or NFKC form: a path is
    never URL-decoded and then trusted.
 6. It contains none of ``< > : " | ? *``.
@@ -44,8 +48,11 @@ Deliberate decisions:
   code pages turn them into real separators, and in a listing they spoof folders.
 * Fullwidth ``：`` ``？`` and other CJK punctuation are allowed: they are ordinary text in CJK
   titles, and only the separator lookalikes can change what a path means.
-* ZWJ emoji sequences and emoji variation selectors (U+FE0F) are refused with the other
-  invisible characters: a name must look like what it is.  Plain emoji are fine.
+* A name must look like what it is, in its own script: the invisible characters a script's spelling
+  needs pass in that context only (Persian plurals take ZWNJ: ``فایل‌ها``; Khmer breaks words with ZWSP),
+  by the floor's one table; the same character anywhere else is refused ``path-invisible-char``. The
+  instruction-file check folds every invisible character away first, so ``CLA<ZWNJ>UDE.md`` is still
+  ``CLAUDE.md``.
 * Python's ``unicodedata`` decides Cn; a character newer than its Unicode version is refused
   as unassigned, which is the safe direction.
 * The Unicode tables (Default_Ignorable, separator look-alikes, control names) are
@@ -63,6 +70,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from notegate.errors import RULES, PathRejected
+from notegate.safety.floor_chars import CONTEXTUAL_NAME_CHARS, contextual_allowed
 from notegate.safety.unicode_tables import DEFAULT_IGNORABLE_RANGES, PATH_CONTROL_NAMES, SEPARATOR_LOOKALIKES
 
 __all__ = [
@@ -146,10 +154,12 @@ def _check_characters(raw: str, value: str) -> None:
     for text in texts:
         if text.isascii():
             continue
-        for ch in text:
+        for at, ch in enumerate(text):
             cp = ord(ch)
             if cp < 0x80:
                 continue
+            if ch in CONTEXTUAL_NAME_CHARS and contextual_allowed(text, at):
+                continue  # a script's own joiner or word break, in the one place its spelling puts it
             if unicodedata.category(ch) in _INVISIBLE_CATEGORIES or _is_default_ignorable(cp):
                 raise PathRejected(
                     raw,
