@@ -69,7 +69,8 @@ def test_audit_lists_the_calls_and_filters_them(calls: Path) -> None:
 def test_audit_prints_one_line_per_row(calls: Path) -> None:
     text = audit(calls, "--limit", "1")
     assert text.returncode == 0, text.stderr
-    (line,) = text.stdout.splitlines()
+    header, line = text.stdout.splitlines()
+    assert header == "time (UTC)  environment  client (person)  tool  path  outcome  [commit]"
     assert line.endswith("  personal  laptop (owner)  write_note  projects/alpha.md  stale-revision"), line
 
 
@@ -94,3 +95,17 @@ def test_parse_since_answers_a_time_or_bad_argument(raw: str) -> None:
         assert isinstance(parse_since(raw, 1_800_000_000.0), float)
     except NotegateError as exc:
         assert exc.rule == "bad-argument"
+
+
+def test_an_inbox_write_is_audited_as_inbox_write(vault: Path) -> None:
+    """The inbox writes through the notes service; its audit row names the tool the caller called."""
+    from notegate.services.container import Services
+
+    runtime = Runtime(load_config(vault))
+    try:
+        Services.build(runtime).inbox.inbox_write(PHONE, "capture", "an idea", title="idea")
+    finally:
+        runtime.close()
+    rows = json.loads(audit(vault, "--json").stdout)
+    assert [(r["client"], r["tool"], r["outcome"]) for r in rows] == [("phone", "inbox_write", "ok")]
+    assert audit(vault, "--tool", "write_note").stdout == ""

@@ -246,3 +246,17 @@ def test_install_and_import_on_every_other_python(python: str, tmp_path: Path) -
         text=True,
     )
     assert imported.returncode == 0, imported.stderr
+
+
+def test_the_hints_name_the_notegate_that_prints_them_when_path_does_not_find_it(tmp_path: Path) -> None:
+    """After `make run`, notegate lives in the checkout's .venv/bin, which is not on PATH: the lines it prints
+    must run as pasted, so they name that file, not a bare `notegate` the shell cannot find."""
+    env = {k: v for k, v in os.environ.items() if k != "PATH"} | {"PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [NOTEGATE, "init", str(tmp_path / "v")], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert result.returncode == 0, result.stderr
+    [line] = [ln for ln in result.stdout.splitlines() if ln.startswith("Serve it with: ")]
+    command = line.removeprefix("Serve it with: ").split(" serve ")[0]
+    assert command == str(Path(NOTEGATE).absolute())
+    assert subprocess.run([command, "--version"], capture_output=True, env=env, timeout=60).returncode == 0

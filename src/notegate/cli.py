@@ -404,7 +404,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     except InitError as exc:
         return _fail(f"notegate init: {exc.explain()}", 2)
     print(f"Created {path}")
-    print(f"Serve it with: notegate serve --config {path}")
+    print(f"Serve it with: {self_command()} serve --config {path}")
     return 0
 
 
@@ -704,22 +704,42 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def self_command() -> str:
+    """How a shell reaches this very notegate: ``notegate`` when that is what PATH finds, else its absolute
+    path. After ``make run`` notegate lives in the checkout's ``.venv/bin``, which is not on PATH, so a hint
+    saying plain ``notegate`` would fail when pasted."""
+    import shlex
+    import shutil
+
+    found = shutil.which("notegate")
+    me = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if me is not None and me.name == "notegate" and me.exists():
+        if found is not None and Path(found).resolve() == me.resolve():
+            return "notegate"
+        return shlex.quote(str(me.absolute()))
+    if found is not None:
+        return "notegate"
+    return f"{shlex.quote(sys.executable)} -m notegate"
+
+
 def _connect_hint(url: str, token_file: str | None, config: str | Path | None = None) -> str:
     """How to connect, without ever printing a token (stderr often ends up in a log). Paths are absolute and
     the registration is at user scope, so the lines work pasted into any folder."""
     token = f"$(cat {Path(token_file).expanduser().absolute()})" if token_file else "<token>"
     config_arg = str(Path(config).absolute()) if config else "CONFIG"
+    notegate = self_command()
     return (
         f"notegate is serving MCP at {url}/mcp\n"
         "Connect Claude Code (from any folder; user scope):\n"
         f"  claude mcp add --scope user --transport http notegate {url}/mcp "
         f'--header "Authorization: Bearer {token}"\n'
-        f"  or all in one step (token, client.toml, MCP, plugin): notegate setup claude-code --config {config_arg} "
+        f"  or all in one step (token, client.toml, MCP, plugin): {notegate} setup claude-code --config {config_arg} "
         f"--url {url}\n"
         "Any MCP client: Streamable HTTP at the URL above with that Authorization header.\n"
-        f"Make a token: notegate token create --config {config_arg} --name NAME --class workstation [--tier trusted]\n"
+        f"Make a token: {notegate} token create --config {config_arg} --name NAME --class workstation "
+        "[--tier trusted]\n"
         "Hosted apps (claude.ai, ChatGPT, phones) connect with OAuth to the same URL, no token: enrol your passkey\n"
-        f"first (notegate owner enroll --config {config_arg} prints a one-time link), then approve the app on the\n"
+        f"first ({notegate} owner enroll --config {config_arg} prints a one-time link), then approve the app on the\n"
         "consent page. They stay restricted; put notegate behind TLS for them (README: OAuth / hosted clients)."
     )
 
@@ -1099,6 +1119,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([dict(r) for r in rows], indent=2))
         return 0
+    if not rows:
+        print("no audit rows match", file=sys.stderr)
+        return 0
+    print("time (UTC)  environment  client (person)  tool  path  outcome  [commit]")
     for r in rows:
         at = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r["at"]))
         who = f"{r['client'] or '-'} ({r['login'] or '-'})"
@@ -1227,7 +1251,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"folder": str(result.folder), "manifest": json.loads(result.manifest.to_json())}))
     else:
-        print(f"Backup written to {result.folder} ({len(result.manifest.files)} files)")
+        written = sum(1 for _ in result.folder.iterdir())  # the encrypted files, the manifest and its seal
+        print(f"Backup written to {result.folder} ({written} files: {len(result.manifest.files)} encrypted)")
     return 0
 
 
@@ -1240,7 +1265,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     if not args.rehearse:
         config_path = restore_into(backup, Path(args.to), state_url=args.state_url)
         print(f"Restored into {config_path.parent}")
-        print(f"Serve it with: notegate serve --config {config_path}")
+        print(f"Serve it with: {self_command()} serve --config {config_path}")
         return 0
     if args.json:
         checks = rehearse(backup)

@@ -406,3 +406,11 @@ def test_an_oversized_seal_is_refused_before_it_is_read(backup: Path, keys: tupl
         handle.truncate(8 << 20)
     stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
     assert f"the backup file {SEAL_NAME} was altered" in stderr
+
+
+def test_the_backup_line_counts_the_files_it_wrote(vault: Path, tmp_path: Path, keys: tuple[Path, str]) -> None:
+    done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", keys[1])
+    assert done.returncode == 0, done.stderr
+    [folder] = list((tmp_path / "b").iterdir())
+    written = len(list(folder.iterdir()))
+    assert done.stdout.strip() == f"Backup written to {folder} ({written} files: {written - 2} encrypted)"

@@ -429,15 +429,17 @@ def main(directory: str | None, keep: bool, environ: dict[str, str]) -> int:
     """`notegate lab`: ``environ`` is the environment cli.py read (the lab's children inherit it, cleaned)."""
     from notegate.lab.browser import BrowserMissing, require_browser
 
+    # The arguments first, then the machine: a mistake the user can fix in the command line is named even
+    # where no browser is installed (and no temporary directory is made for a lab that cannot run).
+    if directory and Path(directory).exists() and any(Path(directory).iterdir()):
+        print(f"notegate lab: {directory} is not empty; give an empty or new directory", file=sys.stderr)
+        return 2
     try:
         require_browser()
     except BrowserMissing as exc:
         print(f"notegate lab: {exc.explain()}", file=sys.stderr)
         return 2
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="notegate-lab-"))
-    if base.exists() and any(base.iterdir()):
-        print(f"notegate lab: {base} is not empty; give an empty or new directory", file=sys.stderr)
-        return 2
     base.mkdir(parents=True, exist_ok=True)
     try:
         return asyncio.run(run_lab(base, Shell.of(environ)))

@@ -303,12 +303,26 @@ class InboxService:
             try:
                 if current == ABSENT:
                     created = self.notes.write_note(
-                        caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=own_text_at
+                        caller,
+                        path,
+                        body,
+                        ABSENT,
+                        confirmed=True,
+                        environment=env.name,
+                        own_text_at=own_text_at,
+                        tool="inbox_write",
                     )
                     return replace(created, message=f"Created {path}. {created.message}")
                 added = APPEND_SEPARATOR + section
                 appended = self.notes.append_note(
-                    caller, path, added + text, current, confirmed=True, environment=env.name, own_text_at=len(added)
+                    caller,
+                    path,
+                    added + text,
+                    current,
+                    confirmed=True,
+                    environment=env.name,
+                    own_text_at=len(added),
+                    tool="inbox_write",
                 )
                 return replace(appended, message=f"Appended to the existing item {path}. {appended.message}")
             except StaleRevision:
@@ -328,7 +342,14 @@ class InboxService:
                 continue  # an earlier capture of this second
             try:
                 created = self.notes.write_note(
-                    caller, path, body, ABSENT, confirmed=True, environment=env.name, own_text_at=own_text_at
+                    caller,
+                    path,
+                    body,
+                    ABSENT,
+                    confirmed=True,
+                    environment=env.name,
+                    own_text_at=own_text_at,
+                    tool="inbox_write",
                 )
             except StaleRevision:
                 continue  # created concurrently: it is that capture's item, not ours to append to

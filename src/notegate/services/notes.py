@@ -1130,9 +1130,11 @@ class NotesService:
         allow_secret: bool = False,
         *,
         own_text_at: int = 0,
+        tool: str = "write_note",
     ) -> WriteResult:
-        """``own_text_at``: where the caller's own words begin in ``content`` (see :meth:`check_secrets`)."""
-        with self.audited(caller, "write_note", path) as record:
+        """``own_text_at``: where the caller's own words begin in ``content`` (see :meth:`check_secrets`);
+        ``tool``: the tool the audit names (``inbox_write`` writes through here, and is audited as itself)."""
+        with self.audited(caller, tool, path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
@@ -1165,6 +1167,7 @@ class NotesService:
         allow_secret: bool = False,
         *,
         own_text_at: int = 0,
+        tool: str = "append_note",
     ) -> WriteResult:
         """Append ``text`` to the note (a line break between them when the note lacks a final one).
 
@@ -1175,8 +1178,9 @@ class NotesService:
         credential scan, the size limit, the preview's diff and the commit's gates all see the bytes
         committed.
 
-        ``own_text_at``: where the caller's own words begin in ``text`` (see :meth:`check_secrets`)."""
-        with self.audited(caller, "append_note", path) as record:
+        ``own_text_at``: where the caller's own words begin in ``text`` (see :meth:`check_secrets`); ``tool``:
+        the tool the audit names."""
+        with self.audited(caller, tool, path) as record:
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
