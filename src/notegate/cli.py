@@ -211,6 +211,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="let the vault's inbox/ and protected (rules/) folders be the policy's (refused by default)",
     )
+    p.add_argument("--list-skipped", action="store_true", help="name each skipped file (default: counts by reason)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
     p = _sub(subs, "reindex", "rebuild the search index from git")
@@ -570,10 +571,10 @@ def cmd_owner(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(total: int | None, desc: str, quiet: bool):
+def _progress(total: int | None, desc: str, quiet: bool, unit: str = "note"):
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="note", disable=quiet, file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=unit, disable=quiet, file=sys.stderr, leave=False)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -604,7 +605,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     env = runtime.environment(env_cfg.name)
     login = args.login or env_cfg.owner
     try:
-        with _progress(None, "importing", args.quiet) as bar:
+        with _progress(None, "importing", args.quiet, unit="file") as bar:  # notes and attachments alike
 
             def scanned(total: int) -> None:
                 bar.total = total
@@ -633,21 +634,32 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.__dict__, indent=2))
     else:
-        print(import_summary(report))
+        print(import_summary(report, list_skipped=args.list_skipped))
     return 1 if report.refused else 0
 
 
 MISSING_LINKS_SHOWN = 50  # the summary lists this many links that point nowhere; --json lists every one
 
 
-def import_summary(report) -> str:
-    """The import's report as a person reads it: what happened to each file that did not simply come in,
-    the counts, the links that point nowhere, and the commit (or that a dry run committed nothing)."""
+def import_summary(report, *, list_skipped: bool = False) -> str:
+    """The import's report as a person reads it: the refusals first (each one needs the person's action),
+    then what was skipped counted by reason (each file with ``list_skipped``: a vault's thousands of skipped
+    files must not bury the few refusals), what landed elsewhere, the links that point nowhere, the counts
+    and the commit (or that a dry run committed nothing)."""
     lines = []
-    for path, reason in report.skipped:
-        lines.append(f"skipped  {path}: {reason}")
     for path, reason in report.refused:
         lines.append(f"refused  {path}: {reason}")
+    if list_skipped:
+        for path, reason in report.skipped:
+            lines.append(f"skipped  {path}: {reason}")
+    else:
+        reasons: dict[str, int] = {}
+        for _path, reason in report.skipped:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        for reason, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+            lines.append(f"skipped  {count:,} × {reason}")
+        if reasons:
+            lines.append("         (--list-skipped names each skipped file)")
     folders: dict[tuple[str, str], int] = {}  # one line per folder that lands under another name
     for source, dest in report.landed:
         key = (source.rpartition("/")[0] + "/", dest.rpartition("/")[0] + "/")

@@ -1043,11 +1043,9 @@ def decide_incoming_path(policy: Policy, path: str) -> Decision:
         return allow("incoming-note")
     media_type = media_type_of(policy.attachment_types, name)
     if not media_type:
-        extra = " SVG may carry script, so it is never accepted." if extension_of(name) == "svg" else ""
         return deny(
             "file-type-refused",
-            "this file is neither a note (.md) nor an attachment of a type the policy allows "
-            f"(attachment_types).{extra}",
+            "this file is neither a note (.md) nor an attachment of a type the policy allows (attachment_types).",
         )
     return allow("incoming-attachment", media_type)
 

@@ -141,7 +141,7 @@ async def test_attachment_writes_are_refused_by_their_exact_rules(served: Server
     async with mcp_http(served.url, mint(vault, name="owner", tier="trusted")) as owner:
         cases = {
             "attachment-type-mismatch": {**args, "content_base64": b64(b"<html><script>alert(1)</script>")},
-            "file-type-refused": {**args, "path": "images/x.svg", "content_base64": b64(b"<svg/>")},
+            "file-type-refused": {**args, "path": "images/x.html", "content_base64": b64(b"<html/>")},
             "attachment-not-base64": {**args, "content_base64": "not base64!"},
             "path-not-attachment": {**args, "path": "images/x.md"},
             "path-hidden-segment": {**args, "path": ".obsidian/x.png"},
@@ -156,7 +156,7 @@ async def test_attachment_writes_are_refused_by_their_exact_rules(served: Server
     repo = pygit2.Repository(str(vault.parent / "origin.git"))
     tree = repo[repo.references["refs/heads/main"].target].peel(pygit2.Tree)
     assert (tree / "images" / "x.png").data == png()
-    assert "x.svg" not in [e.name for e in tree / "images"]
+    assert "x.html" not in [e.name for e in tree / "images"]
 
 
 async def test_hosted_attachment_write_is_two_step(served: Server, vault: Path) -> None:

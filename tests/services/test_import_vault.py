@@ -143,7 +143,7 @@ def test_a_vault_comes_in_whole(rt: Runtime, env: Environment, vault: Path, tmp_
     assert sorted(report.added) == ["Drawings/Sketch.excalidraw.md", "Home.md", "projects/Alpha.md"]
     assert sorted(report.attachments) == ["attachments/diagram.png", "attachments/paper.pdf", "board.canvas"]
     assert report.landed == [("Projects/Alpha.md", "projects/Alpha.md")]  # the vault's projects/ spelling wins
-    assert ("notes.txt", "not a note or an attachment type the policy allows") in report.skipped
+    assert ("notes.txt", ".txt files: not a type the policy allows (attachment_types)") in report.skipped
     assert (".obsidian/", "hidden folder") in report.skipped
     assert report.missing_links == [("Home.md", "[[Ghost]]"), ("Home.md", "![[missing.png]]")]
     assert len(report.commits) == 1
@@ -151,7 +151,9 @@ def test_a_vault_comes_in_whole(rt: Runtime, env: Environment, vault: Path, tmp_
     files = clone(vault.parent / "origin.git", tmp_path / "clone")
     assert files["attachments/diagram.png"] == png_bytes()
     assert files["attachments/paper.pdf"] == pdf_bytes()
-    assert json.loads(files["board.canvas"]) == CANVAS
+    # the canvas's card follows its note to the vault's projects/ spelling (Obsidian opens a card by exact path)
+    moved = json.loads(json.dumps(CANVAS).replace('"Projects/Alpha.md"', '"projects/Alpha.md"'))
+    assert json.loads(files["board.canvas"]) == moved != CANVAS
     assert files["projects/Alpha.md"] == NOTES["Projects/Alpha.md"].encode()
     assert files["Drawings/Sketch.excalidraw.md"] == NOTES["Drawings/Sketch.excalidraw.md"].encode()
     for refused in ("attachments/fake.png", "Keys.md", "Latin.md", "inbox/idea.md", "Inbox/idea.md"):

@@ -7,9 +7,15 @@ only media types listed in :data:`SIGNATURES` can be named there, so every accep
 
 Decisions
 ---------
-* SVG is not here: an SVG is XML that may carry ``<script>`` and event handlers, which a browser or an
-  Obsidian preview runs, and there is no first-bytes check that tells a harmless one apart.  So it cannot
-  be allowed at all (the README says so).
+* The default list is Obsidian's own ("Accepted file formats" in its help vault): every type Obsidian opens
+  or embeds, so a vault comes in whole.  Each has a check of its first bytes.
+* SVG is kept like any attachment (Obsidian's help pages use thousands of them as icons), although an SVG is
+  XML that may carry ``<script>`` and event handlers: what runs a script is a reader showing it as a
+  document.  The console shows an SVG only through ``<img>`` (which runs no script) and serves its bytes
+  with a sandboxing, script-free CSP and ``nosniff`` (``doors/web``); its check is that it is text that
+  starts with ``<`` (after a byte order mark and whitespace).
+* ``.base`` (Obsidian Bases) is YAML: its check is that the head is UTF-8 text with no control characters
+  but tab and line ends (a binary or an executable renamed ``.base`` is refused).
 * ``.canvas`` (Obsidian's JSON canvas) has no magic number: its check is that the first byte after an
   optional UTF-8 byte order mark and whitespace is ``{``.
 * ``.excalidraw.md`` ends in ``.md``: it is a note, not an attachment.
@@ -66,6 +72,45 @@ def _json_object(head: bytes) -> bool:  # JSON Canvas 1.0 (jsoncanvas.org): one 
     return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1] == b"{"
 
 
+def _avif(head: bytes) -> bool:  # AV1 Image File Format 1.1 section 9: an ISO BMFF "ftyp" box, brand avif/avis
+    return head[4:8] == b"ftyp" and head[8:12] in (b"avif", b"avis")
+
+
+def _bmp(head: bytes) -> bool:  # Windows BITMAPFILEHEADER: bfType "BM"
+    return head.startswith(b"BM")
+
+
+def _flac(head: bytes) -> bool:  # RFC 9639 section 6: the stream marker "fLaC"
+    return head.startswith(b"fLaC")
+
+
+def _ebml(head: bytes) -> bool:  # RFC 8794 (EBML) section 8: the EBML header element id 1A 45 DF A3 (WebM, Matroska)
+    return head.startswith(b"\x1a\x45\xdf\xa3")
+
+
+#: ISO/IEC 14496-12 box types a QuickTime or MP4 file may start with (older .mov files lack "ftyp").
+_BMFF_FIRST_BOXES = (b"ftyp", b"moov", b"mdat", b"wide", b"free", b"skip", b"pnot")
+
+
+def _bmff_video(head: bytes) -> bool:  # ISO/IEC 14496-12 4.2: a box's type is bytes 4..8 (MP4, MOV, 3GP)
+    return head[4:8] in _BMFF_FIRST_BOXES
+
+
+def _svg(head: bytes) -> bool:  # SVG 1.1 / XML 1.0: a document whose first markup is "<" (prolog, comment or <svg>)
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")[:1] == b"<"
+
+
+def _yaml_text(head: bytes) -> bool:  # YAML 1.2 section 5.2: UTF-8 text; a Bases file is YAML
+    text = head.removeprefix(b"\xef\xbb\xbf")
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a character cut by the head's end is still text
+        if exc.start < len(text) - 3:
+            return False
+        decoded = text[: exc.start].decode("utf-8")
+    return not any((ch < " " and ch not in "\t\r\n") or ch == "\x7f" for ch in decoded)
+
+
 #: Media type -> the check of its first bytes.  The only media types ``attachment_types`` may name.
 SIGNATURES: dict[str, Callable[[bytes], bool]] = {
     "image/png": _png,
@@ -78,21 +123,45 @@ SIGNATURES: dict[str, Callable[[bytes], bool]] = {
     "audio/ogg": _ogg,
     "audio/wav": _wav,
     "application/json": _json_object,
+    "image/avif": _avif,
+    "image/bmp": _bmp,
+    "image/svg+xml": _svg,
+    "audio/flac": _flac,
+    "audio/3gpp": _bmff_video,
+    "video/webm": _ebml,
+    "video/x-matroska": _ebml,
+    "video/mp4": _bmff_video,
+    "video/quicktime": _bmff_video,
+    "video/ogg": _ogg,
+    "application/x-obsidian-base": _yaml_text,
 }
 
-#: The default ``attachment_types`` of the policy file: extension (lowercase, no dot) -> media type.
+#: The default ``attachment_types`` of the policy file: extension (lowercase, no dot) -> media type. Obsidian's
+#: "Accepted file formats" (help vault, Files and folders): Bases, JSON Canvas, images, audio, video, PDF.
+#: ``.webm`` is audio or video to Obsidian; both are one EBML check.
 DEFAULT_ATTACHMENT_TYPES: dict[str, str] = {
-    "png": "image/png",
-    "jpg": "image/jpeg",
-    "jpeg": "image/jpeg",
+    "base": "application/x-obsidian-base",
+    "canvas": "application/json",
+    "avif": "image/avif",
+    "bmp": "image/bmp",
     "gif": "image/gif",
+    "jpeg": "image/jpeg",
+    "jpg": "image/jpeg",
+    "png": "image/png",
+    "svg": "image/svg+xml",
     "webp": "image/webp",
-    "pdf": "application/pdf",
-    "mp3": "audio/mpeg",
+    "flac": "audio/flac",
     "m4a": "audio/mp4",
+    "mp3": "audio/mpeg",
     "ogg": "audio/ogg",
     "wav": "audio/wav",
-    "canvas": "application/json",
+    "3gp": "audio/3gpp",
+    "webm": "video/webm",
+    "mkv": "video/x-matroska",
+    "mov": "video/quicktime",
+    "mp4": "video/mp4",
+    "ogv": "video/ogg",
+    "pdf": "application/pdf",
 }
 
 

@@ -69,7 +69,7 @@ from notegate.safety.secrets import scan_credentials
 from notegate.services.notes import ContentVerdicts, NotesService
 from notegate.services.runtime import Environment
 from notegate.vault.bulk import Record, blob_record, local_origin_dir, packed_blobs, trees_cached, write_records
-from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolves
+from notegate.vault.links import Link, LinkTargets, canvas_links, canvas_relocated, links_in, resolves
 from notegate.vault.paths import FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
@@ -274,6 +274,8 @@ def import_folder(
             (report.skipped if before[0] == "skipped" else report.refused).append((rel, before[1]))
             continue
         data, decoded, scanned, found, record = read
+        if not is_note and extension_of(rel) == "canvas" and (relocated := canvas_relocated(data, lander.land)):
+            data, record = relocated, None  # its file nodes follow the files under --into
         text: str | None = None  # a canvas's text, scanned here (a note's was scanned in the pool: ``scanned``)
         used: str | None = None
         if is_note:
@@ -487,8 +489,8 @@ def _examined(notes: NotesService, caller: Caller, lander: _Lander, candidates, 
             dest = lander.land(rel)
             is_note = extension_of(rel) == "md"
             if not is_note and not media_type_of(policy.attachment_types, rel):
-                svg = " (SVG may carry script: never accepted)" if extension_of(rel) == "svg" else ""
-                plan.append((dest, is_note, ("skipped", f"not a note or an attachment type the policy allows{svg}")))
+                kind = f".{extension_of(rel)} files" if extension_of(rel) else "files without an extension"
+                plan.append((dest, is_note, ("skipped", f"{kind}: not a type the policy allows (attachment_types)")))
                 continue
             verdict = _decide_file(notes, caller, dest, size, is_note)
             if isinstance(verdict, str):

@@ -19,11 +19,12 @@ CommonMark would let cross a line break is not followed there: its links are cou
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Link", "LinkTargets", "canvas_links", "links_in", "outside_code", "resolve", "resolves"]
+__all__ = ["Link", "LinkTargets", "canvas_links", "canvas_relocated", "links_in", "outside_code", "resolve", "resolves"]
 
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
 _MARKDOWN = re.compile(r"(!?)\[[^\[\]\n]*\]\(\s*(<[^<>\[\]\n]+>|[^()\s<>\[\]]+)(?:\s+\"[^\"\[\]\n]*\")?\s*\)")
@@ -105,6 +106,9 @@ class Link:
     target: str
     embed: bool
     wiki: bool
+    #: A path from the vault root and nothing else (a canvas's file node): Obsidian opens exactly that file,
+    #: with no relative or by-name fallback.
+    exact: bool = False
 
     def as_written(self) -> str:
         if self.wiki:
@@ -117,7 +121,9 @@ def links_in(text: str) -> list[Link]:
     found: dict[tuple[str, bool, bool], None] = {}
     text = outside_code(text)
     for match in _WIKI.finditer(text):
-        target = match.group(2).split("|", 1)[0].split("#", 1)[0].strip()
+        # Inside a Markdown table the alias pipe is written escaped, ``[[Target\|alias]]``: the backslash
+        # belongs to the table, not to the target's name.
+        target = match.group(2).split("|", 1)[0].removesuffix("\\").split("#", 1)[0].strip()
         if target:
             found[(target, match.group(1) == "!", True)] = None
     for match in _MARKDOWN.finditer(text):
@@ -141,7 +147,28 @@ def canvas_links(canvas: object) -> list[Link]:
             target = node["file"].split("#", 1)[0].strip()
             if target:
                 found["/" + target.lstrip("/")] = None
-    return [Link(target, embed=True, wiki=False) for target in found]
+    return [Link(target, embed=True, wiki=False, exact=True) for target in found]
+
+
+def canvas_relocated(data: bytes, land: Callable[[str], str]) -> bytes | None:
+    """A JSON Canvas whose file nodes name vault-root paths, with each path moved by ``land`` (an import's
+    ``--into FOLDER``: the canvas moves, and so does every file it shows), or None when no path changes
+    (the bytes then stay exactly as they were). Written back as Obsidian writes a canvas: tab-indented
+    JSON, non-ASCII kept."""
+    try:
+        canvas = json.loads(data.decode("utf-8-sig"))
+    except ValueError:
+        return None  # not a canvas: decide_canvas refuses it with its own rule
+    nodes = canvas.get("nodes") if isinstance(canvas, dict) else None
+    moved = False
+    for node in nodes if isinstance(nodes, list) else ():
+        if isinstance(node, dict) and node.get("type") == "file" and isinstance(node.get("file"), str):
+            path, hash_, rest = node["file"].lstrip("/").partition("#")
+            landed = land(path) if path else path
+            if landed != path:
+                node["file"] = landed + hash_ + rest
+                moved = True
+    return json.dumps(canvas, indent="\t", ensure_ascii=False).encode("utf-8") if moved else None
 
 
 class LinkTargets:
@@ -178,21 +205,16 @@ def _candidates(target: str) -> list[str]:
 
 def resolves(link: Link, note_path: str, targets: LinkTargets) -> bool:
     """Does ``link``, written in the note at ``note_path``, point at a path in ``targets``?"""
-    target = link.target.lstrip("/")
-    if link.wiki:
-        return any(targets.has(c, anywhere=True) for c in _candidates(target))
-    folder = note_path.rsplit("/", 1)[0] if "/" in note_path else ""
-    relative = _join("" if link.target.startswith("/") else folder, link.target)
-    tries = [t for t in (relative, _join("", target)) if t]
-    if any(targets.has(c, anywhere=False) for t in tries for c in _candidates(t)):
-        return True
-    return any(targets.has(c, anywhere=True) for c in _candidates(target.rsplit("/", 1)[-1]))
+    return resolve(link, note_path, targets) is not None
 
 
 def resolve(link: Link, note_path: str, targets: LinkTargets) -> str | None:
-    """The vault path ``link`` (written in the note at ``note_path``) points at, by the rules of
-    :func:`resolves`, or None when it points at nothing in ``targets``."""
+    """The vault path ``link`` (written in the note at ``note_path``) points at, as Obsidian resolves it, or
+    None when it points at nothing in ``targets``: a wikilink by path or by name anywhere; a Markdown link
+    relative to the note, then from the root, then by name; a canvas's file node by its exact path only."""
     target = link.target.lstrip("/")
+    if link.exact:
+        return targets.find(target, anywhere=False)
     if link.wiki:
         return next((p for c in _candidates(target) if (p := targets.find(c, anywhere=True))), None)
     folder = note_path.rsplit("/", 1)[0] if "/" in note_path else ""

@@ -168,9 +168,9 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         handle: HandleArg = None,
         grant: GrantArg = None,
     ) -> WriteResult:
-        """Trusted sessions only: add or replace an attachment (an image, PDF, audio or .canvas file of a type
-        the policy allows; never SVG). Two-step like write_note. Restricted sessions write Markdown inbox items
-        instead."""
+        """Trusted sessions only: add or replace an attachment (an image, PDF, audio, video, .canvas or .base
+        file of a type the policy allows). Two-step like write_note. Restricted sessions write Markdown inbox
+        items instead."""
         return await call(
             ctx,
             notes.write_attachment,
