@@ -145,8 +145,9 @@ def origin_text(console: Console, path: str) -> str | None:
         return None
 
 
-#: Where a rendered note's href/src may point: the console's own routes, or an http(s) URL with a host.
-SAFE_URL = re.compile(r"(/notes/|/files/|https?://[^/\\])")
+#: Where a rendered note's href/src may point: the console's own routes, an http(s) URL with a host, or an
+#: anchor of the same page (a footnote and its way back).
+SAFE_URL = re.compile(r"(/notes/|/files/|https?://[^/\\]|#fn(?:ref)?[0-9]+(?::[0-9]+)?$)")
 SAFE_TAGS = frozenset(
     [
         "a",
@@ -175,6 +176,16 @@ SAFE_TAGS = frozenset(
         "tr",
         "th",
         "td",
+        # Obsidian's syntax (doors/web/obsidian.py): callouts, embeds, highlights, strikethrough, footnotes,
+        # and a task's checkbox (disabled: it runs nothing and submits nothing)
+        "div",
+        "details",
+        "summary",
+        "mark",
+        "s",
+        "sup",
+        "section",
+        "input",
     ]
 )
 

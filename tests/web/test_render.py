@@ -70,7 +70,7 @@ RESOLVED = [
     ("[the paper](../docs/paper.pdf)", '<a href="/files/docs/paper.pdf">the paper</a>'),
     ("[rel](a.md)", '<a href="/notes/notes/a.md">rel</a>'),
     ("[ext](https://example.org/x?a=1)", '<a href="https://example.org/x?a=1" rel="noopener noreferrer nofollow">'),
-    ("[gone](missing.md)", "<p>gone</p>"),
+    ("[gone](missing.md)", '<p dir="auto">gone</p>'),
 ]
 
 
@@ -79,9 +79,15 @@ def test_links_and_embeds_resolve_in_the_vault(text: str, expected: str) -> None
     assert expected in render(text)
 
 
-def test_front_matter_is_shown_as_an_escaped_block() -> None:
-    html = render("---\ntitle: <b>x</b>\n---\n# Body\n")
-    assert html.startswith('<pre class="front-matter">') and "&lt;b&gt;" in html and "<h1>Body</h1>" in html
+def test_front_matter_is_shown_as_a_table_of_escaped_properties() -> None:
+    html = render("---\ntitle: <b>x</b>\ntags: [a, b]\n---\n# Body\n")
+    assert html.startswith('<table class="properties">') and "&lt;b&gt;" in html and "<b>" not in html
+    assert '<td dir="auto">a, b</td>' in html and '<h1 dir="auto">Body</h1>' in html
+
+
+def test_front_matter_outside_the_subset_is_shown_as_an_escaped_block() -> None:
+    html = render("---\ntitle: <b>x</b>\nnested:\n  key: v\n---\n# Body\n")
+    assert html.startswith('<pre class="front-matter">') and "&lt;b&gt;" in html and '<h1 dir="auto">Body</h1>' in html
 
 
 @pytest.mark.parametrize(

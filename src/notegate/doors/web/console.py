@@ -96,9 +96,23 @@ async def bounded_body(request: Request, limit: int = MAX_JSON_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def filesize(size: int) -> str:
+    """A size as a person reads it: ``512 bytes``, ``12.3 KB``, ``4.0 MB`` (powers of 1,024)."""
+    if size < 1024:
+        return f"{size} bytes"
+    value = float(size)
+    for unit in ("KB", "MB", "GB"):
+        value /= 1024
+        if value < 1024 or unit == "GB":
+            break
+    return f"{value:.1f} {unit}"
+
+
 def templates() -> Environment:
     """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
-    return Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
+    env.filters["filesize"] = filesize
+    return env
 
 
 class Console:

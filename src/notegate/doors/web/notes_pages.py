@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
+from notegate.doors.web.canvas_view import render_canvas
 from notegate.doors.web.console import Console
 from notegate.doors.web.render import note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision
@@ -156,6 +157,8 @@ class NotesPages:
         path = request.path_params.get("path", "").strip("/")
         if path.endswith(".md"):
             return await self.read(who, path, request.query_params.get("committed", "")[:12])
+        if path.endswith(".canvas"):
+            return await self.canvas(who, path)
         try:
             listing = await self.run(
                 self.services.notes.list_notes,
@@ -194,7 +197,23 @@ class NotesPages:
             return self.refused(exc, who.session)
         targets = await self.run(self.targets, who.caller)
         policy = self.runtime.policy
-        html = render_note(note.text, note.path, targets, lambda p: attachment_media_type(policy, p), query=who.envq)
+
+        def embedded(path: str) -> str | None:
+            """A note embedded in this one, read as the owner reads it (its own visibility and audit)."""
+            try:
+                return notes.read_note(who.caller, path).text
+            except NotegateError:
+                return None
+
+        html = await self.run(
+            render_note,
+            note.text,
+            note.path,
+            targets,
+            lambda p: attachment_media_type(policy, p),
+            query=who.envq,
+            read=embedded,
+        )
         return self.page(
             "note.html",
             who,
@@ -205,6 +224,19 @@ class NotesPages:
             deleted=False,
             committed=committed if committed.isalnum() else "",
         )
+
+    async def canvas(self, who: Owner, path: str) -> Response:
+        """A canvas drawn as a canvas (doors/web/canvas_view.py), with its download beside it."""
+        try:
+            read = await self.run(self.services.notes.read_attachment, who.caller, path)
+        except NotegateError as exc:
+            return self.refused(exc, who.session)
+        targets = await self.run(self.targets, who.caller)
+        policy = self.runtime.policy
+        html = await self.run(
+            render_canvas, read.data, read.path, targets, lambda p: attachment_media_type(policy, p), query=who.envq
+        )
+        return self.page("canvas.html", who, path=read.path, html=html, crumbs=_crumbs(path, who.envq))
 
     async def search(self, request: Request) -> Response:
         who = await self.owner(request)

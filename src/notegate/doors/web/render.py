@@ -14,6 +14,13 @@ console runs on the owner's origin, so nothing in a note may become markup the n
   text.  SVG is never an allowed attachment type, so it never renders as an image.
 * ``[[Note]]``, ``[[Note|alias]]`` and the embed ``![[file.png]]`` are resolved with Obsidian's rules
   (:func:`notegate.vault.links.resolve`); an unresolved one stays text, marked ``missing``.
+* A note embed, ``![[Note]]``, ``![[Note#Heading]]`` or ``![[Note#^block]]``, alone in its paragraph, shows
+  that note (or that section) rendered by this same function, inside a marked box: at most
+  :data:`MAX_EMBED_DEPTH` deep and :data:`MAX_EMBEDS` per page, never a note already being shown (a cycle
+  is a link).  The embedded note is read through ``read``, with the viewer's own visibility.
+* Obsidian's own syntax (tables, callouts, highlights, tags, comments, block ids, footnotes, task lists,
+  math as text, right-to-left blocks) is :mod:`notegate.doors.web.obsidian`; front matter shows as a table
+  of properties.
 
 Linear time: markdown-it's CommonMark rules are linear, the wikilink rule's pattern cannot cross the
 ``[`` that starts its next attempt, and the final pass visits each token once (tests/web/test_render.py
@@ -22,6 +29,7 @@ measures it with tests/timing.py).
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from urllib.parse import quote, unquote
@@ -31,15 +39,23 @@ from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
+from notegate.doors.web.obsidian import obsidian_plugin
+from notegate.vault.frontmatter import FormatError, split_front_matter
 from notegate.vault.links import Link, LinkTargets, resolve
 
-__all__ = ["ALLOWED_SCHEMES", "allowed_link", "file_url", "note_url", "render_note"]
+__all__ = ["ALLOWED_SCHEMES", "MAX_EMBEDS", "MAX_EMBED_DEPTH", "allowed_link", "file_url", "note_url", "render_note"]
 
 #: The only URL schemes a rendered note may link to (anything else stays plain text).
 ALLOWED_SCHEMES = ("http", "https")
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 _WIKI = re.compile(r"!?\[\[([^\[\]\n]{1,500})\]\]")
 _FRONT_MATTER = re.compile(r"---\r?\n(?:[^\n]*\n){0,200}?---[ \t]*(?:\r?\n|\Z)")
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*$")
+#: How deep note embeds nest (Obsidian stops too), and how many one page shows: a vault of notes embedding
+#: each other cannot make one page cost more than this many renders.
+MAX_EMBED_DEPTH = 3
+MAX_EMBEDS = 20
+Reader = Callable[[str], str | None]
 
 
 def allowed_link(url: str) -> bool:
@@ -73,8 +89,11 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
     if not silent:
         inner = match.group(1)
         target, _, alias = inner.partition("|")
+        target = target.removesuffix("\\")  # [[Target\|alias]] inside a table: the pipe was escaped for it
+        name, _, section = target.partition("#")
         token = state.push("wikilink", "", 0)
-        token.meta = {"target": target.split("#", 1)[0].strip(), "alias": alias.strip(), "embed": src[pos] == "!"}
+        token.meta = {"target": name.strip(), "section": section.strip(), "alias": alias.strip()}
+        token.meta["embed"] = src[pos] == "!"
         token.content = alias.strip() or target.strip()
     state.pos = match.end()
     return True
@@ -83,11 +102,33 @@ def _wikilink(state: StateInline, silent: bool) -> bool:
 class _Vault:
     """What the final pass needs to know about the vault: where links point, and what each file is."""
 
-    def __init__(self, note_path: str, targets: LinkTargets, media_type: Callable[[str], str], query: str = "") -> None:
+    def __init__(
+        self,
+        note_path: str,
+        targets: LinkTargets,
+        media_type: Callable[[str], str],
+        query: str = "",
+        read: Reader | None = None,
+        shown: tuple[str, ...] = (),
+        budget: list[int] | None = None,
+    ) -> None:
         self.note_path = note_path
         self.targets = targets
         self.media_type = media_type
         self.query = query
+        self.read = read
+        self.shown = (*shown, note_path)  # the notes being shown around this one: embedding one is a cycle
+        self.budget = budget if budget is not None else [MAX_EMBEDS]
+
+    def embeds(self, path: str) -> bool:
+        """May the note at ``path`` be shown inside this one (depth, count and cycles bounded)?"""
+        if self.read is None or len(self.shown) > MAX_EMBED_DEPTH or path in self.shown or self.budget[0] <= 0:
+            return False
+        self.budget[0] -= 1
+        return True
+
+    def nested(self, path: str) -> _Vault:
+        return _Vault(path, self.targets, self.media_type, self.query, self.read, self.shown, self.budget)
 
     def find(self, target: str, *, wiki: bool) -> str | None:
         """The vault file a link names, if it is a note or an attachment the policy serves (never, say, SVG)."""
@@ -148,7 +189,12 @@ def _rewrite(children: list[Token], vault: _Vault) -> list[Token]:
     for token in children:
         if token.type == "wikilink":
             path = vault.find(token.meta["target"], wiki=True)
-            if token.meta["embed"]:
+            if token.meta["embed"] and path is not None and path.endswith(".md"):
+                embed = Token("note_embed", "", 0)
+                embed.meta = {"path": path, "section": token.meta["section"]}
+                embed.content = token.content
+                out.append(embed)
+            elif token.meta["embed"]:
                 out += _image(vault, path, token.content)
             elif path is not None:
                 out += _link(vault.href(path), token.content, "wikilink")
@@ -183,9 +229,56 @@ def _rewrite(children: list[Token], vault: _Vault) -> list[Token]:
     return out
 
 
+def section_of(text: str, section: str) -> str | None:
+    """The part of a note an embed names: ``Heading`` (its heading line and everything up to the next heading
+    of the same or a higher level; the last part of ``H1#H2``) or ``^block`` (the paragraph or list item whose
+    line ends with that id). None when the note has no such part. Linear: one pass over the lines."""
+    lines = text.split("\n")
+    if section.startswith("^"):
+        marker = " " + section
+        for i, line in enumerate(lines):
+            if line.rstrip().endswith(marker) or line.rstrip() == section:
+                if line.lstrip().startswith(("- ", "* ", "+ ")) or line.lstrip()[:1].isdigit():
+                    return line
+                start = i
+                while start > 0 and lines[start - 1].strip():
+                    start -= 1
+                return "\n".join(lines[start : i + 1])
+        return None
+    wanted = section.rsplit("#", 1)[-1].strip().casefold()
+    level = 0
+    taken: list[str] = []
+    for line in lines:
+        heading = _HEADING.match(line)
+        if level:
+            if heading and len(heading.group(1)) <= level:
+                break
+            taken.append(line)
+        elif heading and heading.group(2).strip().casefold() == wanted:
+            level = len(heading.group(1))
+            taken.append(line)
+    return "\n".join(taken) if level else None
+
+
+def _embedded(vault: _Vault, path: str, section: str, label: str) -> str:
+    """The HTML of one note embed: the note (or its section) rendered inside a box, or a link when it may not
+    be shown (too deep, too many, a cycle, unreadable, or no such section)."""
+    link = f'<a href="{html.escape(vault.href(path))}" class="wikilink">{html.escape(label or path)}</a>'
+    if not vault.embeds(path):
+        return f"<p>{link}</p>\n"
+    text = vault.read(path) if vault.read is not None else None
+    if text is not None and section:
+        text = section_of(_FRONT_MATTER.sub("", text, count=1), section)
+    if text is None:
+        return f"<p>{link}</p>\n"
+    inner = _render(text, vault.nested(path), properties=False)
+    return f'<div class="embed-note" dir="auto"><div class="embed-title">{link}</div>{inner}</div>\n'
+
+
 def _parser(vault: _Vault) -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.validateLink = allowed_link  # type: ignore[method-assign]
+    md.use(obsidian_plugin)
     md.inline.ruler.before("link", "wikilink", _wikilink)
 
     def vault_links(state: StateCore) -> None:
@@ -193,23 +286,69 @@ def _parser(vault: _Vault) -> MarkdownIt:
             if block.type == "inline" and block.children is not None:
                 block.children = _rewrite(block.children, vault)
 
+    def lone_embeds(state: StateCore) -> None:
+        """A note embed alone in its paragraph replaces the paragraph (a box is no inline element)."""
+        tokens = state.tokens
+        for i in range(1, len(tokens) - 1):
+            children = tokens[i].children
+            if tokens[i].type == "inline" and children and len(children) == 1 and children[0].type == "note_embed":
+                embed = children[0]
+                box = Token("html_block", "", 0)
+                box.content = _embedded(vault, embed.meta["path"], embed.meta["section"], embed.content)
+                tokens[i - 1].type = tokens[i + 1].type = "obsidian_hidden"
+                tokens[i] = box
+
+    def inline_embed(_self: object, tokens: list[Token], idx: int, _options: object, _env: object) -> str:
+        embed = tokens[idx]  # an embed inside a line of text: a link to the note
+        href = html.escape(vault.href(embed.meta["path"]))
+        return f'<a href="{href}" class="wikilink">{html.escape(embed.content or embed.meta["path"])}</a>'
+
     md.core.ruler.after("inline", "vault_links", vault_links)
+    md.core.ruler.after("vault_links", "lone_embeds", lone_embeds)
+    md.add_render_rule("note_embed", inline_embed)
     return md
 
 
-def render_note(
-    text: str, note_path: str, targets: LinkTargets, media_type: Callable[[str], str], *, query: str = ""
-) -> str:
-    """``text`` (a note at ``note_path``) as HTML safe to place in a console page.  ``targets`` are the
-    vault paths the viewer can see; ``media_type`` is the policy's type for a path ("" when not allowed);
-    ``query`` (``?env=NAME`` or "") is added to every link into the vault, so they stay in its environment."""
-    vault = _Vault(note_path, targets, media_type, query)
+def _properties(data: dict[str, str | list[str]]) -> str:
+    """Front matter as Obsidian shows it: a table of properties, each value escaped text (lists joined)."""
+    rows = "".join(
+        f'<tr><th scope="row">{html.escape(key)}</th>'
+        f'<td dir="auto">{html.escape(", ".join(value) if isinstance(value, list) else value)}</td></tr>'
+        for key, value in data.items()
+    )
+    return f'<table class="properties">{rows}</table>\n' if rows else ""
+
+
+def _render(text: str, vault: _Vault, *, properties: bool = True) -> str:
     md = _parser(vault)
     front = _FRONT_MATTER.match(text)
     head = ""
     if front:
-        head = md.render("```yaml\n" + front.group(0).replace("```", "` ` `") + "```\n").replace(
-            "<pre>", '<pre class="front-matter">', 1
-        )
+        try:
+            data, _body = split_front_matter(text[: front.end()].replace("\r\n", "\n"))
+        except FormatError:  # outside the subset notegate reads: shown as the YAML it is
+            data = None
+        if data is not None:
+            head = _properties(data) if properties else ""
+        elif properties:
+            head = md.render("```yaml\n" + front.group(0).replace("```", "` ` `") + "```\n").replace(
+                "<pre>", '<pre class="front-matter">', 1
+            )
         text = text[front.end() :]
     return head + md.render(text)
+
+
+def render_note(
+    text: str,
+    note_path: str,
+    targets: LinkTargets,
+    media_type: Callable[[str], str],
+    *,
+    query: str = "",
+    read: Reader | None = None,
+) -> str:
+    """``text`` (a note at ``note_path``) as HTML safe to place in a console page.  ``targets`` are the
+    vault paths the viewer can see; ``media_type`` is the policy's type for a path ("" when not allowed);
+    ``query`` (``?env=NAME`` or "") is added to every link into the vault, so they stay in its environment;
+    ``read`` gives another note's text as the viewer may read it (None: note embeds are links)."""
+    return _render(text, _Vault(note_path, targets, media_type, query, read))
