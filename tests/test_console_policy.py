@@ -58,16 +58,17 @@ def test_only_the_environment_owner_approves(
     person: str, owner: str | None, offset: float | None, user_verified: bool
 ) -> None:
     now = 1_800_000_000.0
+    assertion_at = None if offset is None else now - offset
     decision = decide_elevation_approval(
         POLICY,
         environment_owner=owner,
         person=person,
-        assertion_at=None if offset is None else now - offset,
+        assertion_at=assertion_at,
         user_verified=user_verified,
         now=now,
     )
     if owner is None or person != owner:
         assert decision.rule == "elevation-approver-not-owner" and not decision.allowed
     else:
-        fresh = offset is not None and user_verified and 0 <= offset <= LIMIT
+        fresh = assertion_at is not None and user_verified and 0 <= now - assertion_at <= LIMIT
         assert decision.allowed == fresh
