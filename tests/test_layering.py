@@ -25,6 +25,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.globs": "pure",
     "notegate.policyfile": "pure",
     "notegate.policy": "pure",
+    "notegate.console_policy": "pure",  # which console actions need a fresh passkey step-up
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",

@@ -135,6 +135,8 @@ RULES: dict[str, str] = {
     "console-revoke-other-environment": "Open the connections page of the environment it belongs to "
     "(/connections?env=NAME) as its owner.",
     "console-bad-query": "Fix the named filter (see the form on the page), or clear the filters.",
+    "step-up-required": "Confirm with your passkey (the page's button, PIN or biometric), then do it again.",
+    "console-action-unknown": "This console route has no step-up decision: report it; nothing was done.",
     "enrol-link-unknown": "Ask the owner for a new link (notegate owner enroll --login LOGIN).",
     "enrol-link-used": "Each link enrols once; ask the owner for a new one (notegate owner enroll).",
     "enrol-link-expired": "Links live 15 minutes; ask the owner for a new one (notegate owner enroll).",
@@ -196,7 +198,8 @@ RULES: dict[str, str] = {
     "elevation-pending-cap": "Wait for the owner to answer (or let the open links expire after 10 minutes).",
     "elevation-reason-invalid": "Say in one line (at most 500 characters) what you want to do and why.",
     "elevation-unknown": "Call request_elevation again for a new link and code.",
-    "elevation-wrong-person": "Only the person whose session asked may approve it; log in as that person.",
+    "elevation-approver-not-owner": "Only the environment's owner approves an elevation there; ask the owner "
+    "to open the link (or the elevations page) and approve it.",
     "elevation-deny-wrong-person": "Only the person whose session asked, or the environment's owner, may deny it.",
     "elevation-assertion-unverified": "Approve again with your passkey, unlocking it with its PIN or biometric.",
     "elevation-assertion-stale": "Approve again: the page asks your passkey for a fresh assertion.",

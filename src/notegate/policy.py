@@ -795,17 +795,26 @@ def decide_elevation_request(policy: Policy, caller: Caller, pending: int) -> De
 def decide_elevation_approval(
     policy: Policy,
     *,
-    asked_by: str,
+    environment_owner: str | None,
     person: str,
     assertion_at: float | None,
     user_verified: bool,
     now: float,
 ) -> Decision:
-    """May ``person`` approve a request the connector login of ``asked_by`` made, with a passkey assertion
-    made at ``assertion_at``?  Only the person whose connector asked, with a user-verified assertion at most
-    ``elevation_assertion_seconds`` old (a login cookie from hours ago proves nobody is at the keyboard)."""
-    if person != asked_by:
-        return deny("elevation-wrong-person", "this request was made by a connector login of another person.")
+    """May ``person`` approve a request made in the environment ``environment_owner`` owns (None: nobody
+    owns it any more), with a passkey assertion made at ``assertion_at``?  Only the environment's owner,
+    with a user-verified assertion at most ``elevation_assertion_seconds`` old (a login cookie from hours
+    ago proves nobody is at the keyboard).
+
+    Why the owner and not the asker: a grant makes a connector login trusted in the whole environment, and
+    a trusted writer changes ``rules/`` and what every session loads, the owner's included.  A member who
+    approved their own connector's request could write the owner's digest; so a member asks, the owner
+    decides (for the owner's own sessions the two are the same person)."""
+    if environment_owner is None or person != environment_owner:
+        return deny(
+            "elevation-approver-not-owner",
+            "only the owner of the environment this session asked in may approve its elevation.",
+        )
     if assertion_at is None or not user_verified:
         return deny(
             "elevation-assertion-unverified",
@@ -825,10 +834,9 @@ def decide_elevation_denial(*, asked_by: str, person: str, environment_owner: st
     """May ``person`` deny a request the connector login of ``asked_by`` made?  The person whose connector
     asked, or the owner of the environment it asked in (``environment_owner``, None when unknown).
 
-    Why the owner too, when only the asker may approve: a denial takes nothing away but one request, and the
-    owner answers for everything written to their environment; approving raises a session, so it stays with
-    the person who will be accountable for what that session writes.  Anyone else logged in (another member
-    holding a forwarded link) may do neither: a member never cancels the owner's requests."""
+    Why the asker too, when only the owner may approve: a denial takes nothing away but one request, so a
+    member may withdraw their own session's ask.  Anyone else logged in (another member holding a forwarded
+    link) may not: a member never cancels the owner's requests."""
     if person == asked_by or (environment_owner is not None and person == environment_owner):
         return allow("elevation-denied")
     return deny(

@@ -32,7 +32,7 @@ def state(tmp_path: Path, state_url: str):
 
 @pytest.fixture
 def grants(state: StateDB) -> Grants:
-    return Grants(state, Policy())
+    return Grants(state, Policy(), owner_of=lambda _environment: "owner")
 
 
 def _link_id(link: str) -> str:
@@ -112,7 +112,9 @@ def test_approved_grant_makes_the_same_connector_trusted_and_survives_a_restart(
     assert decision.allowed and caller.tier == "trusted" and caller.grant_id == ticket.grant_id
     assert caller.connector == PHONE.connector and caller.login == PHONE.login
     grants.state.close()
-    reopened = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy())
+    reopened = Grants(
+        StateDB(tmp_path / "state.sqlite", url=state_url), Policy(), owner_of=lambda _environment: "owner"
+    )
     caller, decision = reopened.tier_for(PHONE, ticket.grant, None, T0 + 3600)
     assert decision.allowed and caller.tier == "trusted"
     reopened.state.close()
@@ -194,7 +196,13 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
         now=now,
     )
     _refused(
-        "elevation-wrong-person", grants.approve, link, person="member", assertion_at=now, user_verified=True, now=now
+        "elevation-approver-not-owner",
+        grants.approve,
+        link,
+        person="member",
+        assertion_at=now,
+        user_verified=True,
+        now=now,
     )
     assert grants.pending(link, now=now) is not None  # refused approvals do not consume the request
     grants.approve(link, person="owner", assertion_at=now - 300, user_verified=True, now=now)  # 5 min exactly
@@ -274,7 +282,7 @@ def test_the_state_db_keeps_no_secret_columns_in_clear(state: StateDB):
 
 def test_two_answers_racing_cannot_both_win(grants: Grants, state: StateDB, tmp_path: Path, state_url: str):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
-    other = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy())
+    other = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy(), owner_of=lambda _environment: "owner")
     other.deny(_link_id(ticket.link), person="owner", now=T0 + 1)
     _refused(
         "elevation-unknown",

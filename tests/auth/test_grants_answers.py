@@ -81,7 +81,13 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants
     ticket = _ask(grants, OWNER_PHONE)
     link = _link_id(ticket.link)
     _refused(
-        "elevation-wrong-person", grants.approve, link, person="member", assertion_at=T0, user_verified=True, now=T0
+        "elevation-approver-not-owner",
+        grants.approve,
+        link,
+        person="member",
+        assertion_at=T0,
+        user_verified=True,
+        now=T0,
     )
     _refused("elevation-deny-wrong-person", grants.deny, link, person="member", now=T0 + 1)
     assert grants.pending(link, now=T0 + 2) is not None  # neither refusal consumed the request
@@ -90,7 +96,7 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants
     assert grants.tier_for(OWNER_PHONE, ticket.grant, None, T0 + 4)[1].rule == "grant-unknown"
     assert _outcomes(state) == [
         "elevation-requested",
-        "elevation-approval-refused:elevation-wrong-person by=member",
+        "elevation-approval-refused:elevation-approver-not-owner by=member",
         "elevation-denial-refused:elevation-deny-wrong-person by=member",
         "elevation-denied by=owner",
     ]
@@ -98,21 +104,44 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants
     assert all(r["login"] == "owner" and r["path"].endswith("connector:oauth:fam-o") for r in rows)
 
 
-def test_the_environment_owner_may_deny_but_not_approve_a_members_request(grants: Grants) -> None:
+def test_only_the_environment_owner_approves_a_members_request(grants: Grants) -> None:
+    """Issue 27: a member who approved their own connector's request could write the owner's rules/digest.md."""
+    denied, approved = _ask(grants, MEMBER_PHONE), _ask(grants, MEMBER_PHONE, now=T0 + 1)
+    _refused(
+        "elevation-approver-not-owner",
+        grants.approve,
+        _link_id(approved.link),
+        person="member",
+        assertion_at=T0 + 1,
+        user_verified=True,
+        now=T0 + 2,
+    )
+    assert grants.tier_for(MEMBER_PHONE, approved.grant, None, T0 + 2)[1].rule == "grant-pending"
+    grants.deny(_link_id(denied.link), person="member", now=T0 + 2)  # the asker may still withdraw
+    grants.approve(_link_id(approved.link), person="owner", assertion_at=T0 + 2, user_verified=True, now=T0 + 3)
+    granted, decision = grants.tier_for(MEMBER_PHONE, approved.grant, None, T0 + 4)
+    assert granted.tier == "trusted" and decision.allowed
+
+
+def test_the_environment_owner_may_deny_a_members_request(grants: Grants) -> None:
     ticket = _ask(grants, MEMBER_PHONE)
     link = _link_id(ticket.link)
-    _refused(
-        "elevation-wrong-person", grants.approve, link, person="owner", assertion_at=T0, user_verified=True, now=T0
-    )
     grants.deny(link, person="owner", now=T0 + 1)
     _refused("elevation-unknown", grants.deny, link, person="member", now=T0 + 2)
 
 
-def test_the_member_answers_their_own_request(grants: Grants) -> None:
-    denied, approved = _ask(grants, MEMBER_PHONE), _ask(grants, MEMBER_PHONE, now=T0 + 1)
-    grants.deny(_link_id(denied.link), person="member", now=T0 + 2)
-    grants.approve(_link_id(approved.link), person="member", assertion_at=T0 + 2, user_verified=True, now=T0 + 3)
-    assert grants.tier_for(MEMBER_PHONE, approved.grant, None, T0 + 4)[0].tier == "trusted"
+def test_without_an_owner_lookup_nobody_approves(state: StateDB) -> None:
+    bare = Grants(state, Policy())
+    ticket = _ask(bare, OWNER_PHONE)
+    _refused(
+        "elevation-approver-not-owner",
+        bare.approve,
+        _link_id(ticket.link),
+        person="owner",
+        assertion_at=T0,
+        user_verified=True,
+        now=T0 + 1,
+    )
 
 
 def test_without_an_owner_lookup_only_the_asker_may_deny(state: StateDB) -> None:
@@ -196,7 +225,7 @@ def test_a_revoked_grant_goes_a_day_after_revocation_without_an_expiry_row(grant
 def test_the_five_steps_each_leave_a_row_naming_person_and_connector(grants: Grants, state: StateDB) -> None:
     """request, approval, denial, use, expiry: each an audit row with the person and the connector login."""
     used = _ask(grants, MEMBER_PHONE)
-    grant = grants.approve(_link_id(used.link), person="member", assertion_at=T0, user_verified=True, now=T0 + 1)
+    grant = grants.approve(_link_id(used.link), person="owner", assertion_at=T0, user_verified=True, now=T0 + 1)
     denied = _ask(grants, MEMBER_PHONE, now=T0 + 2)
     grants.deny(_link_id(denied.link), person="owner", now=T0 + 3)
     grants.tier_for(MEMBER_PHONE, used.grant, None, T0 + 4)
@@ -204,7 +233,7 @@ def test_the_five_steps_each_leave_a_row_naming_person_and_connector(grants: Gra
     rows = state.query("SELECT outcome, login, client, path FROM audit WHERE tool = 'elevation' ORDER BY id")
     assert [r["outcome"] for r in rows] == [
         "elevation-requested",
-        "elevation-approved by=member",
+        "elevation-approved by=owner",
         "elevation-requested",
         "elevation-denied by=owner",
         "grant-used",

@@ -33,7 +33,7 @@ def _values(real: str) -> st.SearchStrategy[object]:
 
 def test_any_grant_value_gives_the_token_caller_or_the_grant_caller(tmp_path: Path):
     state = StateDB(tmp_path / "state.sqlite")
-    grants = Grants(state, Policy())
+    grants = Grants(state, Policy(), owner_of=lambda _environment: "owner")
     ticket = grants.request(PHONE, reason="r", conversation=None, base="http://x", now=T0)
     link = ticket.link.rsplit("/", 1)[1]
     grants.approve(link, person="owner", assertion_at=T0, user_verified=True, now=T0)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from notegate.auth.grants import Grants
+from notegate.auth.grants import Grants, owners_in
 from notegate.cli import main
 from notegate.config import load_config
 from notegate.state import StateDB
@@ -30,7 +30,8 @@ def _approve(vault: Path, link: str) -> None:
     state = StateDB(_db(vault))
     try:
         now = time.time()
-        Grants(state, load_config(vault).policy).approve(
+        config = load_config(vault)
+        Grants(state, config.policy, owner_of=owners_in(lambda: config)).approve(
             link.rsplit("/", 1)[1], person="owner", assertion_at=now, user_verified=True, now=now
         )
     finally:

@@ -248,6 +248,8 @@ POSTS = {
     "/logout": "/logout",
     "/enroll/{token}/options": "/enroll/nge_notarealtoken/options",
     "/enroll/{token}/verify": "/enroll/nge_notarealtoken/verify",
+    "/step-up/options": "/step-up/options",
+    "/step-up/verify": "/step-up/verify",
     "/passkeys/options": "/passkeys/options",
     "/passkeys/verify": "/passkeys/verify",
     "/passkeys/{passkey_id}/revoke": "/passkeys/pk_owner/revoke",

@@ -136,8 +136,8 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(vault: Path, b
         assert member.ceremony() == "ok"  # a valid, fresh, user-verified assertion: of the wrong person
         member.page.click("#approve")
         member.page.wait_for_selector("#refusal")
-        assert _rule(member) == "elevation-wrong-person"
-        assert "Refused [elevation-wrong-person]" in (member.page.locator("#refusal").text_content() or "")
+        assert _rule(member) == "elevation-approver-not-owner"
+        assert "Refused [elevation-approver-not-owner]" in (member.page.locator("#refusal").text_content() or "")
         member.page.click("#deny")
         member.page.wait_for_selector("#refusal")
         assert _rule(member) == "elevation-deny-wrong-person"
@@ -151,7 +151,7 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(vault: Path, b
             for r in console.runtime.state.query("SELECT outcome FROM audit WHERE tool = 'elevation' ORDER BY id")
         ]
         assert outcomes[-2:] == [
-            "elevation-approval-refused:elevation-wrong-person by=member",
+            "elevation-approval-refused:elevation-approver-not-owner by=member",
             "elevation-denial-refused:elevation-deny-wrong-person by=member",
         ]
 
@@ -206,3 +206,41 @@ def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Dev
         assert ticket["grant"] not in message
         with _sdk_client(console.url, laptop) as call:
             _refused(_write(call, "projects/stolen.md", ticket["grant"]), "grant-other-connector")
+
+
+def test_a_member_cannot_elevate_their_own_connector_in_the_owners_environment(vault: Path, browser, devices) -> None:
+    """Issue 27: a member's restricted connector asked, the member approved with their own passkey, and the
+    grant wrote rules/digest.md, which the owner's next session was served. Now the member's approval is
+    refused [elevation-approver-not-owner] and the grant counts for nothing; the owner's approval works."""
+    _member_config(vault)
+    kid_phone = mint(vault, name="kid-phone", tier="restricted", login="member")
+    with serve_console(vault) as console:
+        owner = enrolled(console, devices())
+        member = enrolled(console, devices(), "member")
+        with _sdk_client(console.url, kid_phone) as call:
+            asked = call("request_elevation", {"reason": "update the house rules"})
+            assert not asked.is_error, text_of(asked)
+            ticket = asked.structured_content
+
+            member.page.goto(ticket["link"])
+            assert member.ceremony() == "ok"  # the member's own fresh, user-verified passkey
+            member.page.click("#approve")
+            member.page.wait_for_selector("#refusal")
+            assert _rule(member) == "elevation-approver-not-owner"
+            assert member.page.locator("#outcome").count() == 0
+            _refused(_write(call, "rules/digest.md", ticket["grant"]), "grant-pending")
+
+            owner.page.goto(ticket["link"])
+            assert owner.page.locator("#code").text_content() == ticket["code"]
+            assert owner.ceremony() == "ok"
+            owner.page.click("#approve")
+            owner.page.wait_for_selector("#outcome")
+            assert owner.page.locator("#outcome").get_attribute("data-decision") == "approve"
+            done = _write(call, "projects/approved.md", ticket["grant"])
+            assert not done.is_error and done.structured_content["status"] == "committed", text_of(done)
+        outcomes = [
+            r["outcome"]
+            for r in console.runtime.state.query("SELECT outcome FROM audit WHERE tool = 'elevation' ORDER BY id")
+        ]
+        assert "elevation-approval-refused:elevation-approver-not-owner by=member" in outcomes
+        assert "elevation-approved by=owner" in outcomes

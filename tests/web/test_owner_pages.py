@@ -1,6 +1,6 @@
 """The owner's inbox review and elevations pages over the real server (httpx, no browser): every refusal by
 its exact rule (console-not-owner, csrf-missing, csrf-invalid, stale-revision, floor-hold, bad-argument,
-grant-unknown, elevation-unknown, elevation-wrong-person), and what the pages show, escaped."""
+grant-unknown, elevation-unknown, elevation-approver-not-owner), and what the pages show, escaped."""
 
 from __future__ import annotations
 

@@ -19,8 +19,9 @@ Invariants
   id (``g-`` + 64 random bits, not a secret) is what listings, audit rows and trailers name.
 * A request is answered at most once (one UPDATE); a stale or unverified assertion does not consume it, so the
   page can ask for a fresh one.
-* Only the person whose connector asked may approve; that person or the environment's owner may deny
-  (:func:`notegate.policy.decide_elevation_denial`); a refused answer consumes nothing.
+* Only the environment's owner may approve (:func:`notegate.policy.decide_elevation_approval`: a member's
+  grant would let their connector write what the owner's sessions load); the person whose connector asked
+  or the owner may deny (:func:`notegate.policy.decide_elevation_denial`); a refused answer consumes nothing.
 * A grant value presented before approval is held to the same bindings (connector login, conversation) and
   only then told ``[grant-pending]``.
 * The hourly sweep (:meth:`Grants.sweep`) drops answered and lapsed requests and grants that ended a day ago;
@@ -179,7 +180,8 @@ class Grants:
     ) -> None:
         self.state = state
         self.policy = policy
-        # environment name (None: the default) -> its owner's login, or None when unknown; only denial asks
+        # environment name (None: the default) -> its owner's login, or None when unknown (then nobody may
+        # approve): approval and denial ask it
         self.owner_of = owner_of or (lambda _environment: None)
         self._used: OrderedDict[tuple[str, str], None] = OrderedDict()
 
@@ -246,7 +248,7 @@ class Grants:
             raise _unknown()
         decision = decide_elevation_approval(
             self.policy,
-            asked_by=row["login"],
+            environment_owner=self.owner_of(row["environment"]),
             person=person,
             assertion_at=assertion_at,
             user_verified=user_verified,
@@ -292,7 +294,7 @@ class Grants:
 
     # ------------------------------------------- the owner's elevations page
     # The page lists open requests and answers them by their public request id (the grant id): the link id
-    # exists only as a hash. The same decisions answer as through the link (asker approves; asker or owner
+    # exists only as a hash. The same decisions answer as through the link (owner approves; asker or owner
     # denies), so a request id grants nothing a signed-in person could not already do with the link.
     def open_requests(self, environment: str, *, default: str, now: float) -> list[PendingElevation]:
         """Live, unanswered requests of ``environment`` (a request bound to none is the ``default`` one's),

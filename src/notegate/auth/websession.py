@@ -6,6 +6,9 @@ Theory of operation:
   ``ngs_`` + 256 random bits; the state database keeps only the SHA-256 of it, so a copy of the database
   opens no session. A session lives at most :data:`MAX_SESSION_SECONDS` (12 h) and dies with its passkey
   (revoking a passkey deletes the sessions it opened).
+* The step-up: a console action that grants trust or writes what sessions load needs a user-verified
+  assertion at most a few minutes old (``notegate.console_policy``). Confirming with a passkey opens a new
+  session (and closes the old one), so a session's ``created_at`` is always its last such assertion.
 * Before login a browser carries a *pre-session* cookie (``ngp_`` + 256 random bits) only so the WebAuthn
   challenge and the CSRF token have something secret to be bound to.
 * Cookies are HttpOnly, SameSite=Strict, Path=/, and Secure (with the ``__Host-`` prefix) whenever the
@@ -128,6 +131,9 @@ class WebSession:
     passkey_id: str
     expires_at: float
     secret: str  # the cookie's secret: binds the CSRF token; never logged or stored
+    #: When the user-verified passkey assertion that opened this session was checked: the console's step-up
+    #: age (notegate.console_policy). A session is opened by nothing else, so no separate record is needed.
+    created_at: float = float("-inf")
 
     @property
     def csrf(self) -> str:
@@ -147,7 +153,7 @@ class WebSessions:
         self.state.insert_web_session(
             token_hash=hash_secret(secret), login=login, passkey_id=passkey_id, now=now, expires_at=expires_at
         )
-        return WebSession(login=login, passkey_id=passkey_id, expires_at=expires_at, secret=secret)
+        return WebSession(login=login, passkey_id=passkey_id, expires_at=expires_at, secret=secret, created_at=now)
 
     def current(self, raw_cookie: str | None, *, now: float) -> WebSession | None:
         """The live session this cookie opens, or None (malformed, unknown, expired, passkey revoked)."""
@@ -157,7 +163,13 @@ class WebSessions:
         row = self.state.web_session(hash_secret(secret), now=now)
         if row is None:
             return None
-        return WebSession(login=row["login"], passkey_id=row["passkey_id"], expires_at=row["expires_at"], secret=secret)
+        return WebSession(
+            login=row["login"],
+            passkey_id=row["passkey_id"],
+            expires_at=row["expires_at"],
+            secret=secret,
+            created_at=row["created_at"],
+        )
 
     def close(self, raw_cookie: str | None) -> None:
         secret = parse_secret(raw_cookie, SESSION_PREFIX)

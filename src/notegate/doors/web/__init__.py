@@ -26,6 +26,7 @@ from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
 from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.review_page import OwnerPages
+from notegate.doors.web.stepup import StepUpGate
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
@@ -87,14 +88,16 @@ def web_routes(
         services=services,
     )
     page = ConsentPage(console, consent)
+    owner_of = owners_in(lambda: runtime.config)
     if elevation is None:
-        elevation = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
+        elevation = Grants(runtime.state, runtime.policy, owner_of=owner_of)
     elevate = ElevationPage(console, elevation)
-    grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy)
+    grants = elevation if isinstance(elevation, Grants) else Grants(runtime.state, runtime.policy, owner_of=owner_of)
     owner = OwnerPages(console, grants)
     admin = AdminPages(console, AdminService(runtime, version=_version))
     notes = NotesPages(console)
     hosts = console_hosts(runtime, port)
+    step_up = StepUpGate(console)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -111,6 +114,8 @@ def web_routes(
         ("/enroll/{token}", console.enrol_page, ["GET"]),
         ("/enroll/{token}/options", console.enrol_options, ["POST"]),
         ("/enroll/{token}/verify", console.enrol_verify, ["POST"]),
+        ("/step-up/options", step_up.options, ["POST"]),
+        ("/step-up/verify", step_up.verify, ["POST"]),
         ("/passkeys", console.passkeys_page, ["GET"]),
         ("/passkeys/options", console.add_options, ["POST"]),
         ("/passkeys/verify", console.add_verify, ["POST"]),
@@ -145,6 +150,15 @@ def web_routes(
         ("/edit/{path:notepath}", notes.edit_page, ["GET"]),
         ("/edit/{path:notepath}", notes.edit, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
+    ]
+    # Every POST passes the step-up gate (notegate.console_policy): a route missing from POST_ACTIONS fails here.
+    table = [
+        (
+            path,
+            step_up.guard(path, handler, json=path.endswith(("/options", "/verify"))) if "POST" in methods else handler,
+            methods,
+        )
+        for path, handler, methods in table
     ]
     return [
         Route(path, SecurityHeaders(request_response(handler), allowed_hosts=hosts), methods=methods)

@@ -33,6 +33,7 @@ from notegate.auth.websession import (
     parse_next,
     parse_secret,
 )
+from notegate.console_policy import decide_console_action
 from notegate.doors.web.environments import Environments
 from notegate.errors import NotegateError
 
@@ -48,6 +49,7 @@ STATUS = {
     "passkey-user-verification": 403,
     "person-unknown": 403,
     "console-not-owner": 403,
+    "step-up-required": 403,
     # the owner's inbox and elevations pages: the services' own rules
     "floor-hold": 403,
     "author-cannot-promote": 403,
@@ -56,7 +58,7 @@ STATUS = {
     "grant-unknown": 404,
     "consent-unknown": 404,
     "elevation-unknown": 404,
-    "elevation-wrong-person": 403,
+    "elevation-approver-not-owner": 403,
     "elevation-assertion-unverified": 403,
     "elevation-assertion-stale": 403,
     "enrol-link-unknown": 404,
@@ -326,12 +328,15 @@ class Console:
         if session is None:
             return self.login_redirect(request)
         rows = await self.run(list_passkeys, self.state, session.login)
+        policy = self.services.runtime.policy
+        fresh = decide_console_action(policy, "passkey-add", step_up_age=self.clock() - session.created_at)
         return self.page(
             "passkeys.html",
             session=session,
             csrf=session.csrf,
             passkeys=[r for r in rows if r.revoked_at is None],
             current=session.passkey_id,
+            fresh=fresh.allowed,
         )
 
     async def add_options(self, request: Request) -> Response:
