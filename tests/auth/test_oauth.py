@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -55,7 +56,7 @@ def core(db: StateDB, config: Config) -> OAuthCore:
 
 def register(db: StateDB, client_id: str = "c1", now: float = T0, uris: tuple[str, ...] = (CALLBACK,)) -> None:
     info = NotegateClient(client_id=client_id, client_name="Probe", redirect_uris=[AnyUrl(u) for u in uris])
-    assert db.oauth_register_client(client_id, info.model_dump_json(), now, lambda count: True)
+    assert db.oauth_register_client(client_id, info.model_dump_json(), now, lambda count, idle: "keep")
 
 
 def start(core: OAuthCore, client_id: str = "c1", now: float = T0, **kw) -> str:
@@ -123,6 +124,9 @@ def test_registration_decisions() -> None:
     assert decide_registration(99, 100).allowed
     refused = decide_registration(100, 100)
     assert not refused.allowed and refused.rule == "registration-cap"
+    # at the cap, a registration that never completed a consent makes room: a flood cannot lock the owner out
+    assert decide_registration(100, 100, evictable=True).rule == "registration-evict"
+    assert decide_registration(100, 100, evictable=True).allowed
     assert decide_registration_redirects([], OAUTH_REDIRECT_DEFAULTS).rule == "redirect-not-registered"
     assert (
         decide_registration_redirects(["https://x.example/cb"], OAUTH_REDIRECT_DEFAULTS).rule == "redirect-not-allowed"
@@ -276,12 +280,18 @@ def test_registration_cap_is_held_by_the_provider(db: StateDB, config: Config) -
     )
 
     async def flow() -> None:
-        for n in range(2):
+        for n in range(3):
             await provider.register_client(NotegateClient(client_id=f"c{n}", redirect_uris=[AnyUrl(CALLBACK)]))
+        # at the cap, the oldest registration that never completed a consent made room
+        assert await provider.get_client("c0") is None
+        assert await provider.get_client("c1") is not None and await provider.get_client("c2") is not None
+        for client_id in ("c1", "c2"):  # both complete a consent: nothing is left to evict
+            provider.core.approve(start(provider.core, client_id, now=time.time()), person="owner", now=time.time())
         with pytest.raises(RegistrationError) as info:
-            await provider.register_client(NotegateClient(client_id="c2", redirect_uris=[AnyUrl(CALLBACK)]))
+            await provider.register_client(NotegateClient(client_id="c3", redirect_uris=[AnyUrl(CALLBACK)]))
         assert "Refused [registration-cap]" in info.value.error_description
-        assert await provider.get_client("c0") is not None  # nothing evicted
+        assert "Connections page" in info.value.error_description  # what the owner can do
+        assert await provider.get_client("c1") is not None  # a consented registration is never evicted
 
     anyio.run(flow)
 
