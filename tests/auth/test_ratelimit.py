@@ -110,3 +110,23 @@ def test_a_registration_is_refused_exactly_when_a_stored_field_is_too_long(uris:
     assert (refused is not None) == too_long
     if refused is not None:
         assert refused.rule == "oauth-field-too-long"
+
+
+def test_every_anonymous_oauth_route_is_rate_limited(vault) -> None:
+    """A route added to the OAuth door without a row in ENDPOINTS fails here (only the metadata is free)."""
+    from notegate.auth.anonymous import ENDPOINTS
+    from notegate.auth.oauth import NotegateOAuthProvider
+    from notegate.auth.oauth_routes import oauth_routes
+    from notegate.config import load_config
+    from notegate.state import StateDB
+
+    config = load_config(vault)
+    db = StateDB(config.state_dir / "state.sqlite")
+    try:
+        provider = NotegateOAuthProvider(db, config, issuer="http://localhost:1", resource="http://localhost:1/mcp")
+        routes = oauth_routes(provider)
+    finally:
+        db.close()
+    served = {(m, r.path) for r in routes for m in (r.methods or ()) if m not in ("HEAD", "OPTIONS")}
+    assert served - set(ENDPOINTS) == {("GET", "/.well-known/oauth-authorization-server")}
+    assert ("POST", "/oauth/consent") in ENDPOINTS

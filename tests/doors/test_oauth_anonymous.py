@@ -210,3 +210,20 @@ async def test_a_full_registration_table_evicts_a_never_consented_one(vault: Pat
             assert flood[0].json()["client_id"] not in kept  # the oldest strangers' went first
             still = await http.get(f"{server.url}/authorize?{urlencode(pkce_params(in_use))}")
             assert still.status_code == 302 and "/oauth/consent?request=" in still.headers["location"]
+
+
+async def test_the_other_anonymous_endpoints_share_one_bucket_per_source(vault: Path) -> None:
+    set_server(vault, anonymous_requests_per_minute=4)
+    with running(vault) as server:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            spent = [
+                await http.post(f"{server.url}/token", data={"grant_type": "refresh_token", "client_id": "x"}),
+                await http.post(f"{server.url}/revoke", data={"client_id": "x", "token": "y"}),
+                await http.post(f"{server.url}/oauth/consent", data={"decision": "approve"}),
+                await http.get(f"{server.url}/authorize?{urlencode(pkce_params('x'))}"),
+            ]
+            refused = await http.post(f"{server.url}/token", data={"grant_type": "refresh_token", "client_id": "x"})
+            health = await http.get(f"{server.url}/healthz")  # not an anonymous OAuth endpoint: not counted
+    assert all(r.status_code != 429 for r in spent)
+    assert refused.status_code == 429 and refused.json()["error_description"].startswith("Refused [rate-limited]")
+    assert health.status_code == 200
