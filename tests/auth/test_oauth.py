@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.auth.provider import AuthorizationParams
 from pydantic import AnyUrl
 
@@ -328,3 +331,36 @@ def test_a_loopback_wildcard_names_its_own_host_only() -> None:
     assert decide_redirect_uri("http://127.0.0.1:5000/cb", ["http://127.0.0.1:1/cb"], allowlist).allowed
     refused = decide_redirect_uri("http://localhost:5000/cb", ["http://localhost:5000/cb"], allowlist)
     assert (refused.allowed, refused.rule) == (False, "redirect-not-allowed")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("abcd"), st.floats(min_value=0, max_value=300)), max_size=40),
+    st.integers(min_value=1, max_value=4),
+    st.integers(min_value=1, max_value=8),
+)
+def test_pending_consents_never_exceed_their_caps(asks: list[tuple[str, float]], per_client: int, total: int) -> None:
+    """Whatever the order of requests, the live unanswered ones stay within both caps, the newest request is
+    always kept, and expired ones are gone."""
+    with tempfile.TemporaryDirectory() as folder:
+        db = StateDB(Path(folder) / "state.sqlite")
+        try:
+            now = T0
+            for n, (client, gap) in enumerate(asks):
+                now += gap
+                db.oauth_insert_pending(
+                    request_hash=f"r{n}",
+                    client_id=client,
+                    client_name="n",
+                    params_json="{}",
+                    now=now,
+                    live_after=now - 600,
+                    max_total=total,
+                    max_per_client=per_client,
+                )
+                rows = db.query("SELECT request_hash, client_id, created_at FROM oauth_pending")
+                assert len(rows) <= total and f"r{n}" in {r[0] for r in rows}
+                assert all([r[1] for r in rows].count(c) <= per_client for c in "abcd")
+                assert all(r[2] >= now - 600 for r in rows)
+        finally:
+            db.close()
