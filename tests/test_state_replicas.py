@@ -69,10 +69,38 @@ def test_first_confirm_of_a_preview_wins(replicas) -> None:
 
 def test_the_dcr_cap_holds_across_replicas(replicas) -> None:
     def register(db: StateDB, i: int) -> bool:
-        return db.oauth_register_client(f"client-{i}", "{}", NOW, fits=lambda count: count < 3)
+        return db.oauth_register_client(
+            f"client-{i}", "{}", NOW, fits=lambda count, _idle: "keep" if count < 3 else None
+        )
 
     assert race(replicas, register).count(True) == 3
     assert replicas[1].query("SELECT COUNT(*) FROM oauth_clients")[0][0] == 3
+
+    def evicting(db: StateDB, i: int) -> bool:  # at the cap, each one evicts a never-consented one
+        return db.oauth_register_client(
+            f"flood-{i}", "{}", NOW + 1, fits=lambda count, idle: "keep" if count < 3 else ("evict" if idle else None)
+        )
+
+    assert race(replicas, evicting).count(True) == RACERS  # none refused: each evicted one
+    assert replicas[1].query("SELECT COUNT(*) FROM oauth_clients")[0][0] == 3
+
+
+def test_pending_consents_stay_at_their_caps_across_replicas(replicas) -> None:
+    def ask(db: StateDB, i: int) -> int:
+        return db.oauth_insert_pending(
+            request_hash=f"r{i}",
+            client_id=f"c{i % 3}",
+            client_name="n",
+            params_json="{}",
+            now=NOW + i,
+            live_after=NOW - 600,
+            max_total=5,
+            max_per_client=2,
+        )
+
+    race(replicas, ask)
+    rows = replicas[1].query("SELECT client_id FROM oauth_pending")
+    assert len(rows) == 5 and all([r[0] for r in rows].count(f"c{n}") <= 2 for n in range(3))
 
 
 def test_the_write_quota_holds_across_replicas(replicas) -> None:
@@ -243,7 +271,7 @@ def test_an_unreachable_server_refuses_start_without_naming_the_url(tmp_path: Pa
 
 def test_a_backup_of_postgres_state_is_a_sqlite_copy_of_every_row(replicas, tmp_path: Path) -> None:
     live = replicas[0]
-    live.oauth_register_client("c1", "{}", NOW, fits=lambda n: True, secret_hash="sh")
+    live.oauth_register_client("c1", "{}", NOW, fits=lambda n, idle: "keep", secret_hash="sh")
     live.put_challenge(
         binding_hash="b1", purpose="login", challenge=b"\x00\xff", login=None, user_handle=None, now=NOW,
         expires_at=NOW + 60,

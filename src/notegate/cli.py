@@ -844,6 +844,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
             access_log=False,
             limit_concurrency=config.max_connections,
             timeout_keep_alive=config.idle_connection_seconds,
+            # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: the app decides instead, from
+            # [server] trusted_proxies (auth/ratelimit.source_of), so no local process names its own source.
+            proxy_headers=False,
         )
     )
     server.run(sockets=[listener])

@@ -59,6 +59,63 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         [],
         "Hosts whose client metadata documents may be fetched from a private or loopback address.",
     ),
+    # -- what an anonymous caller may cost (docs/security-model.md, "What an anonymous caller can cost")
+    Setting(
+        "cimd_fetch_workers",
+        int,
+        4,
+        "Client metadata documents fetched at once, in their own pool; more are refused 429 [cimd-busy].",
+        _positive,
+    ),
+    Setting(
+        "cimd_fetch_seconds",
+        (int, float),
+        5,
+        "A client metadata document must arrive within this long (resolve, connect, TLS and read together).",
+        _positive,
+    ),
+    Setting(
+        "anonymous_requests_per_minute",
+        int,
+        60,
+        "Requests to /authorize, /token, /revoke and the consent POST per source address per minute (burst: "
+        "the same number).",
+        _positive,
+    ),
+    Setting(
+        "registrations_per_hour",
+        int,
+        10,
+        "Dynamic client registrations (POST /register) per source address per hour (burst: the same number).",
+        _positive,
+    ),
+    Setting(
+        "rate_limit_sources",
+        int,
+        4096,
+        "Source addresses the rate limiter remembers at once (per table); a new one past it is refused 429.",
+        _positive,
+    ),
+    Setting(
+        "trusted_proxies",
+        list,
+        [],
+        "Addresses of proxies in front of the server whose X-Forwarded-For is believed (else it is ignored).",
+    ),
+    Setting(
+        "oauth_max_pending_consents",
+        int,
+        500,
+        "Unanswered OAuth consent requests kept at most; past it the oldest is dropped.",
+        _positive,
+    ),
+    Setting(
+        "oauth_max_pending_per_client",
+        int,
+        20,
+        "Unanswered OAuth consent requests kept per client at most; past it that client's oldest is dropped.",
+        _positive,
+    ),
 )
 
 
@@ -188,6 +245,14 @@ class Config:
     policy: Policy = field(repr=False)
     cimd_ca_file: str = ""  # the [server] rows above hold the defaults; resolved against the file's folder
     cimd_private_hosts: tuple[str, ...] = ()
+    cimd_fetch_workers: int = server_default("cimd_fetch_workers")  # the rows' defaults, for tests' Configs
+    cimd_fetch_seconds: float = server_default("cimd_fetch_seconds")
+    anonymous_requests_per_minute: int = server_default("anonymous_requests_per_minute")
+    registrations_per_hour: int = server_default("registrations_per_hour")
+    rate_limit_sources: int = server_default("rate_limit_sources")
+    trusted_proxies: tuple[str, ...] = ()
+    oauth_max_pending_consents: int = server_default("oauth_max_pending_consents")
+    oauth_max_pending_per_client: int = server_default("oauth_max_pending_per_client")
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
     state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
@@ -273,6 +338,14 @@ def load_config(path: str | Path) -> Config:
         max_connections=server["max_connections"],
         cimd_ca_file=str((base / server["cimd_ca_file"]).resolve()) if server["cimd_ca_file"] else "",
         cimd_private_hosts=tuple(server["cimd_private_hosts"]),
+        cimd_fetch_workers=server["cimd_fetch_workers"],
+        cimd_fetch_seconds=server["cimd_fetch_seconds"],
+        anonymous_requests_per_minute=server["anonymous_requests_per_minute"],
+        registrations_per_hour=server["registrations_per_hour"],
+        rate_limit_sources=server["rate_limit_sources"],
+        trusted_proxies=tuple(str(p) for p in server["trusted_proxies"]),
+        oauth_max_pending_consents=server["oauth_max_pending_consents"],
+        oauth_max_pending_per_client=server["oauth_max_pending_per_client"],
         environments=environments,
         policy=policy,
         models=models,

@@ -191,8 +191,18 @@ RULES: dict[str, str] = {
     "redirect-not-allowed": "Use a redirect URI the policy allows (oauth_redirect_allowlist), or ask the owner "
     "to add it.",
     "pkce-required": "Send code_challenge with code_challenge_method=S256 (plain is not accepted).",
-    "registration-cap": "Reuse an existing registration, or ask the owner to raise oauth_max_registrations; "
-    "unused ones are swept after 24 hours.",
+    "registration-cap": "Reuse an existing registration. The owner can revoke connectors no longer used on the "
+    "console's Connections page (their registrations are swept once they hold no live token and went unused for "
+    "oauth_unused_registration_seconds) or raise [policy] oauth_max_registrations in notegate.toml.",
+    # -- what an anonymous caller may cost (auth/anonymous.py, auth/cimd_pool.py)
+    "rate-limited": "Wait the seconds the Retry-After header says, then retry; an owner who needs more raises "
+    "[server] anonymous_requests_per_minute or registrations_per_hour.",
+    "rate-limit-full": "Retry after the seconds the Retry-After header says.",
+    "oauth-field-too-long": 'Send a shorter value (the limits are in docs/security-model.md, "What an anonymous '
+    'caller can cost"); nothing was stored.',
+    "oauth-body-too-large": "Send the form or registration alone, without padding; nothing was stored.",
+    "cimd-busy": "Retry in a moment (the Retry-After header says when); the metadata document is fetched once "
+    "and then cached.",
     # -- elevation (a restricted session asks, the owner approves with a passkey)
     "elevation-not-needed": "Go ahead: this caller is already trusted.",
     "elevation-pending-cap": "Wait for the owner to answer (or let the open links expire after 10 minutes).",

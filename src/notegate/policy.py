@@ -760,14 +760,20 @@ def decide_registration_redirects(uris: Iterable[str], allowlist: Iterable[str])
     return allow("redirects-allowed")
 
 
-def decide_registration(count: int, cap: int) -> Decision:
-    """May one more dynamic client registration be kept?  Past the cap it is refused: nothing is evicted,
-    so a client in use never loses its registration to a flood of new ones."""
+def decide_registration(count: int, cap: int, evictable: bool = False) -> Decision:
+    """May one more dynamic client registration be kept?  Below the cap, yes.  At the cap, the oldest
+    registration that never completed a consent makes room (rule ``registration-evict``): it holds no token,
+    and refusing instead would let a stranger's flood of free registrations lock the owner's own new connector
+    out.  Only when every registration has completed a consent (all belong to people who logged in) is one
+    refused."""
     if count < cap:
         return allow("registration")
+    if evictable:
+        return allow("registration-evict", "the oldest registration that never completed a consent makes room")
     return deny(
         "registration-cap",
-        f"this server already keeps {count} client registrations, its limit (oauth_max_registrations = {cap})",
+        f"this server already keeps {count} client registrations, its limit (oauth_max_registrations = {cap}), "
+        "and every one of them has completed a consent",
     )
 
 

@@ -234,7 +234,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "oauth_max_registrations",
         int,
         100,
-        "Dynamic client registrations kept at most; past it one is refused.",
+        "Dynamic client registrations kept at most; at it the oldest never-consented one makes room.",
         enforced_by=("notegate.auth.oauth:NotegateOAuthProvider.register_client",),
     ),
     PolicySetting(

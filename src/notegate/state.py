@@ -955,16 +955,27 @@ class StateDB:
         client_id: str,
         info_json: str,
         now: float,
-        fits: Callable[[int], bool],
+        fits: Callable[[int, bool], str | None],
         secret_hash: str | None = None,
     ) -> bool:
-        """Keep a registration if ``fits(count of registrations)``: one immediate transaction, so two
-        registrations racing cannot both take the last place. ``info_json`` holds no client_secret; its hash
-        is ``secret_hash``."""
+        """Keep a registration as ``fits(count of registrations, whether one never completed a consent)``
+        says: ``"keep"``, ``"evict"`` (first drop the oldest registration that never completed a consent:
+        no grant family, never used at /token, so it holds no token; and its pending consent requests) or
+        None (refuse).  One immediate transaction, so two registrations racing cannot both take the last
+        place.  ``info_json`` holds no client_secret; its hash is ``secret_hash``."""
         with self.tx(claim="oauth_clients") as db:
             count = int(db.execute("SELECT COUNT(*) FROM oauth_clients").fetchone()[0])
-            if not fits(count):
+            idle = db.execute(
+                "SELECT client_id FROM oauth_clients c WHERE c.last_used_at = c.created_at AND NOT EXISTS"
+                " (SELECT 1 FROM oauth_families f WHERE f.client_id = c.client_id)"
+                " ORDER BY c.created_at, c.client_id LIMIT 1"
+            ).fetchone()
+            verdict = fits(count, idle is not None)
+            if verdict is None:
                 return False
+            if verdict == "evict" and idle is not None:
+                db.execute("DELETE FROM oauth_pending WHERE client_id = ?", (idle[0],))
+                db.execute("DELETE FROM oauth_clients WHERE client_id = ?", (idle[0],))
             db.execute(
                 "INSERT INTO oauth_clients (client_id, info_json, created_at, last_used_at, secret_hash)"
                 " VALUES (?,?,?,?,?)",
@@ -981,14 +992,52 @@ class StateDB:
             db.execute("UPDATE oauth_clients SET last_used_at = ? WHERE client_id = ?", (now, client_id))
 
     def oauth_insert_pending(
-        self, *, request_hash: str, client_id: str, client_name: str, params_json: str, now: float
-    ) -> None:
-        with self.tx() as db:
+        self,
+        *,
+        request_hash: str,
+        client_id: str,
+        client_name: str,
+        params_json: str,
+        now: float,
+        live_after: float = float("-inf"),
+        max_total: int | None = None,
+        max_per_client: int | None = None,
+    ) -> int:
+        """Store a consent request, keeping the table bounded: requests created before ``live_after`` (expired)
+        go, then the oldest unanswered ones of this client while it holds ``max_per_client``, then the oldest
+        unanswered ones of any client while there are ``max_total``.  Returns how many live requests were
+        dropped to make room.  One immediate transaction, so racing requests cannot overfill it."""
+        dropped = 0
+        with self.tx(claim="oauth_pending") as db:
+            db.execute("DELETE FROM oauth_pending WHERE created_at < ?", (live_after,))
+            bounds = (
+                (
+                    max_per_client,
+                    "SELECT COUNT(*) FROM oauth_pending WHERE client_id = ? AND answered_at IS NULL",
+                    "DELETE FROM oauth_pending WHERE request_hash IN (SELECT request_hash FROM oauth_pending"
+                    " WHERE client_id = ? AND answered_at IS NULL ORDER BY created_at, request_hash LIMIT ?)",
+                    (client_id,),
+                ),
+                (
+                    max_total,
+                    "SELECT COUNT(*) FROM oauth_pending WHERE answered_at IS NULL",
+                    "DELETE FROM oauth_pending WHERE request_hash IN (SELECT request_hash FROM oauth_pending"
+                    " WHERE answered_at IS NULL ORDER BY created_at, request_hash LIMIT ?)",
+                    (),
+                ),
+            )
+            for cap, count_sql, drop_sql, args in bounds:
+                if cap is None:
+                    continue
+                count = int(db.execute(count_sql, args).fetchone()[0])
+                if count >= cap:
+                    dropped += db.execute(drop_sql, (*args, count - cap + 1)).rowcount
             db.execute(
                 "INSERT INTO oauth_pending (request_hash, client_id, client_name, params_json, created_at)"
                 " VALUES (?,?,?,?,?)",
                 (request_hash, client_id, client_name, params_json, now),
             )
+        return dropped
 
     def oauth_pending(self, request_hash: str) -> sqlite3.Row | None:
         rows = self.query("SELECT * FROM oauth_pending WHERE request_hash = ?", (request_hash,))

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tempfile
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.server.auth.provider import AuthorizationParams
 from pydantic import AnyUrl
 
@@ -55,7 +59,7 @@ def core(db: StateDB, config: Config) -> OAuthCore:
 
 def register(db: StateDB, client_id: str = "c1", now: float = T0, uris: tuple[str, ...] = (CALLBACK,)) -> None:
     info = NotegateClient(client_id=client_id, client_name="Probe", redirect_uris=[AnyUrl(u) for u in uris])
-    assert db.oauth_register_client(client_id, info.model_dump_json(), now, lambda count: True)
+    assert db.oauth_register_client(client_id, info.model_dump_json(), now, lambda count, idle: "keep")
 
 
 def start(core: OAuthCore, client_id: str = "c1", now: float = T0, **kw) -> str:
@@ -123,6 +127,9 @@ def test_registration_decisions() -> None:
     assert decide_registration(99, 100).allowed
     refused = decide_registration(100, 100)
     assert not refused.allowed and refused.rule == "registration-cap"
+    # at the cap, a registration that never completed a consent makes room: a flood cannot lock the owner out
+    assert decide_registration(100, 100, evictable=True).rule == "registration-evict"
+    assert decide_registration(100, 100, evictable=True).allowed
     assert decide_registration_redirects([], OAUTH_REDIRECT_DEFAULTS).rule == "redirect-not-registered"
     assert (
         decide_registration_redirects(["https://x.example/cb"], OAUTH_REDIRECT_DEFAULTS).rule == "redirect-not-allowed"
@@ -276,12 +283,18 @@ def test_registration_cap_is_held_by_the_provider(db: StateDB, config: Config) -
     )
 
     async def flow() -> None:
-        for n in range(2):
+        for n in range(3):
             await provider.register_client(NotegateClient(client_id=f"c{n}", redirect_uris=[AnyUrl(CALLBACK)]))
+        # at the cap, the oldest registration that never completed a consent made room
+        assert await provider.get_client("c0") is None
+        assert await provider.get_client("c1") is not None and await provider.get_client("c2") is not None
+        for client_id in ("c1", "c2"):  # both complete a consent: nothing is left to evict
+            provider.core.approve(start(provider.core, client_id, now=time.time()), person="owner", now=time.time())
         with pytest.raises(RegistrationError) as info:
-            await provider.register_client(NotegateClient(client_id="c2", redirect_uris=[AnyUrl(CALLBACK)]))
+            await provider.register_client(NotegateClient(client_id="c3", redirect_uris=[AnyUrl(CALLBACK)]))
         assert "Refused [registration-cap]" in info.value.error_description
-        assert await provider.get_client("c0") is not None  # nothing evicted
+        assert "Connections page" in info.value.error_description  # what the owner can do
+        assert await provider.get_client("c1") is not None  # a consented registration is never evicted
 
     anyio.run(flow)
 
@@ -318,3 +331,36 @@ def test_a_loopback_wildcard_names_its_own_host_only() -> None:
     assert decide_redirect_uri("http://127.0.0.1:5000/cb", ["http://127.0.0.1:1/cb"], allowlist).allowed
     refused = decide_redirect_uri("http://localhost:5000/cb", ["http://localhost:5000/cb"], allowlist)
     assert (refused.allowed, refused.rule) == (False, "redirect-not-allowed")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from("abcd"), st.floats(min_value=0, max_value=300)), max_size=40),
+    st.integers(min_value=1, max_value=4),
+    st.integers(min_value=1, max_value=8),
+)
+def test_pending_consents_never_exceed_their_caps(asks: list[tuple[str, float]], per_client: int, total: int) -> None:
+    """Whatever the order of requests, the live unanswered ones stay within both caps, the newest request is
+    always kept, and expired ones are gone."""
+    with tempfile.TemporaryDirectory() as folder:
+        db = StateDB(Path(folder) / "state.sqlite")
+        try:
+            now = T0
+            for n, (client, gap) in enumerate(asks):
+                now += gap
+                db.oauth_insert_pending(
+                    request_hash=f"r{n}",
+                    client_id=client,
+                    client_name="n",
+                    params_json="{}",
+                    now=now,
+                    live_after=now - 600,
+                    max_total=total,
+                    max_per_client=per_client,
+                )
+                rows = db.query("SELECT request_hash, client_id, created_at FROM oauth_pending")
+                assert len(rows) <= total and f"r{n}" in {r[0] for r in rows}
+                assert all([r[1] for r in rows].count(c) <= per_client for c in "abcd")
+                assert all(r[2] >= now - 600 for r in rows)
+        finally:
+            db.close()

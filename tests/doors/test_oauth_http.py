@@ -269,18 +269,6 @@ async def test_registration_refuses_a_redirect_not_in_the_allowlist(served: Serv
     assert allowed.status_code == 201 and loopback.status_code == 201
 
 
-async def test_the_101st_registration_is_refused(served: Server) -> None:
-    async with httpx2.AsyncClient() as http:
-        first = await register(http, served.url)
-        for _ in range(99):
-            assert (await register(http, served.url)).status_code == 201
-        refused = await register(http, served.url)
-        assert refused.status_code == 400 and "Refused [registration-cap]" in refused.json()["error_description"]
-        # nothing was evicted: the first registration still works at /authorize
-        still = await http.get(f"{served.url}/authorize?{urlencode(pkce_params(first.json()['client_id']))}")
-    assert still.status_code == 302 and "/oauth/consent?request=" in still.headers["location"]
-
-
 async def test_unknown_client_at_the_token_endpoint_is_401_invalid_client(served: Server) -> None:
     async with httpx2.AsyncClient() as http:
         response = await http.post(

@@ -12,14 +12,16 @@ fetch is deliberately narrow:
   ``[server] cimd_private_hosts``, and the TCP connection goes to the checked address itself, the TLS
   handshake verifying the certificate for the host name.  A resolver that answers differently the second
   time has no second time to answer (no DNS-rebinding window);
-* at most :data:`TIMEOUT_SECONDS` for the whole exchange and :data:`MAX_DOCUMENT_BYTES` of body; redirects
+* at most :data:`TIMEOUT_SECONDS` for the whole exchange (resolving, connecting, TLS and reading under one
+  deadline) and :data:`MAX_DOCUMENT_BYTES` of body; redirects
   are never followed (a 3xx is a refusal); an HTTP/1.0 request, so the answer is never chunked;
 * the body is strict JSON whose ``client_id`` equals the URL, with at least one redirect URI; the client is
   public (``token_endpoint_auth_method`` absent or ``none``);
 * cached for what the response's ``Cache-Control`` allows and never more than :data:`MAX_CACHE_SECONDS`.
 
 :func:`parse_response` is pure (bytes in, a document or one :class:`CimdRefused` out) and property-tested;
-:class:`CimdFetcher` does the I/O.
+:class:`CimdFetcher` does the (blocking) I/O; :mod:`notegate.auth.cimd_pool` runs it for the server in a
+small pool of its own, cached and coalesced per URL, so a stranger's fetch never holds a shared worker.
 """
 
 from __future__ import annotations
@@ -209,14 +211,20 @@ class CimdFetcher:
         if cached is not None and cached[1] > now:
             return cached[0]
         self._cache.pop(url, None)
-        target = parse_url(url)
-        address = self._address(target)
-        document, ttl = parse_response(self._get(target, address), url)
+        document, ttl = self.fetch_fresh(url)
         if ttl > 0:
             self._cache[url] = (document, now + ttl)
             while len(self._cache) > CACHE_ENTRIES:
                 self._cache.popitem(last=False)
         return document
+
+    def fetch_fresh(self, url: str) -> tuple[ClientDocument, float]:
+        """The document and how long it may be cached, fetched now (no cache): resolving, connecting, the TLS
+        handshake and reading all count against one deadline of ``timeout`` seconds."""
+        deadline = time.monotonic() + self.timeout
+        target = parse_url(url)
+        address = self._address(target)
+        return parse_response(self._get(target, address, deadline), url)
 
     def _address(self, target: Target) -> str:
         """Resolve once; every address must be public unless the host is allowed; connect to the first."""
@@ -233,8 +241,7 @@ class CimdFetcher:
             )
         return addresses[0]
 
-    def _get(self, target: Target, address: str) -> bytes:
-        deadline = time.monotonic() + self.timeout
+    def _get(self, target: Target, address: str, deadline: float) -> bytes:
         request = (
             f"GET {target.path} HTTP/1.0\r\nHost: {target.host}\r\nAccept: application/json\r\n"
             "User-Agent: notegate-cimd\r\nConnection: close\r\n\r\n"
@@ -243,21 +250,23 @@ class CimdFetcher:
         chunks: list[bytes] = []
         size = 0
         try:
-            with (
-                socket.create_connection((address, target.port), timeout=self.timeout) as raw,
-                self.context.wrap_socket(raw, server_hostname=target.host) as tls,
-            ):
-                tls.sendall(request)
-                while size <= limit:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise TimeoutError
-                    tls.settimeout(left)
-                    chunk = tls.recv(65536)
-                    if not chunk:
-                        break
-                    chunks.append(chunk)
-                    size += len(chunk)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            with socket.create_connection((address, target.port), timeout=left) as raw:
+                raw.settimeout(max(0.001, deadline - time.monotonic()))  # the TLS handshake: what is left
+                with self.context.wrap_socket(raw, server_hostname=target.host) as tls:
+                    tls.sendall(request)
+                    while size <= limit:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            raise TimeoutError
+                        tls.settimeout(left)
+                        chunk = tls.recv(65536)
+                        if not chunk:
+                            break
+                        chunks.append(chunk)
+                        size += len(chunk)
         except TimeoutError:
             raise CimdRefused(
                 f"the document did not arrive within {self.timeout:g} s", rule="cimd-unreachable"

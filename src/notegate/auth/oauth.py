@@ -8,8 +8,9 @@ Clients come two ways:
 
 * **Client ID Metadata Documents** (``client_id`` is an https URL): fetched and validated by
   :mod:`notegate.auth.cimd`, never stored as a registration; the client is public.
-* **Dynamic client registration**, open but capped (``oauth_max_registrations``): past the cap a
-  registration is refused and none is evicted.  Every redirect URI must be on the policy's allowlist.
+* **Dynamic client registration**, open but capped (``oauth_max_registrations``): at the cap the oldest
+  registration that never completed a consent is evicted (it holds no token); only when all have completed
+  one is a registration refused.  Every redirect URI must be on the policy's allowlist.
 
 An unknown or swept client gets ``None`` from :meth:`NotegateOAuthProvider.get_client`, which the SDK's
 token endpoint answers ``401 invalid_client``: that is how Claude's clients learn to register again.
@@ -37,7 +38,8 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl, PrivateAttr
 
-from notegate.auth.cimd import CimdFetcher, CimdRefused
+from notegate.auth.cimd import CimdFetcher, CimdRefused, ClientDocument
+from notegate.auth.cimd_pool import CimdPool
 from notegate.auth.oauth_core import OAuthCore, TokenGrant, digest
 from notegate.auth.tokens import PREFIX as STATIC_PREFIX
 from notegate.auth.tokens import TokenRecord, failure_class, verify_token
@@ -160,28 +162,35 @@ class NotegateOAuthProvider:
         self.cimd = cimd or CimdFetcher(
             ca_file=config.cimd_ca_file or None, private_hosts=config.cimd_private_hosts, clock=clock
         )
+        self.cimd_pool = CimdPool(self.cimd, workers=config.cimd_fetch_workers, seconds=config.cimd_fetch_seconds)
         self.scopes = (self.policy.oauth_default_scope,)
 
     async def _run(self, fn, *args, **kwargs):
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
 
     # -------------------------------------------------------------- clients
+    def _cimd_client(self, doc: ClientDocument) -> NotegateClient:
+        client = NotegateClient(
+            client_id=doc.client_id,
+            client_name=doc.client_name,
+            redirect_uris=[AnyUrl(u) for u in doc.redirect_uris],
+            token_endpoint_auth_method="none",  # noqa: S106 - a method name, not a secret
+            grant_types=["authorization_code", "refresh_token"],
+            scope=" ".join(self.scopes),
+        )
+        return client.bind(self.policy.oauth_redirect_allowlist, self.scopes)
+
     def client_sync(self, client_id: str) -> NotegateClient | None:
+        """The client (blocking: a CIMD client is fetched in this thread; the server uses :meth:`get_client`)."""
         if client_id.startswith("https://"):
             try:
-                doc = self.cimd.fetch(client_id)
+                return self._cimd_client(self.cimd.fetch(client_id))
             except CimdRefused as exc:
                 log.info("client metadata document refused: %s", exc.rule)
                 return None
-            client = NotegateClient(
-                client_id=doc.client_id,
-                client_name=doc.client_name,
-                redirect_uris=[AnyUrl(u) for u in doc.redirect_uris],
-                token_endpoint_auth_method="none",  # noqa: S106 - a method name, not a secret
-                grant_types=["authorization_code", "refresh_token"],
-                scope=" ".join(self.scopes),
-            )
-            return client.bind(self.policy.oauth_redirect_allowlist, self.scopes)
+        return self._registered(client_id)
+
+    def _registered(self, client_id: str) -> NotegateClient | None:
         row = self.state.oauth_client(client_id)
         if row is None:
             return None
@@ -189,7 +198,18 @@ class NotegateOAuthProvider:
         return client.bind(self.policy.oauth_redirect_allowlist, self.scopes, row["secret_hash"])
 
     async def get_client(self, client_id: str) -> NotegateClient | None:
-        return await self._run(self.client_sync, client_id)
+        """The client, or None (unknown, swept, or its metadata document refused).  A metadata document is
+        fetched in the CIMD pool (:mod:`notegate.auth.cimd_pool`), never on the shared worker threads; when
+        that pool is full this raises :class:`CimdRefused` ``[cimd-busy]``, which the endpoints answer 429."""
+        if client_id.startswith("https://"):
+            try:
+                return self._cimd_client(await self.cimd_pool.fetch(client_id))
+            except CimdRefused as exc:
+                if exc.rule == "cimd-busy":
+                    raise
+                log.info("client metadata document refused: %s", exc.rule)
+                return None
+        return await self._run(self._registered, client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         uris = [str(u) for u in client_info.redirect_uris or ()]
@@ -203,11 +223,12 @@ class NotegateOAuthProvider:
         cap = self.policy.oauth_max_registrations
         refused: list[str] = []
 
-        def fits(count: int) -> bool:
-            verdict = decide_registration(count, cap)
+        def fits(count: int, evictable: bool) -> str | None:
+            verdict = decide_registration(count, cap, evictable)
             if not verdict.allowed:
                 refused.append(NotegateError(verdict.reason, rule=verdict.rule).explain())
-            return verdict.allowed
+                return None
+            return "evict" if verdict.rule == "registration-evict" else "keep"
 
         # The SDK answers the registration with client_info (its secret shown once); the store gets a copy
         # without the secret and the secret's SHA-256 (auth/client_auth.py compares it).

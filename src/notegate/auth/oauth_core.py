@@ -6,9 +6,11 @@ Theory of operation
   refresh tokens that started with one authorization code.  Its id names the connector
   (``oauth:<family id>``) in authorship, quotas and the audit.
 * ``authorize`` stores a *pending request* (its id: 256 random bits, stored as a hash) and sends the
-  browser to the consent page.  The person who approves it becomes the family's person; the family is
-  bound to one environment that person may use: the deployment's default environment if they may use
-  it, else the first configured one they may.  A person of no environment cannot approve.
+  browser to the consent page.  Pending requests are bounded ([server] ``oauth_max_pending_per_client`` and
+  ``oauth_max_pending_consents``: the oldest unanswered ones make room) and so are the fields they hold.
+  The person who approves it becomes the family's person; the family is bound to one environment that
+  person may use: the deployment's default environment if they may use it, else the first configured one
+  they may.  A person of no environment cannot approve.
 * Codes: single use (spent with one UPDATE), ``oauth_code_seconds`` (60 s), bound to client, redirect URI
   and PKCE challenge (the SDK's token handler checks the verifier against it).  Presenting a spent code
   again revokes the family it started (RFC 6749 §4.1.2).
@@ -31,6 +33,7 @@ from urllib.parse import urlsplit
 
 from mcp.server.auth.provider import construct_redirect_uri
 
+from notegate.auth.anonymous import field_refusal
 from notegate.auth.consent import PendingConsent
 from notegate.config import Config
 from notegate.errors import NotegateError
@@ -145,12 +148,20 @@ class OAuthCore:
             "scopes": list(scopes or [self.policy.oauth_default_scope]),
             "resource": resource,
         }
+        too_long = field_refusal({"state": state, "resource": resource, "redirect_uri": redirect_uri})
+        if too_long is not None:
+            raise too_long
+        # Bounded (issue 27): a stranger's flood of requests drops the oldest unanswered ones of its own
+        # client first, then the oldest overall; it never refuses, so it cannot lock the owner's consent out.
         self.state.oauth_insert_pending(
             request_hash=digest(request_id),
             client_id=client_id,
             client_name=client_name,
             params_json=json.dumps(params),
             now=now,
+            live_after=now - self.policy.oauth_consent_seconds,
+            max_total=self.config.oauth_max_pending_consents,
+            max_per_client=self.config.oauth_max_pending_per_client,
         )
         return f"{self.issuer}/oauth/consent?request={request_id}"
 

@@ -12,17 +12,26 @@
   /token).  A public client revokes with its ``client_id`` alone (the SDK's /revoke wanted a
   ``client_secret`` field even then), a confidential one with its secret.  Revoking either token of a family
   revokes the whole family.
+* ``/register``: the SDK's handler, behind a smaller body limit and the length limits of the fields it
+  stores (:mod:`notegate.auth.anonymous`).
+
+Every one of them reads at most a small body within ``body_timeout_seconds`` and refuses an over-long
+stored field before any other work; a metadata document fetch that finds the CIMD pool full is answered
+429 ``[cimd-busy]`` (:mod:`notegate.auth.cimd_pool`).  Requests per source are bounded in front of them
+(:class:`notegate.auth.anonymous.AnonymousLimits`).
 """
 
 from __future__ import annotations
 
+import json
+
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError
 from mcp.server.auth.provider import construct_redirect_uri
 from mcp.server.auth.routes import build_metadata
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
-from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
 from mcp.shared.auth import InvalidRedirectUriError
 from pydantic import AnyHttpUrl, AnyUrl, ValidationError
 from starlette.middleware.cors import CORSMiddleware
@@ -30,6 +39,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route, request_response
 
+from notegate.auth.anonymous import (
+    MAX_FORM_BYTES,
+    MAX_REGISTRATION_BYTES,
+    BodyCap,
+    field_refusal,
+    registration_refusal,
+)
+from notegate.auth.cimd import CimdRefused
 from notegate.auth.client_auth import HashedSecretAuthenticator
 from notegate.auth.oauth import NotegateOAuthProvider
 from notegate.errors import NotegateError
@@ -82,12 +99,16 @@ def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
     authenticator = HashedSecretAuthenticator(provider)
     token_handler = TokenHandler(provider, authenticator)
     consent_prefix = f"{issuer}/oauth/consent?"
+    scope = provider.policy.oauth_default_scope
 
     async def well_known(_request: Request) -> Response:
         return JSONResponse(document, headers={"Cache-Control": "public, max-age=3600"})
 
     async def authorize(request: Request) -> Response:
         params = request.query_params if request.method == "GET" else await request.form()
+        too_long = field_refusal(params)
+        if too_long is not None:  # answered here, never redirected: the client's state is not echoed back
+            return _json(400, "invalid_request", too_long)
         method = params.get("code_challenge_method")
         if not params.get("code_challenge") or method != "S256":
             refused = NotegateError(
@@ -146,17 +167,55 @@ def oauth_routes(provider: NotegateOAuthProvider) -> list[Route]:
         await provider.revoke_for(client.client_id, token)
         return Response(status_code=200, headers=NO_STORE)
 
+    sdk_register = RegistrationHandler(
+        provider, ClientRegistrationOptions(enabled=True, valid_scopes=[scope], default_scopes=[scope])
+    )
+
+    async def register(request: Request) -> Response:
+        try:
+            metadata = json.loads(await request.body())
+        except (ValueError, UnicodeDecodeError):
+            metadata = None  # the SDK's validation answers it in its own words
+        too_long = registration_refusal(metadata)
+        if too_long is not None:
+            return _json(400, "invalid_client_metadata", too_long)
+        return await sdk_register.handle(request)
+
     def cors(app):
         return CORSMiddleware(app, allow_origins="*", allow_methods=["GET", "POST", "OPTIONS"])
 
+    seconds = provider.config.body_timeout_seconds
+
+    def endpoint(handler, limit: int = MAX_FORM_BYTES):
+        return BodyCap(request_response(_busy(handler)), limit, seconds)
+
     return [
-        Route("/.well-known/oauth-authorization-server", cors(_endpoint(well_known)), methods=["GET", "OPTIONS"]),
-        Route("/authorize", _endpoint(authorize), methods=["GET", "POST"]),
-        Route("/token", cors(_endpoint(token_handler.handle)), methods=["POST", "OPTIONS"]),
-        Route("/revoke", cors(_endpoint(revoke)), methods=["POST", "OPTIONS"]),
+        Route("/.well-known/oauth-authorization-server", cors(endpoint(well_known)), methods=["GET", "OPTIONS"]),
+        Route("/authorize", endpoint(authorize), methods=["GET", "POST"]),
+        Route("/token", cors(endpoint(token_handler.handle)), methods=["POST", "OPTIONS"]),
+        Route("/revoke", cors(endpoint(revoke)), methods=["POST", "OPTIONS"]),
+        Route("/register", cors(endpoint(register, MAX_REGISTRATION_BYTES)), methods=["POST", "OPTIONS"]),
     ]
 
 
-def _endpoint(handler):
-    """A request handler as an ASGI app with the SDK's body limit (these forms are small)."""
-    return RequestBodyLimitMiddleware(request_response(handler), DEFAULT_MAX_REQUEST_BODY_SIZE)
+def _json(status: int, error: str, refused: NotegateError, headers: dict[str, str] | None = None) -> Response:
+    return JSONResponse(
+        {"error": error, "error_description": refused.explain()},
+        status_code=status,
+        headers={**NO_STORE, **(headers or {})},
+    )
+
+
+def _busy(handler):
+    """``handler``, answering 429 ``[cimd-busy]`` when a client's metadata document could not be fetched
+    because the CIMD pool is full (anything else a fetch refuses makes the client unknown, as before)."""
+
+    async def handle(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except CimdRefused as refused:
+            if refused.rule != "cimd-busy":
+                raise
+            return _json(429, "temporarily_unavailable", refused, {"Retry-After": "1"})
+
+    return handle

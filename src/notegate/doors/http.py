@@ -47,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
 
+from notegate.auth.anonymous import anonymous_limits
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.devices import DeviceVerifier
 from notegate.auth.grants import Grants, owners_in
@@ -664,6 +665,7 @@ def create_app(
             Mount("/", app=guarded),
         ],
         lifespan=lifespan,
+        middleware=[anonymous_limits(config)],  # requests per source to the anonymous OAuth endpoints
     )
     app.state.mcp = mcp
     app.state.guard = guarded
