@@ -16,7 +16,8 @@ import pytest
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.state import StateDB
-from support import mcp_http, mint, raw_open, running, text_of, the_one_refused
+from notegate.policy import Policy
+from support import mcp_http, mint, raw_open, running, set_policy, text_of, the_one_refused
 
 pytestmark = pytest.mark.anyio
 
@@ -318,3 +319,38 @@ def test_a_machine_cannot_hold_more_open_calls_than_its_share(vault: Path) -> No
         assert (refused.status, json.loads(refused.body)["rule"]) == (429, "too-many-open-requests")
         assert (third.status_code, rule_of(third)) == (429, "too-many-open-requests"), third.text
         assert fine.status_code == 200, fine.text
+
+
+def test_the_write_quota_holds_at_the_contract_door(vault: Path) -> None:
+    """The write quota is the recipe's, not the MCP door's: a machine posting captures as fast as it can stops
+    at its quota (issue 27: one token committed 200 captures in seconds through the contracts), with the
+    exact rule and nothing written; another machine's connector login has its own quota."""
+    set_policy(vault, machine_writes_per_hour=5, machine_bytes_per_hour=6000)
+    hog = machine(vault, "capture", name="hog")
+    other = machine(vault, "capture", name="other")
+    with running(vault) as server:
+        answers = []
+        for i in range(200):
+            answers.append(post(server.url, hog, "capture", {"text": f"capture number {i}", "id": f"c{i}"}))
+            if answers[-1].status_code != 200:
+                break
+        assert [a.status_code for a in answers] == [200] * 5 + [429], answers[-1].text
+        refused = answers[-1].json()
+        assert refused["rule"] == "write-quota"
+        assert refused["error"].startswith("Refused [write-quota]: ")
+        assert "machine_writes_per_hour = 5" in refused["error"] and "Nothing was written" in refused["error"]
+        fine = post(server.url, other, "capture", {"text": "another machine", "id": "o1"})
+        assert fine.status_code == 200 and fine.json()["status"] == "committed", fine.text
+        big = post(server.url, other, "capture", {"text": "x" * 7000, "id": "o2"})  # past its bytes per hour
+        assert (big.status_code, rule_of(big)) == (429, "write-quota")
+        assert "machine_bytes_per_hour" in big.json()["error"]
+        again = post(server.url, other, "capture", {"text": "a short one", "id": "o3"})  # the refusal cost nothing
+        assert again.status_code == 200, again.text
+    repo = pygit2.Repository(str(vault.parent / "origin.git"))
+    head = repo[repo.references["refs/heads/main"].target]
+    captures = [c for c in repo.walk(head.id) if "Notegate-Contract: capture" in c.message]
+    assert len(captures) == 7
+    outcomes = [r["outcome"] for r in audit(vault, "contract:capture")]
+    assert outcomes == ["ok"] * 5 + ["write-quota", "ok", "write-quota", "ok"]
+    # the defaults stop a machine well before the 200 captures of the report
+    assert 0 < Policy().machine_writes_per_hour < 200 and 0 < Policy().machine_bytes_per_hour < 3_800_000
