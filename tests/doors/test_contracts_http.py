@@ -15,8 +15,8 @@ import pytest
 
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
-from notegate.state import StateDB
 from notegate.policy import Policy
+from notegate.state import StateDB
 from support import mcp_http, mint, raw_open, running, set_policy, text_of, the_one_refused
 
 pytestmark = pytest.mark.anyio
