@@ -354,3 +354,31 @@ def test_the_write_quota_holds_at_the_contract_door(vault: Path) -> None:
     assert outcomes == ["ok"] * 5 + ["write-quota", "ok", "write-quota", "ok"]
     # the defaults stop a machine well before the 200 captures of the report
     assert 0 < Policy().machine_writes_per_hour < 200 and 0 < Policy().machine_bytes_per_hour < 3_800_000
+
+
+def test_idempotency_keys_are_each_connectors_own(vault: Path, tmp_path: Path) -> None:
+    """Two machines using one idempotency key are two records (issue 27: the second machine's capture was lost
+    to `[idempotency-conflict]`, and the refusal named the fields where its input differed from the other
+    machine's and that machine's commit: an equality oracle on another connector's data). A conflict within
+    one connector still refuses, naming only that connector's own record."""
+    a = machine(vault, "capture", name="share-a")
+    b = machine(vault, "capture", name="share-b")
+    with running(vault) as server:
+        first = post(server.url, a, "capture", {"text": "from a: the plan", "title": "From a", "id": "same-key"})
+        assert first.status_code == 200 and first.json()["status"] == "committed", first.text
+        sent = {"text": "from b", "title": "From b", "id": "same-key"}
+        second = post(server.url, b, "capture", sent)
+        assert second.status_code == 200 and second.json()["status"] == "committed", second.text
+        assert second.json()["commit"] != first.json()["commit"]
+        replay = post(server.url, b, "capture", sent).json()
+        assert replay["status"] == "already-recorded" and replay["commit"] == second.json()["commit"]
+        changed = post(server.url, b, "capture", {**sent, "text": "from b, changed"})
+        assert (changed.status_code, rule_of(changed)) == (409, "idempotency-conflict")
+        error = changed.json()["error"]
+        assert "/text" in error and "/title" not in error and second.json()["commit"][:12] in error
+        assert first.json()["commit"][:12] not in error
+        again = post(server.url, a, "capture", {"text": "from a: the plan", "title": "From a", "id": "same-key"})
+        assert again.json()["status"] == "already-recorded" and again.json()["commit"] == first.json()["commit"]
+    commit, repo = origin_commit(vault, tmp_path, second.json()["commit"])
+    assert file_at(repo, commit, "inbox/captures/from-a.md").startswith("# From a\n\nfrom a: the plan\n")
+    assert file_at(repo, commit, "inbox/captures/from-b.md").startswith("# From b\n\nfrom b\n")

@@ -8,11 +8,13 @@ Theory of operation
   JSON (no duplicate keys, no NaN) and validated against the contract's Draft 2020-12 schema before
   anything else; the refusal names the JSON pointer and the schema rule, never the value.
 * **Once**: the plan runs after a fetch and inside the environment's write lock (re-entrant, so the
-  recipe's own commit runs inside the same hold). Under that lock the idempotency record (state DB) is
-  read: the same key with the same input is a no-op naming the commit that recorded it; the same key with
-  other input is refused naming the fields that differ. A call that committed nothing (all dropped, or the
-  vault already held it) records no key: a corrected resend under the same key is then recorded.
-  Concurrent posts of one key queue on the lock, so the second finds the first's record: one commit.
+  recipe's own commit runs inside the same hold). Under that lock the idempotency record (state DB) of
+  this connector login is read: the same key with the same input is a no-op naming the commit that
+  recorded it; the same key with other input is refused naming the fields that differ. Records are per
+  connector login: another machine's use of the same key is its own record, so one machine can neither
+  make another's post fail nor learn anything of its input from a refusal. A call that committed nothing
+  (all dropped, or the vault already held it) records no key: a corrected resend under the same key is
+  then recorded. Concurrent posts of one key queue on the lock, so the second finds the first's record.
 * **How**: one commit through :meth:`NotesService.commit_as` (the git door's rules, author = the machine's
   connector login, trailers ``Notegate-Contract`` and ``Notegate-Idempotency``), pushed before the answer.
 * **Loudly**: every call is one audit row (tool ``contract:<name>``); what a plan dropped is named in the
@@ -203,7 +205,9 @@ class ContractsService:
         digest, fields = canonical_hash(value), leaf_hashes(value)
         with env.store.write_lock():
             # The record first: a replay needs no fetch (the state DB, not the vault, holds what was recorded).
-            earlier = self.rt.state.contract_call(environment=env.name, contract=contract.name, key=key)
+            earlier = self.rt.state.contract_call(
+                environment=env.name, contract=contract.name, connector=caller.connector_id, key=key
+            )
             if earlier is not None:
                 return self._replay(earlier, digest, fields, key, record)
             env.store.fetch(env.on_advance)
