@@ -869,18 +869,45 @@ class StateDB:
             db.execute("DELETE FROM write_usage WHERE id = ?", (reservation_id,))
 
     # -------------------------------------------------------------- tasks
-    def open_task(self, *, environment: str, kind: str, key: str, text: str, now: float) -> int:
-        """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing)."""
-        with self.tx(claim=f"tasks:{environment}:{kind}:{key}") as db:
+    def open_task(
+        self,
+        *,
+        environment: str,
+        kind: str,
+        key: str,
+        text: str,
+        now: float,
+        connector: str = "",
+        client: str = "",
+        login: str = "",
+        fits: Callable[[int], bool] | None = None,
+    ) -> int | None:
+        """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing).
+
+        ``connector`` (``client``, ``login``): the connector login whose input opened it ('' = the server's
+        own). With ``fits``, a new task is added only if ``fits(open tasks of this kind from this connector)``,
+        counted and added in one transaction; None when it was not added."""
+        claim = f"tasks:{environment}:{kind}:" + (f"connector:{connector}" if connector else key)
+        with self.tx(claim=claim) as db:
             row = db.execute(
-                "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND resolved_at IS NULL",
-                (environment, kind, key),
+                "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND connector = ?"
+                " AND resolved_at IS NULL",
+                (environment, kind, key, connector),
             ).fetchone()
             if row is not None:
                 return int(row[0])
+            if fits is not None:
+                (count,) = db.execute(
+                    "SELECT COUNT(*) FROM tasks WHERE environment = ? AND kind = ? AND connector = ?"
+                    " AND resolved_at IS NULL",
+                    (environment, kind, connector),
+                ).fetchone()
+                if not fits(int(count)):
+                    return None
             cursor = db.execute(
-                "INSERT INTO tasks (environment, kind, key, text, created_at) VALUES (?,?,?,?,?) RETURNING id",
-                (environment, kind, key, text, now),
+                "INSERT INTO tasks (environment, kind, key, text, created_at, connector, client, login)"
+                " VALUES (?,?,?,?,?,?,?,?) RETURNING id",
+                (environment, kind, key, text, now, connector, client, login),
             )
             return int(cursor.fetchone()[0])
 
