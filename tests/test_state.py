@@ -15,7 +15,7 @@ from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.services.sessions import SessionsService
-from notegate.state import StateDB
+from notegate.state import MIGRATIONS, StateDB
 
 OLD_INBOX_PARTS = """
 CREATE TABLE inbox_parts (
@@ -66,7 +66,7 @@ def test_an_old_inbox_parts_table_gains_the_connector_column(tmp_path: Path) -> 
     try:
         columns = [row[1] for row in db.query("PRAGMA table_info(inbox_parts)")]
         assert columns[-1] == "connector"
-        assert db.migrations() == [1, 2]  # a file from before schema_migrations records what it now has
+        assert db.migrations() == sorted(MIGRATIONS)  # a file from before schema_migrations records what it now has
         (row,) = db.inbox_parts("personal", "inbox/log/x.md")
         assert (row["login"], row["client"], row["at"], row["connector"]) == ("owner", "phone", 5.0, "")
         part(db, "inbox/log/x.md", connector="token:new")
@@ -310,10 +310,63 @@ def test_a_database_made_before_schema_migrations_opens_and_records_them(tmp_pat
     old.close()
     db = StateDB(path)
     try:
-        assert db.migrations() == [1, 2]
+        assert db.migrations() == sorted(MIGRATIONS)
         assert db.take_preview("p", now=5.0) is True
     finally:
         db.close()
+
+
+#: contract_calls and tasks as schema version 2 made them (before migration 5).
+VERSION_2_TABLES = """
+CREATE TABLE contract_calls (
+    environment TEXT NOT NULL, contract TEXT NOT NULL, key TEXT NOT NULL, input_hash TEXT NOT NULL,
+    fields TEXT NOT NULL, commit_id TEXT, connector TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (environment, contract, key)
+);
+CREATE TABLE tasks (
+    id INTEGER PRIMARY KEY, environment TEXT NOT NULL, kind TEXT NOT NULL, key TEXT NOT NULL, text TEXT NOT NULL,
+    created_at REAL NOT NULL, resolved_at REAL
+);
+"""
+
+
+def _record(db: StateDB, connector: str, input_hash: str) -> bool:
+    return db.record_contract_call(
+        environment="personal", contract="capture", key="k1", input_hash=input_hash, fields={"/text": "x"},
+        commit_id="c" * 40, connector=connector, now=5.0,
+    )  # fmt: skip
+
+
+def test_migration_5_keys_idempotency_records_per_connector_and_keeps_old_rows(tmp_path: Path) -> None:
+    """A version-2 database (one record per key, whoever used it) opens with its records keyed per connector
+    login: each old row stays the record of the connector that made it, another connector's use of the same
+    key is a new record, and the server's old tasks have no author (the server's own)."""
+    path = tmp_path / "state.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(VERSION_2_TABLES)
+    old.execute(
+        "INSERT INTO contract_calls VALUES ('personal', 'capture', 'k1', 'h-a', '{}', ?, 'token:a', 1.0)", ("c" * 40,)
+    )
+    old.execute("INSERT INTO tasks (environment, kind, key, text, created_at) VALUES ('personal', 'k', 'x', 't', 1)")
+    old.commit()
+    old.close()
+    db = StateDB(path)
+    try:
+        assert db.migrations() == sorted(MIGRATIONS)
+        kept = db.contract_call(environment="personal", contract="capture", connector="token:a", key="k1")
+        assert kept is not None and kept["input_hash"] == "h-a"
+        assert db.contract_call(environment="personal", contract="capture", connector="token:b", key="k1") is None
+        assert _record(db, "token:b", "h-b") is True  # another connector: its own record
+        assert _record(db, "token:a", "h-other") is False  # the same connector: the first record stands
+        (task,) = db.tasks("personal")
+        assert (task["connector"], task["client"], task["login"]) == ("", "", "")
+    finally:
+        db.close()
+    reopened = StateDB(path)  # the migration is idempotent: a second open changes nothing
+    try:
+        assert len(reopened.query("SELECT * FROM contract_calls")) == 2
+    finally:
+        reopened.close()
 
 
 def _audit(db: StateDB, at: float, path: str, tool: str = "read_note") -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from notegate.policy import decide_token_name
-from notegate.state import StateDB
+from notegate.state import MIGRATIONS, StateDB
 
 RACERS = 8
 NOW = 1_000.0
@@ -55,8 +55,8 @@ def test_the_schema_is_made_once_by_replicas_starting_together(pg_cluster, tmp_p
     url = pg_cluster.new_database()
     opened = race((None, None), lambda _r, i: StateDB(tmp_path / f"{i}.sqlite", url=url))  # type: ignore[arg-type]
     try:
-        assert opened[0].migrations() == [1, 2]
-        assert len(opened[0].query("SELECT * FROM schema_migrations")) == 2
+        assert opened[0].migrations() == sorted(MIGRATIONS)
+        assert len(opened[0].query("SELECT * FROM schema_migrations")) == len(MIGRATIONS)
     finally:
         for db in opened:
             db.close()
@@ -131,6 +131,34 @@ def test_an_idempotency_key_is_recorded_once(replicas) -> None:
     assert race(replicas, record).count(True) == 1
     (row,) = replicas[0].query("SELECT input_hash FROM contract_calls")
     assert row[0].startswith("h")
+
+
+def test_migration_5_on_postgres_keys_records_per_connector_and_keeps_old_rows(pg_cluster, tmp_path: Path) -> None:
+    """A PostgreSQL database at schema version 2 (one record per key; tasks without authors) takes migration 5
+    at the next start: the old record stays its connector's, another connector records the same key."""
+    url = pg_cluster.new_database()
+    db = StateDB(tmp_path / "a.sqlite", url=url)
+    with db.tx() as tx:  # back to version 2's shape
+        tx.execute("ALTER TABLE contract_calls DROP CONSTRAINT contract_calls_pkey")
+        tx.execute("ALTER TABLE contract_calls ADD PRIMARY KEY (environment, contract, key)")
+        for column in ("connector", "client", "login"):
+            tx.execute(f"ALTER TABLE tasks DROP COLUMN {column}")
+        tx.execute("DELETE FROM schema_migrations WHERE version = 5")
+    record = dict(environment="personal", contract="capture", key="k1", fields={}, commit_id=None, now=NOW)
+    assert db.record_contract_call(input_hash="h-a", connector="token:a", **record) is True
+    assert db.record_contract_call(input_hash="h-b", connector="token:b", **record) is False  # the old key
+    db.close()
+    db = StateDB(tmp_path / "b.sqlite", url=url)
+    try:
+        assert db.migrations() == sorted(MIGRATIONS)
+        kept = db.contract_call(environment="personal", contract="capture", connector="token:a", key="k1")
+        assert kept is not None and kept["input_hash"] == "h-a"
+        assert db.record_contract_call(input_hash="h-b", connector="token:b", **record) is True
+        assert db.record_contract_call(input_hash="h-c", connector="token:a", **record) is False
+        db.open_task(environment="personal", kind="k", key="x", text="t", now=NOW)
+        assert db.tasks("personal")[0]["connector"] == ""
+    finally:
+        db.close()
 
 
 def test_an_enrol_link_is_used_once(replicas) -> None:

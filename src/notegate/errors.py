@@ -51,6 +51,7 @@ RULES: dict[str, str] = {
     "route-target-malformed": "Fix the target note's structure as a trusted session, then promote again.",
     "two-step-required": "Call again with confirmed=false, show the diff, then repeat with confirmed=true.",
     "write-quota": "Try again later, or ask the owner for a trusted session.",
+    "task-cap": "Fix what the caller sends; its open task notes and the audit rows already say what was dropped.",
     # -- paths
     "path-invalid": "Use a relative POSIX path inside the vault, made of visible segments, ending in .md.",
     "path-absolute": "Use a path relative to the vault root.",

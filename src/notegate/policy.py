@@ -229,6 +229,9 @@ class Policy:
     reflect_min_interval_seconds: int = default("reflect_min_interval_seconds")
     restricted_writes_per_hour: int = default("restricted_writes_per_hour")
     restricted_bytes_per_hour: int = default("restricted_bytes_per_hour")
+    machine_writes_per_hour: int = default("machine_writes_per_hour")
+    machine_bytes_per_hour: int = default("machine_bytes_per_hour")
+    connector_open_tasks: int = default("connector_open_tasks")
     oauth_max_registrations: int = default("oauth_max_registrations")
     oauth_redirect_allowlist: tuple[str, ...] = default("oauth_redirect_allowlist")
     oauth_code_seconds: int = default("oauth_code_seconds")
@@ -651,32 +654,55 @@ class WriteLimits:
     writes: int  # 0 = unlimited
     bytes: int  # 0 = unlimited
     window_seconds: float = 3600.0
+    who: str = "restricted"  # whose settings they are: restricted | machine (named in a refusal)
 
 
 def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
-    """Which write quota applies to ``caller``: restricted connector logins have one, trusted ones none."""
+    """Which write quota applies to ``caller``'s commits, at every door (the recipe's commit_as asks).
+
+    Trusted connector logins have none: the owner's own programs and sessions. A machine token has its own
+    (``machine_*_per_hour``): a cron posts on its own schedule, not a conversation's, so the owner may size it
+    apart. Every other caller is held to the restricted one. The quota is per connector login either way."""
     if caller.tier == "trusted":
         return None
-    if not policy.restricted_writes_per_hour and not policy.restricted_bytes_per_hour:
+    if caller.tier == "machine" or caller.client_class == "machine":
+        writes, size, who = policy.machine_writes_per_hour, policy.machine_bytes_per_hour, "machine"
+    else:
+        writes, size, who = policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour, "restricted"
+    if not writes and not size:
         return None
-    return WriteLimits(policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour)
+    return WriteLimits(writes, size, who=who)
 
 
 def decide_quota(limits: WriteLimits, writes: int, used_bytes: int, size: int) -> Decision:
     """May one more write of ``size`` bytes go in, after ``writes`` writes of ``used_bytes`` in the window?"""
     if limits.writes and writes + 1 > limits.writes:
+        sessions = "machine tokens" if limits.who == "machine" else "restricted sessions"
         return deny(
             "write-quota",
-            f"this connector login made {writes} writes in the last hour, the limit for restricted sessions "
-            f"(restricted_writes_per_hour = {limits.writes}).",
+            f"this connector login made {writes} writes in the last hour, the limit for {sessions} "
+            f"({limits.who}_writes_per_hour = {limits.writes}).",
         )
     if limits.bytes and used_bytes + size > limits.bytes:
         return deny(
             "write-quota",
             f"this write ({size} bytes) would take this connector login past {limits.bytes} bytes in an hour "
-            f"(restricted_bytes_per_hour; {used_bytes} used).",
+            f"({limits.who}_bytes_per_hour; {used_bytes} used).",
         )
     return allow("within-quota")
+
+
+def decide_connector_task(policy: Policy, open_tasks: int) -> Decision:
+    """May a caller's input open one more task note for the owner, with ``open_tasks`` of its kind already
+    open from the same connector login?  Bounded, so one machine cannot bury the owner's inbox (or the state
+    database) in notes: past the cap the call still answers what it dropped, and the audit row says so."""
+    if open_tasks >= policy.connector_open_tasks:
+        return deny(
+            "task-cap",
+            f"this connector login already left {open_tasks} open task notes of this kind "
+            f"(connector_open_tasks = {policy.connector_open_tasks}).",
+        )
+    return allow("task-open")
 
 
 def decide_review(policy: Policy, caller: Caller) -> Decision:

@@ -229,6 +229,27 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "Bytes of note text one restricted connector login may commit per hour (0 = no limit).",
         enforced_by=("notegate.policy:write_limits",),
     ),
+    PolicySetting(
+        "machine_writes_per_hour",
+        int,
+        120,
+        "Commits one machine token may make per hour through the contracts (0 = no limit).",
+        enforced_by=("notegate.policy:write_limits",),
+    ),
+    PolicySetting(
+        "machine_bytes_per_hour",
+        int,
+        2 << 20,
+        "Bytes of note text one machine token may commit per hour through the contracts (0 = no limit).",
+        enforced_by=("notegate.policy:write_limits",),
+    ),
+    PolicySetting(
+        "connector_open_tasks",
+        int,
+        20,
+        "Open task notes one connector login may leave the owner per kind; past it none is added (0 = none).",
+        enforced_by=("notegate.policy:decide_connector_task",),
+    ),
     # -- OAuth: the authorization server hosted clients connect through
     PolicySetting(
         "oauth_max_registrations",
@@ -445,6 +466,9 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
     if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
         raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
+    for key in ("machine_writes_per_hour", "machine_bytes_per_hour", "connector_open_tasks"):
+        if values[key] < 0:
+            raise ConfigError(f"[policy] {key} must be 0 or more", remedy=_ROWS[key].help)
     for key in (
         "oauth_max_registrations",
         "oauth_code_seconds",

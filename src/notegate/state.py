@@ -23,7 +23,7 @@ from notegate.sqlite import LocalSQLite
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 5
 
 #: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
 PUSH_LOCK_WAIT_SECONDS = 10.0
@@ -113,7 +113,9 @@ CREATE TABLE IF NOT EXISTS write_usage (
 CREATE INDEX IF NOT EXISTS write_usage_connector ON write_usage(connector, at);
 -- task notes the server leaves for an environment's owner (a refused fetch: kind 'fetch-refused', key = the
 -- refused tip); list_inbox shows the open ones first. Text is produced by code (ids, counts, rule names,
--- escaped paths), never a note's contents.
+-- escaped paths), never a note's contents; a caller's own words, when a task quotes them, only inside a fence.
+-- ``connector`` (with ``client`` and ``login``) names the connector login whose input opened the task ('' =
+-- the server's own): list_inbox names it as the author, and each connector's open tasks are bounded.
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY,
     environment TEXT NOT NULL,
@@ -121,12 +123,16 @@ CREATE TABLE IF NOT EXISTS tasks (
     key TEXT NOT NULL,
     text TEXT NOT NULL,
     created_at REAL NOT NULL,
-    resolved_at REAL
+    resolved_at REAL,
+    connector TEXT NOT NULL DEFAULT '',
+    client TEXT NOT NULL DEFAULT '',
+    login TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS tasks_open ON tasks(environment, kind, resolved_at);
--- machine contracts: one row per idempotency key (environment, contract, key). ``fields`` maps each JSON pointer
--- of the validated input to a short hash of its value (never the value), so a replay with other input can be
--- refused naming what differs; ``commit_id`` is the commit that recorded it (NULL: nothing needed changing).
+-- machine contracts: one row per idempotency key of one connector login (environment, contract, connector, key):
+-- two machines using the same key are two records, never a conflict. ``fields`` maps each JSON pointer of the
+-- validated input to a short hash of its value (never the value), so a replay of that connector with other input
+-- can be refused naming what differs; ``commit_id`` is the commit that recorded it (NULL: nothing needed changing).
 CREATE TABLE IF NOT EXISTS contract_calls (
     environment TEXT NOT NULL,
     contract TEXT NOT NULL,
@@ -136,7 +142,7 @@ CREATE TABLE IF NOT EXISTS contract_calls (
     commit_id TEXT,
     connector TEXT NOT NULL,
     at REAL NOT NULL,
-    PRIMARY KEY (environment, contract, key)
+    PRIMARY KEY (environment, contract, connector, key)
 );
 CREATE TABLE IF NOT EXISTS notices (
     environment TEXT NOT NULL,
@@ -283,6 +289,8 @@ CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, appli
 MIGRATIONS: dict[int, str] = {
     1: "the tables above (SCHEMA and PERSONS_SCHEMA)",
     2: "inbox_parts.connector, oauth_clients.secret_hash, tokens.contracts on tables made before them",
+    5: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
+    "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -290,6 +298,16 @@ POSTGRES_COLUMNS = (
     "ALTER TABLE inbox_parts ADD COLUMN IF NOT EXISTS connector TEXT NOT NULL DEFAULT ''",
     "ALTER TABLE oauth_clients ADD COLUMN IF NOT EXISTS secret_hash TEXT",
     "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS contracts TEXT NOT NULL DEFAULT ''",
+)
+
+#: Migration 5 on PostgreSQL: the idempotency records' key gains the connector login (the constraint is
+#: replaced whole, so a database made by migration 1's newer schema ends the same), the tasks' author columns.
+POSTGRES_CONNECTOR_SCOPES = (
+    "ALTER TABLE contract_calls DROP CONSTRAINT IF EXISTS contract_calls_pkey",
+    "ALTER TABLE contract_calls ADD PRIMARY KEY (environment, contract, connector, key)",
+    "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS connector TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS client TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE tasks ADD COLUMN IF NOT EXISTS login TEXT NOT NULL DEFAULT ''",
 )
 
 
@@ -301,7 +319,7 @@ def postgres_ddl(script: str) -> list[str]:
 
 def postgres_migrations() -> dict[int, list[str]]:
     """MIGRATIONS as PostgreSQL statements: one schema, translated (notegate.postgres.translate_ddl)."""
-    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS)}
+    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS), 5: list(POSTGRES_CONNECTOR_SCOPES)}
 
 
 def schema_digest() -> str:
@@ -334,6 +352,10 @@ def _storable(value: str | None) -> str | None:
     if value is None or value.isascii():
         return value
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+#: The contract_calls table as SCHEMA creates it (the SQLite side of migration 5 rebuilds it from this).
+_CONTRACT_CALLS_DDL = re.search(r"CREATE TABLE IF NOT EXISTS contract_calls \(.*?\n\)", SCHEMA, re.DOTALL)[0]
 
 
 class StateDB:
@@ -431,6 +453,22 @@ class StateDB:
             if "contracts" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)")}:
                 # The contracts a machine token may call, space-separated ('' for every other class).
                 db.execute("ALTER TABLE tokens ADD COLUMN contracts TEXT NOT NULL DEFAULT ''")
+            tasks = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
+            for column in ("connector", "client", "login"):  # migration 5: '' = the server's own task
+                if column not in tasks:
+                    db.execute(f"ALTER TABLE tasks ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+            keyed = {row[1]: row[5] for row in db.execute("PRAGMA table_info(contract_calls)")}
+            if not keyed.get("connector"):
+                # Migration 5: SQLite cannot change a primary key in place, so the table is copied under the new
+                # one. Every row already names the connector that recorded it, and stays that connector's.
+                db.execute("ALTER TABLE contract_calls RENAME TO contract_calls_before_5")
+                db.execute(_CONTRACT_CALLS_DDL)
+                db.execute(
+                    "INSERT INTO contract_calls (environment, contract, key, input_hash, fields, commit_id, connector,"
+                    " at) SELECT environment, contract, key, input_hash, fields, commit_id, connector, at"
+                    " FROM contract_calls_before_5"
+                )
+                db.execute("DROP TABLE contract_calls_before_5")
 
     def _hash_clear_client_secrets(self) -> None:
         """Registrations of an older database kept their client_secret in clear inside info_json: keep only
@@ -831,18 +869,45 @@ class StateDB:
             db.execute("DELETE FROM write_usage WHERE id = ?", (reservation_id,))
 
     # -------------------------------------------------------------- tasks
-    def open_task(self, *, environment: str, kind: str, key: str, text: str, now: float) -> int:
-        """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing)."""
-        with self.tx(claim=f"tasks:{environment}:{kind}:{key}") as db:
+    def open_task(
+        self,
+        *,
+        environment: str,
+        kind: str,
+        key: str,
+        text: str,
+        now: float,
+        connector: str = "",
+        client: str = "",
+        login: str = "",
+        fits: Callable[[int], bool] | None = None,
+    ) -> int | None:
+        """The open task of ``kind`` for ``key``, created once (a refused tip seen again adds nothing).
+
+        ``connector`` (``client``, ``login``): the connector login whose input opened it ('' = the server's
+        own). With ``fits``, a new task is added only if ``fits(open tasks of this kind from this connector)``,
+        counted and added in one transaction; None when it was not added."""
+        claim = f"tasks:{environment}:{kind}:" + (f"connector:{connector}" if connector else key)
+        with self.tx(claim=claim) as db:
             row = db.execute(
-                "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND resolved_at IS NULL",
-                (environment, kind, key),
+                "SELECT id FROM tasks WHERE environment = ? AND kind = ? AND key = ? AND connector = ?"
+                " AND resolved_at IS NULL",
+                (environment, kind, key, connector),
             ).fetchone()
             if row is not None:
                 return int(row[0])
+            if fits is not None:
+                (count,) = db.execute(
+                    "SELECT COUNT(*) FROM tasks WHERE environment = ? AND kind = ? AND connector = ?"
+                    " AND resolved_at IS NULL",
+                    (environment, kind, connector),
+                ).fetchone()
+                if not fits(int(count)):
+                    return None
             cursor = db.execute(
-                "INSERT INTO tasks (environment, kind, key, text, created_at) VALUES (?,?,?,?,?) RETURNING id",
-                (environment, kind, key, text, now),
+                "INSERT INTO tasks (environment, kind, key, text, created_at, connector, client, login)"
+                " VALUES (?,?,?,?,?,?,?,?) RETURNING id",
+                (environment, kind, key, text, now, connector, client, login),
             )
             return int(cursor.fetchone()[0])
 
@@ -867,11 +932,12 @@ class StateDB:
         )
 
     # ---------------------------------------------------------- contracts
-    def contract_call(self, *, environment: str, contract: str, key: str) -> sqlite3.Row | None:
-        """The record of an idempotency key already used, or None."""
+    def contract_call(self, *, environment: str, contract: str, connector: str, key: str) -> sqlite3.Row | None:
+        """The record of an idempotency key ``connector`` already used, or None (another connector login's use
+        of the same key is its own record, never seen here)."""
         rows = self.query(
-            "SELECT * FROM contract_calls WHERE environment = ? AND contract = ? AND key = ?",
-            (environment, contract, key),
+            "SELECT * FROM contract_calls WHERE environment = ? AND contract = ? AND connector = ? AND key = ?",
+            (environment, contract, connector, key),
         )
         return rows[0] if rows else None
 

@@ -15,6 +15,7 @@ from conftest import make_caller
 from notegate.contracts import builtins
 from notegate.contracts.health_daily import convert, replace_section
 from notegate.errors import NotegateError
+from notegate.services.contract_tasks import task_key
 from notegate.services.contracts import ContractsService, leaf_hashes, parse_body, schema_problem
 from notegate.services.notes import NotesService
 from notegate.vault.store import ABSENT
@@ -238,7 +239,8 @@ def test_an_export_that_recorded_nothing_leaves_its_key_free(notes: NotesService
     answer = _call(service, "health-daily", day)
     assert answer["status"] == "nothing-to-record" and answer["commit"] is None
     assert [d["rule"] for d in answer["dropped"]] == ["health-unit-unconvertible"]
-    assert [t["key"] for t in notes.rt.state.tasks("personal")] == ["health-daily:2026-11-28/m"]
+    key = task_key("health-daily", MACHINE.connector_id, "2026-11-28/m")  # a hash: never the caller's marker
+    assert [(t["key"], t["connector"]) for t in notes.rt.state.tasks("personal")] == [(key, MACHINE.connector_id)]
     fixed = _call(service, "health-daily", {**day, "metrics": [{"name": "weight", "value": 72, "unit": "kg"}]})
     assert fixed["status"] == "committed"
     rows = notes.rt.state.audit_rows(tool="contract:health-daily")

@@ -20,7 +20,7 @@ from notegate.services.inbox import InboxService
 from notegate.services.modelwrite import guarded_write
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.vault.store import Author
+from notegate.vault.store import ABSENT, Author, Change
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="owner", client="phone")
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="owner", client="cloud-agent")
@@ -183,6 +183,25 @@ def test_restricted_writes_per_hour_per_connector(notes: NotesService, inbox: In
         notes.write_note(OWNER, f"owner-{n}.md", "x\n", "absent", confirmed=True)
     clock[0] += 3601  # the window slides
     assert inbox.inbox_write(PHONE, "capture", "later", title="idea 3").status == "committed"
+
+
+def test_the_quota_is_held_by_commit_as_whichever_door_calls(notes: NotesService, rt: Runtime):
+    """Every door's commit goes through commit_as (the contracts and the importer call it directly, not the
+    MCP write path): the quota is held there, per connector login, machines by their own settings."""
+    rt.policy = dataclasses.replace(rt.policy, machine_writes_per_hour=1, restricted_writes_per_hour=1)
+    notes.policy = rt.policy
+    env = rt.environment(None)
+    machine = make_caller(tier="machine", client_class="machine", client="cron")
+    for caller, setting in ((machine, "machine_writes_per_hour = 1"), (PHONE, "restricted_writes_per_hour = 1")):
+        path = f"inbox/captures/{caller.client}-1.md"
+        notes.commit_as(caller, env, [Change(path, b"# one\n")], {path: ABSENT}, "one", new_paths=(path,))
+        head = env.store.head()
+        with pytest.raises(PolicyDenied) as info:
+            second = f"inbox/captures/{caller.client}-2.md"
+            notes.commit_as(caller, env, [Change(second, b"# two\n")], {second: ABSENT}, "two", new_paths=(second,))
+        assert info.value.rule == "write-quota" and setting in info.value.explain()
+        assert env.store.head() == head
+    notes.commit_as(OWNER, env, [Change("mine.md", b"x\n")], {"mine.md": ABSENT}, "trusted", new_paths=("mine.md",))
 
 
 def test_restricted_bytes_per_hour_and_refusals_cost_nothing(notes: NotesService, inbox: InboxService, rt: Runtime):

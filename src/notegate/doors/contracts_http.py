@@ -41,6 +41,7 @@ STATUS = {
     "origin-refused": 503,
     "busy": 503,
     "too-many-open-requests": 429,
+    "write-quota": 429,
     "server-busy": 429,
 }
 BODY_SECONDS = 30.0

@@ -8,15 +8,18 @@ Theory of operation
   JSON (no duplicate keys, no NaN) and validated against the contract's Draft 2020-12 schema before
   anything else; the refusal names the JSON pointer and the schema rule, never the value.
 * **Once**: the plan runs after a fetch and inside the environment's write lock (re-entrant, so the
-  recipe's own commit runs inside the same hold). Under that lock the idempotency record (state DB) is
-  read: the same key with the same input is a no-op naming the commit that recorded it; the same key with
-  other input is refused naming the fields that differ. A call that committed nothing (all dropped, or the
-  vault already held it) records no key: a corrected resend under the same key is then recorded.
-  Concurrent posts of one key queue on the lock, so the second finds the first's record: one commit.
+  recipe's own commit runs inside the same hold). Under that lock the idempotency record (state DB) of
+  this connector login is read: the same key with the same input is a no-op naming the commit that
+  recorded it; the same key with other input is refused naming the fields that differ. Records are per
+  connector login: another machine's use of the same key is its own record, so one machine can neither
+  make another's post fail nor learn anything of its input from a refusal. A call that committed nothing
+  (all dropped, or the vault already held it) records no key: a corrected resend under the same key is
+  then recorded. Concurrent posts of one key queue on the lock, so the second finds the first's record.
 * **How**: one commit through :meth:`NotesService.commit_as` (the git door's rules, author = the machine's
   connector login, trailers ``Notegate-Contract`` and ``Notegate-Idempotency``), pushed before the answer.
 * **Loudly**: every call is one audit row (tool ``contract:<name>``); what a plan dropped is named in the
-  response, in the audit outcome and in a task note for the environment's owner.
+  response, in the audit outcome and in a task note for the environment's owner, authored by the machine's
+  connector login, its words quoted inside a fence, at most ``connector_open_tasks`` open per connector.
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ from jsonschema import Draft202012Validator
 
 from notegate.contracts import Contract, Dropped, Plan, PlanContext, builtins
 from notegate.errors import NotegateError, PolicyDenied, StaleRevision
-from notegate.policy import Caller, decide_contract, decide_contract_door
+from notegate.policy import Caller, decide_connector_task, decide_contract, decide_contract_door
 from notegate.safety.outputgate import strict_validator
+from notegate.services.contract_tasks import dropped_task_text, task_key
 from notegate.services.eventlog import event
 from notegate.services.modelwrite import refuse_unsafe, staged_lines
 from notegate.services.notes import NotesService, contract_trailers, unified_diff
@@ -203,7 +207,9 @@ class ContractsService:
         digest, fields = canonical_hash(value), leaf_hashes(value)
         with env.store.write_lock():
             # The record first: a replay needs no fetch (the state DB, not the vault, holds what was recorded).
-            earlier = self.rt.state.contract_call(environment=env.name, contract=contract.name, key=key)
+            earlier = self.rt.state.contract_call(
+                environment=env.name, contract=contract.name, connector=caller.connector_id, key=key
+            )
             if earlier is not None:
                 return self._replay(earlier, digest, fields, key, record)
             env.store.fetch(env.on_advance)
@@ -239,7 +245,8 @@ class ContractsService:
             record.path = result.changed[0]
         if result.dropped:
             record.extra.append("dropped=" + ",".join(sorted({d.rule for d in result.dropped})))
-            self._task(environment, caller, contract, key, result)
+            if not self._task(environment, caller, contract, key, result):
+                record.extra.append("task-cap")
         return result
 
     def _replay(self, earlier, digest: str, fields: dict[str, str], key: str, record: _Audit) -> ContractResult:
@@ -322,22 +329,30 @@ class ContractsService:
             warnings=plan.warnings,
         )
 
-    def _task(self, environment: str, caller: Caller, contract: Contract, key: str, result: ContractResult) -> None:
-        """A task note for the owner: what the machine sent that was not recorded, and why (code-made text)."""
-        lines = [
-            f"The {contract.name} contract, called by {caller.client} ({caller.connector_id}) for key {key[:80]}, "
-            f"did not record {len(result.dropped)} value(s)"
-            + (f" (commit {result.commit[:12]} recorded the rest):" if result.commit else ":"),
-            *(f"- {d.item} [{d.rule}]: {d.reason}" for d in result.dropped[:20]),
+    def _task(self, environment: str, caller: Caller, contract: Contract, key: str, result: ContractResult) -> bool:
+        """A task note for the owner: what the machine sent that was not recorded, and why; authored by the
+        machine's connector login, its words only inside a fence (:mod:`notegate.services.contract_tasks`),
+        at most ``connector_open_tasks`` open per connector (False: the cap kept this one out)."""
+        text = dropped_task_text(
+            contract.name,
+            caller.connector_id,
+            key,
+            result.dropped,
+            result.commit,
             "Fix the exporter's unit or scale; nothing was recorded at the wrong scale.",
-        ]
-        self.rt.state.open_task(
+        )
+        opened = self.rt.state.open_task(
             environment=environment,
             kind=CONTRACT_TASK,
-            key=f"{contract.name}:{key}"[:200],
-            text="\n".join(lines),
+            key=task_key(contract.name, caller.connector_id, key),
+            text=text,
             now=self.rt.clock(),
+            connector=caller.connector_id,
+            client=caller.client,
+            login=caller.login,
+            fits=lambda open_tasks: decide_connector_task(self.policy, open_tasks).allowed,
         )
+        return opened is not None
 
     # --------------------------------------------------------------- audit
     def _audited(self, caller: Caller, tool: str, path: str | None):

@@ -399,20 +399,29 @@ class InboxService:
         owner = self.rt.config.environment(env.name).owner
         if not decide_task_reader(caller, owner).allowed:
             return []
-        return [
-            InboxItem(
-                path=f"task:{row['id']}",
-                kind=TASK_KIND,
-                project=row["kind"],
-                authors=[TASK_AUTHOR],
-                version=row["key"],
-                size=len(row["text"].encode("utf-8")),
-                floor="pass",
-                held=False,
-                preview=row["text"],
-            )
-            for row in self.rt.state.tasks(env.name)
-        ]
+        return [self._task_item(row) for row in self.rt.state.tasks(env.name)]
+
+    def _task_item(self, row) -> InboxItem:
+        """One task note as a listed item. The server's own (no connector) is code's text; one a caller's
+        input opened names that connector login as its author and gets the floor's honest verdict."""
+        text = row["text"]
+        if not row["connector"]:
+            authors, verdict = [TASK_AUTHOR], None
+        else:
+            authors = [Author(row["connector"], row["client"], row["login"]).label]
+            verdict = self.floor(f"task:{row['id']}", row["key"], text)
+        return InboxItem(
+            path=f"task:{row['id']}",
+            kind=TASK_KIND,
+            project=row["kind"],
+            authors=authors,
+            version=row["key"],
+            size=len(text.encode("utf-8")),
+            floor=verdict.verdict if verdict else "pass",
+            floor_reasons=[r.as_text() for r in verdict.reasons] if verdict else [],
+            held=False,
+            preview=text,
+        )
 
     def _current(self, env: Environment, item: str, version: str) -> str:
         current = env.store.blob_id(item)

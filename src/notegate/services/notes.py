@@ -930,17 +930,15 @@ class NotesService:
                 remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
             )
         changes = list(intent.changes)
-        size = sum(len(c.data or b"") for c in changes)
-        with self._write_quota(caller, size, now):
-            result = self.commit_as(
-                caller,
-                env,
-                changes,
-                dict(intent.expect),
-                intent.summary,
-                dict(intent.extra_trailers),
-                new_paths=intent.new_paths,
-            )
+        result = self.commit_as(
+            caller,
+            env,
+            changes,
+            dict(intent.expect),
+            intent.summary,
+            dict(intent.extra_trailers),
+            new_paths=intent.new_paths,
+        )
         record["commit"] = result.commit
         self.after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
@@ -957,7 +955,9 @@ class NotesService:
 
     @contextmanager
     def _write_quota(self, caller: Caller, size: int, now: float) -> Iterator[None]:
-        """Per-connector write limits (writes and bytes per hour) for callers the policy limits.
+        """Per-connector write limits (writes and bytes per hour) for callers the policy limits
+        (:func:`notegate.policy.write_limits`), held by :meth:`commit_as`: the one commit every door's write
+        goes through (MCP, console, contracts, import), so no door is a way around it.
 
         The write is reserved before it commits, so concurrent writers of one connector cannot all slip in,
         and released if the commit fails, so a refused write costs nothing.
@@ -981,7 +981,12 @@ class NotesService:
                 decision.reason,
                 rule=decision.rule,
                 remedy=f"Nothing was written. Try again after {when} (in about {max(1, round((retry - now) / 60))} "
-                "minutes), or ask the owner for a trusted session.",
+                "minutes), or "
+                + (
+                    "ask the owner to raise the machine limits."
+                    if limits.who == "machine"
+                    else "ask the owner for a trusted session."
+                ),
             )
         try:
             yield
@@ -1068,7 +1073,27 @@ class NotesService:
         ``verdicts`` spares files this service has already allowed byte for byte (the importer's).
         ``index_now=False`` leaves the search index behind the new tip (the importer's batches: it catches
         the index up once after its last batch, instead of once per batch; the index follows git, so a
-        later ``catch_up`` -- the server's, at the latest -- brings it to any tip)."""
+        later ``catch_up`` -- the server's, at the latest -- brings it to any tip).
+
+        The caller's write quota is held here (:meth:`_write_quota`), whichever door called."""
+        size = sum(len(c.data or b"") for c in changes)
+        with self._write_quota(caller, size, self.rt.clock()):
+            return self._commit_checked(
+                caller, env, changes, expect, summary, extra_trailers, new_paths, verdicts, index_now
+            )
+
+    def _commit_checked(
+        self,
+        caller: Caller,
+        env: Environment,
+        changes: list[Change],
+        expect: dict[str, str],
+        summary: str,
+        extra_trailers: dict[str, str] | None,
+        new_paths: tuple[str, ...],
+        verdicts: ContentVerdicts | None,
+        index_now: bool,
+    ) -> CommitResult:
         self.check_commit(env, changes, verdicts)
         started = time.perf_counter()
         try:
