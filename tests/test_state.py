@@ -316,7 +316,7 @@ def test_a_database_made_before_schema_migrations_opens_and_records_them(tmp_pat
         db.close()
 
 
-#: contract_calls and tasks as schema version 2 made them (before migration 5).
+#: contract_calls and tasks as schema version 2 made them (before migration 3).
 VERSION_2_TABLES = """
 CREATE TABLE contract_calls (
     environment TEXT NOT NULL, contract TEXT NOT NULL, key TEXT NOT NULL, input_hash TEXT NOT NULL,
@@ -337,7 +337,7 @@ def _record(db: StateDB, connector: str, input_hash: str) -> bool:
     )  # fmt: skip
 
 
-def test_migration_5_keys_idempotency_records_per_connector_and_keeps_old_rows(tmp_path: Path) -> None:
+def test_migration_3_keys_idempotency_records_per_connector_and_keeps_old_rows(tmp_path: Path) -> None:
     """A version-2 database (one record per key, whoever used it) opens with its records keyed per connector
     login: each old row stays the record of the connector that made it, another connector's use of the same
     key is a new record, and the server's old tasks have no author (the server's own)."""

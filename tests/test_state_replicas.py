@@ -133,8 +133,8 @@ def test_an_idempotency_key_is_recorded_once(replicas) -> None:
     assert row[0].startswith("h")
 
 
-def test_migration_5_on_postgres_keys_records_per_connector_and_keeps_old_rows(pg_cluster, tmp_path: Path) -> None:
-    """A PostgreSQL database at schema version 2 (one record per key; tasks without authors) takes migration 5
+def test_migration_3_on_postgres_keys_records_per_connector_and_keeps_old_rows(pg_cluster, tmp_path: Path) -> None:
+    """A PostgreSQL database at schema version 2 (one record per key; tasks without authors) takes migration 3
     at the next start: the old record stays its connector's, another connector records the same key."""
     url = pg_cluster.new_database()
     db = StateDB(tmp_path / "a.sqlite", url=url)

@@ -15,7 +15,7 @@ from notegate.state import MIGRATIONS, SCHEMA_VERSION, schema_digest
 #: version -> state.schema_digest() of that version's schema. Append only.
 SCHEMA_DIGESTS = {
     2: "02520f7da4fbaf9b7af7d1598279d2390034800a86722608083e39f611fb97ac",
-    5: "5740feeac29d0aaca95b9d940c0a331cb47e3fd043ed5eb12ac9b00a920a3587",
+    3: "5740feeac29d0aaca95b9d940c0a331cb47e3fd043ed5eb12ac9b00a920a3587",
 }
 
 

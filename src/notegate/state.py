@@ -23,7 +23,7 @@ from notegate.sqlite import LocalSQLite
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 3
 
 #: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
 PUSH_LOCK_WAIT_SECONDS = 10.0
@@ -289,7 +289,7 @@ CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, appli
 MIGRATIONS: dict[int, str] = {
     1: "the tables above (SCHEMA and PERSONS_SCHEMA)",
     2: "inbox_parts.connector, oauth_clients.secret_hash, tokens.contracts on tables made before them",
-    5: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
+    3: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
     "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
 }
 
@@ -300,7 +300,7 @@ POSTGRES_COLUMNS = (
     "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS contracts TEXT NOT NULL DEFAULT ''",
 )
 
-#: Migration 5 on PostgreSQL: the idempotency records' key gains the connector login (the constraint is
+#: Migration 3 on PostgreSQL: the idempotency records' key gains the connector login (the constraint is
 #: replaced whole, so a database made by migration 1's newer schema ends the same), the tasks' author columns.
 POSTGRES_CONNECTOR_SCOPES = (
     "ALTER TABLE contract_calls DROP CONSTRAINT IF EXISTS contract_calls_pkey",
@@ -319,7 +319,7 @@ def postgres_ddl(script: str) -> list[str]:
 
 def postgres_migrations() -> dict[int, list[str]]:
     """MIGRATIONS as PostgreSQL statements: one schema, translated (notegate.postgres.translate_ddl)."""
-    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS), 5: list(POSTGRES_CONNECTOR_SCOPES)}
+    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS), 3: list(POSTGRES_CONNECTOR_SCOPES)}
 
 
 def schema_digest() -> str:
@@ -354,7 +354,7 @@ def _storable(value: str | None) -> str | None:
     return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-#: The contract_calls table as SCHEMA creates it (the SQLite side of migration 5 rebuilds it from this).
+#: The contract_calls table as SCHEMA creates it (the SQLite side of migration 3 rebuilds it from this).
 _CONTRACT_CALLS_DDL = re.search(r"CREATE TABLE IF NOT EXISTS contract_calls \(.*?\n\)", SCHEMA, re.DOTALL)[0]
 
 
@@ -454,12 +454,12 @@ class StateDB:
                 # The contracts a machine token may call, space-separated ('' for every other class).
                 db.execute("ALTER TABLE tokens ADD COLUMN contracts TEXT NOT NULL DEFAULT ''")
             tasks = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
-            for column in ("connector", "client", "login"):  # migration 5: '' = the server's own task
+            for column in ("connector", "client", "login"):  # migration 3: '' = the server's own task
                 if column not in tasks:
                     db.execute(f"ALTER TABLE tasks ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
             keyed = {row[1]: row[5] for row in db.execute("PRAGMA table_info(contract_calls)")}
             if not keyed.get("connector"):
-                # Migration 5: SQLite cannot change a primary key in place, so the table is copied under the new
+                # Migration 3: SQLite cannot change a primary key in place, so the table is copied under the new
                 # one. Every row already names the connector that recorded it, and stays that connector's.
                 db.execute("ALTER TABLE contract_calls RENAME TO contract_calls_before_5")
                 db.execute(_CONTRACT_CALLS_DDL)
