@@ -141,7 +141,7 @@ class Runtime:
             text = verdict.task_text(env.name)
         else:
             assert isinstance(verdict, FetchVerdict)
-            text = task_text(env.name, verdict)
+            text = task_text(env.name, verdict, refusal.good)
         self.state.resolve_tasks(environment=env.name, kind=FETCH_TASK, now=now, keep=refusal.tip)
         self.state.open_task(environment=env.name, kind=FETCH_TASK, key=refusal.tip, text=text, now=now)
 

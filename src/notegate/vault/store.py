@@ -25,6 +25,12 @@ Theory of operation
   ``[origin-refused]`` before anything is built: the origin's history now holds the refused commits, and a
   write would either build on them (accepting them) or rewrite the origin (which the server never does).
   A store without a vet takes whatever the origin has (the raw store's own tests).
+* The vet runs **outside the write lock** (:meth:`VaultStore.fetch`); the lock is taken only to move main to
+  what was judged.  Every push is a compare-and-swap from the origin tip last fetched and accepted, never
+  forced: the server never rewinds or rewrites the origin.  When the origin's history no longer holds commits
+  of main (an owner's reset or rewrite), the range is judged from the last commit both share and the lost
+  commits are made again on the origin's tip (:mod:`notegate.vault.converge`), or the store stays refused
+  with a task naming them.
 """
 
 from __future__ import annotations
