@@ -208,7 +208,23 @@ def test_no_acknowledged_write_is_ever_dropped(tmp_path_factory, ours, theirs, r
     store.fetch()
     if store.refusal is None:
         assert store.head() == origin_main(origin)
-        assert all(store.read(p)[0] == text for p, text in acknowledged.items())
+        for path, text in acknowledged.items():  # ours, unless the owner's commits changed it since
+            assert store.read(path)[0] == (b"theirs\n" if path in theirs else text)
         assert store.is_ancestor_or_self(tip, store.head())  # built on the origin's tip: nothing of theirs lost
     else:
         assert store.head() == history[-1] and origin_main(origin) == tip
+
+
+def test_a_remote_push_is_a_compare_and_swap_from_the_judged_tip(tmp_path: Path, origin: Path) -> None:
+    """Fails before: pushed through a transport (a remote origin), a write on our head fast-forwarded an origin
+    rewound to an older commit of ours -- a tip the server never fetched nor judged -- at the first attempt.
+    Now the push stops at negotiation, the server fetches, re-applies what the origin lost, and pushes again."""
+    vet = Vet()
+    store = VaultStore.create("personal", tmp_path / "srv" / "vault.git", f"file://{origin}", vet=vet)
+    good = store.commit([Change("a.md", b"alpha\n")], {}, AUTHOR, "seed").commit
+    write(store, "ours.md", b"ours\n")
+    set_origin(origin, good)  # rewound behind the server's back
+    result = store.commit([Change("later.md", b"later\n")], {"later.md": "absent"}, AUTHOR, "later")
+    assert result.pushes == 2
+    assert origin_main(origin) == result.commit == store.head()
+    assert store.read("ours.md")[0] == b"ours\n" and store.read("later.md")[0] == b"later\n"

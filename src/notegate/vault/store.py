@@ -107,6 +107,10 @@ def bound_pack_windows() -> None:
     pygit2.settings.mwindow_mapped_limit = PACK_MAPPED_LIMIT_BYTES
 
 
+class _OriginMoved(Exception):
+    """Raised inside a push's negotiation when the origin's main is not the tip the push was built on."""
+
+
 class Conflict(NotegateError):
     """A touched path is no longer what the write expected (raised only inside the lock; the notes service
     turns it into a stale-revision refusal with the diff)."""
@@ -1141,7 +1145,7 @@ class VaultStore:
         origin = self._local_origin_now()
         if origin is not None:
             return self._push_local(origin, commit_id, parent)
-        return self._push_remote(commit_id)
+        return self._push_remote(commit_id, parent)
 
     def _push_local(self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """A local bare origin, which has the group's pack already (:meth:`_write_group`): compare-and-swap its
@@ -1176,12 +1180,25 @@ class VaultStore:
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
 
-    def _push_remote(self, commit_id: pygit2.Oid) -> bool:
+    def _push_remote(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
+        """Push to a remote origin as a compare-and-swap from ``parent`` (the tip the server last fetched and
+        judged): the push is stopped when the origin's main is anything else, even a commit ``commit_id``
+        descends from (libgit2 alone would fast-forward an origin rewound to an older commit of ours, a tip
+        nobody judged); git's receive-pack then updates main only from the value this connection saw."""
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
         said: list[str] = []  # what the origin's hooks printed ("remote: ..."): only rule names are kept
+        expected = pygit2.Oid(hex=parent) if parent is not None else None
+        moved: list[str] = []
 
         class _Callbacks(pygit2.RemoteCallbacks):
+            def push_negotiation(self, updates: list[pygit2.remotes.PushUpdate]) -> None:
+                for update in updates:
+                    now = None if update.src.raw == bytes(len(update.src.raw)) else update.src
+                    if update.dst_refname == MAIN_REF and now != expected:
+                        moved.append(str(now))
+                        raise _OriginMoved(update.dst_refname)
+
             def push_update_reference(self, refname: str, message: str | None) -> None:
                 if message:
                     rejected.append(message)
@@ -1192,8 +1209,10 @@ class VaultStore:
 
         try:
             self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
+        except _OriginMoved:
+            return False
         except pygit2.GitError as exc:
-            if _origin_moved(str(exc)):
+            if moved or _origin_moved(str(exc)):
                 return False
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
