@@ -1251,9 +1251,10 @@ class VaultStore:
         if new is not None and new != old and self.vet is not None:
             refusal = self.refusal
             if refusal is None or refusal.tip != new or refusal.good != old:
-                base = self._base(old, new)
+                repo = pygit2.Repository(str(self.repo_dir))  # this thread's own: writers use self.repo meanwhile
+                base = self._base(old, new, repo)
                 if base != new:
-                    self._judge(base, new, pygit2.Repository(str(self.repo_dir)))  # kept for the locked step
+                    self._judge(base, new, repo)  # kept for the locked step
         with self.write_lock():
             return self._fetch_locked(on_advance, fetched=(old, new))
 
@@ -1273,13 +1274,14 @@ class VaultStore:
             except KeyError:
                 return None
 
-    def _base(self, old: str | None, new: str) -> str | None:
+    def _base(self, old: str | None, new: str, repo: pygit2.Repository | None = None) -> str | None:
         """Where the vet starts for the origin's tip ``new``: main when the tip descends from it (the usual
         case), else the last commit both share (the origin lost commits of ours: :mod:`notegate.vault.converge`
         re-applies them once the origin's own new commits pass), None when they share nothing."""
-        if old is None or self.repo.descendant_of(new, old):
+        repo = repo if repo is not None else self.repo
+        if old is None or repo.descendant_of(new, old):
             return old
-        found = self.repo.merge_base(old, new)
+        found = repo.merge_base(old, new)
         return str(found) if found is not None else None
 
     def _judge(self, good: str | None, tip: str, repo: pygit2.Repository | None = None) -> Verdict:
