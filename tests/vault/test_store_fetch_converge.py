@@ -228,3 +228,62 @@ def test_a_remote_push_is_a_compare_and_swap_from_the_judged_tip(tmp_path: Path,
     assert result.pushes == 2
     assert origin_main(origin) == result.commit == store.head()
     assert store.read("ours.md")[0] == b"ours\n" and store.read("later.md")[0] == b"later\n"
+
+
+def test_writers_fetches_and_an_owner_pushing_at_once_lose_nothing(setup, origin: Path) -> None:
+    """Stress: writer threads, a fetch loop whose vet takes a while (outside the lock), and an owner appending
+    commits to the origin (a proper compare-and-swap push) all at once.  Every acknowledged write and every
+    owner commit ends on the origin's main, which is the server's main, and nothing is refused."""
+    store, vet, _good = setup
+    vet.seconds = 0.02
+    acknowledged: dict[str, bytes] = {}
+    owner_paths: list[str] = []
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(8):
+                path, text = f"w{n}-{i}.md", f"{n} {i}\n".encode()
+                store.commit([Change(path, text)], {path: "absent"}, AUTHOR, f"write {path}")
+                acknowledged[path] = text
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    def fetcher() -> None:
+        while not stop.is_set():
+            try:
+                store.fetch()
+            except BaseException as exc:
+                errors.append(exc)
+                return
+
+    def owner() -> None:
+        repo = pygit2.Repository(str(origin))
+        for i in range(6):
+            while True:
+                ref = repo.references["refs/heads/main"]
+                made = owner_commit(origin, str(ref.target), f"owner{i}.md", b"owner\n")
+                try:
+                    ref.set_target(pygit2.Oid(hex=made), "owner push")
+                    break
+                except pygit2.GitError:  # the server pushed first: build again on its commit
+                    continue
+            owner_paths.append(f"owner{i}.md")
+            time.sleep(0.03)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    threads += [threading.Thread(target=owner)]
+    loop = threading.Thread(target=fetcher)
+    loop.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    stop.set()
+    loop.join(120)
+    assert errors == []
+    store.fetch()
+    assert store.refusal is None and store.head() == origin_main(origin)
+    assert all(store.read(p)[0] == text for p, text in acknowledged.items()) and len(acknowledged) == 24
+    assert all(store.read(p) is not None for p in owner_paths) and len(owner_paths) == 6
