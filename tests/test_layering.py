@@ -44,6 +44,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
+    "notegate.vault.converge": "storage",  # what the origin lost of main, re-applied on its tip (reads git trees)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.models": "models",

@@ -34,6 +34,7 @@ from notegate.safety import names
 from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
+from notegate.vault.converge import Stuck
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore, bound_pack_windows
 
@@ -136,11 +137,13 @@ class Runtime:
                 log.warning("environment %s: the origin was repaired; the fetch moved on", env.name)
             return
         verdict = refusal.verdict
-        assert isinstance(verdict, FetchVerdict)
+        if isinstance(verdict, Stuck):  # the origin lost commits of ours that the server cannot re-apply alone
+            text = verdict.task_text(env.name)
+        else:
+            assert isinstance(verdict, FetchVerdict)
+            text = task_text(env.name, verdict, refusal.good)
         self.state.resolve_tasks(environment=env.name, kind=FETCH_TASK, now=now, keep=refusal.tip)
-        self.state.open_task(
-            environment=env.name, kind=FETCH_TASK, key=refusal.tip, text=task_text(env.name, verdict), now=now
-        )
+        self.state.open_task(environment=env.name, kind=FETCH_TASK, key=refusal.tip, text=text, now=now)
 
     def classify(self, path: str) -> tuple[bool, bool]:
         """(private, inbox) for the index; the policy decides both."""

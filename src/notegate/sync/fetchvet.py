@@ -173,15 +173,18 @@ def summary(verdict: FetchVerdict) -> str:
     )
 
 
-def task_text(environment: str, verdict: FetchVerdict) -> str:
-    """The task note for the environment's owner: what was refused and the two ways to repair it."""
+def task_text(environment: str, verdict: FetchVerdict, head: str | None = None) -> str:
+    """The task note for the environment's owner: what was refused and the two ways to repair it.  ``head``:
+    the server's main when the origin's history no longer holds it (the range was judged from the last commit
+    both share, ``verdict.good``); the server re-applies its own lost commits once the origin is repaired."""
     good = verdict.good[:12] if verdict.good else None
+    stays = (head or verdict.good or "")[:12] or None
     lines = [
         f"The origin of environment '{environment}' moved to commit {verdict.tip[:12]}, which the server "
         f"refused: {len(verdict.counted)} finding(s) under rule(s) {', '.join(verdict.rules()) or 'origin-refused'}"
         + (" (the inspection stopped at its cap of findings)" if verdict.inspection.truncated else "")
         + ".",
-        f"The server stays on {'commit ' + good if good else 'an empty vault (nothing was accepted yet)'}: reads "
+        f"The server stays on {'commit ' + stays if stays else 'an empty vault (nothing was accepted yet)'}: reads "
         "and search keep working on it; writes are refused [origin-refused] until the origin is repaired.",
         "Findings:",
         *(f"- {f.line()}" for f in verdict.counted[:SHOWN_FINDINGS]),
@@ -191,6 +194,11 @@ def task_text(environment: str, verdict: FetchVerdict) -> str:
     lines.append(
         "Repair: revert the refused commits on top (git revert), or force-push the origin back to "
         + (f"{good} (or to clean commits on top of it)" if good else "a clean history")
-        + ". The server moves on at its next fetch and marks this task resolved."
+        + ". The server moves on at its next fetch and marks this task resolved"
+        + (
+            f"; it re-applies its own commits since {good} that the origin no longer holds (up to {stays})."
+            if stays and stays != good
+            else "."
+        )
     )
     return "\n".join(lines)

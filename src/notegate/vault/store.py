@@ -25,6 +25,12 @@ Theory of operation
   ``[origin-refused]`` before anything is built: the origin's history now holds the refused commits, and a
   write would either build on them (accepting them) or rewrite the origin (which the server never does).
   A store without a vet takes whatever the origin has (the raw store's own tests).
+* The vet runs **outside the write lock** (:meth:`VaultStore.fetch`); the lock is taken only to move main to
+  what was judged.  Every push is a compare-and-swap from the origin tip last fetched and accepted, never
+  forced: the server never rewinds or rewrites the origin.  When the origin's history no longer holds commits
+  of main (an owner's reset or rewrite), the range is judged from the last commit both share and the lost
+  commits are made again on the origin's tip (:mod:`notegate.vault.converge`), or the store stays refused
+  with a task naming them.
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
-from notegate.vault import bulk, objects, ordered
+from notegate.vault import bulk, converge, objects, ordered
 from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
 
@@ -71,6 +77,8 @@ MAX_GROUP = 64  # requests one lock holder commits and pushes together
 #: Each lookup of an object that is not in the last pack it was found in searches the packs' indexes one by
 #: one, and libgit2 keeps every pack it has opened until the repository is opened again.
 ROLL_UP_AFTER = 32
+#: Verdicts of the vet kept (by range) for whoever needs the same one next: the locked step of a fetch, a writer.
+KEPT_VERDICTS = 4
 #: Ranges of main our own group commits made, remembered with their changes (see :class:`_Range`).
 KNOWN_RANGES = 16
 COMMITTER_NAME = ("notegate", "notegate@localhost")
@@ -97,6 +105,10 @@ def bound_pack_windows() -> None:
     changes is how many the process holds mapped (its RSS), not how often the disk is read."""
     pygit2.settings.mwindow_size = PACK_WINDOW_BYTES
     pygit2.settings.mwindow_mapped_limit = PACK_MAPPED_LIMIT_BYTES
+
+
+class _OriginMoved(Exception):
+    """Raised inside a push's negotiation when the origin's main is not the tip the push was built on."""
 
 
 class Conflict(NotegateError):
@@ -143,6 +155,14 @@ class FetchRefusal:
     tip: str
     good: str | None
     verdict: Verdict
+
+
+@dataclass
+class _Judging:
+    """One vet of a range, shared by every thread that needs its verdict (:meth:`VaultStore._judge`)."""
+
+    done: threading.Event = field(default_factory=threading.Event)
+    verdict: Verdict | None = None
 
 
 @dataclass(frozen=True)
@@ -571,6 +591,9 @@ class VaultStore:
         self._trees = objects.TreeCache(self.repo, TREE_CACHE_BYTES)  # read and written under the write lock
         self._group_packs = 0  # packs the group commits wrote since the last roll-up (under the write lock)
         self._rolling_up = False  # a roll-up thread runs (under _queue_lock)
+        self._fetch_lock = threading.Lock()  # one network fetch at a time (they share the tracking ref)
+        self._judging_lock = threading.Lock()
+        self._judging: dict[tuple[str | None, str], _Judging] = {}  # (from, tip) -> the vet's verdict (made once)
         self._ensure_remote()
 
     # ---------------------------------------------------------------- set-up
@@ -1122,7 +1145,7 @@ class VaultStore:
         origin = self._local_origin_now()
         if origin is not None:
             return self._push_local(origin, commit_id, parent)
-        return self._push_remote(commit_id)
+        return self._push_remote(commit_id, parent)
 
     def _push_local(self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """A local bare origin, which has the group's pack already (:meth:`_write_group`): compare-and-swap its
@@ -1157,12 +1180,25 @@ class VaultStore:
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
 
-    def _push_remote(self, commit_id: pygit2.Oid) -> bool:
+    def _push_remote(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
+        """Push to a remote origin as a compare-and-swap from ``parent`` (the tip the server last fetched and
+        judged): the push is stopped when the origin's main is anything else, even a commit ``commit_id``
+        descends from (libgit2 alone would fast-forward an origin rewound to an older commit of ours, a tip
+        nobody judged); git's receive-pack then updates main only from the value this connection saw."""
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
         said: list[str] = []  # what the origin's hooks printed ("remote: ..."): only rule names are kept
+        expected = pygit2.Oid(hex=parent) if parent is not None else None
+        moved: list[str] = []
 
         class _Callbacks(pygit2.RemoteCallbacks):
+            def push_negotiation(self, updates: list[pygit2.remotes.PushUpdate]) -> None:
+                for update in updates:
+                    now = None if update.src.raw == bytes(len(update.src.raw)) else update.src
+                    if update.dst_refname == MAIN_REF and now != expected:
+                        moved.append(str(now))
+                        raise _OriginMoved(update.dst_refname)
+
             def push_update_reference(self, refname: str, message: str | None) -> None:
                 if message:
                     rejected.append(message)
@@ -1173,8 +1209,10 @@ class VaultStore:
 
         try:
             self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
+        except _OriginMoved:
+            return False
         except pygit2.GitError as exc:
-            if _origin_moved(str(exc)):
+            if moved or _origin_moved(str(exc)):
                 return False
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
@@ -1199,38 +1237,168 @@ class VaultStore:
 
     # ----------------------------------------------------------------- fetch
     def fetch(self, on_advance: Callable[[str | None, str], None] | None = None) -> tuple[str | None, str | None]:
-        """Take the origin's tip as ours (git is the truth). Returns (old, new) tips."""
-        with self.write_lock():
-            return self._fetch_locked(on_advance)
+        """Take the origin's tip as ours (git is the truth), once the vet accepts it. Returns (old, new) tips.
 
-    def _fetch_locked(self, on_advance: Callable[[str | None, str], None] | None) -> tuple[str | None, str | None]:
+        The origin's objects and tip are fetched, and the range vetted, *without* the write lock: a long range
+        (20,000 pushed commits took 9-15 s to vet) would otherwise stall every writer of the environment.  The
+        lock is taken only to move main, and only on what was judged: if main moved meanwhile (a write was
+        pushed), the origin is fetched again under the lock and any new range judged there (a writer whose push
+        found the origin moved waits for the verdict being made instead of making it twice: :meth:`_judge`)."""
+        if self._lock_owner == threading.get_ident():  # inside a hold already (a contract): judge under it
+            return self._fetch_locked(on_advance)
         old = self.head()
+        new = self._fetch_tip()
+        if new is not None and new != old and self.vet is not None:
+            refusal = self.refusal
+            if refusal is None or refusal.tip != new or refusal.good != old:
+                repo = pygit2.Repository(str(self.repo_dir))  # this thread's own: writers use self.repo meanwhile
+                base = self._base(old, new, repo)
+                if base != new:
+                    self._judge(base, new, repo)  # kept for the locked step
+        with self.write_lock():
+            return self._fetch_locked(on_advance, fetched=(old, new))
+
+    def _fetch_tip(self) -> str | None:
+        """Fetch the origin's main into the tracking ref (objects and tip; main does not move). None: the origin
+        has no main.  One fetch at a time per store (the locked and the unlocked steps share the ref)."""
+        with self._fetch_lock:
+            try:
+                self.repo.remotes["origin"].fetch([f"+{MAIN_REF}:{TRACKING_REF}"])
+            except pygit2.GitError as exc:
+                raise OriginUnavailable(
+                    f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
+                    remedy="Serving the last fetched state; writes are refused until the origin is back.",
+                ) from exc
+            try:
+                return str(self.repo.references[TRACKING_REF].target)
+            except KeyError:
+                return None
+
+    def _base(self, old: str | None, new: str, repo: pygit2.Repository | None = None) -> str | None:
+        """Where the vet starts for the origin's tip ``new``: main when the tip descends from it (the usual
+        case), else the last commit both share (the origin lost commits of ours: :mod:`notegate.vault.converge`
+        re-applies them once the origin's own new commits pass), None when they share nothing."""
+        repo = repo if repo is not None else self.repo
+        if old is None or repo.descendant_of(new, old):
+            return old
+        found = repo.merge_base(old, new)
+        return str(found) if found is not None else None
+
+    def _judge(self, good: str | None, tip: str, repo: pygit2.Repository | None = None) -> Verdict:
+        """The vet's verdict on ``good`` -> ``tip``, made once: a thread that needs a verdict another thread is
+        making waits for it (the unlocked fetch makes it; a writer whose push found the origin moved needs the
+        same one), and the last few verdicts are kept for the locked step that moves main."""
+        assert self.vet is not None
+        key = (good, tip)
+        with self._judging_lock:
+            judging = self._judging.get(key)
+            mine = judging is None
+            if judging is None:
+                judging = self._judging[key] = _Judging()
+                while len(self._judging) > KEPT_VERDICTS:
+                    del self._judging[next(iter(self._judging))]
+        if not mine:
+            judging.done.wait()
+            if judging.verdict is not None:
+                return judging.verdict
+            return self._judge(good, tip, repo)  # the other thread's vet failed: make it here
         try:
-            self.repo.remotes["origin"].fetch([f"+{MAIN_REF}:{TRACKING_REF}"])
-        except pygit2.GitError as exc:
-            raise OriginUnavailable(
-                f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
-                remedy="Serving the last fetched state; writes are refused until the origin is back.",
-            ) from exc
-        try:
-            new = str(self.repo.references[TRACKING_REF].target)
-        except KeyError:
+            judging.verdict = self.vet(repo if repo is not None else self.repo, good, tip)
+        except BaseException:
+            with self._judging_lock:
+                self._judging.pop(key, None)
+            raise
+        finally:
+            judging.done.set()
+        return judging.verdict
+
+    def _fetch_locked(
+        self,
+        on_advance: Callable[[str | None, str], None] | None,
+        fetched: tuple[str | None, str | None] | None = None,
+    ) -> tuple[str | None, str | None]:
+        """Move main to the origin's tip if it is judged good (under the write lock). ``fetched``: the (main, tip)
+        an unlocked :meth:`fetch` saw a moment ago; used as is while main has not moved since."""
+        old = self.head()
+        new = fetched[1] if fetched is not None and fetched[0] == old else self._fetch_tip()
+        if new is None:
             return old, old
         if new == old:
             self.refusal = None
             return old, new
-        if self.vet is not None:
-            refusal = self.refusal
-            if refusal is None or refusal.tip != new or refusal.good != old:  # judge each (good, tip) once
-                verdict = self.vet(self.repo, old, new)
-                refusal = None if verdict.ok else FetchRefusal(tip=new, good=old, verdict=verdict)
-            self.refusal = refusal
-            if refusal is not None:
-                return old, old  # stay on the last good commit; the tracking ref keeps what the origin has
+        base = self._base(old, new)
+        refusal = self.refusal
+        if refusal is None or refusal.tip != new or refusal.good != old:  # judge each (main, tip) once
+            verdict = self._judge(base, new) if self.vet is not None and base != new else None
+            refusal = None if verdict is None or verdict.ok else FetchRefusal(tip=new, good=old, verdict=verdict)
+            if refusal is None and base != old:  # the origin lost commits of ours: re-apply them on its tip
+                assert old is not None
+                settled = self._converge(old, base, new)
+                if isinstance(settled, str):
+                    new = settled
+                elif settled is not None:
+                    refusal = FetchRefusal(tip=new, good=old, verdict=settled)
+                else:  # the origin moved while we re-applied: the next fetch starts again from its new tip
+                    return old, old
+        self.refusal = refusal
+        if refusal is not None:
+            return old, old  # stay on the last good commit; the tracking ref keeps what the origin has
         self.repo.references.create(MAIN_REF, new, force=True)
         if on_advance is not None:
             on_advance(old, new)
         return old, new
+
+    def _converge(self, old: str, base: str | None, new: str) -> str | converge.Stuck | None:
+        """The origin's tip ``new`` passed the vet but lost commits of main: re-apply them on it as new commits
+        (:mod:`notegate.vault.converge`), pushed as a compare-and-swap from ``new``. Returns the new main, or
+        why the server cannot do it alone, or None when the origin moved meanwhile (the next fetch sees it)."""
+        tip_listing: list[Listing] = []
+
+        def collision(path: str) -> str | None:
+            if not tip_listing:
+                tip_listing.append(self._full_listing(new))
+            return tip_listing[0].collision(path)
+
+        planned = converge.plan(
+            self.repo, old, base, new, lambda a, b: list(changed_paths(self.repo, a, b)), _entry_blob, collision
+        )
+        if isinstance(planned, converge.Stuck):
+            log.warning("environment %s: %s", self.name, planned.summary())
+            return planned
+        if not planned:  # the origin already holds every lost change
+            return new
+        group = [
+            _Request(
+                changes=tuple(
+                    Change(path, None if blob is None else self.read_unverified_blob(blob)) for path, blob in r.changes
+                ),
+                expect={},
+                author=Author(r.author_name, r.author_email.removesuffix("@notegate")),
+                message=r.message,
+                new_paths=(),
+                on_advance=None,
+            )
+            for r in planned
+        ]
+        chain, made, _befores = self._build_chain(new, group)
+        failed = next((r.error for r in group if r.error is not None), None)
+        if failed is not None or len(chain) != len(group):
+            raise OriginUnavailable(
+                f"the commits of environment '{self.name}' the origin lost could not be made again ({_short(failed)})",
+                remedy="Nothing was written. The server tries again at its next fetch.",
+            )
+        last = chain[-1][1]
+        self._write_group(made)
+        if not self._push(last, new):
+            return None
+        log.warning(
+            "environment %s: the origin's tip %s had lost %d commit(s) the server acknowledged; re-applied as %s",
+            self.name,
+            new[:12],
+            len(planned),
+            str(last)[:12],
+        )
+        return str(last)
 
     # ---------------------------------------------------------- maintenance
     def loose_object_count(self, repo_dir: Path | None = None) -> int:
