@@ -239,3 +239,29 @@ def test_deleting_a_held_item_takes_its_hold_along_in_the_same_commit(served: Co
         check=True,
     ).stdout.split()
     assert changed[:2] == ["delete", path] and path in changed and "inbox/_held.md" in changed
+
+
+def test_a_capture_is_shown_with_its_text_and_no_promote_button(served: Console) -> None:
+    """The owner never decides blind: every waiting item shows its own text (fenced, hidden characters
+    marked), and Promote is offered only where a route exists (a capture has none)."""
+    capture = Services.build(served.runtime).inbox.inbox_write(PHONE, "capture", "Buy oat milk\u200b.", title="shop")
+    client, _ = _client(served, "owner")
+    html = client.get("/inbox").text
+    section = html.split(f'data-path="{capture.path}"', 1)[1].split("</section>", 1)[0]
+    assert '<pre class="item-text untrusted">' in section and "Buy oat milk" in section
+    assert "U+200B" in section  # the zero-width space is shown as a marker, not hidden
+    assert 'class="promote"' not in section and 'class="hold"' in section and 'class="delete"' in section
+    assert 'class="no-diff" data-rule="no-route"' in section
+
+
+def test_a_refused_action_is_an_inline_message_on_the_same_page_in_console_terms(served: Console) -> None:
+    items = _items(served)
+    client, csrf = _client(served, "owner")
+    path, version = items["floor"]
+    refused = client.post("/inbox/promote", data={"csrf": csrf, "item": path, "version": version})
+    assert refused.status_code == 403 and _rule(refused) == "floor-hold"
+    html = refused.text
+    assert 'id="waiting-count">3<' in html  # the inbox itself, not a refusal page
+    assert "hold it with a reason, or delete it" in html
+    assert "hold_inbox" not in html and "MCP" not in html.split('id="refusal"', 1)[1].split("</p>", 1)[0]
+    assert 'href="/login"' not in html

@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.grants import ElevationBackend, Grant, Grants, PendingElevation
 from notegate.auth.websession import WebSession
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import STATUS, Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
 from notegate.errors import NotegateError
@@ -28,6 +28,19 @@ from notegate.policy import Caller, fixed_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
+#: The most of an item's text the review page shows (the rest is counted): enough for any handoff.
+MAX_ITEM_CHARS = 20_000
+#: What the owner can do about a refusal of an inbox action, in the console's own terms (the registry's
+#: remedies speak to a model calling MCP tools).
+CONSOLE_REMEDIES = {
+    "floor-hold": "The floor holds this item whatever anyone decides: hold it with a reason, or delete it.",
+    "no-route": "Items of this kind have no route into the vault: hold it, delete it, or copy what you want "
+    "to keep into a note yourself.",
+    "stale-revision": "The item changed since the page showed it: read its new text below, then decide again.",
+    "author-cannot-promote": "Promote it from another connector login, or hold it.",
+    "route-target-malformed": "Fix the target note's structure from the Notes pages, then promote again.",
+    "bad-argument": "Say why you hold it.",
+}
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,8 @@ class Row:
     target: str | None
     diff: str | None
     refusal: NotegateError | None  # why no diff (no route, a malformed target, …)
+    text: str = ""  # the item's own text, shown fenced as untrusted data (the first MAX_ITEM_CHARS)
+    cut: int = 0  # characters of the text not shown
 
 
 @dataclass(frozen=True)
@@ -124,14 +139,23 @@ class OwnerPages:
             if item.held:
                 held.append(item)
                 continue
+            text = self._text(caller, item.path, environment)
+            shown = {"text": text[:MAX_ITEM_CHARS], "cut": max(0, len(text) - MAX_ITEM_CHARS)}
             try:
                 preview = inbox.preview_promotion(caller, item.path, item.version, environment)
             except NotegateError as exc:
-                waiting.append(Row(item, None, None, exc))
+                waiting.append(Row(item, None, None, exc, **shown))
                 continue
             diff = unified_diff(preview.before, preview.after, preview.target, "now", "after promotion")
-            waiting.append(Row(item, preview.target, diff, None))
+            waiting.append(Row(item, preview.target, diff, None, **shown))
         return waiting, held, tasks
+
+    def _text(self, caller: Caller, path: str, environment: str) -> str:
+        """What the item says, so the owner never decides blind (the floor's reasons alone are not the item)."""
+        try:
+            return self.console.services.notes.read_note(caller, path, environment=environment).text
+        except NotegateError:
+            return ""
 
     async def inbox(self, request: Request) -> Response:
         console = self.console
@@ -140,11 +164,26 @@ class OwnerPages:
             return console.login_redirect(request)
         try:
             environment = self.environment(session, request.query_params.get("env"))
+        except NotegateError as exc:
+            return console.refused_page(exc, session)
+        return await self._inbox_page(session, environment, done=request.query_params.get("done"))
+
+    async def _inbox_page(
+        self, session: WebSession, environment: str, *, done: str | None = None, refusal: NotegateError | None = None
+    ) -> Response:
+        """The inbox page; with ``refusal``, the refused action's message inline at its top, in console terms."""
+        console = self.console
+        try:
             waiting, held, tasks = await console.run(self._rows, self.caller(session, environment), environment)
         except NotegateError as exc:
             return console.refused_page(exc, session)
+        shown = None
+        if refusal is not None:
+            remedy = CONSOLE_REMEDIES.get(refusal.rule)
+            shown = refusal.explain() if remedy is None else f"Refused [{refusal.rule}]: {refusal.message} {remedy}"
         return console.page(
             "inbox.html",
+            STATUS.get(refusal.rule, 400) if refusal is not None else 200,
             session=session,
             csrf=session.csrf,
             environment=environment,
@@ -152,7 +191,9 @@ class OwnerPages:
             waiting=waiting,
             held=held,
             tasks=tasks,
-            done=request.query_params.get("done"),
+            done=done,
+            refusal=refusal,
+            refusal_text=shown,
         )
 
     async def inbox_action(self, request: Request) -> Response:
@@ -185,7 +226,9 @@ class OwnerPages:
             await console.run(
                 console.audit, f"web:inbox-{action}", session.login if session else None, f"refused:{exc.rule}"
             )
-            return console.refused_page(exc, session)
+            if session is None or exc.rule.startswith(("csrf-", "login-", "console-", "web-")):
+                return console.refused_page(exc, session)
+            return await self._inbox_page(session, environment, refusal=exc)  # on the same page, inline
         await console.run(console.audit, f"web:inbox-{action}", session.login, f"ok:{(commit or '-')[:12]}")
         return RedirectResponse(f"/inbox?env={quote(environment, safe='')}&done={action}", status_code=303)
 
