@@ -62,8 +62,10 @@ def test_login_and_logout(console: Console, device: Device) -> None:
     device.page.goto(f"{console.url}/passkeys")
     assert device.page.url.startswith(f"{console.url}/login?next=")  # logged out: the page asks for a login
     assert device.login(console) == "ok"
-    assert device.page.url == f"{console.url}/passkeys"
+    assert device.page.url == f"{console.url}/"  # a login lands on what is waiting, not on the passkeys page
     assert _who(device) == "owner"
+    device.page.goto(f"{console.url}/login?next=/passkeys")  # already signed in: the login page forwards
+    device.page.wait_for_url(f"{console.url}/passkeys")
 
 
 def test_a_second_passkey_and_owner_revoke(console: Console, browser, devices) -> None:
@@ -100,7 +102,7 @@ def test_revoking_from_the_page_and_never_the_last_passkey(console: Console, dev
     # revoking the passkey this session was opened with ends the session too
     device.page.locator("#passkeys tr", has_text="laptop").locator(".revoke").click()
     device.page.wait_for_url(f"{console.url}/login")
-    assert device.login(console) == "ok"
+    assert device.login(console, next_path="/passkeys") == "ok"
     assert device.page.locator("#passkeys tbody tr").count() == 1
     assert device.page.locator("#passkeys tbody tr").text_content().count("second") == 1
 
@@ -124,7 +126,7 @@ def test_an_assertion_without_user_verification_is_refused(console: Console, dev
     accepted = device.page.evaluate(
         FETCH, ["/login/verify", {"credential": sign_assertion(credential, options, console.url, user_verified=True)}]
     )
-    assert accepted == {"redirect": "/passkeys"}
+    assert accepted == {"redirect": "/"}  # a login without a destination lands on what is waiting
 
 
 def test_the_session_ends_after_twelve_hours(console: Console, device: Device) -> None:

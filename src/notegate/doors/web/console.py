@@ -229,8 +229,9 @@ class Console:
     # -- pages
     async def login_page(self, request: Request) -> Response:
         if await self.session(request) is not None:
-            return RedirectResponse(parse_next(request.query_params.get("next")) or "/passkeys", status_code=303)
-        after = parse_next(request.query_params.get("next")) or "/passkeys"
+            return RedirectResponse(parse_next(request.query_params.get("next")) or "/", status_code=303)
+        # A login lands on what is waiting (the home page's counts), unless it was on its way somewhere.
+        after = parse_next(request.query_params.get("next")) or "/"
         return self.with_pre_cookie(
             request, lambda secret: self.page("login.html", csrf=csrf_token(secret), next=after, session=None)
         )
@@ -256,7 +257,7 @@ class Console:
         except NotegateError as exc:
             await self.run(self.audit, "web:login", None, f"refused:{exc.rule}")
             return self.refused_json(exc)
-        response = JSONResponse({"redirect": parse_next(data.get("next")) or "/passkeys"})
+        response = JSONResponse({"redirect": parse_next(data.get("next")) or "/"})
         await self.run(self.open_session, response, record.login, record.id)
         await self.run(self.audit, "web:login", record.login, f"ok:{record.id}")
         return response
