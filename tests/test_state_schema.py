@@ -15,6 +15,7 @@ from notegate.state import MIGRATIONS, SCHEMA_VERSION, schema_digest
 #: version -> state.schema_digest() of that version's schema. Append only.
 SCHEMA_DIGESTS = {
     2: "02520f7da4fbaf9b7af7d1598279d2390034800a86722608083e39f611fb97ac",
+    4: "4728db2e984d625424ce0180fea8cde3d5944c81ec9da6416487ddc849d20ce8",
 }
 
 
