@@ -80,6 +80,7 @@ MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
 MAX_HISTORY_LIMIT = 200
 MAX_DIFF_CHARS = 60_000
+PROVENANCE_CACHE = 4096  # commits whose provenance record (or its absence) a service keeps after looking it up
 DELETED_SCAN_LIMIT = 500  # how many commits a missing note's read looks back to tell "deleted" from "never was"
 _NOTE_IN_TEXT = re.compile(r"\S+\.md\b")
 
@@ -378,6 +379,7 @@ class NotesService:
         self.rt = runtime
         self.policy = runtime.policy
         self.previews = Previews(runtime.state, runtime.policy.preview_ttl_seconds)
+        self._provenance: dict[tuple[str, str], Mapping | None] = {}  # (environment, commit) -> its record
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
@@ -795,9 +797,19 @@ class NotesService:
         return self.change_infos(env, [history[0][0]])[0]
 
     def change_infos(self, env: Environment, commits: list) -> list[ChangeInfo]:
-        """Each commit as a reader sees it, its maker from the server's record (one lookup for them all)."""
-        rows = self.rt.state.provenance(env.name, [str(c.id) for c in commits])
-        return [change_info(c, rows.get(str(c.id))) for c in commits]
+        """Each commit as a reader sees it, its maker from the server's record (one lookup for those not seen
+        yet).  A commit's record never changes once it is in the history (it is written before the push), so
+        what was looked up is kept, for :data:`PROVENANCE_CACHE` commits."""
+        cache = self._provenance
+        ids = [str(c.id) for c in commits]
+        missing = [i for i in ids if (env.name, i) not in cache]
+        if missing:
+            rows = self.rt.state.provenance(env.name, missing)
+            for commit_id in missing:
+                cache[(env.name, commit_id)] = rows.get(commit_id)
+            while len(cache) > PROVENANCE_CACHE:
+                cache.pop(next(iter(cache)))
+        return [change_info(c, cache.get((env.name, i))) for c, i in zip(commits, ids, strict=True)]
 
     def search_notes(
         self,
