@@ -32,8 +32,6 @@ __all__ = [
 SERVER_COMMITTER = ("notegate", "notegate@localhost")
 #: The server's author e-mails are ``<login>@notegate``.
 SERVER_EMAIL_DOMAIN = "@notegate"
-#: Lines looked at, at most (a commit message is short; a huge one is refused on its first lines anyway).
-MAX_LINES = 2000
 
 _FOLDED_PREFIX = fold_name("notegate-")
 _FOLDED_DOMAIN = fold_name(SERVER_EMAIL_DOMAIN)
@@ -48,21 +46,22 @@ def _folded(line: str) -> str:
 
 
 def _unfolded(lines: list[str]) -> list[str]:
-    """Lines with mail-style continuations (a line starting with whitespace) joined to the line before."""
-    out: list[str] = []
+    """Lines with mail-style continuations (a line starting with whitespace) joined to the line before (each
+    group joined once: linear in the message, however many continuation lines it has)."""
+    groups: list[list[str]] = []
     for line in lines:
-        if out and line[:1].isspace():
-            out[-1] += line
+        if groups and line[:1].isspace():
+            groups[-1].append(line)
         else:
-            out.append(line)
-    return out
+            groups.append([line])
+    return ["".join(group) for group in groups if len(group) > 1]
 
 
 def carries_notegate_trailer(message: str) -> bool:
     """Does ``message`` spell a ``Notegate-*`` trailer on any line, in any look-alike way, folded or not?
     Every line splitter Python knows is used (``\\r``, ``\\u2028`` …), which splits more than git does: more
-    lines can only find more."""
-    raw = message.splitlines()[:MAX_LINES]
+    lines can only find more.  Every line is looked at (no cap a trailer could hide behind): linear time."""
+    raw = message.splitlines()
     for line in (*raw, *_unfolded(raw)):
         folded = _folded(line)
         if folded.startswith(_FOLDED_PREFIX) and ":" in folded:
