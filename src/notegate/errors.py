@@ -239,6 +239,9 @@ RULES: dict[str, str] = {
     "protected-floor-hold": "Remove the invisible characters or instruction-file names the floor names, then push "
     "again; or write the note through an inbox item and let a reviewer decide.",
     "push-non-fast-forward": "Fetch, rebase or merge onto the origin's branch, then push without --force.",
+    "push-forged-provenance": "Reword the commit: no Notegate-* trailer (in any spelling) and an author and "
+    "committer e-mail of your own (not <login>@notegate nor notegate@localhost); only the server names who made "
+    "its commits. To repair an origin that took one, force-push it back to the server's last good commit.",
     "too-many-deletions": "Delete fewer notes per commit (split the commit), or raise max_deletions_per_commit.",
     "too-many-files": "Add fewer files per commit (split the commit), or raise max_files_per_commit.",
     "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",

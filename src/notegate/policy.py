@@ -41,6 +41,7 @@ from notegate.safety.attachments import extension_of, media_type_of, signature_m
 from notegate.safety.floor import check_item
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
 from notegate.vault.paths import FolderPath, NotePath
+from notegate.vault.provenance import carries_notegate_trailer, claims_server_identity
 
 __all__ = [  # what other modules take from here besides the decisions
     "CLIENT_CLASSES",
@@ -1259,6 +1260,30 @@ def decide_fast_forward(descends: bool) -> Decision:
     return deny("push-non-fast-forward", "the new tip does not descend from the old one: this would rewrite history.")
 
 
+def decide_commit_provenance(message: str, emails: Iterable[str], *, recorded: bool) -> Decision:
+    """May a commit that came by git (a push, or the server's fetch) stand in the vault's history?
+
+    Who made a commit is what the server recorded when it made it (the state database's
+    ``commit_provenance``, keyed by commit id: ``recorded``), never what the commit says.  A commit the
+    server did not record that still speaks in the server's voice -- a ``Notegate-*`` trailer in any
+    spelling, or one of the server's identities as author or committer (``emails``) -- is refused: it
+    could only be there to be taken for the server's."""
+    if recorded:
+        return allow("provenance-recorded", "the server made this commit and recorded who asked for it.")
+    if carries_notegate_trailer(message):
+        return deny(
+            "push-forged-provenance",
+            "the commit message carries a Notegate-* trailer: only the server writes those, on commits it made.",
+        )
+    if any(claims_server_identity(email) for email in emails):
+        return deny(
+            "push-forged-provenance",
+            "the commit's author or committer is one of the server's identities (<login>@notegate, "
+            "notegate@localhost), but the server did not make it.",
+        )
+    return allow("provenance-pushed", "a pushed commit, shown as pushed by its committer, never with a tier.")
+
+
 def decide_ref_update(ref: str, *, deleting: bool, default_branch: str) -> Decision:
     """May a push update ``ref``?  Branches only; the default branch (what the server serves) is never
     deleted."""
@@ -1295,8 +1320,9 @@ def decide_push(policy: Policy, owner_pushers: Iterable[str], pusher: str | None
 
 
 # ------------------------------------------------------------ the server's fetch
-#: Findings no later commit repairs: a rewritten history stays rewritten, an unreadable object stays unread.
-NEVER_REVERTED = ("push-non-fast-forward", "incoming-malformed")
+#: Findings no later commit repairs: a rewritten history stays rewritten, an unreadable object stays unread, a
+#: commit forging the server's voice stays in the history a later commit builds on.
+NEVER_REVERTED = ("push-non-fast-forward", "incoming-malformed", "push-forged-provenance")
 
 
 def decide_fetched_finding(rule: str, *, undone_at_tip: bool) -> Decision:

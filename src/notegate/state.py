@@ -23,7 +23,7 @@ from notegate.sqlite import LocalSQLite
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 #: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
 PUSH_LOCK_WAIT_SECONDS = 10.0
@@ -281,6 +281,30 @@ CREATE TABLE IF NOT EXISTS web_challenges (
 """
 # -- end of persons and passkeys (schema) -------------------------------------------------------------
 
+# -- commit provenance (migration 4) ------------------------------------------------------------------------
+#: Who made each commit the server made: written before the commit is pushed (VaultStore.record), so the
+#: origin's hook and the other replicas' fetches find it when the commit reaches them. The only source of a
+#: commit's author, tier and reviewer: a commit without a row came by push (docs/security-model.md, "Where
+#: provenance comes from"). Values are what the server put in its own trailers (names and ids, never a note).
+PROVENANCE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS commit_provenance (
+    environment TEXT NOT NULL,
+    commit_id TEXT NOT NULL,
+    author TEXT NOT NULL,
+    login TEXT NOT NULL,
+    client TEXT,
+    connector TEXT,
+    session TEXT,
+    tier TEXT,
+    grant_id TEXT,
+    reviewed_by TEXT,
+    authors TEXT,
+    contract TEXT,
+    at REAL NOT NULL,
+    PRIMARY KEY (environment, commit_id)
+);
+"""
+
 MIGRATIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
 """
@@ -291,6 +315,7 @@ MIGRATIONS: dict[int, str] = {
     2: "inbox_parts.connector, oauth_clients.secret_hash, tokens.contracts on tables made before them",
     3: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
     "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
+    4: "commit_provenance: who made each commit the server made (PROVENANCE_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -319,7 +344,12 @@ def postgres_ddl(script: str) -> list[str]:
 
 def postgres_migrations() -> dict[int, list[str]]:
     """MIGRATIONS as PostgreSQL statements: one schema, translated (notegate.postgres.translate_ddl)."""
-    return {1: postgres_ddl(SCHEMA + PERSONS_SCHEMA), 2: list(POSTGRES_COLUMNS), 3: list(POSTGRES_CONNECTOR_SCOPES)}
+    return {
+        1: postgres_ddl(SCHEMA + PERSONS_SCHEMA),
+        2: list(POSTGRES_COLUMNS),
+        3: list(POSTGRES_CONNECTOR_SCOPES),
+        4: postgres_ddl(PROVENANCE_SCHEMA),
+    }
 
 
 def schema_digest() -> str:
@@ -330,7 +360,8 @@ def schema_digest() -> str:
     def canonical(statement: str) -> str:
         return " ".join(re.sub(r"--[^\n]*", "", statement).split())
 
-    sqlite_ddl = [canonical(s) for s in (MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA).split(";") if canonical(s)]
+    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA
+    sqlite_ddl = [canonical(s) for s in sqlite_script.split(";") if canonical(s)]
     postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
     lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]
     return hashlib.sha256("\n".join(lines).encode()).hexdigest()
@@ -428,7 +459,7 @@ class StateDB:
             return
         # SQLite: every step is idempotent and cheap, so each open runs them all (a file from before the
         # migration table existed, or one written by an older server, migrates the same way).
-        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA)
+        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA)
         self._sqlite_columns()
         with self.tx() as db:
             for version in MIGRATIONS:
@@ -721,6 +752,34 @@ class StateDB:
         with self.tx() as db:
             db.execute("DELETE FROM inbox_parts WHERE environment = ? AND path = ?", (environment, path))
             db.execute("DELETE FROM inbox_holds WHERE environment = ? AND path = ?", (environment, path))
+
+    # --------------------------------------------------- commit provenance
+    def record_provenance(self, rows: list[dict[str, object]]) -> None:
+        """Who made each of a group's commits (PROVENANCE_SCHEMA), in one transaction, before the push.
+        A row for a commit whose push then lost the race names an id no history holds: it is never read."""
+        if not rows:
+            return
+        columns = tuple(rows[0])
+        marks = ", ".join("?" * len(columns))
+        with self.tx() as db:
+            db.executemany(
+                f"INSERT INTO commit_provenance ({', '.join(columns)}) VALUES ({marks})"  # noqa: S608 - fixed names
+                " ON CONFLICT (environment, commit_id) DO NOTHING",
+                [tuple(row[c] for c in columns) for row in rows],
+            )
+
+    def provenance(self, environment: str, commit_ids: list[str]) -> dict[str, sqlite3.Row]:
+        """The recorded rows of these commits (commit id -> row); a commit without one was not made here."""
+        out: dict[str, sqlite3.Row] = {}
+        for start in range(0, len(commit_ids), 500):
+            chunk = commit_ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.query(
+                f"SELECT * FROM commit_provenance WHERE environment = ? AND commit_id IN ({marks})",  # noqa: S608
+                (environment, *chunk),
+            ):
+                out[row["commit_id"]] = row
+        return out
 
     # -------------------------------------------------------------- holds
     def set_hold(self, *, environment: str, path: str, version: str, reason: str, reviewer: str, at: float) -> None:
@@ -1479,12 +1538,42 @@ class StateDB:
     # -- end of persons and passkeys ----------------------------------------------------------------------
 
 
+def recorded_commits(path: Path, url: str, environment: str, commit_ids: list[str]) -> set[str]:
+    """Which of ``commit_ids`` the server recorded as its own (``commit_provenance``), read without opening
+    the database for writing: the origin's pre-receive hook asks, as whatever user git runs it as, and must
+    never create, migrate or lock the server's state. A database it cannot read answers "none"."""
+    if not commit_ids:
+        return set()
+    marks = ", ".join("?" * len(commit_ids))
+    sql = f"SELECT commit_id FROM commit_provenance WHERE environment = ? AND commit_id IN ({marks})"  # noqa: S608
+    params = (environment, *commit_ids)
+    if url:
+        from notegate.postgres import LocalPostgres
+
+        db = LocalPostgres(url)
+        try:
+            return {str(row[0]) for row in db.query(sql, params)}
+        finally:
+            db.close()
+    if not path.is_file():
+        return set()
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return {str(row[0]) for row in conn.execute(sql, params)}
+    except sqlite3.OperationalError:  # no such table yet (a database from before migration 4)
+        return set()
+    finally:
+        conn.close()
+
+
 def expected_columns() -> dict[str, tuple[str, ...]]:
     """{table: its columns} of the schema this notegate creates, read from an in-memory SQLite made from it
     (both dialects create the same tables and columns)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA)  # the columns of every migration
+        conn.executescript(
+            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA
+        )  # the columns of every migration
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
     finally:

@@ -125,12 +125,13 @@ def two_replicas(vault: Path, pg_cluster, pusher: str | None = None) -> Iterator
     if pusher is not None:  # the hook's config lists the replicas' push account among the owner's
         text = vault.read_text().replace("owner_pushers = []\n", f'owner_pushers = ["owner", "{pusher}"]\n', 1)
         vault.write_text(text)
-    # The hook `notegate init` installs, naming this directory's config (the fixture's copy names the
-    # template's); over git:// every push, the servers' included, runs it.
-    install_hook(origin, vault, "personal")
     url = pg_cluster.new_database()
     with git_daemon(vault.parent, pusher) as daemon:
         configs = [replica_config(vault, name, daemon.url("origin.git"), url) for name in ("a", "b")]
+        # The hook `notegate init` installs; over git:// every push, the servers' included, runs it. It names a
+        # replica's config: the servers' commits pass it because the state database they share (which that
+        # config names) records them as the servers' own (docs/security-model.md, "Where provenance comes from").
+        install_hook(origin, configs[0], "personal")
         first = Server(configs[0]).start()
         try:
             second = Server(configs[1]).start()

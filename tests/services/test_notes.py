@@ -364,7 +364,9 @@ def test_foreign_commit_searchable_after_fetch(notes: NotesService, trusted, run
     assert notes.search_notes(trusted, "quokka").hits == []
     runtime.sync("personal")
     assert [h.path for h in notes.search_notes(trusted, "quokka").hits] == ["field/note.md"]
-    assert notes.read_note(trusted, "field/note.md").last_change.author == "W"
+    change = notes.read_note(trusted, "field/note.md").last_change
+    assert change.author == "pushed by W <w@x> (unverified)" and change.pushed_by == "W <w@x> (unverified)"
+    assert change.login == "pushed" and change.tier is None and change.client is None
 
 
 def test_search_ranks_title_over_body_and_filters_folder(notes: NotesService, trusted) -> None:

@@ -17,6 +17,7 @@ from notegate.errors import OriginUnavailable, UnknownEnvironment
 from notegate.policy import Policy
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime, policy_fingerprint
+from notegate.state import StateDB
 from support import set_policy
 
 OWNER = make_caller()
@@ -35,7 +36,12 @@ def origin_head(vault: Path) -> str:
 
 @pytest.fixture
 def foreign(vault: Path):
+    """Another replica: its own clone and index, the same state database (replicas share one; a commit no
+    replica recorded is refused as forged provenance: tests/sync/test_provenance_door.py)."""
     runtime = Runtime(load_config(second_clone(vault)))
+    own = runtime.state
+    runtime.state = StateDB.for_config(load_config(vault))
+    own.close()
     yield runtime
     runtime.close()
 

@@ -17,6 +17,7 @@ from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.state import StateDB
 from sync.gitstreams import FILE, commit
 from sync.test_fetch import forge_push
 
@@ -37,10 +38,13 @@ def household_config(vault: Path, origin: str = "household.git") -> Path:
 
 
 def foreign_of(vault: Path) -> Runtime:
-    """Another deployment of the same origins (its own clones): a writer the first server did not see."""
+    """Another replica of the same origins (its own clones): a writer the first server did not see.  It shares
+    the state database, as replicas do: a commit no replica recorded is refused as forged provenance."""
     other = vault.parent / "foreign.toml"
     other.write_text(vault.read_text().replace('state_dir = "state"', 'state_dir = "state-foreign"', 1))
-    return Runtime(load_config(other))
+    runtime = Runtime(load_config(other))
+    runtime.state = StateDB.for_config(load_config(vault))
+    return runtime
 
 
 def test_one_environment_down_or_refused_never_blocks_the_other(vault: Path, tmp_path: Path) -> None:

@@ -8,8 +8,11 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pygit2
 import pytest
 
+from sync.gitstreams import FILE, commit
+from sync.test_fetch import forge_push
 from web.harness import Console, serve_console
 from web.notes_support import (
     HOSTILE_SVG,
@@ -336,3 +339,20 @@ def test_a_long_folder_pages_on(served: Console, owner: Signed) -> None:
     assert more is not None
     second = owner.client.get(f"/notes/many?after={more.group(1)}")
     assert second.text.count('class="note"') == 1 and "many/n1000.md" in second.text and 'id="more"' not in second.text
+
+
+def test_a_pushed_change_is_shown_as_pushed_and_without_a_tier(served: Console, owner: Signed, tmp_path: Path) -> None:
+    """Who made a change comes from the server's record only (issue 27): a commit that reached the origin by git
+    is "pushed by" its committer, unverified, with no tier, on the history page and the note page."""
+    origin = served.config_path.parent / "origin.git"
+    scratch = pygit2.clone_repository(str(origin), str(tmp_path / "scratch.git"), bare=True)
+    head = str(scratch.references["refs/heads/main"].target)
+    tree = scratch[commit(scratch, [head], add={"notes/p.md": (FILE, b"# pushed\n")})].tree_id
+    bob = pygit2.Signature("Bob", "bob@example.invalid", 1_800_000_000, 0)
+    forge_push(origin, scratch, str(scratch.create_commit(None, bob, bob, "add p", tree, [pygit2.Oid(hex=head)])))
+    served.runtime.sync("personal")
+    page = owner.client.get("/history/notes/p.md").text
+    assert 'pushed by <b class="login">Bob &lt;bob@example.invalid&gt; (unverified)</b>' in page
+    assert 'class="tier"' not in page
+    note = owner.client.get("/notes/notes/p.md").text
+    assert "pushed by Bob &lt;bob@example.invalid&gt; (unverified) (not made by this server: no tier)" in note

@@ -40,7 +40,8 @@ from notegate.policy import (
     is_slug,
 )
 from notegate.safety.floor import FloorVerdict, check_item
-from notegate.services.notes import NotesService, WriteResult, parse_trailers
+from notegate.services import provenance
+from notegate.services.notes import NotesService, WriteResult
 from notegate.services.runtime import Environment
 from notegate.vault import formats
 from notegate.vault.held import HeldRow, clean_reason, parse_held, render_held
@@ -149,26 +150,27 @@ class InboxService:
             raise PolicyDenied(decision.reason, rule=decision.rule)
 
     def authors(self, env: Environment, path: str) -> list[Author]:
-        """Every connector login that created or appended to the item, from the state and from git's history.
+        """Every connector login that created or appended to the item, from the state's records only: the
+        inbox parts it recorded, and who made each commit of the item's history (``commit_provenance``).
 
-        Both sources count (a fresh clone has only the history; a rewritten history still has the state).
-        A commit without a ``Notegate-Connector`` trailer predates connector logins and counts as written by
-        every connector of its person.
+        Both count (a rewritten history still has the parts).  A commit's words never do: one the server did
+        not record came by git and is a part "pushed by" its committer, unverified, which names no connector
+        login of this server.  A recorded commit without a connector predates connector logins and counts as
+        written by every connector of its person.
         """
         found = {
             Author(row["connector"], row["client"], row["login"]) for row in self.rt.state.inbox_parts(env.name, path)
         }
+        commits = []
         for commit, blob in env.store.history(path, 200, until_created=True):
             if blob == ABSENT:
                 break
-            trailers = parse_trailers(commit.message)
-            found.add(
-                Author(
-                    trailers.get("Notegate-Connector", ""),
-                    trailers.get("Notegate-Client", "-"),
-                    commit.author.email.removesuffix("@notegate"),
-                )
-            )
+            commits.append(commit)
+        for info in self.notes.change_infos(env, commits):
+            if info.pushed_by is not None:
+                found.add(Author("", provenance.PUSHED, info.pushed_by))
+            else:
+                found.add(Author(info.connector or "", info.client or "-", info.login))
         known = {(a.client, a.person) for a in found if a.connector}
         # A legacy part that a connector-named part of the same client and person explains adds nothing.
         kept = [a for a in found if a.connector or (a.client, a.person) not in known]

@@ -65,6 +65,7 @@ from notegate.policy import (
 from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
+from notegate.services import provenance
 from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
@@ -72,15 +73,16 @@ from notegate.vault import ordered
 from notegate.vault.index import MATCH_TIERS
 from notegate.vault.lines import line_break_of, with_line_breaks
 from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
+from notegate.vault.provenance import server_trailers
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
 MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
 MAX_HISTORY_LIMIT = 200
 MAX_DIFF_CHARS = 60_000
+PROVENANCE_CACHE = 4096  # commits whose provenance record (or its absence) a service keeps after looking it up
 DELETED_SCAN_LIMIT = 500  # how many commits a missing note's read looks back to tell "deleted" from "never was"
 _NOTE_IN_TEXT = re.compile(r"\S+\.md\b")
-_TRAILER = re.compile(r"^(Notegate-[A-Za-z-]+):\s*(.*)$")
 
 
 # ------------------------------------------------------------------ results
@@ -126,6 +128,9 @@ class ChangeInfo:
     reviewed_by: str | None = None
     authors: str | None = None
     summary: str
+    #: Set for a commit the server did not make (no provenance record): git's committer, marked unverified.
+    #: Then author says "pushed by …", login is "pushed", and tier and the rest are None.
+    pushed_by: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,13 +210,9 @@ _RECIPE_REMEDIES = {
 
 
 # ------------------------------------------------------------------ helpers
-def parse_trailers(message: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for line in message.splitlines():
-        match = _TRAILER.match(line.strip())
-        if match:
-            out[match.group(1)] = match.group(2).strip()
-    return out
+#: The trailers of a message the server itself built. Never who made a commit read back from git: that
+#: comes from the server's record only (:func:`change_info`).
+parse_trailers = server_trailers
 
 
 def _trailer_value(value: str) -> str:
@@ -272,23 +273,38 @@ class ContentVerdicts:
         return policy is self._policy and (path, _blob_id(data)) in self._entries
 
 
-def change_info(commit) -> ChangeInfo:
-    trailers = parse_trailers(commit.message)
-    author = commit.author
-    login = author.email.removesuffix("@notegate")
-
+def change_info(commit, row: Mapping | None) -> ChangeInfo:
+    """One change as a reader sees it.  Who made it comes only from the server's record (``row``, state
+    ``commit_provenance``): never from the commit's author e-mail or trailers, which anyone can push.  Without
+    a record it is shown as pushed by git's committer, unverified, with no tier (:mod:`.provenance`)."""
+    message = commit.message or ""
+    date = datetime.fromtimestamp(commit.commit_time, UTC).isoformat(timespec="seconds")
+    summary = message.splitlines()[0] if message else ""
+    if row is None:
+        committer = commit.committer
+        who = provenance.pushed_by(
+            committer.raw_name.decode("utf-8", "replace"), committer.raw_email.decode("utf-8", "replace")
+        )
+        return ChangeInfo(
+            commit=str(commit.id),
+            date=date,
+            author=f"pushed by {who}",
+            login=provenance.PUSHED,
+            summary=summary,
+            pushed_by=who,
+        )
     return ChangeInfo(
         commit=str(commit.id),
-        date=datetime.fromtimestamp(commit.commit_time, UTC).isoformat(timespec="seconds"),
-        author=author.name,
-        login=login,
-        client=trailers.get("Notegate-Client"),
-        connector=trailers.get("Notegate-Connector"),
-        session=trailers.get("Notegate-Session"),
-        tier=trailers.get("Notegate-Tier"),
-        reviewed_by=trailers.get("Notegate-Reviewed-By"),
-        authors=trailers.get("Notegate-Authors"),
-        summary=commit.message.splitlines()[0] if commit.message else "",
+        date=date,
+        author=str(row["author"]),
+        login=str(row["login"]),
+        client=provenance.field(row, "client"),
+        connector=provenance.field(row, "connector"),
+        session=provenance.field(row, "session"),
+        tier=provenance.field(row, "tier"),
+        reviewed_by=provenance.field(row, "reviewed_by"),
+        authors=provenance.field(row, "authors"),
+        summary=summary,
     )
 
 
@@ -316,9 +332,10 @@ class WriteIntent:
 
 
 def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = None) -> str:
-    """The one spelling of a commit message: a summary line, then trailers naming the connector login,
-    session and tier (and a grant's public id, never its value). Used by the recipe below and by
-    ``notegate sync``, whose workstation commits have no server store to go through."""
+    """The one spelling of the server's commit messages: a summary line, then trailers naming the connector
+    login, session and tier (and a grant's public id, never its value). For people reading ``git log`` only:
+    readers take who made a commit from the server's record (:func:`change_info`), and a pushed commit
+    carrying such a trailer is refused by the git door."""
     trailers = {
         "Notegate-Client": caller.client,
         "Notegate-Connector": caller.connector_id,
@@ -362,6 +379,7 @@ class NotesService:
         self.rt = runtime
         self.policy = runtime.policy
         self.previews = Previews(runtime.state, runtime.policy.preview_ttl_seconds)
+        self._provenance: dict[tuple[str, str], Mapping | None] = {}  # (environment, commit) -> its record
 
     # ------------------------------------------------------------ plumbing
     @contextmanager
@@ -770,13 +788,28 @@ class NotesService:
         current = env.index.try_catch_up(env.store)
         commit_id = env.index.last_commit(path) if current else None
         if commit_id is not None:
-            return change_info(env.store.commit_info(commit_id))
+            return self.change_infos(env, [env.store.commit_info(commit_id)])[0]
         history = env.store.history(path, 1)
         if not history:
             return None
         if current:
             env.index.remember_last_commit(path, str(history[0][0].id))
-        return change_info(history[0][0])
+        return self.change_infos(env, [history[0][0]])[0]
+
+    def change_infos(self, env: Environment, commits: list) -> list[ChangeInfo]:
+        """Each commit as a reader sees it, its maker from the server's record (one lookup for those not seen
+        yet).  A commit's record never changes once it is in the history (it is written before the push), so
+        what was looked up is kept, for :data:`PROVENANCE_CACHE` commits."""
+        cache = self._provenance
+        ids = [str(c.id) for c in commits]
+        missing = [i for i in ids if (env.name, i) not in cache]
+        if missing:
+            rows = self.rt.state.provenance(env.name, missing)
+            for commit_id in missing:
+                cache[(env.name, commit_id)] = rows.get(commit_id)
+            while len(cache) > PROVENANCE_CACHE:
+                cache.pop(next(iter(cache)))
+        return [change_info(c, cache.get((env.name, i))) for c, i in zip(commits, ids, strict=True)]
 
     def search_notes(
         self,
@@ -832,7 +865,8 @@ class NotesService:
             entries = env.store.history(note.value, limit)
             if not entries and env.store.blob_id(note.value) == ABSENT:
                 raise no_such_note(note.value, "Check the path with list_notes.")
-            return HistoryResult(path=note.value, changes=[self._visible(caller, change_info(c)) for c, _ in entries])
+            infos = self.change_infos(env, [c for c, _ in entries])
+            return HistoryResult(path=note.value, changes=[self._visible(caller, i) for i in infos])
 
     def note_revisions(
         self, caller: Caller, path: str, limit: int = 20, environment: str | None = None
@@ -849,9 +883,10 @@ class NotesService:
             if not entries and env.store.blob_id(note.value) == ABSENT:
                 raise no_such_note(note.value, "Check the path with list_notes.")
             out: list[RevisionDiff] = []
-            for i, (commit, blob) in enumerate(entries[:limit]):
+            infos = self.change_infos(env, [c for c, _ in entries[:limit]])
+            for i, (_commit, blob) in enumerate(entries[:limit]):
                 before = entries[i + 1][1] if i + 1 < len(entries) else ABSENT
-                info = self._visible(caller, change_info(commit))
+                info = self._visible(caller, infos[i])
                 assert info is not None
                 diff = unified_diff(
                     self.text_of(env, before), self.text_of(env, blob), note.value, before[:12], blob[:12]
@@ -874,7 +909,7 @@ class NotesService:
                 except NotegateError:
                     continue
                 if can_see(self.policy, caller, path):
-                    info = self._visible(caller, change_info(commit))
+                    info = self._visible(caller, self.change_infos(env, [commit])[0])
                     assert info is not None
                     out.append(DeletedNote(path=path, deleted_by=info))
             return out

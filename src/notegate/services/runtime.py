@@ -31,12 +31,13 @@ from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
 from notegate.safety import names
+from notegate.services import provenance
 from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
 from notegate.vault.converge import Stuck
 from notegate.vault.index import SearchIndex
-from notegate.vault.store import VaultStore, bound_pack_windows
+from notegate.vault.store import Author, VaultStore, bound_pack_windows
 
 if TYPE_CHECKING:
     import pygit2
@@ -106,14 +107,18 @@ class Runtime:
         directory = self.env_dir(name)
         repo_dir = directory / CLONE_NAME
 
+        def recorded(commit_id: str) -> bool:
+            return bool(self.state.provenance(name, [commit_id]))
+
         def vet(repo: pygit2.Repository, good: str | None, tip: str) -> FetchVerdict:
-            verdict = vet_fetch(repo, good, tip, self.policy)
+            verdict = vet_fetch(repo, good, tip, self.policy, recorded=recorded)
             if not verdict.ok:
                 log.warning("environment %s: %s", name, summary(verdict))
             return verdict
 
         store = VaultStore.create_empty(name, repo_dir, origin_url, vet=vet)
         store.push_lock = functools.partial(self.state.push_lock, name)  # replicas queue their pushes
+        store.record = functools.partial(self._record_provenance, name)  # who made it, before it is pushed
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
         try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)
@@ -125,6 +130,10 @@ class Runtime:
         if index_now:
             index.catch_up(store)
         return env
+
+    def _record_provenance(self, name: str, commits: list[tuple[str, Author, str]]) -> None:
+        """Who made each commit of a group (state ``commit_provenance``), before the group is pushed."""
+        self.state.record_provenance(provenance.rows_for(name, commits, self.clock()))
 
     def _record_fetch(self, env: Environment) -> None:
         """Keep the task note in step with the last fetch: one open task per refused tip, resolved once the

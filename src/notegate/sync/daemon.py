@@ -59,7 +59,6 @@ from notegate.policy import (
 )
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
-from notegate.services.notes import commit_message
 from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
 from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
@@ -411,12 +410,15 @@ class Syncer:
             del changes[finding.path]
         while changes:
             summary = _summary(self.device, changes)
-            message = commit_message(caller, summary)
+            # A workstation's commit reaches the vault by push: it speaks in its own voice (no Notegate-*
+            # trailer, not the server's e-mail), which the origin's hook and the server's fetch require, and
+            # readers show it as pushed, never with a tier (docs/security-model.md, "Where provenance comes from").
+            message = f"{summary}\n\nSynced-From: {caller.connector_id}\n"
             candidate = self.clone.commit_changes(
                 parent,
                 changes,
                 author_name=caller.display_name,
-                author_email=f"{caller.login}@notegate",
+                author_email=f"{caller.login}@{self.device}.sync.invalid",
                 message=message,
             )
             inspection = inspect_update(self.clone.repo, parent, candidate, self.policy)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import pygit2
 
 from notegate.policy import Decision, Policy, decide_fetch, decide_fetched_finding
-from notegate.sync.incoming import Finding, Inspection, inspect_update, shown_path
+from notegate.sync.incoming import Finding, Inspection, Recorded, inspect_update, shown_path
 
 __all__ = ["FetchVerdict", "task_text", "vet_fetch"]
 
@@ -136,9 +136,18 @@ class _Tip:
         return True
 
 
-def vet_fetch(repo: pygit2.Repository, good: str | None, tip: str, policy: Policy) -> FetchVerdict:
-    """Judge the range from ``good`` (the server's main; None for a first clone) to the origin's ``tip``."""
-    inspection = inspect_update(repo, good, tip, policy)
+def vet_fetch(
+    repo: pygit2.Repository, good: str | None, tip: str, policy: Policy, *, recorded: Recorded | None = None
+) -> FetchVerdict:
+    """Judge the range from ``good`` (the server's main; None for a first clone) to the origin's ``tip``.
+
+    ``recorded(commit_id)``: did a replica of this server make the commit (state ``commit_provenance``)?  A
+    commit of the range speaking in the server's voice without a record is refused
+    ``[push-forged-provenance]``.  Not on a first clone: the origin's history is then the vault as the
+    operator gave it, and commits made before provenance was recorded (or recorded in another state
+    database) carry the server's trailers without a row.  They are still never believed: whatever has no
+    row is shown as pushed, unverified, without a tier."""
+    inspection = inspect_update(repo, good, tip, policy, recorded=recorded if good is not None else None)
     at_tip = _Tip(repo, tip)
     good_commit = _commit(repo, good) if good else None
     good_tree = good_commit.tree if good_commit is not None else None

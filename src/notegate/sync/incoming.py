@@ -49,6 +49,7 @@ from notegate.policy import (
     Decision,
     Policy,
     decide_attachment,
+    decide_commit_provenance,
     decide_commit_size,
     decide_fast_forward,
     decide_incoming_folder,
@@ -72,6 +73,10 @@ _OID_BYTES = 20
 
 Guard = Callable[[str], Decision]
 """Who may change a path (the pre-receive hook's pusher check); None where nobody is asked (fetch, sync)."""
+Recorded = Callable[[str], bool]
+"""Did the server record this commit id as its own (state ``commit_provenance``)? Given by the hook and the
+server's fetch, which then refuse a commit speaking in the server's voice that it did not record; None
+where nobody is asked (``notegate sync``, whose origin holds the server's commits)."""
 
 
 @dataclass(frozen=True)
@@ -165,8 +170,10 @@ def _parse_tree(data: bytes) -> dict[bytes, _Entry]:
 
 
 class _Inspector:
-    def __init__(self, repo: pygit2.Repository, policy: Policy, guard: Guard | None) -> None:
-        self.repo, self.policy, self.guard = repo, policy, guard
+    def __init__(
+        self, repo: pygit2.Repository, policy: Policy, guard: Guard | None, recorded: Recorded | None = None
+    ) -> None:
+        self.repo, self.policy, self.guard, self.recorded = repo, policy, guard, recorded
         self.findings: list[Finding] = []
         self.truncated = False
         self._trees: OrderedDict[bytes, dict[bytes, _Entry]] = OrderedDict()
@@ -238,6 +245,16 @@ class _Inspector:
     # ------------------------------------------------------------ one commit
     def commit(self, commit: pygit2.Commit) -> None:
         cid = str(commit.id)
+        if self.recorded is not None:  # who made it: only the server's record says (never the commit's words)
+            emails = (
+                commit.author.raw_email.decode("utf-8", "replace"),
+                commit.committer.raw_email.decode("utf-8", "replace"),
+            )
+            message = commit.raw_message.decode("utf-8", "replace")
+            decision = decide_commit_provenance(message, emails, recorded=False)
+            if not decision.allowed and self.recorded(cid):  # the record is looked up only when it matters
+                decision = decide_commit_provenance(message, emails, recorded=True)
+            self.add(cid, "", decision)
         parents = [p.raw for p in commit.parent_ids]
         try:
             first_tree = self._tree_of(parents[0]) if parents else None
@@ -398,13 +415,15 @@ def inspect_update(
     *,
     hide: Iterable[str] = (),
     guard: Guard | None = None,
+    recorded: Recorded | None = None,
 ) -> Inspection:
     """Check one branch update: ``old`` (None for a new branch) to ``new``.
 
     ``hide`` names commits already accepted (the origin's other branch tips): their history is not
     inspected again.  ``guard(path)`` is asked about every path a new commit changes (the pusher check).
+    ``recorded(commit_id)`` says which commits the server made (see :data:`Recorded`).
     Findings name the commit (the new tip for a non-fast-forward update), the path and the rule."""
-    ins = _Inspector(repo, policy, guard)
+    ins = _Inspector(repo, policy, guard, recorded)
     try:
         new_commit = repo[pygit2.Oid(hex=new)]
     except (KeyError, ValueError, pygit2.GitError):

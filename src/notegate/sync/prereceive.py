@@ -11,6 +11,12 @@ and every new commit inspected (:func:`notegate.sync.incoming.inspect_update`) w
 only the environment's owner -- the forge logins in ``owner_pushers`` -- may change what sessions load at
 start (:func:`policy.decide_push`).  The pusher comes from the forge's variables, which only ``cli.py``
 reads (:func:`policy.identify_pusher`); an unidentified pusher is not the owner.
+
+A commit speaking in the server's voice (a ``Notegate-*`` trailer, the server's author or committer e-mail)
+passes only when the server recorded it as its own before pushing it (:func:`notegate.state.recorded_commits`,
+in the state database the hook's config names: a remote origin the server pushes to needs the servers'
+state database in its hook's config); any other is refused ``[push-forged-provenance]``.  Nobody can claim
+to be the server: the record is keyed by the commit's id and only the server writes it.
 """
 
 from __future__ import annotations
@@ -132,6 +138,18 @@ def check_push(
     def guard(path: str) -> Decision:
         return decide_push(policy, owners, pusher, path)
 
+    def recorded(commit_id: str) -> bool:
+        """Did the server make this commit (its record in the state database the config names)?  Asked only
+        about a commit speaking in the server's voice; a database out of reach answers no (refused)."""
+        from notegate.state import recorded_commits  # only then: most pushes never need the state database
+
+        try:
+            return commit_id in recorded_commits(
+                config.state_dir / "state.sqlite", config.state_url, env.name, [commit_id]
+            )
+        except Exception:  # the hook fails closed: unrecorded
+            return False
+
     updates, findings = parse_updates(stdin_text)
     repo = open_repository(git_dir, object_dirs)
     default_branch = _default_branch(repo)
@@ -149,6 +167,6 @@ def check_push(
             continue
         if update.new is None:
             continue
-        inspection = inspect_update(repo, update.old, update.new, policy, hide=accepted, guard=guard)
+        inspection = inspect_update(repo, update.old, update.new, policy, hide=accepted, guard=guard, recorded=recorded)
         findings.extend(inspection.findings)
     return PreReceiveReport(tuple(findings), pusher, owner, len(updates))

@@ -29,7 +29,7 @@ import pygit2
 from pygit2.enums import FileMode, SortMode
 
 from notegate.errors import NotegateError, OriginUnavailable
-from notegate.vault.store import COMMITTER_NAME, Change, build_tree
+from notegate.vault.store import Change, build_tree
 
 MAIN = "refs/heads/main"
 FETCHED = "refs/notegate/fetched"
@@ -137,7 +137,7 @@ class WorkClone:
             if author_time
             else pygit2.Signature(author_name, author_email)
         )
-        committer = pygit2.Signature(*COMMITTER_NAME)
+        committer = pygit2.Signature(author_name, author_email)  # the workstation's own voice, never the server's
         parents = [pygit2.Oid(hex=parent)] if parent else []
         return str(self.repo.create_commit(None, author, committer, message, tree, parents))
 

@@ -571,6 +571,11 @@ class VaultStore:
     #: per-environment lock (StateDB.push_lock) so replicas on one origin queue instead of racing. Fairness
     #: only: the origin's compare-and-swap still decides.
     push_lock: Callable[[], AbstractContextManager[object]] = nullcontext  # yields whether it waited
+    #: Called with (commit id, author, message) of each commit of a group once its objects are written and
+    #: before it is pushed: the runtime records who made it (state ``commit_provenance``), so the origin's
+    #: hook and other replicas' fetches know it for the server's when it reaches them. Raising fails the
+    #: group: nothing pushed, nothing acknowledged. None: nothing recorded (the raw store's own tests).
+    record: Callable[[list[tuple[str, Author, str]]], None] | None = None
 
     def __init__(self, name: str, repo_dir: Path, origin_url: str, *, vet: Vet | None = None) -> None:
         self.name = name
@@ -966,6 +971,8 @@ class VaultStore:
                     return
                 last = chain[-1][1]
                 self._write_group(made)
+                if self.record is not None:
+                    self.record([(str(c), r.author, r.message) for r, c, _p, _b in chain])
                 if self._push(last, tip):
                     self.repo.references.create(MAIN_REF, last, force=True)
                     # The tracking ref is not moved here: it says what the last fetch saw, and the next fetch

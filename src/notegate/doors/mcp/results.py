@@ -66,6 +66,11 @@ class ChangeInfo(BaseModel):
     reviewed_by: str | None = None
     authors: str | None = None
     summary: str
+    pushed_by: str | None = Field(
+        None,
+        description="Set when the server did not make this change: it came by git push, and this is the committer "
+        "git states (unverified); then login is 'pushed' and there is no tier, client or reviewer.",
+    )
 
 
 class NoteRead(ToolResult):
