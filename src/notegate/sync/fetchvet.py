@@ -138,14 +138,17 @@ class _Tip:
 
 def vet_fetch(repo: pygit2.Repository, good: str | None, tip: str, policy: Policy) -> FetchVerdict:
     """Judge the range from ``good`` (the server's main; None for a first clone) to the origin's ``tip``."""
-    inspection = inspect_update(repo, good, tip, policy)
+    # counts per commit: the range is every push since the last good commit, each judged whole by its hook
+    inspection = inspect_update(repo, good, tip, policy, counts_per_commit=True)
     at_tip = _Tip(repo, tip)
     good_commit = _commit(repo, good) if good else None
     good_tree = good_commit.tree if good_commit is not None else None
     counted: list[Finding] = []
     nil: dict[str, bool] = {}
     for finding in inspection.findings:
-        if finding.path:
+        if finding.over_range:  # judged on the tip against the last good commit: it holds at the tip
+            undone = False
+        elif finding.path:
             undone = not at_tip.holds_entry(repo, finding.commit, finding.path)
         else:
             if finding.commit not in nil:

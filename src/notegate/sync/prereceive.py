@@ -11,11 +11,16 @@ and every new commit inspected (:func:`notegate.sync.incoming.inspect_update`) w
 only the environment's owner -- the forge logins in ``owner_pushers`` -- may change what sessions load at
 start (:func:`policy.decide_push`).  The pusher comes from the forge's variables, which only ``cli.py``
 reads (:func:`policy.identify_pusher`); an unidentified pusher is not the owner.
+
+The push as a whole is bounded: at most ``max_commits_per_push`` new commits per updated ref, inspected
+within ``push_inspection_seconds`` (past it: refused, never accepted half-seen), and every object in git's
+quarantine named by a pushed commit, ``max_push_bytes`` at most (:mod:`notegate.sync.quarantine`).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +28,7 @@ from pathlib import Path
 from notegate.config import Config
 from notegate.policy import Decision, decide_push, decide_ref_update, identify_pusher
 from notegate.sync.incoming import Finding, explain_all, inspect_update, open_repository
+from notegate.sync.quarantine import check_quarantine
 
 __all__ = ["PreReceiveReport", "RefUpdate", "check_push", "parse_alternates", "parse_updates"]
 
@@ -118,13 +124,17 @@ def check_push(
     pusher_values: Mapping[str, str],
     git_dir: str | Path,
     object_dirs: Iterable[str | Path] = (),
+    *,
+    quarantine: Path | None = None,
 ) -> PreReceiveReport:
     """Judge one push: every ref update on ``stdin_text`` against ``environment``'s rules.
 
     ``pusher_values`` are the forge's variables (``GL_USERNAME``, …) as the hook's environment has them;
-    ``object_dirs`` the quarantine and alternate object directories git names."""
-    env = config.environment(environment)
+    ``object_dirs`` the quarantine and alternate object directories git names; ``quarantine`` git's
+    ``GIT_QUARANTINE_PATH`` (the objects this push brought), checked whole when given."""
     policy = config.policy
+    deadline = time.monotonic() + policy.push_inspection_seconds
+    env = config.environment(environment)
     pusher = identify_pusher(pusher_values)
     owners = env.owner_pushers or (env.owner,)
     owner = pusher is not None and pusher in owners
@@ -149,6 +159,20 @@ def check_push(
             continue
         if update.new is None:
             continue
-        inspection = inspect_update(repo, update.old, update.new, policy, hide=accepted, guard=guard)
+        inspection = inspect_update(
+            repo,
+            update.old,
+            update.new,
+            policy,
+            hide=accepted,
+            guard=guard,
+            max_commits=policy.max_commits_per_push,
+            deadline=deadline,
+        )
         findings.extend(inspection.findings)
+    if quarantine is not None and quarantine.is_dir() and not findings:  # a push deleting refs brings none
+        tips = [u.new for u in updates if u.new is not None]
+        stored = check_quarantine(policy, repo, git_dir, quarantine, tips)
+        if not stored.allowed:
+            findings.append(Finding(tips[0] if tips else ZERO, "", stored.rule, stored.reason))
     return PreReceiveReport(tuple(findings), pusher, owner, len(updates))
