@@ -967,7 +967,9 @@ def cmd_pre_receive(args: argparse.Namespace) -> int:
     pusher_values = {name: os.environ[name] for name in PUSHER_VARIABLES if name in os.environ}
     stdin_text = sys.stdin.buffer.read().decode("utf-8", errors="replace")
     try:
-        report = check_push(config, environment, stdin_text, pusher_values, git_dir, [Path(d) for d in object_dirs])
+        quarantine = Path(os.environ["GIT_QUARANTINE_PATH"]) if os.environ.get("GIT_QUARANTINE_PATH") else None
+        dirs = [Path(d) for d in object_dirs]
+        report = check_push(config, environment, stdin_text, pusher_values, git_dir, dirs, quarantine=quarantine)
     except Exception as exc:  # a guard fails closed, whatever went wrong
         return _fail(f"notegate pre-receive: push refused: the check could not run ({type(exc).__name__})", 1)
     for line in report.lines():
@@ -976,7 +978,7 @@ def cmd_pre_receive(args: argparse.Namespace) -> int:
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:
-    from notegate.sync.hookfile import HOOK_MARKER, hook_path, install_hook
+    from notegate.sync.hookfile import HOOK_MARKER, bound_pack, hook_path, install_hook
 
     origin = Path(args.origin)
     if not (origin / "objects").is_dir() or not (origin / "HEAD").is_file():
@@ -991,7 +993,8 @@ def cmd_hooks(args: argparse.Namespace) -> int:
                 f"notegate hooks: {existing} exists and notegate did not write it; pass --force to replace it", 1
             )
     path = install_hook(origin, config.path, environment)
-    print(f"installed {path} (environment {environment})")
+    bound_pack(origin, config.policy.max_push_bytes)
+    print(f"installed {path} (environment {environment}; receive.maxInputSize {config.policy.max_push_bytes})")
     return 0
 
 

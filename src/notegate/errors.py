@@ -242,8 +242,17 @@ RULES: dict[str, str] = {
     "push-forged-provenance": "Reword the commit: no Notegate-* trailer (in any spelling) and an author and "
     "committer e-mail of your own (not <login>@notegate nor notegate@localhost); only the server names who made "
     "its commits. To repair an origin that took one, force-push it back to the server's last good commit.",
-    "too-many-deletions": "Delete fewer notes per commit (split the commit), or raise max_deletions_per_commit.",
-    "too-many-files": "Add fewer files per commit (split the commit), or raise max_files_per_commit.",
+    "too-many-deletions": "Delete fewer notes in one push (splitting them over commits of one push does not "
+    "help: the count is over the whole push), or raise max_deletions_per_commit.",
+    "too-many-files": "Add fewer files in one push (the count is over the whole push, not per commit), or raise "
+    "max_files_per_commit.",
+    "too-many-commits": "Push fewer commits at once (push the history in parts, oldest first), or raise "
+    "max_commits_per_push.",
+    "incoming-too-slow": "Push fewer or smaller commits at once, or raise push_inspection_seconds.",
+    "push-unreferenced-object": "Push with git itself (git push sends only what the pushed commits name); drop "
+    "objects no pushed commit names.",
+    "push-too-large": "Push less at once (several pushes), or raise max_push_bytes (and receive.maxInputSize on "
+    "the origin: `notegate hooks install` sets it).",
     "file-type-refused": "Commit notes (.md) and attachments of the types in attachment_types only.",
     "attachment-too-large": "Commit a smaller file, or raise max_attachment_bytes.",
     "attachment-type-mismatch": "Give the file the extension of what it really is, or leave it out.",

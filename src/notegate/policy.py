@@ -247,6 +247,9 @@ class Policy:
     elevation_assertion_seconds: int = default("elevation_assertion_seconds")
     max_deletions_per_commit: int = default("max_deletions_per_commit")
     max_files_per_commit: int = default("max_files_per_commit")
+    max_commits_per_push: int = default("max_commits_per_push")
+    push_inspection_seconds: float = default("push_inspection_seconds")
+    max_push_bytes: int = default("max_push_bytes")
     sync_interval_seconds: float = default("sync_interval_seconds")
     attachment_types: tuple[tuple[str, str], ...] = default("attachment_types")
     max_attachment_bytes: int = default("max_attachment_bytes")
@@ -1251,6 +1254,75 @@ def decide_commit_size(policy: Policy, *, deleted: int, added: int) -> Decision:
             f"the commit adds more than {policy.max_files_per_commit} files (max_files_per_commit).",
         )
     return allow("commit-size")
+
+
+def decide_range_size(policy: Policy, *, deleted: int, emptied: int, added: int) -> Decision:
+    """May one push or fetch -- the whole range it brings, from its base to its new tip -- delete ``deleted``
+    files (renames already left out), empty ``emptied`` notes (counted as deletions: a note emptied to
+    whitespace is gone to every reader) and add ``added``?  Counted over the range, not per commit, so
+    splitting a change across the commits of one push never changes the answer."""
+    gone = deleted + emptied
+    if gone > policy.max_deletions_per_commit:
+        how = f" ({emptied} of them notes emptied to nothing)" if emptied else ""
+        return deny(
+            "too-many-deletions",
+            f"this push or fetch deletes {gone} files, counted over all its commits{how}; one push or fetch may "
+            f"delete at most {policy.max_deletions_per_commit} (max_deletions_per_commit; a rename is not a deletion).",
+        )
+    if added > policy.max_files_per_commit:
+        return deny(
+            "too-many-files",
+            f"this push or fetch adds more than {policy.max_files_per_commit} files, counted over all its commits "
+            "(max_files_per_commit).",
+        )
+    return allow("range-size")
+
+
+def decide_commit_count(limit: int, count: int) -> Decision:
+    """May one update bring ``count`` new commits, ``limit`` at most (the hook's ``max_commits_per_push``)?
+    Bounded so one push cannot hold the origin, and every writer queued behind it, for long."""
+    if count > limit:
+        return deny("too-many-commits", f"the update brings more than {limit} commits (max_commits_per_push).")
+    return allow("commit-count")
+
+
+def decide_inspection_time(policy: Policy, *, overdue: bool) -> Decision:
+    """May the inspection of one push go on, ``overdue`` past its ``push_inspection_seconds``?  Past the
+    bound the push is refused: what was not seen whole is never accepted."""
+    if overdue:
+        return deny(
+            "incoming-too-slow",
+            f"inspecting the push took longer than {policy.push_inspection_seconds:g} s (push_inspection_seconds); "
+            "it was refused, not accepted half-seen.",
+        )
+    return allow("inspection-time")
+
+
+def decide_case_twin(twin_of: str | None) -> Decision:
+    """May a new path stand beside the others of its tip?  Not when it differs from another (a note, or one
+    of its folders) only by case or Unicode form (``twin_of``, from :func:`notegate.vault.paths.case_twins`):
+    the two are one file on the case-insensitive clones of macOS and Windows vaults."""
+    if twin_of is None:
+        return allow("case-distinct")
+    return deny("path-case-collision", f"it differs only in case or Unicode form from '{twin_of}' beside it.")
+
+
+def decide_pushed_objects(*, unreferenced: int, pushed_bytes: int, policy: Policy) -> Decision:
+    """May a push store the objects it brought?  Every new object must be named by a pushed commit (a
+    hand-made pack may carry blobs no tree names: git would keep them), and the whole must fit
+    ``max_push_bytes``."""
+    if unreferenced:
+        return deny(
+            "push-unreferenced-object",
+            f"the push brings {unreferenced} object(s) that no pushed commit names; git would keep them.",
+        )
+    if pushed_bytes > policy.max_push_bytes:
+        return deny(
+            "push-too-large",
+            f"the push brings {pushed_bytes} bytes of objects; one push may bring at most {policy.max_push_bytes} "
+            "(max_push_bytes).",
+        )
+    return allow("pushed-objects")
 
 
 def decide_fast_forward(descends: bool) -> Decision:

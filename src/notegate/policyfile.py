@@ -344,15 +344,47 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "max_deletions_per_commit",
         int,
         20,
-        "Files one incoming commit may delete (a rename is not a deletion); more refuses the commit.",
+        "Files one push or fetch may delete, counted over the whole range it brings (a rename is not a "
+        "deletion; a note emptied to whitespace is); more refuses it.",
         enforced_by=("notegate.policy:decide_commit_size",),
     ),
     PolicySetting(
         "max_files_per_commit",
         int,
         2000,
-        "Files one incoming commit may add; more refuses the commit (notegate import commits in batches of it).",
+        "Files one push or fetch may add, counted over the whole range it brings; more refuses it (notegate "
+        "import pushes batches of it).",
         enforced_by=("notegate.policy:decide_commit_size", "notegate.services.importer:import_folder"),
+    ),
+    PolicySetting(
+        "max_commits_per_push",
+        int,
+        1000,
+        "Commits one push may bring (the pre-receive hook); more refuses the push before any is inspected "
+        "[too-many-commits]. Bounds how long one push holds the origin (a busy vault's week of MCP writes is "
+        "a few hundred commits; push more in several pushes).",
+        enforced_by=("notegate.sync.prereceive:check_push",),
+    ),
+    PolicySetting(
+        "push_inspection_seconds",
+        (int, float),
+        60,
+        "How long the pre-receive hook may inspect one push; past it the push is refused "
+        "[incoming-too-slow], never accepted half-seen.",
+        enforced_by=("notegate.sync.prereceive:check_push",),
+    ),
+    PolicySetting(
+        "max_push_bytes",
+        int,
+        256 << 20,
+        "Bytes one push may bring (its pack, 256 MiB): `notegate init` and `notegate hooks install` set the "
+        "origin's receive.maxInputSize to it, so git refuses a larger pack before storing it, and the hook "
+        "refuses a push whose objects exceed it [push-too-large].",
+        enforced_by=(
+            "notegate.policy:decide_pushed_objects",
+            "notegate.services.vaultinit:init_directory",
+            "notegate.doctor.origins:_check_pack_bound",
+        ),
     ),
     PolicySetting(
         "sync_interval_seconds",
@@ -501,7 +533,14 @@ _EXTENSION = re.compile(r"[a-z0-9]{1,16}\Z")
 def _check_git_door(values: dict[str, Any]) -> None:
     """The incoming-commit limits and the attachment types: every media type named must be one notegate can
     check by its first bytes (so SVG, which may carry script, cannot be allowed)."""
-    for key in ("max_deletions_per_commit", "max_files_per_commit", "sync_interval_seconds"):
+    for key in (
+        "max_deletions_per_commit",
+        "max_files_per_commit",
+        "sync_interval_seconds",
+        "max_commits_per_push",
+        "push_inspection_seconds",
+        "max_push_bytes",
+    ):
         if values[key] <= 0:
             raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
     if not 0 < values["max_attachment_bytes"] <= 1 << 30:

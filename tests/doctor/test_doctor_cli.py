@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
-from doctor.conftest import notegate
+import pygit2
+
+from doctor.conftest import Doctor, notegate
+from notegate.policy import Policy
 
 EXPECTED_CHECKS = {
     "config.load",
@@ -16,6 +20,7 @@ EXPECTED_CHECKS = {
     "origin.reachable",
     "origin.sync",
     "origin.hook",
+    "origin.pack-bound",
     "syncer.scope",
     "state.integrity",
     "git.fsck",
@@ -67,3 +72,24 @@ def test_config_from_the_environment_or_the_current_folder(demo: Path, isolated_
         assert {r["check"] for r in json.loads(done.stdout)} == EXPECTED_CHECKS
     nothing = notegate("doctor", env=isolated_env, cwd=Path(isolated_env["HOME"]))
     assert nothing.returncode == 2 and "nothing to check" in nothing.stderr
+
+
+def test_the_origins_pack_bound_is_checked(demo: Path, doctor: Doctor) -> None:
+    """`notegate init` set receive.maxInputSize to max_push_bytes; unset or larger, the doctor fails it."""
+    origin = demo.parent / "origin.git"
+    assert pygit2.Repository(str(origin)).config.get_int("receive.maxInputSize") == Policy().max_push_bytes
+
+    def bound() -> dict[str, str]:
+        _code, results = doctor("--config", str(demo))
+        [result] = [r for r in results if r["check"] == "origin.pack-bound"]
+        return result
+
+    assert bound()["status"] == "ok"
+    subprocess.run(["git", "-C", str(origin), "config", "receive.maxInputSize", "1g"], check=True)
+    larger = bound()
+    assert larger["status"] == "fail" and "above max_push_bytes" in larger["found"]
+    assert "hooks install" in larger["remedy"]
+    subprocess.run(["git", "-C", str(origin), "config", "--unset", "receive.maxInputSize"], check=True)
+    assert bound()["status"] == "fail" and "not set" in bound()["found"]
+    subprocess.run(["git", "-C", str(origin), "config", "receive.maxInputSize", "10m"], check=True)
+    assert bound()["status"] == "ok"

@@ -67,8 +67,9 @@ def test_a_big_import_is_batches_the_validator_accepts(limited: Path, src: Path)
         origin = origin_of(limited)
         messages = [origin[c].message.splitlines()[0] for c in report.commits]
         assert messages == ["Import test (1/3)", "Import test (2/3)", "Import test (3/3)"]
-        inspection = inspect_update(origin, before, report.commit, load_config(limited).policy)
-        assert inspection.ok and inspection.commits == 3, [f.line() for f in inspection.findings]
+        for old, new in zip((before, *report.commits), report.commits, strict=False):  # each batch is one push
+            inspection = inspect_update(origin, old, new, load_config(limited).policy)
+            assert inspection.ok and inspection.commits == 1, [f.line() for f in inspection.findings]
         assert str(origin.references["refs/heads/main"].target) == report.commit
     finally:
         rt.close()

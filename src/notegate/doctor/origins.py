@@ -1,6 +1,7 @@
 """Each environment's origin: reachable, the server's clone in step with it, and (for a bare origin on this
 machine) notegate's pre-receive hook installed, since libgit2's local pushes and anyone else's pushes meet
-only the hook.
+only the hook, and its ``receive.maxInputSize`` no larger than the policy's ``max_push_bytes`` (git refuses
+a larger pack before storing it; the hook alone would refuse it only once it is on the disk).
 
 Read-only: the origin's refs are listed, never fetched, so the doctor leaves the clone as it found it.
 """
@@ -32,8 +33,8 @@ def _short(commit: str | None) -> str:
 
 
 def check_environment(config: Config, env: EnvironmentConfig, *, timeout: float = ORIGIN_TIMEOUT) -> list[CheckResult]:
-    """origin.reachable, origin.sync and origin.hook for one environment."""
-    results = [_check_hook(env)]
+    """origin.reachable, origin.sync, origin.hook and origin.pack-bound for one environment."""
+    results = [_check_hook(env), *_check_pack_bound(config, env)]
     clone = env_dir(config.state_dir, env.name) / CLONE_NAME
     if not (clone / "HEAD").exists():
         return [
@@ -122,3 +123,26 @@ def _check_hook(env: EnvironmentConfig) -> CheckResult:
         f"Run `notegate hooks install {origin}` (or `chmod +x` it); merge another pre-receive hook into it by hand.",
         subject=env.name,
     )
+
+
+def _check_pack_bound(config: Config, env: EnvironmentConfig) -> list[CheckResult]:
+    """origin.pack-bound: a local bare origin bounds one push's pack by the policy's ``max_push_bytes``."""
+    origin = Path(env.origin_url)
+    if not env.is_local_origin or not (origin / "HEAD").is_file():  # gone: origin.hook and reachable say so
+        return []
+    limit = config.policy.max_push_bytes
+    bound = hookfile.pack_bound(origin)
+    if bound is not None and 0 < bound <= limit:
+        return [ok("origin.pack-bound", f"{hookfile.PACK_BOUND} is {bound} bytes", subject=env.name)]
+    found = f"{hookfile.PACK_BOUND} is not set" if bound is None or bound <= 0 else f"{hookfile.PACK_BOUND} is {bound}"
+    return [
+        fail(
+            "origin.pack-bound",
+            f"{found}, above max_push_bytes ({limit}): a push may store a pack that large before the hook refuses it"
+            if bound
+            else f"{found}: a push may store a pack of any size before the hook refuses it",
+            f"Run `notegate hooks install {origin}` (it sets {hookfile.PACK_BOUND} to max_push_bytes), or `git -C "
+            f"{origin} config {hookfile.PACK_BOUND} {limit}`.",
+            subject=env.name,
+        )
+    ]

@@ -59,7 +59,7 @@ from notegate.services.backup_manifest import (
     parse_seal,
 )
 from notegate.state import SCHEMA_VERSION, StateDB, inspect_postgres
-from notegate.sync.hookfile import install_hook
+from notegate.sync.hookfile import bound_pack, install_hook
 from notegate.vault.layout import CONFIG_NAME, render_toml
 from notegate.vault.store import clone_local, git_fsck, missing_objects, repository_from_bundle, repository_refs
 
@@ -233,9 +233,10 @@ def _restore_files(backup: OpenedBackup, target: Path, port: int | None, state_u
             repository_from_bundle(bundle, target / ORIGINS / f"{name}.git", GIT_TIMEOUT)
     config_path = target / CONFIG_NAME
     config_path.write_text(_restored_config(original, backup, port, state_url), encoding="utf-8")
-    load_config(config_path)  # the restored config must load, or the restore is not done
+    restored = load_config(config_path)  # the restored config must load, or the restore is not done
     for name in sorted(backup.manifest.environments):
         install_hook(target / ORIGINS / f"{name}.git", config_path, name)
+        bound_pack(target / ORIGINS / f"{name}.git", restored.policy.max_push_bytes)
     return config_path
 
 

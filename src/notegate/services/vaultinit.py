@@ -19,7 +19,7 @@ from notegate.errors import InitError, NotegateError
 from notegate.policy import decide_new_state_database, decide_state_url_stored, fixed_caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.sync.hookfile import install_hook
+from notegate.sync.hookfile import bound_pack, install_hook
 from notegate.vault.layout import CONFIG_NAME, default_notes, render_config, render_toml
 from notegate.vault.store import Change
 
@@ -50,6 +50,7 @@ def init_directory(
     config = load_config(config_path)
     # The server pushes through libgit2's local transport, which runs no hooks; every other push meets it.
     install_hook(directory / "origin.git", config_path, config.default_environment)
+    bound_pack(directory / "origin.git", config.policy.max_push_bytes)
     runtime = Runtime(config)
     try:
         env = runtime.environment(None, index_now=False)

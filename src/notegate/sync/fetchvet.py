@@ -147,14 +147,19 @@ def vet_fetch(
     operator gave it, and commits made before provenance was recorded (or recorded in another state
     database) carry the server's trailers without a row.  They are still never believed: whatever has no
     row is shown as pushed, unverified, without a tier."""
-    inspection = inspect_update(repo, good, tip, policy, recorded=recorded if good is not None else None)
+    # Counts per commit: the range is every push since the last good commit, each judged whole by its hook.
+    inspection = inspect_update(
+        repo, good, tip, policy, recorded=recorded if good is not None else None, counts_per_commit=True
+    )
     at_tip = _Tip(repo, tip)
     good_commit = _commit(repo, good) if good else None
     good_tree = good_commit.tree if good_commit is not None else None
     counted: list[Finding] = []
     nil: dict[str, bool] = {}
     for finding in inspection.findings:
-        if finding.path:
+        if finding.over_range:  # judged on the tip against the last good commit: it holds at the tip
+            undone = False
+        elif finding.path:
             undone = not at_tip.holds_entry(repo, finding.commit, finding.path)
         else:
             if finding.commit not in nil:

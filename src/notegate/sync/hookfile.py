@@ -1,7 +1,10 @@
 """The pre-receive hook file notegate installs into a bare origin, and how to recognise one.
 
 One module writes it (``notegate init``, ``notegate hooks install``) and one reads it (``notegate
-doctor``), so the two never disagree on what "installed" means. The hook is a two-line shell script that
+doctor``), so the two never disagree on what "installed" means.  The same holds for the origin's pack
+bound, ``receive.maxInputSize`` (:func:`bound_pack`): git refuses a pack larger than it while receiving,
+before the hook runs or anything is stored, so a push cannot fill the origin's disk first and be refused
+after. The hook is a two-line shell script that
 hands git's pre-receive input to ``notegate pre-receive`` with the deployment config and the environment
 whose rules apply; the absolute paths it names live in the origin's ``hooks/`` directory, never in a
 repository or a log.
@@ -13,6 +16,8 @@ import os
 import shlex
 import sys
 from pathlib import Path
+
+import pygit2
 
 #: The line that marks a hook as ours; the doctor looks for it.
 HOOK_MARKER = "# notegate pre-receive hook: installed by notegate; reinstall with `notegate hooks install`"
@@ -51,3 +56,22 @@ def installed(origin_dir: Path) -> bool:
     except OSError:
         return False
     return HOOK_MARKER in text and os.access(path, os.X_OK)
+
+
+#: The origin's setting that bounds one push's pack (git-config(1), receive.maxInputSize).
+PACK_BOUND = "receive.maxInputSize"
+
+
+def bound_pack(origin_dir: Path, max_push_bytes: int) -> None:
+    """Set the origin's ``receive.maxInputSize`` to the policy's ``max_push_bytes``."""
+    pygit2.Repository(str(origin_dir)).config[PACK_BOUND] = int(max_push_bytes)
+
+
+def pack_bound(origin_dir: Path) -> int | None:
+    """The origin's ``receive.maxInputSize`` in bytes (git's k/m/g suffixes read); None when unset or not a
+    number git reads (git then takes no bound at all)."""
+    try:
+        config = pygit2.Repository(str(origin_dir)).config
+        return config.get_int(PACK_BOUND) if PACK_BOUND in config else None
+    except (pygit2.GitError, ValueError, KeyError):
+        return None

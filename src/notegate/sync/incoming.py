@@ -9,30 +9,47 @@ about each fact it reads (a name, a mode, a size, the exact bytes); it decides n
 Theory of operation
 -------------------
 * **Every new commit**: all commits reachable from the new tip and from none of ``hide`` (the old tip and
-  the origin's other branches: history already accepted), oldest first.
-* **One diff per commit, against its first parent** (a root commit against the empty tree), read from the
-  raw tree objects: subtrees with the same id are skipped, so a commit costs what it changes.  Modes are
-  read as written (libgit2 would normalise ``100664`` to ``100644``), names as bytes.
+  the origin's other branches: history already accepted), oldest first.  At most ``max_commits`` of them
+  (the hook passes ``max_commits_per_push``): past it the update is refused ``[too-many-commits]`` before
+  any is inspected, and past ``deadline`` (``push_inspection_seconds``) it is refused ``[incoming-too-slow]``
+  -- never accepted half-seen.
+* **Content: one diff per commit, against its first parent** (a root commit against the empty tree), read
+  from the raw tree objects: subtrees with the same id are skipped, so a commit costs what it changes.
+  Modes are read as written (libgit2 would normalise ``100664`` to ``100644``), names as bytes.  Every file
+  content a commit introduces is checked, so nothing is smuggled in and taken out again unseen.
+* **Counts: one diff over the whole range.**  Deletions and added files are counted between the range's
+  base -- the last accepted commit on the new tip's first-parent line (the old tip for a fast-forward) --
+  and the new tip, once: splitting a change across the commits of one push or fetch never changes the
+  answer.  A note whose new content is empty or whitespace only (and was not before) counts as a deletion:
+  to every reader it is gone.  Counted per commit instead: a range with no accepted commit at all (a first
+  push into an empty origin, a first clone), and a fetch (``counts_per_commit``): a fetch's range is every
+  push since the last good commit -- an import's batches, a weekend of inbox promotions on a laptop that
+  was off -- each accepted on its own, and a sum over them would refuse the origin for good.  A single
+  commit adding more than ``max_files_per_commit`` files is refused on its own too (the inspection stops
+  there).
+* **Case and Unicode twins**: in every folder the range changes, a new name whose collision key
+  (:func:`notegate.vault.paths.caseless_key`, the store's) equals another name's there is refused
+  ``[path-case-collision]``: the two would be one file on a case-insensitive clone.
 * **Merges**: the diff against the first parent holds everything the merge brings into the first-parent
   line, so every file content in the merge's tree that differs from the mainline is checked; that is what
-  keeps a merge from smuggling anything in.  Counts (deletions, added files) and the pusher guard look
-  only at what the merge itself introduces -- entries that differ from *every* parent -- because what it
-  takes from another parent was judged on that parent's own commits (or already accepted).
+  keeps a merge from smuggling anything in.  Counts and the pusher guard look only at what the merge (or
+  the range) itself introduces -- entries that differ from *every* parent (every accepted commit the range
+  grows from) -- because what it takes from another parent was judged on that parent's own push.
 * **Read no more than needed**: a refused folder (hidden, or a path the rules refuse) is reported once and
   not entered; a blob's type and size come from the object header, and its content is read only when the
   size is allowed (notes: UTF-8, no NUL, the floor where sessions load it; attachments: the first bytes);
-  a commit past ``max_files_per_commit`` added files stops there; at :data:`MAX_FINDINGS` findings
-  everything stops.  Deep trees stop at the path length limit.
+  at :data:`MAX_FINDINGS` findings everything stops.  Deep trees stop at the path length limit.
 * **Never raise on hostile input**: an unreadable, missing or malformed object is a finding
   ``[incoming-malformed]``; only a bug raises.
 
-Renames are not deletions: a deleted blob whose id is added elsewhere in the same commit is a rename;
-when more than ``max_deletions_per_commit`` remain, libgit2's similarity detection (git's ``-M``,
-``rename_limit`` :data:`RENAME_LIMIT`) pairs the rest.
+Renames are not deletions: a deleted blob whose id is added elsewhere in the range is a rename; when more
+than ``max_deletions_per_commit`` remain, libgit2's similarity detection (git's ``-M``, ``rename_limit``
+:data:`RENAME_LIMIT`) pairs the rest.
 """
 
 from __future__ import annotations
 
+import time
 import unicodedata
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
@@ -49,6 +66,8 @@ from notegate.policy import (
     Decision,
     Policy,
     decide_attachment,
+    decide_case_twin,
+    decide_commit_count,
     decide_commit_provenance,
     decide_commit_size,
     decide_fast_forward,
@@ -57,9 +76,11 @@ from notegate.policy import (
     decide_incoming_note,
     decide_incoming_path,
     decide_incoming_size,
+    decide_inspection_time,
+    decide_range_size,
 )
 from notegate.safety.attachments import HEAD_BYTES
-from notegate.vault.paths import MAX_PATH_BYTES
+from notegate.vault.paths import MAX_PATH_BYTES, caseless_key
 
 __all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_update", "open_repository", "shown_path"]
 
@@ -88,6 +109,9 @@ class Finding:
     path: str
     rule: str
     what: str
+    #: A finding about the whole range (a count over it, a twin at its tip): it holds at the tip by
+    #: construction, so no later commit of the range "repairs" it (sync/fetchvet).
+    over_range: bool = False
 
     def line(self) -> str:
         """The line a pusher reads (git prints it as ``remote: …``); the remedy is printed once per rule
@@ -171,28 +195,42 @@ def _parse_tree(data: bytes) -> dict[bytes, _Entry]:
 
 class _Inspector:
     def __init__(
-        self, repo: pygit2.Repository, policy: Policy, guard: Guard | None, recorded: Recorded | None = None
+        self,
+        repo: pygit2.Repository,
+        policy: Policy,
+        guard: Guard | None,
+        deadline: float | None,
+        recorded: Recorded | None = None,
     ) -> None:
-        self.repo, self.policy, self.guard, self.recorded = repo, policy, guard, recorded
+        self.repo, self.policy, self.guard, self.deadline, self.recorded = repo, policy, guard, deadline, recorded
         self.findings: list[Finding] = []
         self.truncated = False
+        self.late = False
         self._trees: OrderedDict[bytes, dict[bytes, _Entry]] = OrderedDict()
 
     # ------------------------------------------------------------ findings
     @property
     def full(self) -> bool:
-        return self.truncated
+        """Stop everything: at the cap of findings, or past the deadline."""
+        return self.truncated or self.late
 
-    def add(self, commit: str, path: str, decision: Decision) -> None:
+    def add(self, commit: str, path: str, decision: Decision, *, over_range: bool = False) -> None:
         if decision.allowed or self.truncated:
             return
-        self.findings.append(Finding(commit, path, decision.rule, decision.reason))
+        self.findings.append(Finding(commit, path, decision.rule, decision.reason, over_range))
         if len(self.findings) >= MAX_FINDINGS:
             self.truncated = True
 
     def malformed(self, commit: str, path: str, what: str) -> None:
         if not self.truncated:
             self.add(commit, path, Decision(False, _Malformed.rule, what))
+
+    def overdue(self, tip: str) -> bool:
+        """Past the deadline?  Then the update is refused (reported once) and the inspection stops."""
+        if self.deadline is not None and not self.late and time.monotonic() > self.deadline:
+            self.add(tip, "", decide_inspection_time(self.policy, overdue=True), over_range=True)
+            self.late = True
+        return self.late
 
     # ------------------------------------------------------------ objects
     def tree(self, oid: bytes | None) -> dict[bytes, _Entry]:
@@ -242,8 +280,20 @@ class _Inspector:
         except (KeyError, ValueError, pygit2.GitError):
             raise _Malformed("a file's object is missing") from None
 
-    # ------------------------------------------------------------ one commit
-    def commit(self, commit: pygit2.Commit) -> None:
+    def blank(self, oid: bytes) -> bool:
+        """Is this blob a note with nothing in it -- empty, or whitespace (and byte-order marks) only?  A
+        blob larger than a note may be is never read (and is not blank: it is refused on its own)."""
+        try:
+            kind, size = self.header(oid)
+            if kind != ObjectType.BLOB or size > self.policy.max_note_bytes:
+                return False
+            data = self.content(oid) if size else b""
+        except _Malformed:
+            return False
+        return not data.decode("utf-8", "replace").replace("\ufeff", "").strip()
+
+    # ------------------------------------------------------------ one commit, and the range
+    def commit(self, commit: pygit2.Commit, *, count: bool) -> None:
         cid = str(commit.id)
         if self.recorded is not None:  # who made it: only the server's record says (never the commit's words)
             emails = (
@@ -259,9 +309,18 @@ class _Inspector:
         try:
             first_tree = self._tree_of(parents[0]) if parents else None
             other_trees = [self._tree_of(p) for p in parents[1:]]
-            _CommitDiff(self, cid, first_tree, commit.tree_id.raw, other_trees).run()
+            _CommitDiff(self, cid, first_tree, commit.tree_id.raw, other_trees, check=True, count=count).run()
         except _Malformed as exc:
             self.malformed(cid, "", exc.message)
+
+    def range(self, tip: str, tip_tree: bytes, base: bytes | None, others: list[bytes], *, count: bool) -> None:
+        """The whole range at once, from ``base`` (None: the empty tree) to the tip: counts and twins."""
+        try:
+            base_tree = self._tree_of(base) if base is not None else None
+            other_trees = [self._tree_of(p) for p in others]
+            _CommitDiff(self, tip, base_tree, tip_tree, other_trees, check=False, count=count).run()
+        except _Malformed as exc:
+            self.malformed(tip, "", exc.message)
 
     def _tree_of(self, commit_oid: bytes) -> bytes:
         try:
@@ -274,17 +333,32 @@ class _Inspector:
 
 
 class _CommitDiff:
-    """One commit against its first parent: every changed file checked, deletions and additions counted."""
+    """One tree against another: one commit against its first parent (``check``: every changed file checked,
+    the pusher guard asked), or the whole range from its base to the tip (not ``check``: twins looked for);
+    with ``count``, deletions, emptied notes and additions counted and judged."""
 
     def __init__(
-        self, ins: _Inspector, cid: str, old_tree: bytes | None, new_tree: bytes, other_parents: list[bytes]
+        self,
+        ins: _Inspector,
+        cid: str,
+        old_tree: bytes | None,
+        new_tree: bytes,
+        other_parents: list[bytes],
+        *,
+        check: bool,
+        count: bool,
     ) -> None:
         self.ins, self.cid, self.policy = ins, cid, ins.policy
         self.old_tree, self.new_tree, self.others = old_tree, new_tree, other_parents
+        self.check, self.count, self.over_range = check, count, not check
         self.added = 0
+        self.emptied = 0
         self.added_blobs: Counter[bytes] = Counter()
         self.deleted_blobs: list[bytes] = []
         self.stopped = False
+
+    def add(self, path: str, decision: Decision) -> None:
+        self.ins.add(self.cid, path, decision, over_range=self.over_range)
 
     def introduced(self, raw_path: bytes, entry: _Entry | None) -> bool:
         """Does this commit itself bring ``entry`` at ``raw_path`` (not a merge taking another parent's)?"""
@@ -296,6 +370,8 @@ class _CommitDiff:
             prefix, old, new = stack.pop()
             old_entries = self.ins.tree(old)
             new_entries = self.ins.tree(new)
+            if not self.check and new_entries:
+                self.twins(prefix, old_entries, new_entries)
             for name, n in new_entries.items():
                 o = old_entries.get(name)
                 if o == n:
@@ -321,19 +397,43 @@ class _CommitDiff:
                     stack.append((raw + b"/", o.oid, None))
                 else:
                     self.deleted(raw, o)
-        if not self.stopped and not self.ins.full:
-            self.ins.add(self.cid, "", decide_commit_size(self.policy, deleted=self.deletions(), added=self.added))
+        if self.count and not self.stopped and not self.ins.full:
+            self.add("", self.size(self.deletions(), self.added))
+
+    def size(self, deleted: int, added: int) -> Decision:
+        if self.over_range:
+            return decide_range_size(self.policy, deleted=deleted, emptied=self.emptied, added=added)
+        return decide_commit_size(self.policy, deleted=deleted + self.emptied, added=added)
 
     # ------------------------------------------------------------ entries
     def enter(self, raw: bytes) -> bool:
-        """Check a folder the commit adds or changes; False (reported) when it must not be entered."""
+        """Check a folder the commit adds or changes; False (reported, when checking) when it must not be
+        entered."""
         path = raw.decode("utf-8", "surrogateescape")
         if len(raw) > MAX_PATH_BYTES:
-            self.ins.add(self.cid, path[:MAX_PATH_BYTES], Decision(False, "path-too-long", "the path is too long."))
+            if self.check:
+                self.add(path[:MAX_PATH_BYTES], Decision(False, "path-too-long", "the path is too long."))
             return False
         decision = decide_incoming_folder(self.policy, path)
-        self.ins.add(self.cid, path, decision)
+        if self.check:
+            self.add(path, decision)
         return decision.allowed
+
+    def twins(self, prefix: bytes, old_entries: dict[bytes, _Entry], new_entries: dict[bytes, _Entry]) -> None:
+        """Every name new in this folder whose collision key another name here has (the store's key)."""
+        fresh = [name for name in new_entries if name not in old_entries]
+        if not fresh:
+            return
+        by_key: dict[str, list[bytes]] = {}
+        for name in new_entries:
+            by_key.setdefault(caseless_key(name.decode("utf-8", "surrogateescape")), []).append(name)
+        for name in fresh:
+            spelled = by_key[caseless_key(name.decode("utf-8", "surrogateescape"))]
+            other = next((n for n in spelled if n != name), None)
+            if other is None:
+                continue
+            shown = (prefix + other).decode("utf-8", "surrogateescape") + ("/" if new_entries[other].is_tree else "")
+            self.add((prefix + name).decode("utf-8", "surrogateescape"), decide_case_twin(shown))
 
     def changed(self, raw: bytes, old: _Entry | None, new: _Entry) -> None:
         path = raw.decode("utf-8", "surrogateescape")
@@ -341,21 +441,33 @@ class _CommitDiff:
         if old is None and introduced:
             self.added += 1
             self.added_blobs[new.oid] += 1
-            if self.added > self.policy.max_files_per_commit:
-                self.ins.add(self.cid, "", decide_commit_size(self.policy, deleted=0, added=self.added))
+            if (self.check or self.count) and self.added > self.policy.max_files_per_commit:
+                self.add("", self.size(0, self.added))
                 self.stopped = True
                 return
+        elif self.count and introduced and old is not None and self.emptied_note(path, old, new):
+            self.emptied += 1
+        if not self.check:
+            return
         if introduced and self.ins.guard is not None:
-            self.ins.add(self.cid, path, self.ins.guard(path))
-        self.ins.add(self.cid, path, self.check_file(path, new))
+            self.add(path, self.ins.guard(path))
+        self.add(path, self.check_file(path, new))
+
+    def emptied_note(self, path: str, old: _Entry, new: _Entry) -> bool:
+        """A note that had something in it and now has nothing (an emptied note is a deleted one)."""
+        if old.mode == MODE_GITLINK or new.mode == MODE_GITLINK:
+            return False
+        if decide_incoming_path(self.policy, path).rule != "incoming-note":
+            return False
+        return self.ins.blank(new.oid) and not self.ins.blank(old.oid)
 
     def deleted(self, raw: bytes, old: _Entry) -> None:
         if self.others and not self.introduced(raw, None):
             return
         self.deleted_blobs.append(old.oid)
-        if self.ins.guard is not None:
+        if self.check and self.ins.guard is not None:
             path = raw.decode("utf-8", "surrogateescape")
-            self.ins.add(self.cid, path, self.ins.guard(path))
+            self.add(path, self.ins.guard(path))
 
     def check_file(self, path: str, entry: _Entry) -> Decision:
         mode = decide_incoming_mode(entry.mode)
@@ -388,7 +500,7 @@ class _CommitDiff:
                 unmatched[oid] -= 1
             else:
                 remaining += 1
-        if remaining <= self.policy.max_deletions_per_commit or self.others:
+        if remaining + self.emptied <= self.policy.max_deletions_per_commit or self.others:
             return remaining
         return min(remaining, self._similar_deletions())
 
@@ -407,6 +519,27 @@ class _CommitDiff:
             return len(self.deleted_blobs)
 
 
+def _walker(repo: pygit2.Repository, tip: pygit2.Oid, hidden: list[str], sort: SortMode) -> pygit2.Walker:
+    walker = repo.walk(tip, sort)
+    for h in hidden:
+        try:
+            walker.hide(pygit2.Oid(hex=h))
+        except (KeyError, ValueError, pygit2.GitError):
+            continue
+    return walker
+
+
+def _range_base(tip: bytes, new: set[bytes], parents: dict[bytes, list[bytes]]) -> tuple[bytes | None, list[bytes]]:
+    """The range's base -- the first accepted commit on the tip's first-parent line (None: the line has
+    none, so the empty tree) -- and the other accepted commits the range grows from (merged in)."""
+    base: bytes | None = tip
+    while base is not None and base in new:
+        line = parents[base]
+        base = line[0] if line else None
+    boundary = {p for commit in new for p in parents[commit] if p not in new}
+    return base, sorted(boundary - {base})
+
+
 def inspect_update(
     repo: pygit2.Repository,
     old: str | None,
@@ -416,14 +549,21 @@ def inspect_update(
     hide: Iterable[str] = (),
     guard: Guard | None = None,
     recorded: Recorded | None = None,
+    max_commits: int | None = None,
+    deadline: float | None = None,
+    counts_per_commit: bool = False,
 ) -> Inspection:
     """Check one branch update: ``old`` (None for a new branch) to ``new``.
 
     ``hide`` names commits already accepted (the origin's other branch tips): their history is not
     inspected again.  ``guard(path)`` is asked about every path a new commit changes (the pusher check).
     ``recorded(commit_id)`` says which commits the server made (see :data:`Recorded`).
-    Findings name the commit (the new tip for a non-fast-forward update), the path and the rule."""
-    ins = _Inspector(repo, policy, guard, recorded)
+    ``max_commits``: more new commits than this refuses the update unread; ``deadline`` (a
+    :func:`time.monotonic` value): past it the update is refused.  ``counts_per_commit``: count deletions
+    and additions per commit, not over the range (the fetch: see :mod:`notegate.sync.fetchvet`).  Findings
+    name the commit (the new tip for what is judged over the whole range, and for a non-fast-forward
+    update), the path and the rule."""
+    ins = _Inspector(repo, policy, guard, deadline, recorded)
     try:
         new_commit = repo[pygit2.Oid(hex=new)]
     except (KeyError, ValueError, pygit2.GitError):
@@ -439,21 +579,32 @@ def inspect_update(
         except (KeyError, ValueError, pygit2.GitError):
             descends = False
         ins.add(new, "", decide_fast_forward(descends))
+    per_commit = counts_per_commit or not hidden  # not hidden: a first push into an empty origin, a first clone
     count = 0
+    new_ids: set[bytes] = set()
+    parents: dict[bytes, list[bytes]] = {}
     try:
-        walker = repo.walk(new_commit.id, SortMode.TOPOLOGICAL | SortMode.REVERSE)
-        for h in hidden:
-            try:
-                walker.hide(pygit2.Oid(hex=h))
-            except (KeyError, ValueError, pygit2.GitError):
-                continue
-        for commit in walker:
+        if max_commits is not None:
+            for count, _commit in enumerate(_walker(repo, new_commit.id, hidden, SortMode.NONE), 1):
+                if count > max_commits:
+                    ins.add(new, "", decide_commit_count(max_commits, count), over_range=True)
+                    return Inspection(tuple(ins.findings), 0, False)
+            count = 0
+        for commit in _walker(repo, new_commit.id, hidden, SortMode.TOPOLOGICAL | SortMode.REVERSE):
+            if ins.overdue(new):
+                break
             count += 1
-            ins.commit(commit)
+            new_ids.add(commit.id.raw)
+            parents[commit.id.raw] = [p.raw for p in commit.parent_ids]
+            ins.commit(commit, count=per_commit)
             if ins.full:
                 break
     except (KeyError, ValueError, pygit2.GitError):
         ins.malformed(new, "", "the history of the new tip cannot be read (a commit is missing or malformed)")
+        return Inspection(tuple(ins.findings), count, ins.truncated)
+    if new_ids and not ins.full and not ins.overdue(new):
+        base, others = _range_base(new_commit.id.raw, new_ids, parents)
+        ins.range(new, new_commit.tree_id.raw, base, others, count=not per_commit)
     return Inspection(tuple(ins.findings), count, ins.truncated)
 
 

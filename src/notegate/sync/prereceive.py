@@ -17,11 +17,16 @@ passes only when the server recorded it as its own before pushing it (:func:`not
 in the state database the hook's config names: a remote origin the server pushes to needs the servers'
 state database in its hook's config); any other is refused ``[push-forged-provenance]``.  Nobody can claim
 to be the server: the record is keyed by the commit's id and only the server writes it.
+
+The push as a whole is bounded: at most ``max_commits_per_push`` new commits per updated ref, inspected
+within ``push_inspection_seconds`` (past it: refused, never accepted half-seen), and every object in git's
+quarantine named by a pushed commit, ``max_push_bytes`` at most (:mod:`notegate.sync.quarantine`).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +34,7 @@ from pathlib import Path
 from notegate.config import Config
 from notegate.policy import Decision, decide_push, decide_ref_update, identify_pusher
 from notegate.sync.incoming import Finding, explain_all, inspect_update, open_repository
+from notegate.sync.quarantine import check_quarantine
 
 __all__ = ["PreReceiveReport", "RefUpdate", "check_push", "parse_alternates", "parse_updates"]
 
@@ -124,13 +130,17 @@ def check_push(
     pusher_values: Mapping[str, str],
     git_dir: str | Path,
     object_dirs: Iterable[str | Path] = (),
+    *,
+    quarantine: Path | None = None,
 ) -> PreReceiveReport:
     """Judge one push: every ref update on ``stdin_text`` against ``environment``'s rules.
 
     ``pusher_values`` are the forge's variables (``GL_USERNAME``, …) as the hook's environment has them;
-    ``object_dirs`` the quarantine and alternate object directories git names."""
-    env = config.environment(environment)
+    ``object_dirs`` the quarantine and alternate object directories git names; ``quarantine`` git's
+    ``GIT_QUARANTINE_PATH`` (the objects this push brought), checked whole when given."""
     policy = config.policy
+    deadline = time.monotonic() + policy.push_inspection_seconds
+    env = config.environment(environment)
     pusher = identify_pusher(pusher_values)
     owners = env.owner_pushers or (env.owner,)
     owner = pusher is not None and pusher in owners
@@ -167,6 +177,21 @@ def check_push(
             continue
         if update.new is None:
             continue
-        inspection = inspect_update(repo, update.old, update.new, policy, hide=accepted, guard=guard, recorded=recorded)
+        inspection = inspect_update(
+            repo,
+            update.old,
+            update.new,
+            policy,
+            hide=accepted,
+            guard=guard,
+            max_commits=policy.max_commits_per_push,
+            deadline=deadline,
+            recorded=recorded,
+        )
         findings.extend(inspection.findings)
+    if quarantine is not None and quarantine.is_dir() and not findings:  # a push deleting refs brings none
+        tips = [u.new for u in updates if u.new is not None]
+        stored = check_quarantine(policy, repo, git_dir, quarantine, tips)
+        if not stored.allowed:
+            findings.append(Finding(tips[0] if tips else ZERO, "", stored.rule, stored.reason))
     return PreReceiveReport(tuple(findings), pusher, owner, len(updates))

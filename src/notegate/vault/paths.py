@@ -80,6 +80,8 @@ __all__ = [
     "FolderPath",
     "NotePath",
     "TreePaths",
+    "case_twin",
+    "caseless_key",
     "is_hidden_tree_path",
 ]
 
@@ -514,8 +516,30 @@ class AttachmentPath:
 
 
 def caseless_key(text: str) -> str:
-    """The case-collision key of an already-normalised path or folder (no re-parsing)."""
+    """The case-collision key of an already-normalised path or folder (no re-parsing): the one key the
+    store's listing (``Listing.collision``), the import and the git door (``sync/incoming``) compare."""
     return _caseless_key(text)
+
+
+def case_twin(path: str, other: str) -> str | None:
+    """The part of ``other`` -- one of its folders (with a ``/`` after it) or the whole path -- that differs
+    from the part of ``path`` at the same depth only by case or Unicode form (:func:`caseless_key`), or None
+    when the two can stand side by side on a case-insensitive file system (macOS, Windows).
+
+    Compared prefix by prefix from the root: the first prefix spelled differently decides, since below a
+    folder spelled differently (and not a twin) nothing can collide.  The git door checks the same thing
+    name by name inside each folder a push changes; the key of ``folder/name`` is the folder's key, ``/``
+    and the name's key, because no name holding a character whose key has a ``/`` (U+2100, U+FF0F, ...)
+    passes the path rules."""
+    mine, theirs = path.split("/"), other.split("/")
+    for depth in range(min(len(mine), len(theirs))):
+        a, b = "/".join(mine[: depth + 1]), "/".join(theirs[: depth + 1])
+        if a == b:
+            continue
+        if _caseless_key(a) != _caseless_key(b):
+            return None
+        return b if depth == len(theirs) - 1 else b + "/"
+    return None
 
 
 def is_hidden_tree_path(path: str) -> bool:
