@@ -176,3 +176,12 @@ def test_the_summary_puts_refusals_first_and_counts_skips_by_type() -> None:
     assert "x1.txt" not in text
     listed = import_summary(report, list_skipped=True)
     assert "skipped  x499.txt: .txt files: not a type the policy allows (attachment_types)" in listed
+
+
+def test_a_relocated_canvas_keeps_every_other_byte() -> None:
+    data = (
+        b'{\n  "nodes":[ {"id":"f","type":"file","file":"Notes/x.md"} ,'
+        b'{"id":"t","type":"text","text":"\\"file\\": \\"Notes/x.md\\""}],\n  "edges":[]}'
+    )
+    moved = canvas_relocated(data, lambda p: "In/" + p)
+    assert moved == data.replace(b'"file":"Notes/x.md"', b'"file":"In/Notes/x.md"')

@@ -150,25 +150,43 @@ def canvas_links(canvas: object) -> list[Link]:
     return [Link(target, embed=True, wiki=False, exact=True) for target in found]
 
 
+_CANVAS_FILE = re.compile(r'"file"(\s*:\s*)("(?:[^"\\]|\\.)*")')
+
+
 def canvas_relocated(data: bytes, land: Callable[[str], str]) -> bytes | None:
     """A JSON Canvas whose file nodes name vault-root paths, with each path moved by ``land`` (an import's
-    ``--into FOLDER``: the canvas moves, and so does every file it shows), or None when no path changes
-    (the bytes then stay exactly as they were). Written back as Obsidian writes a canvas: tab-indented
-    JSON, non-ASCII kept."""
+    ``--into FOLDER``, or a folder landing in the vault's own spelling: the canvas's cards follow the files
+    they show), or None when no path changes (the bytes then stay exactly as they were).
+
+    Only the moved paths' own string literals change: every other byte (the app's formatting, key order,
+    escapes) stays as written. Should that not give exactly the relocated canvas (a ``"file"`` key somewhere
+    else with the same value), the canvas is written anew as Obsidian writes one (tab-indented JSON)."""
     try:
-        canvas = json.loads(data.decode("utf-8-sig"))
+        text = data.decode("utf-8-sig")
+        canvas = json.loads(text)
     except ValueError:
         return None  # not a canvas: decide_canvas refuses it with its own rule
     nodes = canvas.get("nodes") if isinstance(canvas, dict) else None
-    moved = False
+    moves: dict[str, str] = {}
     for node in nodes if isinstance(nodes, list) else ():
         if isinstance(node, dict) and node.get("type") == "file" and isinstance(node.get("file"), str):
             path, hash_, rest = node["file"].lstrip("/").partition("#")
             landed = land(path) if path else path
             if landed != path:
-                node["file"] = landed + hash_ + rest
-                moved = True
-    return json.dumps(canvas, indent="\t", ensure_ascii=False).encode("utf-8") if moved else None
+                moves[node["file"]] = node["file"] = landed + hash_ + rest
+    if not moves:
+        return None
+
+    def moved(match: re.Match[str]) -> str:
+        value = json.loads(match.group(2))
+        if value not in moves:
+            return match.group(0)
+        return f'"file"{match.group(1)}{json.dumps(moves[value], ensure_ascii=False)}'
+
+    edited = _CANVAS_FILE.sub(moved, text)
+    if json.loads(edited) == canvas:
+        return (data[:3] if data.startswith(b"\xef\xbb\xbf") else b"") + edited.encode("utf-8")
+    return json.dumps(canvas, indent="\t", ensure_ascii=False).encode("utf-8")
 
 
 class LinkTargets:
