@@ -35,6 +35,7 @@ from notegate.auth.websession import (
 )
 from notegate.console_policy import decide_console_action
 from notegate.doors.web.environments import Environments
+from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError
 
 HERE = Path(__file__).parent
@@ -114,6 +115,7 @@ def templates() -> Environment:
     """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
     env.filters["filesize"] = filesize
+    env.filters["plain_snippet"] = plain_snippet
     return env
 
 
