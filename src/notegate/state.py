@@ -25,6 +25,9 @@ from notegate.sqlite import LocalSQLite
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
 SCHEMA_VERSION = 4
 
+#: How many tools StateDB.audit_rows can leave out of one client's rows (its statement's placeholders).
+AUDIT_HIDDEN_TOOLS = 8
+
 #: How long a replica waits for another's push to one origin before pushing anyway (StateDB.push_lock).
 PUSH_LOCK_WAIT_SECONDS = 10.0
 
@@ -670,12 +673,17 @@ class StateDB:
         environment: str | None = None,
         until: float | None = None,
         before_id: int | None = None,
+        without_client: tuple[str, tuple[str, ...]] | None = None,
     ) -> list[sqlite3.Row]:
         """The newest ``limit`` audit rows that match, oldest first (read-only). ``connector`` matches a row's
         client name or login; ``path`` the note itself or anything under it as a folder; ``until`` is an
         exclusive upper bound on the time; ``before_id`` pages back: the rows after that row in this order
-        (older, or as old with a smaller id), so pages neither skip nor repeat a row when clocks step back."""
+        (older, or as old with a smaller id), so pages neither skip nor repeat a row when clocks step back;
+        ``without_client`` (client, tools) leaves out that client's calls of those tools."""
         folder = path.rstrip("/") + "/" if path else None
+        hidden_client, hidden_tools = without_client if without_client else (None, ("",))
+        # a fixed number of placeholders (the statement stays one text): the list is cut or padded to it
+        tools = (*hidden_tools[:AUDIT_HIDDEN_TOOLS], *[hidden_tools[0]] * (AUDIT_HIDDEN_TOOLS - len(hidden_tools)))
         rows = self.query(
             "SELECT id, at, environment, login, client, client_class, tier, session, tool, path, outcome,"
             " commit_id FROM audit WHERE (? IS NULL OR at >= ?) AND (? IS NULL OR at < ?)"
@@ -684,6 +692,7 @@ class StateDB:
             " AND (? IS NULL OR tool = ?) AND (? IS NULL OR outcome = ?)"
             " AND (? IS NULL OR environment = ?)"
             " AND (? IS NULL OR (at, id) < (SELECT at, id FROM audit WHERE id = ?))"
+            " AND (? IS NULL OR client IS NULL OR client <> ? OR tool NOT IN (?, ?, ?, ?, ?, ?, ?, ?))"
             " ORDER BY at DESC, id DESC LIMIT ?",
             (
                 *(since, since),
@@ -694,6 +703,7 @@ class StateDB:
                 *(outcome, outcome),
                 *(environment, environment),
                 *(before_id, before_id),
+                *(hidden_client, hidden_client, *tools),
                 limit,
             ),
         )

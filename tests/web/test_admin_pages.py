@@ -462,3 +462,26 @@ def test_audit_pages_cover_every_row_once_when_the_clock_stepped_back(console: C
         url = older.group(1).replace("&amp;", "&")
     expected = sorted(range(len(times)), key=lambda i: (times[i], i), reverse=True)
     assert seen == [str(i) for i in expected]
+
+
+def test_the_consoles_own_page_views_are_left_out_of_the_audit_unless_asked(console: Console) -> None:
+    """The owner's browsing (read_note by the connector web:console) is not what the audit is read for: the
+    page leaves it out by default, keeps the console's actions, and shows the views with views=1."""
+    from notegate.services.notes import NotesService
+    from notegate.vault.store import ABSENT
+
+    owner = Browser(console, "owner")
+    notes = NotesService(console.runtime)
+    from notegate.policy import fixed_caller
+
+    web = fixed_caller("web:console", "owner")
+    notes.write_note(web, "notes/seen.md", "# Seen\n", ABSENT)  # the console's preview, then its commit
+    notes.write_note(web, "notes/seen.md", "# Seen\n", ABSENT, confirmed=True)
+    notes.read_note(web, "notes/seen.md")
+    default = owner.get("/audit")
+    assert default.status_code == 200
+    rows = re.findall(r'<td data-label="tool"><code>([^<]+)</code>', default.text)
+    assert "write_note" in rows and "read_note" not in rows
+    everything = owner.get("/audit", views="1")
+    assert "read_note" in re.findall(r'<td data-label="tool"><code>([^<]+)</code>', everything.text)
+    assert owner.get("/audit", views="yes").status_code == 400

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from notegate.auth.tokens import TokenRecord, issue_token, list_tokens, revoke_token_id
 from notegate.config import DeviceConfig, EnvironmentConfig
 from notegate.errors import NotegateError
-from notegate.policy import decide_console_revoke, fixed_caller
+from notegate.policy import decide_console_revoke, fixed_caller, fixed_client
 from notegate.services.runtime import Runtime
 from notegate.services.status import Status, collect_from
 
@@ -51,6 +51,15 @@ def _refuse_unless(decision) -> None:
         raise NotegateError(decision.reason, rule=decision.rule)
 
 
+#: The console's own page views in the audit: what the owner's browser read (the connector login
+#: ``web:console``, audited under its client name), as (client, tools); the audit page leaves them out unless
+#: asked (``views=1``).
+CONSOLE_VIEWS = (
+    fixed_client("web:console"),
+    ("read_note", "list_notes", "search_notes", "note_history", "read_attachment", "list_inbox", "deleted_notes"),
+)
+
+
 class AdminService:
     def __init__(self, runtime: Runtime, *, version: Callable[[], str] = lambda: "") -> None:
         self.rt = runtime
@@ -70,6 +79,7 @@ class AdminService:
             outcome=query.outcome,
             before_id=query.before,
             limit=query.limit + 1,
+            without_client=None if query.views else CONSOLE_VIEWS,
         )
         return list(reversed(rows))
 

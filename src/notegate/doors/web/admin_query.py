@@ -18,7 +18,7 @@ from notegate.errors import NotegateError
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
 MAX_FIELD = {"env": 100, "connector": 200, "tool": 100, "path": 1024, "outcome": 200, "since": 40, "until": 40}
-FIELDS = (*MAX_FIELD, "before", "limit")
+FIELDS = (*MAX_FIELD, "before", "limit", "views")
 _UNITS = {"m": 60, "h": 3600, "d": 86400}
 _TOOL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-:.")
 
@@ -34,6 +34,9 @@ class AuditQuery:
     until: float | None = None
     before: int | None = None
     limit: int = DEFAULT_PAGE
+    #: Show the console's own page views (the owner reading notes in the browser)? Off by default: they are
+    #: not what the audit is read for, and they bury the tool calls of the connectors.
+    views: bool = False
     #: The filters as sent (for the form and the "older" link), times as typed.
     raw: tuple[tuple[str, str], ...] = ()
 
@@ -92,6 +95,9 @@ def parse_audit_query(pairs: Iterable[tuple[str, str]], *, now: float) -> AuditQ
     since, until = values.get("since"), values.get("until")
     if isinstance(since, float) and isinstance(until, float) and until <= since:
         raise _refuse("until", "is not after 'since'")
+    views = seen.get("views", "")
+    if views not in ("", "1"):
+        raise _refuse("views", "is not 1 (show the console's page views) or empty")
     for key in ("before", "limit"):
         value = seen.get(key, "")
         if value == "":
@@ -113,5 +119,6 @@ def parse_audit_query(pairs: Iterable[tuple[str, str]], *, now: float) -> AuditQ
         until=until,  # type: ignore[arg-type]
         before=values.get("before"),  # type: ignore[arg-type]
         limit=limit,
+        views=views == "1",
         raw=tuple((k, seen[k]) for k in FIELDS if k in seen and k != "before"),
     )
