@@ -47,6 +47,26 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
     Setting("max_connections", int, 256, "Connections served at once (more are refused before HTTP).", _positive),
+    # Why: a connection that sends half a request head and then nothing held its slot for as long as it
+    # liked, so a few hundred of them answered every real caller 503.  The head must arrive in time, and
+    # one TCP peer holds only a share of the slots (behind a proxy every peer is the proxy: raise it there);
+    # the share stays above max_open_requests_per_credential, so one machine can use all of its token's.
+    Setting(
+        "header_timeout_seconds",
+        (int, float),
+        10,
+        "A request head (request line and headers) must arrive within this many seconds of the connection "
+        "(or of the previous response on a kept-alive one), else the connection is closed.",
+        _positive,
+    ),
+    Setting(
+        "max_connections_per_peer",
+        int,
+        64,
+        "Connections one TCP peer address (an IPv6 /64) may hold open; more are closed before HTTP. Behind a "
+        "proxy every connection comes from the proxy: set it to max_connections there.",
+        _positive,
+    ),
     Setting(
         "cimd_ca_file",
         str,
@@ -243,6 +263,8 @@ class Config:
     idle_connection_seconds: int
     max_connections: int
     policy: Policy = field(repr=False)
+    header_timeout_seconds: float = server_default("header_timeout_seconds")
+    max_connections_per_peer: int = server_default("max_connections_per_peer")
     cimd_ca_file: str = ""  # the [server] rows above hold the defaults; resolved against the file's folder
     cimd_private_hosts: tuple[str, ...] = ()
     cimd_fetch_workers: int = server_default("cimd_fetch_workers")  # the rows' defaults, for tests' Configs
@@ -336,6 +358,8 @@ def load_config(path: str | Path) -> Config:
         body_timeout_seconds=server["body_timeout_seconds"],
         idle_connection_seconds=server["idle_connection_seconds"],
         max_connections=server["max_connections"],
+        header_timeout_seconds=server["header_timeout_seconds"],
+        max_connections_per_peer=server["max_connections_per_peer"],
         cimd_ca_file=str((base / server["cimd_ca_file"]).resolve()) if server["cimd_ca_file"] else "",
         cimd_private_hosts=tuple(server["cimd_private_hosts"]),
         cimd_fetch_workers=server["cimd_fetch_workers"],

@@ -93,6 +93,9 @@ RULES: dict[str, str] = {
     "event-stream-not-served": "Use POST /mcp: the tools never call back, so no event stream is needed.",
     "too-many-open-requests": "Wait for your open requests to finish, then try again.",
     "server-busy": "Try again in a moment.",
+    "too-many-connections-per-peer": "Close idle connections and reuse one (keep-alive), then retry.",
+    "too-many-connections": "Retry in a moment.",
+    "request-head-timeout": "Send the whole request head (request line and headers) at once, then retry.",
     "host-not-allowed": "Connect through localhost, or add the host to [server] allowed_hosts in notegate.toml.",
     # -- the gates
     "gate-rejected": "Nothing was written. Remove what the gate names and try again.",

@@ -963,6 +963,50 @@ def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_cla
     return deny("metrics-not-machine", f"a {client_class} token cannot read /metrics; only a machine token can")
 
 
+def metrics_environments(
+    reader: Decision, token_environment: str | None, default_environment: str, environments: Collection[str]
+) -> frozenset[str]:
+    """Which environments' figures a reader :func:`decide_metrics_reader` let in sees.  A scraper on this
+    machine (not behind a proxy) is the deployment's operator: every environment.  A machine token sees
+    its own environment only (a token without one: the default's): the figures name environments, tool
+    activity, refusal rules and inbox counts, and a monitoring token of one environment's owner is no
+    reason to tell them how another person's vault is used.  Anything else sees nothing."""
+    if not reader.allowed:
+        return frozenset()
+    if reader.rule == "metrics-loopback":
+        return frozenset(environments)
+    if reader.rule == "metrics-machine":
+        name = token_environment or default_environment
+        return frozenset({name}) if name in environments else frozenset()
+    return frozenset()
+
+
+def decide_connection(*, from_peer: int, per_peer: int, open_total: int, max_total: int, waiting: int) -> Decision:
+    """May the listener serve one more TCP connection, before any HTTP is read?  ``from_peer`` connections
+    of the same peer are open (at most ``per_peer``), ``open_total`` in all (at most ``max_total``), of
+    which ``waiting`` have never completed a request head.
+
+    Why these bounds: a stranger who opens connections and sends half a request head (or nothing) holds a
+    slot while sending no request, so the slots of callers who did send one run out.  One peer holds at
+    most ``per_peer``; when the server is full, the connection that has waited longest for its first head
+    gives its slot to the new one (rule ``connection-replaces-waiting``: the listener closes that one),
+    so connections that never completed a request cannot starve the ones that did.  Only when every open
+    connection has completed a request is the new one refused."""
+    if from_peer >= per_peer:
+        return deny(
+            "too-many-connections-per-peer",
+            f"this address already holds {from_peer} connections, the most one peer may open "
+            f"(max_connections_per_peer = {per_peer})",
+        )
+    if open_total < max_total:
+        return allow("connection")
+    if waiting > 0:
+        return allow("connection-replaces-waiting", "the oldest connection that never sent a request makes room")
+    return deny(
+        "too-many-connections", f"the server already serves {open_total} connections (max_connections = {max_total})"
+    )
+
+
 def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:
     """May a new static token be called ``name`` in an environment whose live tokens are ``active_names``?
     Names are how the owner revokes and re-tiers tokens (``token revoke laptop``), so two live tokens of one

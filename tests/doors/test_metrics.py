@@ -1,5 +1,6 @@
 """/metrics against a real `notegate serve`: counts heard from the server's events, gauges read at scrape
-time, labels that never carry a path or a login, and readers limited to this machine or a machine token."""
+time, labels that never carry a path or a login, and readers limited to this machine or a machine token
+(which reads its own environment's figures only)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import pygit2
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from notegate.config import load_config
+from notegate.policy import decide_metrics_reader, metrics_environments
 from notegate.services.container import Services
 from notegate.services.metrics import Metrics
 from notegate.services.runtime import Runtime
@@ -135,3 +138,59 @@ def test_the_fetch_lag_is_the_time_since_the_last_fetch(vault: Path) -> None:
     finally:
         runtime.close()
     assert value(found, "notegate_fetch_lag_seconds", environment="personal") == 42
+
+
+def test_a_machine_token_reads_the_figures_of_its_own_environment_only(vault: Path) -> None:
+    """Any machine token of any environment read every environment's names, tool activity, refusal rules
+    and inbox counts; now a machine token sees its own environment (the default one's when it names none),
+    and only a scraper on this machine sees them all."""
+    pygit2.init_repository(str(vault.parent / "household.git"), bare=True, initial_head="main")
+    text = vault.read_text().replace(
+        "[policy]", '[environments.household]\norigin = "household.git"\nowner = "partner"\n\n[policy]', 1
+    )
+    vault.write_text(text)
+    personal = mint(vault, name="prom-personal", client_class="machine", environment="personal")
+    household = mint(vault, name="prom-household", login="partner", client_class="machine", environment="household")
+    unbound = mint(vault, name="prom-default", client_class="machine")
+    trusted = mint(vault, name="laptop", tier="trusted", environment="personal")
+
+    async def calls(url: str) -> None:  # tool activity in personal, so it has a refusal rule and a latency
+        async with mcp_http(url, trusted, start_session=True) as client:
+            await client.call_tool("read_note", {"path": "nowhere.md"})
+
+    with running(vault) as server:
+        anyio.run(calls, server.url)
+        pages = {
+            name: httpx2.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {token}"})
+            for name, token in (("personal", personal), ("household", household), ("default", unbound))
+        }
+        local = httpx2.get(f"{server.url}/metrics")
+    for page in (*pages.values(), local):
+        assert page.status_code == 200, page.text
+
+    def environments(body: str) -> set[str]:
+        return {dict(labels)["environment"] for (_, labels) in samples(body) if "environment" in dict(labels)}
+
+    assert environments(pages["personal"].text) == {"personal"}
+    assert environments(pages["household"].text) == {"household"}
+    assert environments(pages["default"].text) == {"personal"}
+    assert environments(local.text) == {"personal", "household"}
+    assert "household" not in pages["personal"].text and "household" not in pages["default"].text
+    assert "personal" not in pages["household"].text
+    assert "notegate_tool_calls_total" not in {name for (name, _) in samples(pages["household"].text)}
+    assert "read_note" not in pages["household"].text and "read_note" in pages["personal"].text
+
+
+@pytest.mark.parametrize(
+    ("reader", "token_environment", "seen"),
+    [
+        (decide_metrics_reader(loopback_peer=True, behind_proxy=False, client_class=None), None, {"a", "b"}),
+        (decide_metrics_reader(loopback_peer=False, behind_proxy=False, client_class="machine"), "b", {"b"}),
+        (decide_metrics_reader(loopback_peer=False, behind_proxy=False, client_class="machine"), None, {"a"}),
+        (decide_metrics_reader(loopback_peer=False, behind_proxy=False, client_class="machine"), "gone", set()),
+        (decide_metrics_reader(loopback_peer=True, behind_proxy=True, client_class=None), None, set()),
+        (decide_metrics_reader(loopback_peer=False, behind_proxy=False, client_class="hosted"), "a", set()),
+    ],
+)
+def test_metrics_environments(reader, token_environment: str | None, seen: set[str]) -> None:
+    assert metrics_environments(reader, token_environment, "a", ("a", "b")) == seen

@@ -70,7 +70,12 @@ def test_pages_in_the_browser_have_the_headers_and_no_inline_script(console: Con
 
 
 def test_a_foreign_host_is_refused(console: Console) -> None:
+    """By the app's outermost check (doors/hostfirst.py), before the console's own, stricter one."""
     response = httpx2.get(f"http://127.0.0.1:{console.port}/login", headers={"Host": "evil.example"})
+    assert response.status_code == 421
+    assert response.text.startswith("Refused [host-not-allowed]:")
+    # an allowed name on another port gets past the app's check (NAME:*), not the console's (its own port)
+    response = httpx2.get(f"http://127.0.0.1:{console.port}/login", headers={"Host": "localhost:1"})
     assert response.status_code == 421
     assert response.text.startswith("Refused [web-host-refused]:")
 

@@ -43,6 +43,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.datastructures import URLPath
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Match, Mount, NoMatchFound, Route
@@ -56,10 +57,11 @@ from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
+from notegate.doors.hostfirst import HostFirst
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.single_exchange import SingleExchange, replayed
 from notegate.errors import NotegateError
-from notegate.policy import decide_host, decide_metrics_reader
+from notegate.policy import decide_host, decide_metrics_reader, metrics_environments
 from notegate.services.container import Services
 from notegate.services.eventlog import event
 from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -442,6 +444,32 @@ class DoorGuard:
         )
 
 
+async def refuse_host(host: str, path: str, send: Send) -> None:
+    """The 421 of a foreign Host, on every route (:class:`notegate.doors.hostfirst.HostFirst`), in the shape
+    of the door the path belongs to: a JSON-RPC error on /mcp, the contracts' JSON (``rule``, ``error``) on
+    /contracts, plain text elsewhere (the console, the OAuth routes, /metrics, /healthz)."""
+    refusal = wrong_host(host)
+    if path in MCP_PATHS:
+        await answer(send, refusal)
+        return
+    if path == "/contracts" or path.startswith("/contracts/"):  # contracts_http._refused's shape
+        body = json.dumps({"status": "refused", "rule": refusal.rule, "error": refusal.explain()}).encode()
+        kind = b"application/json"
+    else:
+        body = (refusal.explain() + "\n").encode("utf-8")
+        kind = b"text/plain; charset=utf-8"
+    headers = [
+        (b"content-type", kind),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"connection", b"close"),
+        (b"x-content-type-options", b"nosniff"),
+        (b"cache-control", b"no-store"),
+        (b"content-security-policy", b"default-src 'none'"),
+    ]
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def wrong_host(host: str) -> Refusal:
     return Refusal(
         f"the Host header {json.dumps(host)} is not one this server answers to (DNS-rebinding protection)",
@@ -590,7 +618,8 @@ def create_app(
     metrics = Metrics(runtime, services, clock=runtime.clock)
 
     async def metrics_page(request: Request) -> Response:
-        """Prometheus text format, for a scraper on this machine or one holding a machine token."""
+        """Prometheus text format, for a scraper on this machine (every environment) or one holding a machine
+        token (its own environment's figures only)."""
         token = bearer(request.headers.get("authorization"))
         record = await anyio.to_thread.run_sync(verify, token) if token else None
         peer = request.client.host if request.client else ""
@@ -604,7 +633,13 @@ def create_app(
             status = 401 if record is None else 403
             headers = {"WWW-Authenticate": "Bearer"}
             return PlainTextResponse(refused.explain() + "\n", status_code=status, headers=headers)
-        body = await anyio.to_thread.run_sync(metrics.render)
+        environments = metrics_environments(
+            decision,
+            record.environment if record is not None else None,
+            runtime.config.default_environment,
+            runtime.config.environments,
+        )
+        body = await anyio.to_thread.run_sync(metrics.render, environments)
         return Response(body, media_type=METRICS_CONTENT_TYPE)
 
     @contextlib.asynccontextmanager
@@ -665,7 +700,9 @@ def create_app(
             Mount("/", app=guarded),
         ],
         lifespan=lifespan,
-        middleware=[anonymous_limits(config)],  # requests per source to the anonymous OAuth endpoints
+        # Outermost (inside only Starlette's error handler): the Host allowlist answers before any route, then
+        # the requests per source to the anonymous OAuth endpoints (a foreign Host spends no one's tokens).
+        middleware=[Middleware(HostFirst, allowed_hosts=allowed_hosts, refuse=refuse_host), anonymous_limits(config)],
     )
     app.state.mcp = mcp
     app.state.guard = guarded

@@ -13,7 +13,7 @@ or a client name: those are the caller's and would let anyone who can scrape rea
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -116,8 +116,33 @@ class Metrics:
             child = self._children[key] = metric.labels(*values)
         return child
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def render(self, environments: Collection[str] | None = None) -> bytes:
+        """The page; with ``environments``, only their samples (what
+        :func:`notegate.policy.metrics_environments` lets the reader see)."""
+        if environments is None:
+            return generate_latest(self.registry)
+        return generate_latest(_Only(self.registry, frozenset(environments)))  # type: ignore[arg-type]
+
+
+class _Only:
+    """The registry as one reader may see it: every sample labelled with another environment is left out.
+
+    Filtering the finished samples, not each metric, keeps one place that cannot miss a metric added later;
+    a sample without an environment label (none today) describes the whole server and stays."""
+
+    def __init__(self, registry: CollectorRegistry, environments: frozenset[str]) -> None:
+        self.registry = registry
+        self.environments = environments
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.registry.collect():
+            view = Metric(family.name, family.documentation, family.type, family.unit)
+            view.samples = [
+                s
+                for s in family.samples
+                if "environment" not in s.labels or s.labels["environment"] in self.environments
+            ]
+            yield view
 
 
 class _Gauges(Collector):
