@@ -1211,8 +1211,10 @@ class StateDB:
             "SELECT f.family_id, f.client_id, f.client_name, f.login, f.environment, f.created_at,"
             " (SELECT COUNT(*) FROM oauth_tokens t WHERE t.family_id = f.family_id AND t.revoked_at IS NULL"
             " AND t.expires_at > ?) AS live_tokens,"
-            " (SELECT MAX(t.created_at) FROM oauth_tokens t WHERE t.family_id = f.family_id) AS last_token_at"
-            " FROM oauth_families f WHERE f.environment = ? AND f.revoked_at IS NULL ORDER BY f.created_at",
+            " (SELECT MAX(t.created_at) FROM oauth_tokens t WHERE t.family_id = f.family_id) AS last_token_at,"
+            " c.created_at AS registered_at, c.info_json AS client_info"
+            " FROM oauth_families f LEFT JOIN oauth_clients c ON c.client_id = f.client_id"
+            " WHERE f.environment = ? AND f.revoked_at IS NULL ORDER BY f.created_at",
             (now, environment),
         )
 

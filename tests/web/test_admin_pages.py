@@ -485,3 +485,28 @@ def test_the_consoles_own_page_views_are_left_out_of_the_audit_unless_asked(cons
     everything = owner.get("/audit", views="1")
     assert "read_note" in re.findall(r'<td data-label="tool"><code>([^<]+)</code>', everything.text)
     assert owner.get("/audit", views="yes").status_code == 400
+
+
+def test_two_oauth_clients_of_one_self_chosen_name_are_told_apart(console: Console) -> None:
+    """A name is the client's own claim: the page shows beside it when each registered and where it returns."""
+    import json as _json
+
+    state = console.runtime.state
+    now = time.time()
+    for n, (client_id, host) in enumerate([("dcr-a", "claude.ai"), ("dcr-b", "evil.example:8443")]):
+        info = {"client_name": "Claude", "redirect_uris": [f"https://{host}/cb"]}
+        assert state.oauth_register_client(client_id, _json.dumps(info), now - 86400 * (n + 1), lambda *_: "keep")
+        state.oauth_insert_family(
+            family_id=f"{n}" * 24,
+            client_id=client_id,
+            client_name="Claude",
+            login="owner",
+            environment="personal",
+            now=now,
+        )
+    page = Browser(console, "owner").get("/connections").text
+    origins = re.findall(r'<small class="client-origin">([^<]+)</small>', page)
+    assert len(origins) == 2 and origins[0] != origins[1]
+    assert any("returns to claude.ai" in o for o in origins) and any(
+        "returns to evil.example:8443" in o for o in origins
+    )

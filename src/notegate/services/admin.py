@@ -32,6 +32,10 @@ class Family:
     created_at: float
     live_tokens: int
     last_token_at: float | None
+    #: What tells two clients of one self-chosen name apart: when each registered, and where it sends a
+    #: person back to (its redirect URIs' hosts; a Client ID Metadata Document's client id is its URL).
+    registered_at: float | None = None
+    redirect_hosts: tuple[str, ...] = ()
 
     @property
     def connector(self) -> str:
@@ -58,6 +62,26 @@ CONSOLE_VIEWS = (
     fixed_client("web:console"),
     ("read_note", "list_notes", "search_notes", "note_history", "read_attachment", "list_inbox", "deleted_notes"),
 )
+
+
+def _redirect_hosts(info_json: str | None) -> tuple[str, ...]:
+    """The hosts (with port) of a registered client's redirect URIs, at most five, from its stored info."""
+    import json
+    from urllib.parse import urlsplit
+
+    try:
+        uris = json.loads(info_json or "{}").get("redirect_uris") or []
+    except (ValueError, AttributeError):
+        return ()
+    hosts: dict[str, None] = {}
+    for uri in uris if isinstance(uris, list) else ():
+        try:
+            netloc = urlsplit(str(uri)).netloc
+        except ValueError:
+            continue
+        if netloc:
+            hosts[netloc[:100]] = None
+    return tuple(hosts)[:5]
 
 
 class AdminService:
@@ -113,6 +137,8 @@ class AdminService:
                 created_at=r["created_at"],
                 live_tokens=r["live_tokens"],
                 last_token_at=r["last_token_at"],
+                registered_at=r["registered_at"],
+                redirect_hosts=_redirect_hosts(r["client_info"]),
             )
             for r in self.rt.state.oauth_live_families(env.name, self.rt.clock())
         ]
