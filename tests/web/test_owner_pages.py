@@ -265,3 +265,14 @@ def test_a_refused_action_is_an_inline_message_on_the_same_page_in_console_terms
     assert "hold it with a reason, or delete it" in html
     assert "hold_inbox" not in html and "MCP" not in html.split('id="refusal"', 1)[1].split("</p>", 1)[0]
     assert 'href="/login"' not in html
+
+
+def test_a_promoted_items_history_names_who_wrote_it_not_only_who_promoted_it(served: Console) -> None:
+    items = _items(served)
+    client, csrf = _client(served, "owner")
+    path, version = items["log"]
+    done = client.post("/inbox/promote", data={"csrf": csrf, "item": path, "version": version})
+    assert done.status_code == 303, done.text
+    history = client.get("/history/log/notegate.md").text
+    assert "reviewed by notegate-console (owner)" in history
+    assert '<span class="authors">phone (owner)</span>' in history
