@@ -29,3 +29,16 @@ def test_any_snippet_and_query_give_no_markup_but_marks(snippet: str, query: str
 
 def test_marking_is_linear() -> None:
     assert_linear(lambda text: plain_snippet(text, "ab abc abcd"), lambda n: fill("[[ab|abc ", n), small=4096)
+
+
+def test_times_and_sizes_read_as_times_and_sizes() -> None:
+    from notegate.doors.web.console import filesize, utc
+
+    assert utc(1_796_000_000.0) == "2026-11-30 00:53Z" and utc(None) == "-"
+    assert [filesize(n) for n in (0, 1023, 1024, 5 << 20, 3 << 30)] == [
+        "0 bytes",
+        "1023 bytes",
+        "1.0 KB",
+        "5.0 MB",
+        "3.0 GB",
+    ]

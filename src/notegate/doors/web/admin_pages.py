@@ -10,7 +10,6 @@ token just created, on the answer to the POST that created it (``Cache-Control: 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
@@ -30,18 +29,10 @@ TIER_CHOICES = ("", "restricted", "trusted")
 NO_STORE = {"cache-control": "no-store"}
 
 
-def utc(value: float | None) -> str:
-    """A UNIX time as ``2026-12-01 17:55Z`` (or ``-``)."""
-    if value is None:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(value))
-
-
 class AdminPages:
     def __init__(self, console: Console, admin: AdminService) -> None:
         self.console = console
         self.admin = admin
-        console.env.filters.setdefault("utc", utc)
 
     # -- who is asking, for which environment
     def _gate(self, session: WebSession, asked: str | None) -> str:

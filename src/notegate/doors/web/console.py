@@ -9,6 +9,7 @@ asks the authenticator, the page posts the answer back; the server decides every
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,13 @@ async def bounded_body(request: Request, limit: int = MAX_JSON_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def utc(value: float | None) -> str:
+    """A UNIX time as a person reads it, ``2026-12-01 17:55Z`` (or ``-``): never a bare number on a page."""
+    if value is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%MZ", time.gmtime(value))
+
+
 def filesize(size: int) -> str:
     """A size as a person reads it: ``512 bytes``, ``12.3 KB``, ``4.0 MB`` (powers of 1,024)."""
     if size < 1024:
@@ -115,6 +123,7 @@ def templates() -> Environment:
     """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
     env.filters["filesize"] = filesize
+    env.filters["utc"] = utc
     env.filters["plain_snippet"] = plain_snippet
     return env
 
