@@ -13,9 +13,12 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from conftest import make_caller
 from notegate.config import load_config
 from notegate.policy import PUSHER_VARIABLES
+from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.vault.store import ABSENT
 from support import set_policy
 from sync.gitstreams import FILE, PNG, Origin, commit
 from sync.test_fetch import forge_push, scratch_at
@@ -135,8 +138,9 @@ def _runtime(door: Origin) -> Runtime:
     return runtime
 
 
-def test_the_fetch_counts_an_emptied_note_as_a_deletion(bare: Origin) -> None:
-    """The fetch counts per commit (its range is every push since its last good commit), emptied notes too."""
+def test_the_fetch_counts_an_emptied_note_as_a_deletion_over_its_whole_range(bare: Origin) -> None:
+    """The server's fetch counts over the foreign pushes since its own newest commit, as the hook counts one
+    push: emptied notes are deletions, and three pushes of one deletion each are three."""
     set_policy(bare.config, max_deletions_per_commit=2)
     runtime = _runtime(bare)
     try:
@@ -150,10 +154,36 @@ def test_the_fetch_counts_an_emptied_note_as_a_deletion(bare: Origin) -> None:
         assert env.store.head() == good
         assert env.store.refusal is not None and env.store.refusal.verdict.rules() == ["too-many-deletions"]
         one_by_one = good
-        for path in notes:  # the same, one note per commit (as three pushes would bring it): each commit is fine
+        for path in notes:  # the same, one note per commit, as three pushes behind no hook would bring it
             one_by_one = commit(scratch, [one_by_one], add={path: (FILE, b"\n")})
-        forge_push(bare.origin, bare.scratch, one_by_one)
-        assert runtime.sync("personal") == (good, one_by_one)
+            forge_push(bare.origin, bare.scratch, one_by_one)
+        runtime.sync("personal")
+        assert env.store.head() == good
+        assert env.store.refusal is not None and env.store.refusal.verdict.rules() == ["too-many-deletions"]
+    finally:
+        runtime.close()
+
+
+def test_the_fetch_counts_from_the_servers_own_newest_commit(bare: Origin) -> None:
+    """What lies behind a commit this server made (a replica built it on a tip it had vetted) is not counted
+    again: two deletions, a server commit, two more deletions pass a limit of two."""
+    set_policy(bare.config, max_deletions_per_commit=2)
+    runtime = _runtime(bare)
+    try:
+        env = runtime.environment(None)
+        good = env.store.head()
+        scratch = scratch_at(bare, good)
+        notes = sorted(p for p in env.store.listing().notes if not p.startswith("rules/"))[:4]
+        first = commit(scratch, [good], add={path: (FILE, b"\n") for path in notes[:2]})
+        forge_push(bare.origin, bare.scratch, first)
+        assert runtime.sync("personal") == (good, first)
+        laptop = make_caller(tier="trusted", client_class="workstation", login="owner", client="laptop")
+        made = NotesService(runtime).write_note(
+            laptop, "notes/server-made.md", "by the server\n", ABSENT, confirmed=True
+        )
+        second = commit(scratch_at(bare, made.commit), [made.commit], add={path: (FILE, b"\n") for path in notes[2:]})
+        forge_push(bare.origin, bare.scratch, second)
+        assert runtime.sync("personal") == (made.commit, second)
     finally:
         runtime.close()
 

@@ -147,10 +147,14 @@ def vet_fetch(
     operator gave it, and commits made before provenance was recorded (or recorded in another state
     database) carry the server's trailers without a row.  They are still never believed: whatever has no
     row is shown as pushed, unverified, without a tier."""
-    # Counts per commit: the range is every push since the last good commit, each judged whole by its hook.
-    inspection = inspect_update(
-        repo, good, tip, policy, recorded=recorded if good is not None else None, counts_per_commit=True
-    )
+    # Counts over the range, as the hook counts a push: from the newest commit a replica of this server made
+    # (it built on a tip it had vetted) or the last good commit, to the tip: the foreign pushes since then,
+    # judged together, so a mass deletion split over several pushes is one count. Without the server's record
+    # (a first clone, `notegate sync` on a workstation), per commit.
+    if good is not None and recorded is not None:
+        inspection = inspect_update(repo, good, tip, policy, recorded=recorded, range_from_recorded=True)
+    else:
+        inspection = inspect_update(repo, good, tip, policy, counts_per_commit=True)
     at_tip = _Tip(repo, tip)
     good_commit = _commit(repo, good) if good else None
     good_tree = good_commit.tree if good_commit is not None else None

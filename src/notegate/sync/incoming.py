@@ -529,11 +529,18 @@ def _walker(repo: pygit2.Repository, tip: pygit2.Oid, hidden: list[str], sort: S
     return walker
 
 
-def _range_base(tip: bytes, new: set[bytes], parents: dict[bytes, list[bytes]]) -> tuple[bytes | None, list[bytes]]:
+def _range_base(
+    tip: bytes,
+    new: set[bytes],
+    parents: dict[bytes, list[bytes]],
+    settled: Callable[[bytes], bool] | None = None,
+) -> tuple[bytes | None, list[bytes]]:
     """The range's base -- the first accepted commit on the tip's first-parent line (None: the line has
-    none, so the empty tree) -- and the other accepted commits the range grows from (merged in)."""
+    none, so the empty tree) -- and the other accepted commits the range grows from (merged in).
+    ``settled(commit)``: a new commit already judged elsewhere (a replica of this server made it, so it built
+    on a tip it had vetted): the base stops there too, and what lies behind it is not counted again."""
     base: bytes | None = tip
-    while base is not None and base in new:
+    while base is not None and base in new and not (settled is not None and settled(base)):
         line = parents[base]
         base = line[0] if line else None
     boundary = {p for commit in new for p in parents[commit] if p not in new}
@@ -552,6 +559,7 @@ def inspect_update(
     max_commits: int | None = None,
     deadline: float | None = None,
     counts_per_commit: bool = False,
+    range_from_recorded: bool = False,
 ) -> Inspection:
     """Check one branch update: ``old`` (None for a new branch) to ``new``.
 
@@ -560,7 +568,9 @@ def inspect_update(
     ``recorded(commit_id)`` says which commits the server made (see :data:`Recorded`).
     ``max_commits``: more new commits than this refuses the update unread; ``deadline`` (a
     :func:`time.monotonic` value): past it the update is refused.  ``counts_per_commit``: count deletions
-    and additions per commit, not over the range (the fetch: see :mod:`notegate.sync.fetchvet`).  Findings
+    and additions per commit, not over the range.  ``range_from_recorded``: the range's counts start after the
+    newest commit the server recorded as its own (``recorded``), not at the last accepted tip (the fetch: see
+    :mod:`notegate.sync.fetchvet`).  Findings
     name the commit (the new tip for what is judged over the whole range, and for a non-fast-forward
     update), the path and the rule."""
     ins = _Inspector(repo, policy, guard, deadline, recorded)
@@ -603,7 +613,10 @@ def inspect_update(
         ins.malformed(new, "", "the history of the new tip cannot be read (a commit is missing or malformed)")
         return Inspection(tuple(ins.findings), count, ins.truncated)
     if new_ids and not ins.full and not ins.overdue(new):
-        base, others = _range_base(new_commit.id.raw, new_ids, parents)
+        settled = None
+        if range_from_recorded and recorded is not None:
+            settled = lambda raw: recorded(raw.hex())  # noqa: E731 - one line, read once
+        base, others = _range_base(new_commit.id.raw, new_ids, parents, settled)
         ins.range(new, new_commit.tree_id.raw, base, others, count=not per_commit)
     return Inspection(tuple(ins.findings), count, ins.truncated)
 
