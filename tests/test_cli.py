@@ -78,7 +78,8 @@ def test_import_lists_what_it_skips_and_refuses(vault: Path, tmp_path: Path) -> 
     result = cli("import", "--config", str(vault), str(src), "--message", "Import test", "--quiet", real=True)
     assert result.returncode == 1, result.stderr  # something was refused
     out = result.stdout
-    assert "skipped  .obsidian/: hidden folder" in out
+    assert "skipped  1 × hidden folder" in out  # counted by reason; --list-skipped names each
+    assert out.startswith("refused  ")  # refusals first: each needs the person
     assert "refused  img.png: attachment-type-mismatch: " in out
     assert "refused  link.md: symlink" in out
     assert "refused  bad%2e%2e.md: path-percent-encoded" in out

@@ -143,7 +143,7 @@ def test_migration_3_on_postgres_keys_records_per_connector_and_keeps_old_rows(p
         tx.execute("ALTER TABLE contract_calls ADD PRIMARY KEY (environment, contract, key)")
         for column in ("connector", "client", "login"):
             tx.execute(f"ALTER TABLE tasks DROP COLUMN {column}")
-        tx.execute("DELETE FROM schema_migrations WHERE version = 5")
+        tx.execute("DELETE FROM schema_migrations WHERE version = 3")
     record = dict(environment="personal", contract="capture", key="k1", fields={}, commit_id=None, now=NOW)
     assert db.record_contract_call(input_hash="h-a", connector="token:a", **record) is True
     assert db.record_contract_call(input_hash="h-b", connector="token:b", **record) is False  # the old key
