@@ -7,6 +7,9 @@ origin from elsewhere are indexed on the next fetch, without rescanning the vaul
 Visibility is decided by policy, not here: each row carries the ``private`` and ``inbox`` classes that
 policy computed when it was indexed (re-computed when the policy fingerprint changes), so a search can
 exclude what a caller may not see inside SQL instead of after ranking.
+
+This module is the store (tables, catch-up, merging, sampling, the ranked statements); what a query, a row's
+fields and a snippet are is string work, in the pure ``vault/query.py``.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
 from notegate.vault.canvas import is_canvas
-from notegate.vault.query import BM25_WEIGHTS, Term, _fts_values, indexed_text, make_snippet, parse_query
+from notegate.vault.query import FIELDS, TOKENIZER, Term, field_values, indexed_text, make_snippet, parse_query
 
 # The query language lives in ``vault/query.py`` (pure); these names are still imported from here.
 from notegate.vault.query import MATCH_TIERS as MATCH_TIERS
@@ -49,15 +52,15 @@ CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 #: its size (565 of ~160 MB at 100,000 notes) and ~24 % of a first build's time, written twice through the WAL.
 #: The price is FTS5's rule for contentless tables: a row is removed with the ``'delete'`` command and exactly
 #: the values it was inserted with, so :meth:`SearchIndex._apply` reads the old blob back from git and rebuilds
-#: those values with the same function (:func:`_fts_values`); snippets read the few hits' blobs from git.
-FTS_TABLES = (
-    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5("
-    "path, title, body, content='', tokenize='unicode61 remove_diacritics 2')",
-    "CREATE VIRTUAL TABLE IF NOT EXISTS fts_private USING fts5("
-    "path, title, body, content='', tokenize='unicode61 remove_diacritics 2')",
+#: those values with the same function (:func:`field_values`); snippets read the few hits' blobs from git.
+_COLUMNS = ", ".join(name for name, _weight in FIELDS)  # the FTS tables' columns: the query module's fields
+_MARKS = ", ".join("?" for _field in FIELDS)
+FTS_TABLES = tuple(
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS {table} USING fts5({_COLUMNS}, content='', tokenize='{TOKENIZER}')"
+    for table in ("fts", "fts_private")
 )
-#: The layout of the FTS tables and of the values :func:`_fts_values` makes, part of the fingerprint an index
-#: is opened with: an index made by another layout (or by another ``_fts_values``, whose deletes would then not
+#: The layout of the FTS tables and of the values :func:`field_values` makes, part of the fingerprint an index
+#: is opened with: an index made by another layout (or by another ``field_values``, whose deletes would then not
 #: match its rows) is emptied and rebuilt from git, as after a policy change.
 INDEX_FORMAT = "contentless-2"  # 2: scripts written without spaces are cut into characters
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
@@ -393,8 +396,8 @@ class SearchIndex:
         except (KeyError, ValueError) as exc:
             raise _OldRowUnreadable(path) from exc
         db.execute(
-            f"INSERT INTO {table} ({table}, rowid, path, title, body) VALUES ('delete', ?, ?, ?, ?)",  # noqa: S608
-            (rowid, *_fts_values(path, indexed_text(path, data))),
+            f"INSERT INTO {table} ({table}, rowid, {_COLUMNS}) VALUES ('delete', ?, {_MARKS})",  # noqa: S608
+            (rowid, *field_values(path, indexed_text(path, data))),
         )
         db.execute("DELETE FROM notes WHERE id = ?", (rowid,))
 
@@ -409,8 +412,8 @@ class SearchIndex:
         )
         for table, private in (("fts", 0), ("fts_private", 1)):
             db.executemany(
-                f"INSERT INTO {table} (rowid, path, title, body) VALUES (?,?,?,?)",  # noqa: S608 - fixed names
-                [(start + i, *_fts_values(row[0], row[6])) for i, row in enumerate(rows) if row[4] == private],
+                f"INSERT INTO {table} (rowid, {_COLUMNS}) VALUES (?, {_MARKS})",  # noqa: S608 - fixed names
+                [(start + i, *field_values(row[0], row[6])) for i, row in enumerate(rows) if row[4] == private],
             )
 
     def remember_last_commit(self, path: str, commit: str) -> None:
@@ -597,7 +600,7 @@ class SearchIndex:
         if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
             where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
             values += exclude
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        weights = ", ".join(str(weight) for _name, weight in FIELDS)  # bm25() takes them in column order
         score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
         order = f"{table}.rowid DESC" if newest else "score"
         # Only fixed fragments are interpolated; every value is a bound parameter.

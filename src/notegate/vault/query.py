@@ -144,9 +144,16 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
     return (" OR " if any_term else " AND ").join(parts)
 
 
-# ------------------------------------------------------------ the row: its text, its title, its columns
-# BM25 column weights: path, title, body.  A hit in a note's name or title outranks one in its body.
-BM25_WEIGHTS = (4.0, 8.0, 1.0)
+# ------------------------------------------------------------ the row: its text, its title, its fields
+#: The fields a note is searched by, one FTS5 column each, in the table's order, with its BM25 weight: a hit in
+#: a note's name or title outranks one in its body.  :func:`field_values` makes a row's values in this order;
+#: the store makes its tables and statements from these names.  Why here: which fields a note has, what each
+#: holds and how much each weighs is string work, the store only keeps them.  Changing a field changes what
+#: rows hold, so it goes with a new ``INDEX_FORMAT`` (vault/index.py): indexes are then rebuilt from git.
+FIELDS: tuple[tuple[str, float], ...] = (("path", 4.0), ("title", 8.0), ("body", 1.0))
+#: FTS5's tokenizer for every field.  :data:`_WORD_CHARS` and :func:`segmented` cut a query's words as it
+#: cuts a note's, so a change to it (stemming, say) changes them too, and the ``INDEX_FORMAT``.
+TOKENIZER = "unicode61 remove_diacritics 2"
 _H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
 
 
@@ -162,9 +169,10 @@ def indexed_text(path: str, data: bytes) -> str:
     return canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
 
 
-def _fts_values(path: str, text: str) -> tuple[str, str, str]:
-    """The (path, title, body) columns of a row: made by this one function at insert and at delete, since a
-    contentless table removes a row only given exactly the values it was inserted with (``INDEX_FORMAT``)."""
+def field_values(path: str, text: str) -> tuple[str, str, str]:
+    """The values of a row's :data:`FIELDS` (path, title, body): made by this one function at insert and at
+    delete, since a contentless table removes a row only given exactly the values it was inserted with
+    (``INDEX_FORMAT``)."""
     names = path.replace("/", " ").replace("-", " ").replace("_", " ")
     return segmented(names), segmented(title_of(path, text)), segmented(text)
 
