@@ -35,6 +35,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.lines": "pure",
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
+    "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
     "notegate.postgres": "storage",

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.services.runtime import Runtime
-from notegate.vault import index as index_module
+from notegate.vault import query as query_module
 from notegate.vault.index import SearchIndex, fts_query, make_snippet
 from notegate.vault.store import ABSENT, Author, Change, VaultStore
 
@@ -233,7 +233,7 @@ def test_a_written_note_is_searchable_through_the_runtime(rt: Runtime, store: Va
 
 def _first_word_reference(body: str, terms: list[str]):
     """The one pattern the snippet's first hit was found with before (the oracle for ``_first_word``)."""
-    alternatives = "|".join(index_module._word_pattern(t) for t in terms)
+    alternatives = "|".join(query_module._word_pattern(t) for t in terms)
     return re.search(rf"\b(?:{alternatives})", body, re.IGNORECASE)
 
 
@@ -248,5 +248,5 @@ def test_a_snippets_first_hit_is_where_the_one_pattern_finds_it(body: str, terms
     """The lowered scan (``_first_word``) starts and ends where ``\\b(?:…)`` with IGNORECASE does, for any
     text: letters whose lower case is longer (İ) take the one pattern itself."""
     words = [w + ("*" if prefix else "") for w, prefix in terms]
-    found, expected = index_module._first_word(body, words), _first_word_reference(body, words)
+    found, expected = query_module._first_word(body, words), _first_word_reference(body, words)
     assert (found and found.span()) == (expected and expected.span())

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from notegate.vault import index as index_module
+from notegate.vault import query as query_module
 from notegate.vault.index import SearchIndex, make_snippet, parse_query, segmented
 from notegate.vault.store import Author, Change, VaultStore
 
@@ -120,4 +120,4 @@ def test_a_query_word_becomes_the_index_words_of_its_segmented_text(word: str) -
     assert query is not None
     assert [w for t in query.terms for w in t.words] == segmented(word).split()
     assert "".join(query.words()) == word
-    assert index_module._hit_pattern(query.words()).search(word) is not None
+    assert query_module._hit_pattern(query.words()).search(word) is not None
