@@ -34,6 +34,7 @@ from notegate.safety import names
 from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
+from notegate.vault import durable
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore, bound_pack_windows
 
@@ -73,6 +74,7 @@ class Environment:
 class Runtime:
     def __init__(self, config: Config, *, clock: Clock = time.time) -> None:
         bound_pack_windows()  # the listing and the index build would otherwise keep the packs they read resident
+        durable.enable(config.durability)  # process-wide: what a write flushes before it is acknowledged
         self.config = config
         self.policy = config.policy
         self.clock = clock

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pygit2
 
-from notegate.vault import filepool
+from notegate.vault import durable, filepool
 
 OBJ_BLOB = 3
 #: zlib level 1: an import's notes are each one version of unrelated text; the later repack (``--window=0``)
@@ -211,6 +211,7 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
     for other in dirs[1:]:
         try:
             _share(first, other, name)
+            durable.flush_folder(other)  # the links' names, before any ref names the pack
         except OSError:
             if strict:
                 raise

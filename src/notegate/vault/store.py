@@ -47,7 +47,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
-from notegate.vault import bulk, objects, ordered
+from notegate.vault import bulk, durable, objects, ordered
 from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
 
@@ -1311,7 +1311,12 @@ class VaultStore:
 
     @staticmethod
     def _git_maintenance(repo_dir: Path, args: list[str]) -> None:
-        subprocess.run(["git", "--git-dir", str(repo_dir), *args], check=False, capture_output=True, timeout=600)
+        subprocess.run(
+            ["git", *durable.git_config_args(), "--git-dir", str(repo_dir), *args],
+            check=False,
+            capture_output=True,
+            timeout=600,
+        )
 
     # -------------------------------------------------------- health (the doctor)
     def origin_main(self, timeout: float) -> str | None:
