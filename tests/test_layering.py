@@ -43,6 +43,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
+    "notegate.vault.durable": "storage",  # what a write flushes before it is acknowledged (fsync, libgit2 option)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.models": "models",

@@ -19,6 +19,7 @@ EXPECTED_CHECKS = {
     "syncer.scope",
     "state.integrity",
     "git.fsck",
+    "disk.free",
 }
 
 

@@ -67,8 +67,19 @@ class Environment:
     index: SearchIndex
 
     def on_advance(self, _old: str | None, _new: str) -> None:
-        """Keep the index in step whenever main moves (our writes and fetched commits alike)."""
-        self.index.catch_up(self.store)
+        """Keep the index in step whenever main moves (our writes and fetched commits alike).
+
+        On a full disk the index stays behind (it follows git: the next advance or fetch catches it up) and
+        the write it follows stands: by now its commit is on the origin, and failing the call would tell the
+        caller an acknowledged write was not made."""
+        try:
+            self.index.catch_up(self.store)
+        except Exception as exc:
+            from notegate.services.diskspace import no_space
+
+            if not no_space(exc):
+                raise
+            event("index-behind", environment=self.name, reason="disk-full")
 
 
 class Runtime:

@@ -21,7 +21,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pygit2
@@ -213,7 +213,11 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
             _share(first, other, name)
             durable.flush_folder(other)  # the links' names, before any ref names the pack
         except OSError:
-            if strict:
+            if strict:  # nothing half-written stays behind: the pack leaves the repositories it reached
+                for folder in dirs:
+                    for suffix in (".idx", ".pack"):
+                        with suppress(OSError):
+                            (folder / f"{name}{suffix}").unlink()
                 raise
     return name
 

@@ -1063,7 +1063,6 @@ class VaultStore:
         """The group's objects as one pack, in the clone and (linked, else copied) in a local origin, before any
         ref names them: a crash after this leaves an unreferenced pack, which the next full repack keeps in its
         cruft pack for a while and then drops."""
-        self._trees.keep(made.trees)
         dirs = [self.repo_dir]
         if self._local_origin_now() is not None:
             dirs.append(Path(self.origin_url))
@@ -1071,6 +1070,7 @@ class VaultStore:
         try:
             bulk.write_records(dirs, records, strict=True)
             self._group_packs += 1
+            self._trees.keep(made.trees)  # only trees that are on disk (a full disk leaves none to remember)
         except OSError as exc:
             self._origin_repo = None
             raise OriginUnavailable(
