@@ -124,6 +124,8 @@ class Runtime:
                 log.warning("environment %s: %s", name, summary(verdict))
             return verdict
 
+        for stale in durable.clear_stale_locks(repo_dir, directory / "write.lock"):  # a crash mid-update left it
+            log.warning("environment %s: removed the stale lock file %s of the server's clone", name, stale)
         store = VaultStore.create_empty(name, repo_dir, origin_url, vet=vet)
         store.push_lock = functools.partial(self.state.push_lock, name)  # replicas queue their pushes
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))

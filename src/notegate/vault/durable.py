@@ -72,3 +72,36 @@ def flush_folder(folder: Path | str) -> None:
 def git_config_args() -> list[str]:
     """``-c`` options for a ``git`` process this one starts, so git flushes what it writes as we do."""
     return ["-c", "core.fsync=all", "-c", "core.fsyncMethod=fsync"] if _state["on"] else []
+
+
+#: The lock files git and libgit2 leave beside what they were replacing when their process dies mid-update.
+_LOCK_FILES = ("HEAD.lock", "packed-refs.lock")  # not config.lock: a starting process may be writing it
+
+
+def clear_stale_locks(repo_dir: Path, write_lock: Path) -> list[str]:
+    """Remove the ref and config lock files a process that died mid-update left in the server's own clone.
+
+    Why: a power cut (or a kill) between creating ``refs/heads/main.lock`` and renaming it leaves the lock
+    file, and libgit2 then refuses every later update of that ref ("failed to lock file"): the server would
+    not start again.  Only the clone's: every writer of it holds ``write_lock`` (taken here, so none is
+    writing now), whereas a local origin's lock may belong to a live ``git receive-pack``.  Returns the
+    removed names (relative), for the log."""
+    import fcntl
+
+    removed: list[str] = []
+    if not repo_dir.is_dir():
+        return removed
+    with open(write_lock, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            found = [repo_dir / name for name in _LOCK_FILES]
+            found += list((repo_dir / "refs").rglob("*.lock")) if (repo_dir / "refs").is_dir() else []
+            for path in found:
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                removed.append(str(path.relative_to(repo_dir)))
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return removed
