@@ -35,3 +35,32 @@ async def test_a_stale_ref_lock_in_the_clone_does_not_stop_the_server(vault: Pat
         server.kill()
     assert not (clone / "refs" / "heads" / "main.lock").exists()
     assert "removed the stale lock file refs/heads/main.lock" in server.log.read_text()
+
+
+async def test_a_stale_ref_lock_in_a_local_origin_is_removed_and_the_write_goes_on(vault: Path) -> None:
+    """The same cut in the origin (seeds 1006, 1036, ...): every later write was refused [origin-unavailable]
+    ("failed to lock file"). A lock older than any live ref update is removed and the push tried again; a
+    fresh one (a push under way) is left alone."""
+    import os
+    import time
+
+    lock = vault.parent / "origin.git" / "refs" / "heads" / "main.lock"
+    lock.write_text("0" * 40 + "\n")
+    os.utime(lock, (time.time() - 60, time.time() - 60))
+    token = mint(vault, tier="trusted")
+    server = Server(vault).start()
+    try:
+        async with mcp_http(server.url, token) as client:
+            wrote = await client.call_tool(
+                "write_note", {"path": "notes/a.md", "content": "a\n", "base_revision": "absent", "confirmed": True}
+            )
+            assert not wrote.is_error, text_of(wrote)
+            lock.write_text("0" * 40 + "\n")  # fresh: a push under way
+            held = await client.call_tool(
+                "write_note", {"path": "notes/b.md", "content": "b\n", "base_revision": "absent", "confirmed": True}
+            )
+            assert held.is_error and "Refused [origin-unavailable]" in text_of(held), text_of(held)
+            lock.unlink()
+    finally:
+        server.kill()
+    assert "removed a stale refs/heads/main.lock in the origin" in server.log.read_text()

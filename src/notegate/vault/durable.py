@@ -105,3 +105,28 @@ def clear_stale_locks(repo_dir: Path, write_lock: Path) -> list[str]:
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
     return removed
+
+
+#: A ref lock older than this in a local origin belongs to no live process: git and libgit2 hold one only for
+#: the moment of the ref update (after the pre-receive hook has run), milliseconds even with every flush.
+STALE_REF_LOCK_SECONDS = 5.0
+
+
+def clear_stale_ref_lock(repo_dir: Path, ref: str, *, now: float | None = None) -> bool:
+    """Remove ``ref``'s lock file in a repository other processes also write (a local origin) when it is older
+    than :data:`STALE_REF_LOCK_SECONDS`: what a power cut or a kill between its creation and its rename left,
+    which otherwise refuses every later push to that ref.  True when one was removed."""
+    import time
+
+    lock = repo_dir / f"{ref}.lock"
+    try:
+        age = (time.time() if now is None else now) - lock.stat().st_mtime
+    except OSError:
+        return False
+    if age < STALE_REF_LOCK_SECONDS:
+        return False
+    try:
+        lock.unlink()
+    except OSError:
+        return False
+    return True

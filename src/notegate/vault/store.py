@@ -1150,7 +1150,10 @@ class VaultStore:
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
-        except OSError as exc:
+        except OSError as exc:  # libgit2's "failed to lock file" among them
+            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
+                log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
+                return False  # pushed again, as when the origin moved
             self._origin_repo = None
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
