@@ -108,8 +108,10 @@ def clear_stale_locks(repo_dir: Path, write_lock: Path) -> list[str]:
 
 
 #: A ref lock older than this in a local origin belongs to no live process: git and libgit2 hold one only for
-#: the moment of the ref update (after the pre-receive hook has run), milliseconds even with every flush.
-STALE_REF_LOCK_SECONDS = 5.0
+#: the moment of the ref update (after the pre-receive hook has run), milliseconds even with every flush.  Were
+#: a stalled live one removed, its own rename fails and its push reports an error (nothing is lost or
+#: corrupted); a stale one left in place refuses every push until someone removes it by hand.
+STALE_REF_LOCK_SECONDS = 1.0
 
 
 def clear_stale_ref_lock(repo_dir: Path, ref: str, *, now: float | None = None) -> bool:
