@@ -114,21 +114,32 @@ def clear_stale_locks(repo_dir: Path, write_lock: Path) -> list[str]:
 STALE_REF_LOCK_SECONDS = 1.0
 
 
-def clear_stale_ref_lock(repo_dir: Path, ref: str, *, now: float | None = None) -> bool:
-    """Remove ``ref``'s lock file in a repository other processes also write (a local origin) when it is older
+def clear_stale_ref_lock(repo_dir: Path, ref: str) -> bool:
+    """Remove ``ref``'s lock file in a repository other processes also write (a local origin) once it is older
     than :data:`STALE_REF_LOCK_SECONDS`: what a power cut or a kill between its creation and its rename left,
-    which otherwise refuses every later push to that ref.  True when one was removed."""
+    which otherwise refuses every later push to that ref.  A younger one is waited for (at most that long: a
+    live update renames it within milliseconds) and removed only if the same file is still there.  True when
+    one was removed (the caller pushes again)."""
     import time
 
     lock = repo_dir / f"{ref}.lock"
     try:
-        age = (time.time() if now is None else now) - lock.stat().st_mtime
+        first = lock.stat()
     except OSError:
         return False
+    age = time.time() - first.st_mtime
     if age < STALE_REF_LOCK_SECONDS:
-        return False
+        time.sleep(STALE_REF_LOCK_SECONDS - max(age, 0.0))
+        try:
+            now = lock.stat()
+        except OSError:
+            return True  # its owner finished meanwhile: push again
+        if (now.st_ino, now.st_mtime_ns) != (first.st_ino, first.st_mtime_ns):
+            return True  # another update's own lock: push again (and meet it again if it is still there)
     try:
         lock.unlink()
+    except FileNotFoundError:
+        return True
     except OSError:
         return False
     return True

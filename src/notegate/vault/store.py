@@ -1145,6 +1145,9 @@ class VaultStore:
         except pygit2.GitError as exc:
             if "old reference value does not match" in str(exc) or _origin_moved(str(exc)):
                 return False
+            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
+                log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
+                return False  # pushed again, as when the origin moved
             self._origin_repo = None
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
