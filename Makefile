@@ -58,6 +58,11 @@ lab: $(ENV_READY)
 bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
+# The long power-loss run (bench/power_loss.py): 200 cuts at random instants under a real server on a FUSE
+# file system that drops every unflushed byte; POWER_ARGS="--durability off" runs the control. Root, /dev/fuse.
+power-loss: $(STAMP)
+	$(BIN)/python bench/power_loss.py $(POWER_ARGS)
+
 # Claude Code's CLI, pinned, in a repo-local prefix: the plugin and `claude mcp` tests drive it (offline).
 claude-cli:
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error $(CLAUDE_CODE)

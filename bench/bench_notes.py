@@ -15,7 +15,7 @@ What it does, in a temporary directory that is always removed (and every server 
 5. cold start (b): a fresh vault right after ``notegate import`` with its index removed (the server
    indexes N notes before it answers), and (c) a new server clone (fetch the origin, then index).
 
-    python bench/bench_notes.py [--notes 10000] [--quick] [--only mcp] [--json OUT]
+    python bench/bench_notes.py [--notes 10000] [--quick] [--only mcp] [--durability on|off] [--json OUT]
 """
 
 from __future__ import annotations
@@ -1002,6 +1002,7 @@ async def run(args: argparse.Namespace) -> Report:
         probe = next(iter(spec.rare_terms))  # in 1 note: a hit means the whole vault is indexed
 
         cfg = init_directory(workdir / "vault")
+        set_durability(cfg, args.durability == "on")
         started = time.perf_counter()
         out = import_vault(cfg, workdir / "src", spec)
         read_path = spec.paths[0]
@@ -1109,6 +1110,13 @@ def evaluate(report: Report, rss: float, rss_b: float) -> None:
     add("server peak RSS (start with empty index)", "≤ 150 MB", f"{rss_b:.0f} MB", rss_b <= 150)
 
 
+def set_durability(cfg: Path, on: bool) -> None:
+    """Write ``[server] durability`` into the vault's config (``notegate init`` writes the default, on)."""
+    text = cfg.read_text()
+    assert "\ndurability = true\n" in text, "notegate init no longer writes [server] durability"
+    cfg.write_text(text.replace("\ndurability = true\n", f"\ndurability = {'true' if on else 'false'}\n"))
+
+
 def _log(message: str) -> None:
     print(f"[bench_notes {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
@@ -1126,6 +1134,12 @@ def main(argv: list[str] | None = None) -> int:
         help="mcp: only the restart, the MCP HTTP operations and the 32 MCP writers (no in-process run, no cold "
         "starts b and c, no targets table): the door's own before/after, back to back",
     )
+    parser.add_argument(
+        "--durability",
+        choices=("on", "off"),
+        default="on",
+        help="[server] durability of the measured vault: off shows what flushing each group costs",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     report = asyncio.run(run(args))
@@ -1135,7 +1149,7 @@ def main(argv: list[str] | None = None) -> int:
         f"notegate bench_notes: {meta['notes']} notes, {meta['nproc']} cores ({meta['cpu']}), "
         f"Python {meta['python']}, {meta['git']}, SQLite {meta['sqlite']}, pygit2 {meta['pygit2']} "
         f"(libgit2 {meta['libgit2']}), repo {meta['repo_head']} + {meta['src_changed_files']} changed src files, "
-        f"{meta['date']}, {meta['wall_seconds']} s; calibration {meta['calibration']}\n"
+        f"{meta['date']}, {meta['wall_seconds']} s, durability {args.durability}; calibration {meta['calibration']}\n"
     )
     print(report.render())
     if args.json:

@@ -46,6 +46,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
     "notegate.vault.converge": "storage",  # what the origin lost of main, re-applied on its tip (reads git trees)
+    "notegate.vault.durable": "storage",  # what a write flushes before it is acknowledged (fsync, libgit2 option)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.models": "models",

@@ -1187,8 +1187,10 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from notegate.config import is_device_name
     from notegate.sync.daemon import EXIT_OK, EXIT_USAGE, Syncer, run_loop
     from notegate.sync.workclone import NotAClone
+    from notegate.vault import durable
 
     config = _load(args)
+    durable.enable(config.durability)  # the clone's commits and refs, and git's (see notegate.vault.durable)
     env = config.environment(args.environment)
     device = args.device or _host_device(socket.gethostname())
     if not is_device_name(device):

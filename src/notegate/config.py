@@ -136,6 +136,13 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "Unanswered OAuth consent requests kept per client at most; past it that client's oldest is dropped.",
         _positive,
     ),
+    Setting(
+        "durability",
+        bool,
+        True,
+        "Flush a write's objects, the origin's ref and its state rows to disk before acknowledging it "
+        "(one flush per group commit). Off only to measure what it costs.",
+    ),
 )
 
 
@@ -278,6 +285,7 @@ class Config:
     models: ModelsConfig = field(default_factory=ModelsConfig, repr=False)
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
     state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
+    durability: bool = True  # the [server] row holds the default (notegate.vault.durable says what it flushes)
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -375,6 +383,7 @@ def load_config(path: str | Path) -> Config:
         models=models,
         devices=devices,
         state_url=state["url"],
+        durability=server["durability"],
     )
 
 

@@ -172,6 +172,8 @@ RULES: dict[str, str] = {
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
     "state-unavailable": "Check that the PostgreSQL server in [state] url is running and reachable, and that its "
     "user may connect (the server's log names the cause); or remove url to use SQLite in state_dir.",
+    "disk-full": "Reads still work. Free space on that disk (`notegate doctor` names it and what is free), then read "
+    "the note again and write: no restart is needed.",
     "origin-refused": "Nothing was written. The owner repairs the origin (git revert the refused commits, or "
     "force-push it back to the last good commit; list_inbox shows the task); writes work again after the next fetch.",
     # -- machine contracts (POST /contracts/NAME with a machine token)
@@ -418,6 +420,12 @@ class OriginUnavailable(NotegateError):
     """The origin could not be reached or refused the push; nothing was acknowledged."""
 
     rule = "origin-unavailable"
+
+
+class DiskFull(NotegateError):
+    """A write that cannot be stored: a disk it needs is full, or below the policy's ``min_free_bytes``."""
+
+    rule = "disk-full"
 
 
 class OriginRefused(NotegateError):

@@ -214,6 +214,7 @@ class Policy:
     two_step_classes: tuple[str, ...] = default("two_step_classes")
     fetch_interval_seconds: float = default("fetch_interval_seconds")
     repack_loose_objects: int = default("repack_loose_objects")
+    min_free_bytes: int = default("min_free_bytes")
     preview_ttl_seconds: int = default("preview_ttl_seconds")
     instruction_files: tuple[str, ...] = default("instruction_files")
     inbox: tuple[tuple[str, str], ...] = default("inbox")
@@ -1367,6 +1368,24 @@ def decide_pushed_objects(*, unreferenced: int, pushed_bytes: int, policy: Polic
             "(max_push_bytes).",
         )
     return allow("pushed-objects")
+
+
+def decide_room(policy: Policy, *, part: str, free_bytes: int) -> Decision:
+    """May a new write start while the disk holding ``part`` (the server's clone, a local origin, the state
+    database) has ``free_bytes`` free?  Only above ``min_free_bytes``: the margin is what lets the writes
+    already under way, the state rows they imply and SQLite's checkpoints finish, so a write is refused whole
+    before it starts rather than failing half-way on a full disk."""
+    if free_bytes >= policy.min_free_bytes:
+        return allow("room")
+    return deny(
+        "disk-full",
+        f"the disk holding {part} has {_mib(free_bytes)} free, below the {_mib(policy.min_free_bytes)} the policy "
+        "keeps free (min_free_bytes); nothing was written",
+    )
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1 << 20):.1f} MiB"
 
 
 def decide_fast_forward(descends: bool) -> Decision:

@@ -101,6 +101,14 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         enforced_by=("notegate.services.runtime:Runtime.maintain",),
     ),
     PolicySetting(
+        "min_free_bytes",
+        int,
+        64 << 20,
+        "Refuse new writes [disk-full] while a disk holding the server's clone, a local origin or the SQLite state "
+        "has less free than this, so what is under way always has room to finish.",
+        enforced_by=("notegate.policy:decide_room", "notegate.services.diskspace:check_room"),
+    ),
+    PolicySetting(
         "preview_ttl_seconds",
         int,
         1800,
@@ -523,6 +531,8 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
             )
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
+    if values["min_free_bytes"] < 0:
+        raise ConfigError("[policy] min_free_bytes must be 0 or more", remedy=_ROWS["min_free_bytes"].help)
     _check_git_door(values)
     return values
 

@@ -3,6 +3,12 @@
 SQLite connections must not cross threads, and the server, CLI commands and jobs open the same files at
 once; WAL lets readers run beside one writer, and ``BEGIN IMMEDIATE`` takes the write lock up front so two
 writers queue (``busy_timeout``) instead of failing half-way.
+
+``durable``: ``synchronous=FULL``, so the WAL is synced at every commit and a row is on disk when its
+transaction returns (the state database: what a write implies must survive a power cut, see
+:mod:`notegate.vault.durable`; one ``fdatasync`` of ~0.3 ms per transaction on this machine's disk).
+Otherwise ``NORMAL``: in WAL mode still consistent after a power cut (a checkpoint syncs), but the last
+transactions may be lost, which suits the search index, rebuilt from git whenever its tip is behind.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 class LocalSQLite:
-    def __init__(self, path: Path, *, named_rows: bool = False) -> None:
+    def __init__(self, path: Path, *, named_rows: bool = False, durable: bool = False) -> None:
         self.path = path
         self._named_rows = named_rows
+        self._synchronous = "FULL" if durable else "NORMAL"
         self._local = threading.local()
         path.parent.mkdir(parents=True, exist_ok=True)
 
@@ -30,7 +37,7 @@ class LocalSQLite:
             if self._named_rows:
                 conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA synchronous={self._synchronous}")
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self._local.conn = conn
         return conn

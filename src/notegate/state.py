@@ -397,7 +397,9 @@ class StateDB:
     one (``[state] url``: several replicas share it). Every statement below is written once, in SQLite's
     dialect; notegate.postgres translates it for PostgreSQL."""
 
-    def __init__(self, path: Path, *, url: str = "") -> None:
+    def __init__(self, path: Path, *, url: str = "", durable: bool = True) -> None:
+        """``durable``: SQLite syncs each transaction (``synchronous=FULL``, see :mod:`notegate.sqlite`);
+        PostgreSQL keeps its own default, ``synchronous_commit = on``, which notegate never turns off."""
         self.path = path
         self.dialect = "postgres" if url else "sqlite"
         if url:
@@ -406,14 +408,14 @@ class StateDB:
             self._pg = LocalPostgres(url)
             self.query = self._pg.query  # type: ignore[method-assign]
         else:
-            self._db = LocalSQLite(path, named_rows=True)
+            self._db = LocalSQLite(path, named_rows=True, durable=durable)
             self._conn = self._db.conn
         self._migrate()
 
     @classmethod
     def for_config(cls, config) -> StateDB:
         """The deployment's state database: ``[state] url`` when set, else state.sqlite in state_dir."""
-        return cls(config.state_dir / "state.sqlite", url=config.state_url)
+        return cls(config.state_dir / "state.sqlite", url=config.state_url, durable=config.durability)
 
     @contextmanager
     def tx(self, claim: str | None = None) -> Iterator:

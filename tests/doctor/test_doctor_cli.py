@@ -24,6 +24,7 @@ EXPECTED_CHECKS = {
     "syncer.scope",
     "state.integrity",
     "git.fsck",
+    "disk.free",
 }
 
 

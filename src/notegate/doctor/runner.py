@@ -9,14 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from notegate.doctor import devices, integrity, origins, policycheck, scopes, syncstate, workstation
+from notegate.doctor import devices, diskfree, integrity, origins, policycheck, scopes, syncstate, workstation
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
 from notegate.settings import Setting
 
 #: Checks that need the loaded config.
-CONFIG_CHECKS = ("origin.reachable", "origin.sync", "origin.hook", "syncer.scope", "state.integrity", "git.fsck")
+CONFIG_CHECKS = (
+    "origin.reachable",
+    "origin.sync",
+    "origin.hook",
+    "syncer.scope",
+    "state.integrity",
+    "git.fsck",
+    "disk.free",
+)
 
 
 def run_doctor(
@@ -73,6 +81,8 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
         results.append(integrity.check_fsck(f"{env.name} clone", env_dir(config.state_dir, env.name) / CLONE_NAME))
         if env.is_local_origin:
             results.append(integrity.check_fsck(f"{env.name} origin", Path(env.origin_url)))
+    for env in config.environments.values():
+        results += diskfree.check_free(config, env.name)
     return results
 
 

@@ -39,6 +39,7 @@ STATUS = {
     "output-gate": 422,
     "origin-unavailable": 503,
     "origin-refused": 503,
+    "disk-full": 507,  # Insufficient Storage (RFC 4918): the request may be repeated once space is freed
     "busy": 503,
     "too-many-open-requests": 429,
     "write-quota": 429,

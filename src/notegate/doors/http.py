@@ -62,6 +62,7 @@ from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.single_exchange import SingleExchange, replayed
 from notegate.errors import NotegateError
 from notegate.policy import decide_host, decide_metrics_reader, metrics_environments
+from notegate.services import diskspace
 from notegate.services.container import Services
 from notegate.services.eventlog import event
 from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -549,18 +550,20 @@ class LazyRoutes(BaseRoute):
 
 def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
     """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
-    if record is None:
-        return {"status": "ok"}
+    if record is None:  # free space below min_free_bytes anywhere: "degraded", still 200 (reads are served)
+        low = diskspace.any_low(runtime.policy, runtime.config)
+        return {"status": "degraded", "disk": "low"} if low else {"status": "ok"}
     name = record.environment or runtime.config.default_environment
     if name not in runtime.config.environments:
         return {"status": "ok"}
     env = runtime.environment(name)
     details: dict[str, Any] = {"head": env.store.head(), "indexed": env.index.indexed_commit, "fetch": "ok"}
+    details["disk"] = diskspace.health(runtime.policy, runtime.config, name)
     refusal = env.store.refusal
     if refusal is not None:  # what the origin holds and was refused: its short id and how many rules, no paths
         details["fetch"] = "refused"
         details["fetch_refused"] = {"commit": refusal.tip[:12], "rules": len(refusal.verdict.rules())}
-    return {"status": "ok", "environments": {name: details}}
+    return {"status": "ok" if details["disk"]["status"] == "ok" else "degraded", "environments": {name: details}}
 
 
 def create_app(
@@ -600,7 +603,7 @@ def create_app(
     async def healthz(request: Request) -> JSONResponse:
         header = request.headers.get("authorization")
         if header is None:
-            return JSONResponse({"status": "ok"})
+            return JSONResponse(await anyio.to_thread.run_sync(environment_details, runtime, None))
         token = bearer(header)
         record = await anyio.to_thread.run_sync(verify, token) if token else None
         if record is None:

@@ -65,7 +65,7 @@ from notegate.policy import (
 from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
-from notegate.services import provenance
+from notegate.services import diskspace, provenance
 from notegate.services.eventlog import event
 from notegate.services.previews import Previews, preview_key
 from notegate.services.runtime import Environment, Runtime
@@ -397,14 +397,19 @@ class NotesService:
             outcome = "error"
             raise
         finally:
-            self.rt.state.audit(
-                now=self.rt.clock(),
-                **caller.audit_fields(self.rt.config.default_environment),
-                tool=tool,
-                path=(path or "")[:300] or None,
-                outcome=outcome,
-                commit_id=record["commit"],
-            )
+            try:
+                self.rt.state.audit(
+                    now=self.rt.clock(),
+                    **caller.audit_fields(self.rt.config.default_environment),
+                    tool=tool,
+                    path=(path or "")[:300] or None,
+                    outcome=outcome,
+                    commit_id=record["commit"],
+                )
+            except Exception as exc:  # a full disk costs the audit row, never the answer (services/diskspace.py)
+                if not diskspace.no_space(exc):
+                    raise
+                event("audit-lost", connector=caller.connector_id, tool=tool, outcome=outcome, reason="disk-full")
             event(
                 "tool",
                 connector=caller.connector_id,
@@ -1130,6 +1135,7 @@ class NotesService:
         index_now: bool,
     ) -> CommitResult:
         self.check_commit(env, changes, verdicts)
+        diskspace.check_room(self.policy, self.rt.config, env.name)  # refused whole, before anything is built
         started = time.perf_counter()
         try:
             result = env.store.commit(
@@ -1154,6 +1160,10 @@ class NotesService:
             raise self.stale(env, conflict.path, conflict.expected, conflict.current) from None
         except CaseCollision as collision:
             raise self._case_collision(collision.path, collision.existing) from None
+        except Exception as exc:
+            if diskspace.no_space(exc):
+                raise diskspace.refused(exc, f"environment '{env.name}'") from exc
+            raise
 
     def after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
         """Keep inbox authorship in the state: who wrote each part of each item.

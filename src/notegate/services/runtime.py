@@ -35,6 +35,7 @@ from notegate.services import provenance
 from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
+from notegate.vault import durable
 from notegate.vault.converge import Stuck
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import Author, VaultStore, bound_pack_windows
@@ -68,13 +69,25 @@ class Environment:
     index: SearchIndex
 
     def on_advance(self, _old: str | None, _new: str) -> None:
-        """Keep the index in step whenever main moves (our writes and fetched commits alike)."""
-        self.index.catch_up(self.store)
+        """Keep the index in step whenever main moves (our writes and fetched commits alike).
+
+        On a full disk the index stays behind (it follows git: the next advance or fetch catches it up) and
+        the write it follows stands: by now its commit is on the origin, and failing the call would tell the
+        caller an acknowledged write was not made."""
+        try:
+            self.index.catch_up(self.store)
+        except Exception as exc:
+            from notegate.services.diskspace import no_space
+
+            if not no_space(exc):
+                raise
+            event("index-behind", environment=self.name, reason="disk-full")
 
 
 class Runtime:
     def __init__(self, config: Config, *, clock: Clock = time.time) -> None:
         bound_pack_windows()  # the listing and the index build would otherwise keep the packs they read resident
+        durable.enable(config.durability)  # process-wide: what a write flushes before it is acknowledged
         self.config = config
         self.policy = config.policy
         self.clock = clock
@@ -116,6 +129,8 @@ class Runtime:
                 log.warning("environment %s: %s", name, summary(verdict))
             return verdict
 
+        for stale in durable.clear_stale_locks(repo_dir, directory / "write.lock"):  # a crash mid-update left it
+            log.warning("environment %s: removed the stale lock file %s of the server's clone", name, stale)
         store = VaultStore.create_empty(name, repo_dir, origin_url, vet=vet)
         store.push_lock = functools.partial(self.state.push_lock, name)  # replicas queue their pushes
         store.record = functools.partial(self._record_provenance, name)  # who made it, before it is pushed

@@ -42,7 +42,10 @@ def init_directory(
     if state_url:
         _check_state_url(state_url)
     directory.mkdir(parents=True, exist_ok=True)
-    pygit2.init_repository(str(directory / "origin.git"), bare=True, initial_head="main")
+    origin = pygit2.init_repository(str(directory / "origin.git"), bare=True, initial_head="main")
+    # Pushes from workstations are received by git itself, quarantine and all: flush what it writes, refs too
+    # (git's default flushes packs but not refs; notegate.vault.durable says what the server flushes).
+    origin.config["core.fsync"] = "all"
     text = render_config(owner)
     if state_url:
         text += "\n[state]\n" + render_toml({"url": state_url})

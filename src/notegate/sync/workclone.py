@@ -29,6 +29,7 @@ import pygit2
 from pygit2.enums import FileMode, SortMode
 
 from notegate.errors import NotegateError, OriginUnavailable
+from notegate.vault import durable
 from notegate.vault.store import Change, build_tree
 
 MAIN = "refs/heads/main"
@@ -176,7 +177,7 @@ class WorkClone:
     def _git(self, *args: str) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
-                ["git", "-C", str(self.workdir), *args],
+                ["git", *durable.git_config_args(), "-C", str(self.workdir), *args],  # flushes as the server does
                 capture_output=True,
                 text=True,
                 env=self._env,

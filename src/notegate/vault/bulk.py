@@ -21,12 +21,12 @@ import os
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pygit2
 
-from notegate.vault import filepool
+from notegate.vault import durable, filepool
 
 OBJ_BLOB = 3
 #: zlib level 1: an import's notes are each one version of unrelated text; the later repack (``--window=0``)
@@ -211,8 +211,13 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
     for other in dirs[1:]:
         try:
             _share(first, other, name)
+            durable.flush_folder(other)  # the links' names, before any ref names the pack
         except OSError:
-            if strict:
+            if strict:  # nothing half-written stays behind: the pack leaves the repositories it reached
+                for folder in dirs:
+                    for suffix in (".idx", ".pack"):
+                        with suppress(OSError):
+                            (folder / f"{name}{suffix}").unlink()
                 raise
     return name
 

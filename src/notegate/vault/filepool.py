@@ -21,6 +21,8 @@ import threading
 from contextlib import suppress
 from pathlib import Path
 
+from notegate.vault import durable
+
 #: Files one pool keeps ready (a group commit takes two).
 SIZE = 8
 PREFIX = "tmp_pool_"
@@ -100,7 +102,10 @@ def write_new(folder: Path, target: Path, data: bytes, *, pooled: bool = True) -
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             os.fchmod(handle.fileno(), 0o444)
+            handle.flush()
+            durable.flush_file(handle.fileno())  # the bytes before the name: see notegate.vault.durable
         os.replace(path, target)
+        durable.flush_folder(folder)
     except BaseException:
         with suppress(OSError):
             os.unlink(path)

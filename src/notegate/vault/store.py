@@ -53,7 +53,7 @@ import pygit2
 from pygit2.enums import FileMode, ObjectType
 
 from notegate.errors import NotegateError, OriginRefused, OriginUnavailable
-from notegate.vault import bulk, converge, objects, ordered
+from notegate.vault import bulk, converge, durable, objects, ordered
 from notegate.vault.bulk import stored_blob
 from notegate.vault.paths import AttachmentPath, NotePath, PathRejected, TreePaths, caseless_key, is_hidden_tree_path
 
@@ -1093,7 +1093,6 @@ class VaultStore:
         """The group's objects as one pack, in the clone and (linked, else copied) in a local origin, before any
         ref names them: a crash after this leaves an unreferenced pack, which the next full repack keeps in its
         cruft pack for a while and then drops."""
-        self._trees.keep(made.trees)
         dirs = [self.repo_dir]
         if self._local_origin_now() is not None:
             dirs.append(Path(self.origin_url))
@@ -1101,6 +1100,7 @@ class VaultStore:
         try:
             bulk.write_records(dirs, records, strict=True)
             self._group_packs += 1
+            self._trees.keep(made.trees)  # only trees that are on disk (a full disk leaves none to remember)
         except OSError as exc:
             self._origin_repo = None
             raise OriginUnavailable(
@@ -1175,12 +1175,18 @@ class VaultStore:
         except pygit2.GitError as exc:
             if "old reference value does not match" in str(exc) or _origin_moved(str(exc)):
                 return False
+            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
+                log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
+                return False  # pushed again, as when the origin moved
             self._origin_repo = None
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
             ) from exc
-        except OSError as exc:
+        except OSError as exc:  # libgit2's "failed to lock file" among them
+            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
+                log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
+                return False  # pushed again, as when the origin moved
             self._origin_repo = None
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
@@ -1486,7 +1492,12 @@ class VaultStore:
 
     @staticmethod
     def _git_maintenance(repo_dir: Path, args: list[str]) -> None:
-        subprocess.run(["git", "--git-dir", str(repo_dir), *args], check=False, capture_output=True, timeout=600)
+        subprocess.run(
+            ["git", *durable.git_config_args(), "--git-dir", str(repo_dir), *args],
+            check=False,
+            capture_output=True,
+            timeout=600,
+        )
 
     # -------------------------------------------------------- health (the doctor)
     def origin_main(self, timeout: float) -> str | None:
