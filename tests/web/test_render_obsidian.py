@@ -160,3 +160,9 @@ SHAPES = {
 @pytest.mark.parametrize("shape", SHAPES)
 def test_rendering_obsidian_syntax_is_linear(shape: str) -> None:
     assert_linear(lambda text: render_note(text, "n.md", TARGETS, media_type), SHAPES[shape], small=4096)
+
+
+def test_a_link_to_a_heading_of_this_note_is_no_missing_link() -> None:
+    html = render("see [[#Setup]] and [[#^block-1|that line]]")
+    assert 'class="missing"' not in html
+    assert html.count('href="/notes/n.md"') == 2 and ">Setup</a>" in html and ">that line</a>" in html

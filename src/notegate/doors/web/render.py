@@ -187,7 +187,10 @@ def _rewrite(children: list[Token], vault: _Vault) -> list[Token]:
     out: list[Token] = []
     closing: list[bool] = []  # per open link: was it kept (so its close is kept too)?
     for token in children:
-        if token.type == "wikilink":
+        if token.type == "wikilink" and not token.meta["target"] and token.meta["section"]:
+            # [[#Heading]] / [[#^block]]: a place in this very note (it exists: the note is being shown)
+            out += _link(vault.href(vault.note_path), token.content.lstrip("#^") or token.content, "wikilink")
+        elif token.type == "wikilink":
             path = vault.find(token.meta["target"], wiki=True)
             if token.meta["embed"] and path is not None and path.endswith(".md"):
                 embed = Token("note_embed", "", 0)
