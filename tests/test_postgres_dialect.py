@@ -16,7 +16,7 @@ from notegate.postgres import REPLACE_KEYS, translate, translate_ddl
 from notegate.state import PERSONS_SCHEMA, SCHEMA
 
 CASES = [
-    # (SQLite dialect as state.py writes it, PostgreSQL)
+    # (SQLite dialect as notegate.state writes it, PostgreSQL)
     ("SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = %s AND b = %s"),
     ("INSERT INTO t (a, b) VALUES (:a, :b)", "INSERT INTO t (a, b) VALUES (%(a)s, %(b)s)"),
     (

@@ -81,5 +81,5 @@ class StateDB(
     PersonTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
-    one (``[state] url``: several replicas share it). Every statement below is written once, in SQLite's
-    dialect; notegate.postgres translates it for PostgreSQL."""
+    one (``[state] url``: several replicas share it). Every statement of its table families is written once, in
+    SQLite's dialect; notegate.postgres translates it for PostgreSQL."""

@@ -226,7 +226,7 @@ CREATE TABLE IF NOT EXISTS elevation_grants (
 """
 
 
-# -- persons and passkeys (schema; the methods are the last section of StateDB) ---------------------------
+# -- persons and passkeys (schema; the methods are in persons.py) ------------------------------------------
 # No password column anywhere: a person proves who they are with a passkey only. Enrol links and web
 # sessions are stored as SHA-256 of their random secret, never the secret itself.
 PERSONS_SCHEMA = """
