@@ -16,7 +16,7 @@ from notegate.postgres import REPLACE_KEYS, translate, translate_ddl
 from notegate.state import PERSONS_SCHEMA, SCHEMA
 
 CASES = [
-    # (SQLite dialect as state.py writes it, PostgreSQL)
+    # (SQLite dialect as notegate.state writes it, PostgreSQL)
     ("SELECT * FROM t WHERE a = ? AND b = ?", "SELECT * FROM t WHERE a = %s AND b = %s"),
     ("INSERT INTO t (a, b) VALUES (:a, :b)", "INSERT INTO t (a, b) VALUES (%(a)s, %(b)s)"),
     (
@@ -49,7 +49,7 @@ def test_each_form_translates(sqlite: str, postgres: str) -> None:
 
 
 def test_every_replaced_table_of_state_py_has_its_conflict_key() -> None:
-    source = (Path(__file__).parents[1] / "src/notegate/state.py").read_text()
+    source = "".join(p.read_text() for p in (Path(__file__).parents[1] / "src/notegate/state").glob("*.py"))
     tables = set(re.findall(r"INSERT OR REPLACE INTO (\w+)", source))
     assert tables and tables <= set(REPLACE_KEYS)
 

@@ -417,9 +417,9 @@ def test_a_push_lock_not_had_in_time_lets_the_push_go_on(replicas, monkeypatch) 
     PUSH_LOCK_WAIT_SECONDS, then the other pushes anyway (the origin's compare-and-swap decides)."""
     import time
 
-    import notegate.state
+    import notegate.state.db
 
-    monkeypatch.setattr(notegate.state, "PUSH_LOCK_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(notegate.state.db, "PUSH_LOCK_WAIT_SECONDS", 0.2)
     first, second = replicas
     with first.push_lock("personal"):
         began = time.monotonic()

@@ -9,8 +9,8 @@ its version, and a restore trusts that version to mean one schema).
 
 from __future__ import annotations
 
-from notegate import state
 from notegate.state import MIGRATIONS, SCHEMA_VERSION, schema_digest
+from notegate.state import schema as state  # where schema_digest reads SCHEMA and POSTGRES_COLUMNS
 
 #: version -> state.schema_digest() of that version's schema. Append only.
 SCHEMA_DIGESTS = {

@@ -1,11 +1,11 @@
-"""The state database on PostgreSQL: a psycopg 3 connection pool speaking the SQLite dialect state.py writes.
+"""The state database on PostgreSQL: a psycopg 3 connection pool speaking the SQLite dialect notegate.state writes.
 
-Theory of operation. ``state.py`` holds every statement once, in SQLite's dialect (``?`` and ``:name``
+Theory of operation. ``notegate.state`` holds every statement once, in SQLite's dialect (``?`` and ``:name``
 placeholders, ``INSERT OR REPLACE``/``OR IGNORE``, ``IS ?``); :func:`translate` turns a statement into
 PostgreSQL's, and :func:`translate_ddl` does the same for the schema (``INTEGER PRIMARY KEY`` → an identity
 column, ``REAL`` → ``DOUBLE PRECISION``, ``BLOB`` → ``BYTEA``). Both are pure and cached; this is the one place
 the two dialects differ. What only SQLite has (PRAGMA, VACUUM, the online backup API, ``json_type``) stays in
-state.py's SQLite branch.
+notegate.state's SQLite branch.
 
 Concurrency. SQLite's ``BEGIN IMMEDIATE`` makes every write transaction the only writer; several replicas on
 one PostgreSQL have no such lock. A transaction here runs at READ COMMITTED, where a single
@@ -86,7 +86,7 @@ class AdvisoryHold:
 
 
 class Row(tuple):
-    """A row read by index or by column name, with ``keys()``: what state.py's callers use of sqlite3.Row."""
+    """A row read by index or by column name, with ``keys()``: what notegate.state's callers use of sqlite3.Row."""
 
     _names: tuple[str, ...] = ()
 
@@ -111,8 +111,8 @@ def _row_factory(cursor):
 
 @functools.lru_cache(maxsize=1024)
 def translate(sql: str) -> str:
-    """One SQLite-dialect statement of state.py in PostgreSQL's dialect (pure; no SQL is parsed beyond the
-    few forms state.py uses, and a form it does not know is left as written, so PostgreSQL refuses it)."""
+    """One SQLite-dialect statement of notegate.state in PostgreSQL's dialect (pure; no SQL is parsed beyond the
+    few forms notegate.state uses, and a form it does not know is left as written, so PostgreSQL refuses it)."""
     out = sql.replace("%", "%%")
     out = re.sub(r"\bIS\s+\?", "IS NOT DISTINCT FROM ?", out)
     match = _INSERT.match(out)
@@ -141,7 +141,7 @@ def translate_ddl(script: str) -> list[str]:
 
 
 class _Cursor:
-    """What state.py reads of a cursor: rows, ``rowcount``."""
+    """What notegate.state reads of a cursor: rows, ``rowcount``."""
 
     def __init__(self, cursor) -> None:
         self._cursor = cursor
@@ -158,7 +158,7 @@ class _Cursor:
 
 
 class _Conn:
-    """A pooled connection that takes state.py's SQLite-dialect statements."""
+    """A pooled connection that takes notegate.state's SQLite-dialect statements."""
 
     def __init__(self, conn) -> None:
         self._conn = conn

@@ -1,0 +1,74 @@
+"""Static tokens (``notegate token``): one row per token, its secret only as a hash."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from notegate.state.db import StateCore
+
+
+class TokenTables(StateCore):
+    """The tokens table."""
+
+    # -------------------------------------------------------------- tokens
+    def insert_token(self, row: dict[str, object]) -> None:
+        """A new token row (its secret only as a hash)."""
+        with self.tx() as db:
+            db.execute(
+                "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment, secret_hash,"
+                " created_at, contracts) VALUES (:id, :name, :login, :display_name, :client_class, :tier,"
+                " :environment, :secret_hash, :created_at, :contracts)",
+                row,
+            )
+
+    def insert_token_checked(self, row: dict[str, object], decide) -> object:
+        """Insert a token row only if ``decide(live names of its environment)`` allows it; reading the names
+        and inserting are one transaction, so two concurrent creates cannot both take one name. Returns the
+        decision."""
+        with self.tx(claim=f"tokens:{row['environment']}") as db:
+            names = [
+                r[0]
+                for r in db.execute(
+                    "SELECT name FROM tokens WHERE environment IS ? AND revoked_at IS NULL", (row["environment"],)
+                )
+            ]
+            decision = decide(names)
+            if decision.allowed:
+                db.execute(
+                    "INSERT INTO tokens (id, name, login, display_name, client_class, tier, environment,"
+                    " secret_hash, created_at, contracts) VALUES (:id, :name, :login, :display_name,"
+                    " :client_class, :tier, :environment, :secret_hash, :created_at, :contracts)",
+                    row,
+                )
+        return decision
+
+    def token(self, token_id: str) -> sqlite3.Row | None:
+        rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
+        return rows[0] if rows else None
+
+    def tokens(self) -> list[sqlite3.Row]:
+        return self.query("SELECT * FROM tokens ORDER BY created_at")
+
+    def set_token_tier(self, token_id_or_name: str, tier: str) -> int:
+        """A live conversation token's new tier; machine tokens keep theirs."""
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
+                " AND client_class != 'machine'",
+                (tier, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    def revoke_tokens(self, token_id_or_name: str, now: float) -> int:
+        with self.tx() as db:
+            cur = db.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
+                (now, token_id_or_name, token_id_or_name),
+            )
+            return cur.rowcount
+
+    def revoke_token_id(self, token_id: str, now: float) -> int:
+        """Revoke exactly the token with this id (never a name that happens to look like one)."""
+        with self.tx() as db:
+            cur = db.execute("UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", (now, token_id))
+            return cur.rowcount
