@@ -91,7 +91,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         (int, float),
         5.0,
         "How often the server fetches the origin.",
-        enforced_by=("notegate.doors.http:sync_loop", "notegate.cli:cmd_mcp"),
+        enforced_by=("notegate.doors.http:sync_loop", "notegate.cli.serve:cmd_mcp"),
     ),
     PolicySetting(
         "repack_loose_objects",

@@ -80,7 +80,7 @@ def refused_rule(result: Any) -> str | None:
 # ------------------------------------------------------------------------------------------ the stack
 @dataclass(frozen=True)
 class Shell:
-    """How the lab runs git and notegate: with the environment cli.py handed in, minus anything a git pusher
+    """How the lab runs git and notegate: with the environment the CLI handed in, minus anything a git pusher
     or git itself would read from whoever runs the lab, plus a fixed lab identity."""
 
     environ: dict[str, str]
@@ -426,7 +426,7 @@ async def _scenario(lab: Lab, owner: Any, metadata: MetadataHost, metadata_url: 
 
 
 def main(directory: str | None, keep: bool, environ: dict[str, str]) -> int:
-    """`notegate lab`: ``environ`` is the environment cli.py read (the lab's children inherit it, cleaned)."""
+    """`notegate lab`: ``environ`` is the environment the CLI read (the lab's children inherit it, cleaned)."""
     from notegate.lab.browser import BrowserMissing, require_browser
 
     # The arguments first, then the machine: a mistake the user can fix in the command line is named even

@@ -9,7 +9,7 @@ non-zero exit refuses the whole push, and whatever the hook prints on stderr the
 For every updated ref: branches only, the default branch never deleted (:func:`policy.decide_ref_update`),
 and every new commit inspected (:func:`notegate.sync.incoming.inspect_update`) with the pusher guard:
 only the environment's owner -- the forge logins in ``owner_pushers`` -- may change what sessions load at
-start (:func:`policy.decide_push`).  The pusher comes from the forge's variables, which only ``cli.py``
+start (:func:`policy.decide_push`).  The pusher comes from the forge's variables, which only the CLI
 reads (:func:`policy.identify_pusher`); an unidentified pusher is not the owner.
 
 A commit speaking in the server's voice (a ``Notegate-*`` trailer, the server's author or committer e-mail)
