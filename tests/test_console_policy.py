@@ -7,8 +7,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notegate.console_policy import CONSOLE_ACTIONS, StepUp, decide_console_action, guarded_note
-from notegate.policy import Policy, decide_elevation_approval
+from notegate.policy import (
+    CONSOLE_ACTIONS,
+    Policy,
+    StepUp,
+    decide_console_action,
+    decide_elevation_approval,
+    guarded_note,
+)
 
 POLICY = Policy()
 LIMIT = POLICY.elevation_assertion_seconds

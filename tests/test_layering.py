@@ -24,8 +24,16 @@ LAYER_OF: dict[str, str] = {
     "notegate.settings": "pure",
     "notegate.globs": "pure",
     "notegate.policyfile": "pure",
-    "notegate.policy": "pure",
-    "notegate.console_policy": "pure",  # which console actions need a fresh passkey step-up
+    "notegate.policy": "pure",  # the package: every decision, re-exported by its __init__
+    "notegate.policy.decision": "pure",  # Decision, allow, deny, Action
+    "notegate.policy.names": "pure",  # instruction-file and hidden names, folded
+    "notegate.policy.settings": "pure",  # the Policy values and the doctor's questions about them
+    "notegate.policy.caller": "pure",  # Caller, fixed connectors, tiers, hosts, metrics, connections
+    "notegate.policy.notes": "pure",  # the note door: decide(), inbox, two-step, quotas
+    "notegate.policy.oauth": "pure",  # redirect URIs, registration, elevation, grants
+    "notegate.policy.gitdoor": "pure",  # incoming commits, pushes, provenance, the server's fetch
+    "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
+    "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -208,6 +216,15 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
     "module",
     [
         "notegate.policy",
+        "notegate.policy.decision",
+        "notegate.policy.names",
+        "notegate.policy.settings",
+        "notegate.policy.caller",
+        "notegate.policy.notes",
+        "notegate.policy.oauth",
+        "notegate.policy.gitdoor",
+        "notegate.policy.contracts",
+        "notegate.policy.console",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",

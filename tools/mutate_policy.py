@@ -1,6 +1,6 @@
 """Mutate one policy rule at a time and check that some test fails and names it (issue 9's standard).
 
-Run: .venv/bin/python tools/mutate_policy.py  (about a minute per mutation on 2 cores). Restores the file
+Run: .venv/bin/python tools/mutate_policy.py  (about a minute per mutation on 2 cores). Restores the module
 after each mutation, also on Ctrl-C. Prints one line per mutation: caught (with the first failing test)
 or SURVIVED.
 """
@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1]
-POLICY = ROOT / "src" / "notegate" / "policy.py"
+POLICY = ROOT / "src" / "notegate" / "policy"  # the package: each mutation's text is in exactly one module
 TESTS = [
     "tests/test_policy_cases.py",
     "tests/test_policy.py",
@@ -23,7 +23,7 @@ TESTS = [
     "tests/auth/test_passkeys.py",
 ]
 
-# (name, text in policy.py, replacement): each breaks exactly one rule.
+# (name, text in the policy package, replacement): each breaks exactly one rule.
 MUTATIONS = [
     (
         "is_inbox ignores case",
@@ -100,16 +100,18 @@ MUTATIONS = [
 
 def main(argv: list[str]) -> int:
     """``tools/mutate_policy.py [WORD …]`` runs only the mutations whose name contains one of the words."""
-    original = POLICY.read_text(encoding="utf-8")
+    originals = {path: path.read_text(encoding="utf-8") for path in sorted(POLICY.glob("*.py"))}
     survived = 0
     chosen = [m for m in MUTATIONS if not argv or any(word in m[0] for word in argv)]
     try:
         for name, before, after in chosen:
-            if original.count(before) != 1:
-                print(f"?? {name}: the text to mutate is not in policy.py exactly once")
+            holders = [path for path, text in originals.items() if text.count(before)]
+            if len(holders) != 1 or originals[holders[0]].count(before) != 1:
+                print(f"?? {name}: the text to mutate is not in the policy package exactly once")
                 survived += 1
                 continue
-            POLICY.write_text(original.replace(before, after), encoding="utf-8")
+            target = holders[0]
+            target.write_text(originals[target].replace(before, after), encoding="utf-8")
             run = subprocess.run(
                 [sys.executable, "-m", "pytest", "-x", "-q", "-n", "2", "-p", "no:cacheprovider", *TESTS],
                 cwd=ROOT,
@@ -123,8 +125,11 @@ def main(argv: list[str]) -> int:
                 print(f"SURVIVED  {name}")
             else:
                 print(f"caught    {name}: {failed[0][7:110] if failed else run.stdout.splitlines()[-1]}")
+            target.write_text(originals[target], encoding="utf-8")
     finally:
-        POLICY.write_text(original, encoding="utf-8")
+        for path, text in originals.items():
+            if path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
     print(f"{len(chosen) - survived}/{len(chosen)} mutations caught")
     return 1 if survived else 0
 

@@ -345,7 +345,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         300,
         "Approving an elevation, and every console action that grants trust or writes what sessions load (a "
         "token, a passkey, promotion, a protected note), needs a passkey assertion (user verified) at most this old.",
-        enforced_by=("notegate.policy:decide_elevation_approval", "notegate.console_policy:decide_console_action"),
+        enforced_by=("notegate.policy:decide_elevation_approval", "notegate.policy:decide_console_action"),
     ),
     # -- the git door: what incoming commits may carry (pre-receive hook, fetch, sync)
     PolicySetting(

@@ -1,6 +1,6 @@
 """Issue 27: every console action that grants trust or writes what sessions load needs a fresh step-up (a
 user-verified passkey assertion at most ``elevation_assertion_seconds`` old), decided by
-``console_policy.decide_console_action`` and enforced by one gate in front of every POST route.
+``policy.console.decide_console_action`` and enforced by one gate in front of every POST route.
 
 Over HTTP against the real server with real session cookies (one opened 301 s ago is "stale": its last
 passkey check is older than the window), walking the console's own route table; and in a real chromium with
@@ -14,9 +14,9 @@ import httpx2
 import pytest
 
 from notegate.auth.websession import WebSessions
-from notegate.console_policy import CONSOLE_ACTIONS, StepUp
 from notegate.doors.web import web_routes
 from notegate.doors.web.stepup import POST_ACTIONS
+from notegate.policy import CONSOLE_ACTIONS, StepUp
 from web.conftest import enrolled
 from web.harness import FETCH, Console, Device, sign_assertion
 from web.notes_support import SESSION_COOKIE, origin_text, sign_in, write

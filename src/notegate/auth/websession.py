@@ -7,7 +7,7 @@ Theory of operation:
   opens no session. A session lives at most :data:`MAX_SESSION_SECONDS` (12 h) and dies with its passkey
   (revoking a passkey deletes the sessions it opened).
 * The step-up: a console action that grants trust or writes what sessions load needs a user-verified
-  assertion at most a few minutes old (``notegate.console_policy``). Confirming with a passkey opens a new
+  assertion at most a few minutes old (``notegate.policy.console``). Confirming with a passkey opens a new
   session (and closes the old one), so a session's ``created_at`` is always its last such assertion.
 * Before login a browser carries a *pre-session* cookie (``ngp_`` + 256 random bits) only so the WebAuthn
   challenge and the CSRF token have something secret to be bound to.
@@ -132,7 +132,7 @@ class WebSession:
     expires_at: float
     secret: str  # the cookie's secret: binds the CSRF token; never logged or stored
     #: When the user-verified passkey assertion that opened this session was checked: the console's step-up
-    #: age (notegate.console_policy). A session is opened by nothing else, so no separate record is needed.
+    #: age (notegate.policy.console). A session is opened by nothing else, so no separate record is needed.
     created_at: float = float("-inf")
 
     @property

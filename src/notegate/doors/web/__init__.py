@@ -151,7 +151,7 @@ def web_routes(
         ("/edit/{path:notepath}", notes.edit, ["POST"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
-    # Every POST passes the step-up gate (notegate.console_policy): a route missing from POST_ACTIONS fails here.
+    # Every POST passes the step-up gate (notegate.policy.console): a route missing from POST_ACTIONS fails here.
     table = [
         (
             path,

@@ -34,10 +34,10 @@ from notegate.auth.websession import (
     parse_next,
     parse_secret,
 )
-from notegate.console_policy import decide_console_action
 from notegate.doors.web.environments import Environments
 from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError
+from notegate.policy import decide_console_action
 
 HERE = Path(__file__).parent
 MAX_JSON_BYTES = 64 << 10

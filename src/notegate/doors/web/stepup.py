@@ -2,7 +2,7 @@
 
 Theory of operation: :data:`POST_ACTIONS` names the console action of every POST route (by its route path);
 :func:`web_routes` wraps each POST handler in :meth:`StepUpGate.guard`, which asks
-:func:`notegate.console_policy.decide_console_action` with the age of the session's last user-verified
+:func:`notegate.policy.console.decide_console_action` with the age of the session's last user-verified
 passkey assertion before the handler runs. A refused action never reaches its handler: a form route answers
 with the refused page (rule ``step-up-required``) holding a "Confirm with your passkey" button, a JSON route
 with the refusal as JSON; both are audited. The ceremony (``/step-up/options``, ``/step-up/verify``) is a
@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from notegate.auth.websession import parse_next
-from notegate.console_policy import decide_console_action, guarded_note
 from notegate.doors.web.console import Console
 from notegate.errors import NotegateError, PathRejected
+from notegate.policy import decide_console_action, guarded_note
 from notegate.vault.paths import NotePath
 
 Handler = Callable[[Request], Awaitable[Response]]

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from notegate.policy import Decision, Policy, allow, deny
+from notegate.policy.decision import Decision, allow, deny
+from notegate.policy.settings import Policy
 
 
 class StepUp(StrEnum):

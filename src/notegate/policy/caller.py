@@ -1,0 +1,309 @@
+"""Who is asking: :class:`Caller` (person, client, class, tier), the fixed connector logins only the owner's
+own programs use, and the decisions about a caller rather than a note: tiers by default, device keys,
+environments, the Host header, the metrics reader, connection counts, token names, console owners.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from notegate.policy.decision import Decision, allow, deny
+from notegate.policy.settings import Policy
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a request. Decided from credentials by the door, never from what a caller writes.
+
+    ``login`` is the person (owner or member); ``connector`` names the connector login: the one credential
+    (a static token today, an OAuth grant family later) this client holds for that person.  Authorship is
+    per connector login, so the owner's phone and the owner's workstation are different authors.
+    """
+
+    login: str
+    display_name: str
+    client: str
+    client_class: str
+    tier: str
+    session: str = "-"
+    environment: str | None = None
+    connector: str = ""
+    grant_id: str = ""  # the owner-approved grant that made it trusted (its public id), if one did
+
+    def audit_fields(self, default_environment: str | None = None) -> dict[str, str | None]:
+        """Who this caller is, as an audit row names it (one spelling for every door and service)."""
+        return {
+            "environment": self.environment or default_environment,
+            "login": self.login,
+            "client": self.client,
+            "client_class": self.client_class,
+            "tier": self.tier,
+            "session": self.session,
+        }
+
+    @property
+    def connector_id(self) -> str:
+        """The connector login's stable id (``token:<id>``); callers built without one are named by client."""
+        return self.connector or f"client:{self.client}@{self.login}"
+
+
+#: The fixed connector logins: callers no credential decides, built only by code that the owner runs
+#: (the scheduled jobs, the CLI).  connector -> (client, display name or None for the person, session).
+FIXED_CONNECTORS: dict[str, tuple[str, str | None, str]] = {
+    "job:review": ("notegate-review", "notegate reviewer", "scheduled-review"),
+    "job:reflect": ("notegate-reflect", "notegate reflector", "reflect"),
+    "cli:import": ("notegate-import", None, "-"),
+    "cli:init": ("notegate-init", "notegate init", "-"),
+    # The owner's browser after a passkey login: console actions (review, restore, edit) commit as this.
+    "web:console": ("notegate-console", None, "console"),
+}
+
+
+def fixed_client(connector: str) -> str:
+    """The client name a fixed connector login's audit rows carry (``notegate status``: the last review)."""
+    return FIXED_CONNECTORS[connector][0]
+
+
+def fixed_caller(connector: str, person: str) -> Caller:
+    """The caller of a fixed connector login: a trusted workstation, because only the owner starts it.
+
+    One table and one function, so the four fixed callers cannot drift apart (a job built by hand with
+    another tier or class would be judged by different rules).  An unknown connector is a bug: it raises.
+    """
+    try:
+        client, display_name, session = FIXED_CONNECTORS[connector]
+    except KeyError:
+        raise ValueError(f"{connector!r} is not a fixed connector login") from None
+    return Caller(
+        login=person,
+        display_name=display_name or person,
+        client=client,
+        client_class="workstation",
+        tier="trusted",
+        session=session,
+        connector=connector,
+    )
+
+
+def sync_caller(device: str, person: str) -> Caller:
+    """Who commits what ``notegate sync`` finds changed in a workstation's vault: the owner at that device
+    (connector login ``sync:<device>``), trusted like the other programs only the owner starts."""
+    return Caller(
+        login=person,
+        display_name=person,
+        client="notegate-sync",
+        client_class="workstation",
+        tier="trusted",
+        session="-",
+        connector=f"sync:{device}",
+    )
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who wrote part of an inbox item: a connector login, its client name and its person.
+
+    ``connector`` is empty for parts recorded before connector logins existed; such a part counts as
+    written by *every* connector login of that person (the safe direction).
+    """
+
+    connector: str
+    client: str
+    person: str
+
+    @classmethod
+    def of(cls, caller: Caller) -> Author:
+        return cls(caller.connector_id, caller.client, caller.login)
+
+    @property
+    def label(self) -> str:
+        """How trailers and listings name it: the connector (client name) and the person."""
+        return f"{self.client} ({self.person})"
+
+
+# -------------------------------------------------------------- decisions
+def sees_private(caller: Caller) -> bool:
+    """Private notes exist only for trusted callers (listing, reading and search statistics alike)."""
+    return caller.tier == "trusted"
+
+
+def default_tier(client_class: str) -> str:
+    """Restricted by default; machines are their own tier. Trust is never the default."""
+    return "machine" if client_class == "machine" else "restricted"
+
+
+def needs_session_handle(policy: Policy, caller: Caller) -> bool:
+    """Must this caller pass a session_start handle to every knowledge tool? (Clients with no hooks.)"""
+    return caller.client_class in policy.session_gate_classes
+
+
+class DeviceProof(Protocol):
+    """What the device-key verifier proved (``notegate.auth.devices.DeviceVerdict``): policy needs only this."""
+
+    @property
+    def trusted(self) -> bool: ...
+
+    @property
+    def person(self) -> str | None: ...
+
+
+def decide_device_tier(caller: Caller, verdict: DeviceProof) -> Decision:
+    """Does a verified device key make this caller trusted? Allowed: the caller becomes trusted. Denied: the
+    caller keeps exactly the tier its credential gave it (a bad header never lowers or raises anything).
+
+    Only the owner's own machine qualifies: a workstation-class credential of the device's person. A hosted
+    connector or a machine presenting a device header gains nothing (a key copied into a chat app's config
+    must not turn the chat into the owner's workstation), nor does another person's workstation."""
+    if not verdict.trusted:
+        return deny("device-not-verified", "the device header did not verify; the caller keeps its tier.")
+    if caller.client_class != "workstation" or caller.tier not in ("restricted", "trusted"):
+        return deny(
+            "device-wrong-class",
+            f"a device key lifts only a workstation credential, not a {caller.client_class} one.",
+        )
+    if not verdict.person or verdict.person != caller.login:
+        return deny("device-wrong-person", "the device belongs to another person than this credential's.")
+    return allow("device-trusted", "a configured device key of this person verified.")
+
+
+def decide_environment(caller: Caller, requested: str, *, default: str) -> Decision:
+    """A credential is bound to one environment (its own, or the deployment's default): any other one is
+    not there for it. The answer never confirms that another environment exists."""
+    bound = caller.environment or default
+    if requested == bound:
+        return allow("environment")
+    return deny("unknown-environment", f"no such environment; this credential is for '{bound}'.")
+
+
+def decide_token_environment(bound: str | None, served: Collection[str]) -> Decision:
+    """May a credential bound to environment ``bound`` (None: the deployment's default) open the door here?
+    Not when this deployment serves no such environment (it was removed, or the token is another server's):
+    refused at the bearer check, like an unknown token, rather than admitted to fail on every tool."""
+    if bound is None or bound in served:
+        return allow("token-environment")
+    return deny("wrong-environment", "the credential is for an environment this server does not serve")
+
+
+def decide_host(host: str | None, allowed: Collection[str]) -> Decision:
+    """May a request naming ``host`` in its Host header reach the MCP door at all (DNS-rebinding protection)?
+    The same answer as the SDK's own check, which stays behind it: an exact entry, or ``NAME:*`` for NAME with
+    any port. Decided before the bearer check, so a foreign Host gets its 421 whether or not a token came."""
+    if host:
+        if host in allowed:
+            return allow("host-allowed")
+        if any(entry.endswith(":*") and host.startswith(entry[:-1]) for entry in allowed):
+            return allow("host-allowed")
+    return deny("host-not-allowed", "the Host header is not one this server answers to")
+
+
+def decide_reader(caller: Caller) -> Decision:
+    """May ``caller`` use the knowledge tools at all (list, search: results are then filtered)?"""
+    if caller.tier == "machine" or caller.client_class == "machine":
+        return deny(
+            "machine-no-mcp",
+            "machine credentials cannot use the knowledge tools.",
+        )
+    if caller.tier in ("restricted", "trusted"):
+        return allow("reader")
+    return deny("unknown-tier", f"tier '{caller.tier}' may not read notes.")
+
+
+def decide_person(persons: frozenset[str], login: str) -> Decision:
+    """May ``login`` hold passkeys and use the console? Only an owner or member of an environment (the
+    deployment config), so removing a member from the config locks them out at once."""
+    if login in persons:
+        return allow("person", "an owner or member of an environment")
+    return deny("person-unknown", f"'{login}' is neither the owner nor a member of any environment")
+
+
+def decide_console_owner(person: str, environment: str, environment_owner: str | None) -> Decision:
+    """May a signed-in ``person`` use the owner's pages of ``environment`` (review the inbox, approve
+    elevations, restore notes, see the audit and the connections)?  Only its owner: a member signs in for
+    their own passkeys and elevation approvals, never to act on another person's vault."""
+    if environment_owner is not None and person == environment_owner:
+        return allow("console-owner", f"'{person}' owns environment '{environment}'")
+    return deny(
+        "console-not-owner",
+        f"'{person}' is not the owner of environment '{environment}'; only its owner may use these pages",
+    )
+
+
+def decide_console_revoke(kind: str, item_environment: str | None, environment: str) -> Decision:
+    """May the owner's page of ``environment`` revoke a connection (a static token, an OAuth grant family)
+    bound to ``item_environment``?  Only one of its own: owning another environment too does not make this
+    page the place to revoke there, and a token of a member's environment is never this owner's to end."""
+    if item_environment == environment:
+        return allow("console-revoke", f"the {kind} belongs to environment '{environment}'")
+    return deny("console-revoke-other-environment", f"this {kind} does not belong to environment '{environment}'")
+
+
+def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_class: str | None) -> Decision:
+    """May this request read ``/metrics``?  A scraper on this machine, or a program holding a live machine
+    token (a monitoring system is a machine).  The figures are counts per environment, but they still say
+    how busy a vault is and when: a conversation's token never reads them.
+
+    Behind a proxy (``public_url`` set) a loopback peer proves nothing: a proxy on this machine makes every
+    request from the internet look local, so there only a machine token reads them."""
+    if loopback_peer and not behind_proxy:
+        return allow("metrics-loopback", "the request comes from this machine")
+    if client_class == "machine":
+        return allow("metrics-machine", "a live machine token")
+    if client_class is None:
+        return deny("metrics-unauthenticated", "reading /metrics from another machine needs a machine token")
+    return deny("metrics-not-machine", f"a {client_class} token cannot read /metrics; only a machine token can")
+
+
+def metrics_environments(
+    reader: Decision, token_environment: str | None, default_environment: str, environments: Collection[str]
+) -> frozenset[str]:
+    """Which environments' figures a reader :func:`decide_metrics_reader` let in sees.  A scraper on this
+    machine (not behind a proxy) is the deployment's operator: every environment.  A machine token sees
+    its own environment only (a token without one: the default's): the figures name environments, tool
+    activity, refusal rules and inbox counts, and a monitoring token of one environment's owner is no
+    reason to tell them how another person's vault is used.  Anything else sees nothing."""
+    if not reader.allowed:
+        return frozenset()
+    if reader.rule == "metrics-loopback":
+        return frozenset(environments)
+    if reader.rule == "metrics-machine":
+        name = token_environment or default_environment
+        return frozenset({name}) if name in environments else frozenset()
+    return frozenset()
+
+
+def decide_connection(*, from_peer: int, per_peer: int, open_total: int, max_total: int, waiting: int) -> Decision:
+    """May the listener serve one more TCP connection, before any HTTP is read?  ``from_peer`` connections
+    of the same peer are open (at most ``per_peer``), ``open_total`` in all (at most ``max_total``), of
+    which ``waiting`` have never completed a request head.
+
+    Why these bounds: a stranger who opens connections and sends half a request head (or nothing) holds a
+    slot while sending no request, so the slots of callers who did send one run out.  One peer holds at
+    most ``per_peer``; when the server is full, the connection that has waited longest for its first head
+    gives its slot to the new one (rule ``connection-replaces-waiting``: the listener closes that one),
+    so connections that never completed a request cannot starve the ones that did.  Only when every open
+    connection has completed a request is the new one refused."""
+    if from_peer >= per_peer:
+        return deny(
+            "too-many-connections-per-peer",
+            f"this address already holds {from_peer} connections, the most one peer may open "
+            f"(max_connections_per_peer = {per_peer})",
+        )
+    if open_total < max_total:
+        return allow("connection")
+    if waiting > 0:
+        return allow("connection-replaces-waiting", "the oldest connection that never sent a request makes room")
+    return deny(
+        "too-many-connections", f"the server already serves {open_total} connections (max_connections = {max_total})"
+    )
+
+
+def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:
+    """May a new static token be called ``name`` in an environment whose live tokens are ``active_names``?
+    Names are how the owner revokes and re-tiers tokens (``token revoke laptop``), so two live tokens of one
+    environment never share one, ignoring case; a revoked token's name is free again."""
+    wanted = name.casefold()
+    if any(existing.casefold() == wanted for existing in active_names):
+        return deny("token-name-taken", f"a live token named '{name}' already exists in this environment.")
+    return allow("token-name-free")
