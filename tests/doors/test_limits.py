@@ -20,12 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
 
-from notegate.doors.http import (
+from notegate.auth.tokens import TokenRecord
+from notegate.doors.guard import (
     BODY_ESCAPE_FACTOR,
     BODY_HEADROOM_BYTES,
     BodyTooLarge,
     DoorGuard,
-    TokenRecord,
     body_limit,
     discard,
     read_body,
