@@ -56,10 +56,10 @@ def test_approve_with_a_fresh_uv_assertion_makes_the_grant_trusted(console: Cons
     grants, ticket = _ask(console)
     assert grants.tier_for(PHONE, ticket.grant, None, console.clock())[1].rule == "grant-pending"
     device.page.goto(ticket.link)
-    assert device.page.locator("#approve").count() == 0  # no approve button before a fresh passkey check
-    assert device.ceremony() == "ok"
+    assert device.page.locator("#approve").count() == 0  # no bare approve button: only "Approve with passkey"
+    assert device.page.locator("#go").text_content() == "Approve with passkey"
+    assert device.ceremony() == "ok"  # one action: the fresh, user-verified check is the approval
     assert device.page.url == ticket.link
-    device.page.click("#approve")
     device.page.wait_for_selector("#outcome")
     assert device.page.locator("#outcome").get_attribute("data-decision") == "approve"
     assert device.page.locator("#code").text_content() == ticket.code
@@ -70,22 +70,25 @@ def test_approve_with_a_fresh_uv_assertion_makes_the_grant_trusted(console: Cons
     assert _rule(device) == "elevation-unknown"
 
 
-def test_a_stale_assertion_is_refused_and_a_fresh_one_approves(console: Console, device: Device) -> None:
+def test_approval_is_one_action_and_a_bare_approve_post_is_refused(console: Console, device: Device) -> None:
+    """Issue 30: "Approve with passkey" performs the check and the approval together, so an approval can no
+    longer sit on a check that went stale; a form post claiming "approve" with no check is refused."""
     enrolled(console, device)
     grants, ticket = _ask(console)
     device.page.goto(ticket.link)
-    assert device.ceremony() == "ok"
-    console.clock.advance(5 * 60 + 1)
-    device.page.click("#approve")
+    device.page.evaluate(
+        """() => { const f = document.getElementById('deny-form');
+                   const d = document.createElement('input'); d.type = 'hidden'; d.name = 'decision';
+                   d.value = 'approve'; f.appendChild(d); f.querySelector('button').remove(); f.submit(); }"""
+    )
     device.page.wait_for_selector("#refusal")
-    assert _rule(device) == "elevation-assertion-stale"
+    assert _rule(device) == "elevation-assertion-unverified"
     assert grants.tier_for(PHONE, ticket.grant, None, console.clock())[1].rule == "grant-pending"
-    # the page asks for a fresh assertion (the stale one is spent), and that one approves
-    assert device.page.locator("#approve").count() == 0
-    assert device.ceremony() == "ok"
-    device.page.click("#approve")
+    assert device.ceremony() == "ok"  # the passkey check is the approval
     device.page.wait_for_selector("#outcome")
     assert grants.tier_for(PHONE, ticket.grant, None, console.clock())[0].tier == "trusted"
+    deny = device.page.evaluate("() => document.querySelector('section.deny-apart #deny') !== null")
+    assert deny is False  # the outcome page: no more buttons
 
 
 def test_an_assertion_without_user_verification_is_refused(console: Console, device: Device) -> None:
@@ -133,11 +136,9 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(vault: Path, b
         grants, ticket = _ask(console)  # the owner's phone connector asks
         member.page.goto(ticket.link)
         assert member.page.locator("#code").text_content() == ticket.code
-        assert member.ceremony() == "ok"  # a valid, fresh, user-verified assertion: of the wrong person
-        member.page.click("#approve")
-        member.page.wait_for_selector("#refusal")
-        assert _rule(member) == "elevation-approver-not-owner"
-        assert "Refused [elevation-approver-not-owner]" in (member.page.locator("#refusal").text_content() or "")
+        # a valid, fresh, user-verified assertion: of the wrong person, so nothing is approved
+        assert member.ceremony() == "elevation-approver-not-owner"
+        assert "Refused [elevation-approver-not-owner]" in (member.page.locator("#status").text_content() or "")
         member.page.click("#deny")
         member.page.wait_for_selector("#refusal")
         assert _rule(member) == "elevation-deny-wrong-person"
@@ -189,8 +190,7 @@ def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Dev
             device.page.goto(ticket["link"])
             assert device.page.locator("#code").text_content() == ticket["code"]
             assert device.page.locator("#reason").text_content() == "fix the <i>design</i> note"
-            assert device.ceremony() == "ok"
-            device.page.click("#approve")
+            assert device.ceremony() == "ok"  # the passkey check is the approval
             device.page.wait_for_selector("#outcome")
             assert device.page.locator("#outcome").get_attribute("data-decision") == "approve"
 
@@ -223,17 +223,14 @@ def test_a_member_cannot_elevate_their_own_connector_in_the_owners_environment(v
             ticket = asked.structured_content
 
             member.page.goto(ticket["link"])
-            assert member.ceremony() == "ok"  # the member's own fresh, user-verified passkey
-            member.page.click("#approve")
-            member.page.wait_for_selector("#refusal")
-            assert _rule(member) == "elevation-approver-not-owner"
+            # a valid, fresh, user-verified assertion: of the wrong person, so nothing is approved
+            assert member.ceremony() == "elevation-approver-not-owner"
             assert member.page.locator("#outcome").count() == 0
             _refused(_write(call, "rules/digest.md", ticket["grant"]), "grant-pending")
 
             owner.page.goto(ticket["link"])
             assert owner.page.locator("#code").text_content() == ticket["code"]
-            assert owner.ceremony() == "ok"
-            owner.page.click("#approve")
+            assert owner.ceremony() == "ok"  # the passkey check is the approval
             owner.page.wait_for_selector("#outcome")
             assert owner.page.locator("#outcome").get_attribute("data-decision") == "approve"
             done = _write(call, "projects/approved.md", ticket["grant"])

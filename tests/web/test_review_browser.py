@@ -187,8 +187,7 @@ def test_approve_an_elevation_from_the_list_and_use_it_over_mcp(vault: Path, bro
             row.locator("a.approve").click()
             page.wait_for_load_state()
             assert page.locator("#code").text_content() == ticket["code"]
-            assert device.ceremony() == "ok"  # a fresh, user-verified passkey assertion
-            page.click("#approve")
+            assert device.ceremony() == "ok"  # a fresh, user-verified passkey assertion: the approval itself
             page.wait_for_selector("#outcome")
             assert page.locator("#outcome").get_attribute("data-decision") == "approve"
             done = _write(call, "projects/elevated.md", ticket["grant"])

@@ -110,15 +110,15 @@ class Owner:
         await self.page.wait_for_selector("#refusal", timeout=WAIT_MS)
         return (await self.page.locator("#refusal").get_attribute("data-rule")) or ""
 
-    async def passkey_check(self) -> None:
-        """The page's fresh passkey check; the page comes back with its approve button."""
+    async def approve_with_passkey(self) -> str:
+        """Click "Approve with passkey" (the fresh check is the approval): "approve" when the page confirms,
+        else the rule the page shows."""
         await self.page.click("#go")
-        await self.page.wait_for_selector("#approve", timeout=WAIT_MS)
-
-    async def click_approve(self) -> str:
-        """Click approve; returns "approve" when the page confirms, else the rule it shows."""
-        await self.page.click("#approve")
-        await self.page.wait_for_selector("#outcome, #refusal", timeout=WAIT_MS)
+        await self.page.wait_for_function(
+            "() => document.getElementById('outcome') !== null"
+            " || (document.getElementById('status')?.getAttribute('data-rule') || 'ok') !== 'ok'",
+            timeout=WAIT_MS,
+        )
         if await self.page.locator("#outcome").count():
             return (await self.page.locator("#outcome").get_attribute("data-decision")) or ""
-        return (await self.page.locator("#refusal").get_attribute("data-rule")) or ""
+        return (await self.page.locator("#status").get_attribute("data-rule")) or ""

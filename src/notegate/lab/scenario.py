@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from notegate.lab.run import (
-    ASSERTION_SECONDS,
     EXIT_RETRY,
     PROJECT,
     Lab,
@@ -400,7 +399,6 @@ def _sync_origin_down(lab: Lab) -> None:
 
 
 async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> None:
-    import asyncio
 
     c = lab.checks
     url = lab.server.url
@@ -412,22 +410,17 @@ async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> 
         shown = await owner.open_elevation(ticket.get("link", url))
         without = await owner.approve_without_passkey()
         await owner.open_elevation(ticket.get("link", url))
-        await owner.passkey_check()
-        await asyncio.sleep(ASSERTION_SECONDS + 1)  # the check just made is now too old
-        stale = await owner.click_approve()
-        await owner.passkey_check()
-        approved = await owner.click_approve()
+        approved = await owner.approve_with_passkey()  # one action: the fresh check is the approval
         done = await phone.write("projects/elevated.md", "elevated\n")
         c.check(
             "elevation-needs-the-code-and-a-fresh-passkey",
             shown == ticket.get("code")
             and refused_rule(pending) == "grant-pending"
             and without == "elevation-assertion-unverified"
-            and stale == "elevation-assertion-stale"
             and approved == "approve"
             and refused_rule(done) is None,
             f"code shown={shown == ticket.get('code')}, before [{refused_rule(pending)}], no passkey [{without}], "
-            f"stale [{stale}], fresh={approved}, write [{refused_rule(done) or 'committed'}]",
+            f"with passkey={approved}, write [{refused_rule(done) or 'committed'}]",
         )
     # another connector login: a hosted token, and the phone's first OAuth login (same client, same person)
     other = _mint(lab, "lab-other-connector", "hosted", "restricted")

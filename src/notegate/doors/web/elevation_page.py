@@ -54,8 +54,8 @@ class ElevationPage:
         self.backend = backend
         self.base = base
         self.gate = gate
-        # (hash of the web session secret, link id) -> when the server verified a UV passkey assertion
-        self._noted: OrderedDict[tuple[str, str], float] = OrderedDict()
+        # (hash of the web session secret, link id) -> the request this session approved (its result page)
+        self._answered: OrderedDict[tuple[str, str], PendingElevation] = OrderedDict()
 
     @staticmethod
     def _key(session: WebSession, link_id: str) -> tuple[str, str]:
@@ -67,7 +67,6 @@ class ElevationPage:
         return await self.console.run(self.backend.pending, link_id, now=self.console.clock())
 
     def _render(self, session: WebSession, pending: PendingElevation, **extra: object) -> Response:
-        noted = self._noted.get(self._key(session, pending.link_id))
         return self.console.page(
             "elevate.html",
             extra.pop("status", 200),  # type: ignore[arg-type]
@@ -76,7 +75,6 @@ class ElevationPage:
             pending=pending,
             asked=_when(pending.asked_at),
             expires=_when(pending.expires_at),
-            verified=_when(noted) if noted is not None else None,
             base=self.base,
             **extra,
         )
@@ -90,7 +88,11 @@ class ElevationPage:
             await self._gate(session, request.path_params["link_id"])
         except NotegateError as exc:
             return console.refused_page(exc, session)
-        pending = await self._pending(request.path_params["link_id"])
+        link_id = request.path_params["link_id"]
+        approved = self._answered.pop(self._key(session, link_id), None)
+        if approved is not None:  # the passkey check just approved it: show the outcome once
+            return console.page("elevated.html", session=session, decision="approve", pending=approved)
+        pending = await self._pending(link_id)
         if pending is None:
             return console.refused_page(_unknown(), session)
         return self._render(session, pending)
@@ -117,7 +119,8 @@ class ElevationPage:
         return JSONResponse(options)
 
     async def verify(self, request: Request) -> Response:
-        """Verify a fresh assertion for this session; note its time. Without UV the backend refuses at once."""
+        """Verify a fresh assertion for this session and approve with it, in one action ("Approve with
+        passkey": the check is the approval, so it can never be stale). Without UV the backend refuses."""
         console = self.console
         session = await console.session(request)
         link_id = request.path_params["link_id"]
@@ -159,10 +162,19 @@ class ElevationPage:
             )
             return console.refused_json(exc)
         key = self._key(session, link_id)
-        self._noted[key] = console.clock()
-        self._noted.move_to_end(key)
-        while len(self._noted) > MAX_NOTED:
-            self._noted.popitem(last=False)
+        now = console.clock()
+        try:
+            await console.run(
+                self.backend.approve, link_id, person=session.login, assertion_at=now, user_verified=True, now=now
+            )
+        except NotegateError as exc:
+            await console.run(console.audit, "web:elevation", session.login, f"refused:{exc.rule}")
+            return console.refused_json(exc)
+        await console.run(console.audit, "web:elevation-approve", session.login, f"ok:{pending.connector}")
+        self._answered[key] = pending
+        self._answered.move_to_end(key)
+        while len(self._answered) > MAX_NOTED:
+            self._answered.popitem(last=False)
         return JSONResponse({"redirect": f"{self.base}/{link_id}"})
 
     async def answer(self, request: Request) -> Response:
@@ -183,17 +195,12 @@ class ElevationPage:
                 raise _unknown()
             now = console.clock()
             if decision == "approve":
-                assertion_at = self._noted.pop(self._key(session, link_id), None)  # spent, whatever the answer
+                # An approval comes only with its passkey check (verify): a bare form post has none, so the
+                # backend refuses it [elevation-assertion-unverified] and audits the attempt.
                 await console.run(
-                    self.backend.approve,
-                    link_id,
-                    person=session.login,
-                    assertion_at=assertion_at,
-                    user_verified=assertion_at is not None,
-                    now=now,
+                    self.backend.approve, link_id, person=session.login, assertion_at=None, user_verified=False, now=now
                 )
             else:
-                self._noted.pop(self._key(session, link_id), None)
                 await console.run(self.backend.deny, link_id, person=session.login, now=now)
         except NotegateError as exc:
             await console.run(console.audit, "web:elevation", session.login, f"refused:{exc.rule}")
