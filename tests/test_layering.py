@@ -44,6 +44,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
+    "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
     "notegate.postgres": "storage",
@@ -60,6 +61,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.models": "models",
     "notegate.auth": "auth",
     "notegate.services": "services",
+    "notegate.services.results": "pure",  # the notes service's answers: plain frozen values
     "notegate.contracts": "services",  # the built-in machine contracts: plans run by services/contracts.py
     "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
     "notegate.doors": "doors",
@@ -307,6 +309,6 @@ def test_every_commit_goes_through_the_one_recipe() -> None:
                 node.func.attr == "commit" and len(node.args) + len(node.keywords) >= 3
             ):
                 makers.setdefault(_module_name(path), []).append(node.lineno)
-    assert set(makers) == {"notegate.services.notes", "notegate.vault.store", "notegate.sync.workclone"}, makers
+    assert set(makers) == {"notegate.services.recipe", "notegate.vault.store", "notegate.sync.workclone"}, makers
     assert len(makers["notegate.sync.workclone"]) == 1
-    assert len(makers["notegate.services.notes"]) == 1
+    assert len(makers["notegate.services.recipe"]) == 1

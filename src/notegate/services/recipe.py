@@ -1,0 +1,640 @@
+"""The write recipe every commit meets: checks, quota, disk space, commit, audit and bookkeeping.
+
+Every commit, from every door (MCP, import, init, inbox promotion, the hooks' write-back), meets the git
+door's rules in :meth:`NotesService.commit_as`, with the same decision functions the pre-receive hook and
+the server's fetch use (:func:`notegate.policy.decide_incoming_path`, ``decide_incoming_note``,
+``decide_attachment``, ``decide_commit_size``): what a push would be refused, the server never commits
+(libgit2's local transport runs no hook, and the server's own history is fetched and vetted elsewhere).
+
+Why its own module: the note operations (:mod:`notegate.services.notes`) state each write as a
+:class:`WriteIntent`; everything between that and a pushed commit is here, as :class:`WriteRecipe`, the
+part of :class:`~notegate.services.notes.NotesService` that no door can skip.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from notegate.errors import (
+    ContentRejected,
+    GateRejected,
+    NotegateError,
+    OriginUnavailable,
+    PolicyDenied,
+    StaleRevision,
+    UnknownEnvironment,
+    no_such_note,
+)
+from notegate.policy import (
+    Action,
+    Caller,
+    Decision,
+    Policy,
+    decide,
+    decide_attachment,
+    decide_commit_size,
+    decide_credential,
+    decide_environment,
+    decide_incoming_note,
+    decide_incoming_path,
+    decide_quota,
+    decide_reader,
+    two_step_reason,
+    write_limits,
+)
+from notegate.safety.attachments import HEAD_BYTES
+from notegate.safety.rules import Finding, describe
+from notegate.safety.secrets import scan_credentials
+from notegate.services import diskspace
+from notegate.services.eventlog import event
+from notegate.services.previews import Previews, preview_key
+from notegate.services.results import WriteResult
+from notegate.services.runtime import Environment, Runtime
+from notegate.vault.commits import commit_message
+from notegate.vault.paths import AttachmentPath, NotePath
+from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
+
+MAX_DIFF_CHARS = 60_000
+
+#: What a writer reads instead of the git door's push-worded remedy, where the two differ.
+_RECIPE_REMEDIES = {
+    "incoming-hidden-path": "Nothing was written. Choose another name: this one is how a file system spells a "
+    "hidden name (an 8.3 short name such as obsidi~1 is .obsidian on Windows).",
+    "protected-floor-hold": "Nothing was written. Sessions load this note at start: remove the invisible "
+    "characters or instruction-file names the floor names, or write it as an inbox item for a reviewer.",
+    "too-many-files": "Nothing was written. Commit fewer files at once (at most max_files_per_commit).",
+    "too-many-deletions": "Nothing was written. Delete fewer notes at once (at most max_deletions_per_commit).",
+}
+
+
+def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{path} ({old_label})",
+        tofile=f"b/{path} ({new_label})",
+    )
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"
+    return text
+
+
+def _blob_id(data: bytes) -> str:
+    """git's blob id of ``data`` (SHA-1 of ``blob <size>\\0`` and the bytes), as the tree will hold it."""
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+class ContentVerdicts:
+    """The files :meth:`NotesService.decide_content` has allowed, for :meth:`NotesService.commit_as` to reuse.
+
+    The importer decides every file before its first commit (a dry run must report exactly what a real run
+    would do), then commits them in batches; without this, the recipe decided the same bytes a second time
+    (a quarter of an import's time).  The recipe's check stays authoritative: only the service's own
+    ``decide_content`` adds to the record, each entry is (path, git blob id of the exact bytes) under the
+    one policy object it was decided with, and the recipe recomputes the blob id from the bytes it is about
+    to commit -- so other bytes, another path or a reloaded policy are decided afresh.  Refusals are not
+    kept: a refused file is decided (and refused) again.
+    """
+
+    __slots__ = ("_entries", "_policy")
+
+    def __init__(self, policy: Policy) -> None:
+        self._policy = policy
+        self._entries: set[tuple[str, str]] = set()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _keep(self, policy: Policy, path: str, data: bytes) -> None:
+        if policy is self._policy:
+            self._entries.add((path, _blob_id(data)))
+
+    def _allowed(self, policy: Policy, path: str, data: bytes) -> bool:
+        return policy is self._policy and (path, _blob_id(data)) in self._entries
+
+
+@dataclass(frozen=True)
+class WriteIntent:
+    """One write, stated whole before it is applied: what changes, what it expects, what it previews.
+
+    ``path`` is the note the caller named (a move's source), ``base`` the revision it read, ``expect`` the
+    revision each changed path must still have, ``new_paths`` paths that must not exist yet (created, or a
+    move's target), ``before``/``after`` the texts the preview's diff shows.
+    """
+
+    op: str
+    action: Action
+    path: NotePath | AttachmentPath
+    base: str
+    changes: tuple[Change, ...]
+    expect: Mapping[str, str]
+    before: str
+    after: str
+    summary: str
+    new_paths: tuple[str, ...] = ()
+    new_path: str | None = None
+    extra_trailers: Mapping[str, str] = field(default_factory=dict)
+
+
+def _where(finding: Finding, scanned: str, new_at: int, own_at: int) -> str:
+    """Where a credential is, in words the caller can act on. ``scanned`` is what was scanned: the seam
+    (the note's end, for an append) up to ``new_at``, then the new text, whose caller's own words begin at
+    ``own_at``. A position inside those words is counted from their start; one in what the server added
+    before them (an inbox item's title) is said to be in the item; one that starts in the note's end is
+    said to be where the text joins it."""
+    if own_at == 0:
+        return describe(finding)  # the text is all the caller's: the scanner's position is already in it
+    label = f"{finding.gate} ({finding.kind})"
+    if finding.start < new_at:
+        return f"{label} where your text joins the end of the note"
+    if finding.start < own_at:
+        if new_at:
+            return f"{label} in the item, before your text"
+        return f"{label} in the item, before your text (at line {finding.line}, col {finding.col} of the item)"
+    line_start = scanned.rfind("\n", own_at, finding.start) + 1 or own_at
+    line = scanned.count("\n", own_at, finding.start) + 1
+    return f"{label} at line {line}, col {finding.start - line_start + 1} of your text"
+
+
+class WriteRecipe:
+    """The recipe's half of :class:`~notegate.services.notes.NotesService` (it sets these attributes)."""
+
+    rt: Runtime
+    policy: Policy
+    previews: Previews
+
+    # ------------------------------------------------------------ plumbing
+    @contextmanager
+    def audited(self, caller: Caller, tool: str, path: str | None) -> Iterator[dict]:
+        """Record one audit row per call: outcome and commit, never contents."""
+        record: dict = {"commit": None}
+        outcome = "ok"
+        started = time.perf_counter()
+        try:
+            yield record
+        except NotegateError as exc:
+            outcome = exc.rule
+            raise
+        except Exception:
+            outcome = "error"
+            raise
+        finally:
+            try:
+                self.rt.state.audit(
+                    now=self.rt.clock(),
+                    **caller.audit_fields(self.rt.config.default_environment),
+                    tool=tool,
+                    path=(path or "")[:300] or None,
+                    outcome=outcome,
+                    commit_id=record["commit"],
+                )
+            except Exception as exc:  # a full disk costs the audit row, never the answer (services/diskspace.py)
+                if not diskspace.no_space(exc):
+                    raise
+                event("audit-lost", connector=caller.connector_id, tool=tool, outcome=outcome, reason="disk-full")
+            event(
+                "tool",
+                connector=caller.connector_id,
+                environment=caller.environment or self.rt.config.default_environment,
+                tool=tool,
+                path=path or None,
+                outcome=outcome,
+                commit=(record["commit"] or "")[:12] or None,
+                ms=round((time.perf_counter() - started) * 1000, 1),
+            )
+
+    def env(self, caller: Caller, environment: str | None) -> Environment:
+        """The environment a call works in: only the one the caller's credential is bound to."""
+        default = self.rt.config.default_environment
+        requested = environment or caller.environment or default
+        decision = decide_environment(caller, requested, default=default)
+        if not decision.allowed:
+            raise UnknownEnvironment(decision.reason, remedy="Omit the environment argument to use your own.")
+        return self.rt.environment(requested)
+
+    def _check(self, caller: Caller, action: Action, path: str) -> None:
+        decision = decide(self.policy, caller, action, path)
+        if decision.allowed:
+            return
+        if decision.rule == "no-such-note":
+            raise no_such_note(path, "Check the path with list_notes or search_notes.")
+        raise PolicyDenied(decision.reason, rule=decision.rule)
+
+    def _check_reader(self, caller: Caller) -> None:
+        decision = decide_reader(caller)
+        if not decision.allowed:
+            raise PolicyDenied(decision.reason, rule=decision.rule)
+
+    def encoded_content(self, text: str) -> bytes:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ContentRejected(
+                f"the text is not valid UTF-8 (unpaired surrogate at character {exc.start})",
+                rule="content-not-utf8",
+                remedy="Send the note as valid Unicode text.",
+            ) from exc
+        if "\x00" in text:
+            raise ContentRejected(
+                "the text contains a NUL character (binary data)",
+                rule="content-binary",
+                remedy="Notes are UTF-8 Markdown; remove the NUL characters.",
+            )
+        if len(data) > self.policy.max_note_bytes:
+            raise ContentRejected(
+                f"the note would be {len(data)} bytes, over the limit of {self.policy.max_note_bytes}",
+                rule="note-too-large",
+                remedy="Split it into several notes.",
+            )
+        return data
+
+    def check_secrets(
+        self, caller: Caller, text: str, allow_secret: bool, *, seam: str = "", own_text_at: int = 0
+    ) -> None:
+        """No credential reaches git history from a restricted or hosted caller; trusted callers must insist.
+
+        A secret committed once stays in every clone forever, so this runs before anything is committed
+        (and before a preview). The refusal names the kind and position, never the value. An append is
+        scanned joined to the end of the note (``seam``), so a token split across two appends is seen
+        whole; only findings reaching into the new text count (the old text was judged when it was written).
+        ``own_text_at`` is where in ``text`` the caller's own words begin (an inbox item puts a title heading
+        or a separator before them): positions are given in the words the caller sent, which is what it can
+        find and fix, not in the seam or the rendered item.
+        """
+        joined = seam
+        findings = self._new_findings(seam, text)
+        if seam and not findings:
+            # The append's own line break joins the two parts in the note: judge them joined without it too.
+            joined = seam.rstrip("\r\n")
+            findings = self._new_findings(joined, text)
+        if not findings:
+            return
+        where = "; ".join(_where(f, joined + text, len(joined), len(joined) + own_text_at) for f in findings[:5])
+        more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
+        decision = decide_credential(caller, allow_secret)
+        if decision.allowed:
+            return
+        if decision.rule == "credential-found":
+            remedy = (
+                "Nothing was written. Remove it or replace it with a placeholder such as <API_KEY>: "
+                "a secret committed once stays in every clone's history forever."
+            )
+        else:
+            remedy = (
+                "Nothing was written. A secret committed once stays in every clone's history forever. "
+                "If you really mean to commit it, repeat the call with allow_secret=true."
+            )
+        raise GateRejected(f"{decision.reason}: {where}{more}", rule=decision.rule, remedy=remedy)
+
+    @staticmethod
+    def _new_findings(old: str, text: str) -> list:
+        """Findings in ``old + text`` that reach into ``text`` and are not a secret already in ``old``."""
+        if not old:
+            return scan_credentials(text)
+        old_starts = {f.start for f in scan_credentials(old)}
+        return [f for f in scan_credentials(old + text) if f.end > len(old) and f.start not in old_starts]
+
+    def text_of(self, env: Environment, blob: str) -> str:
+        if blob == ABSENT:
+            return ""
+        try:
+            return env.store.read_unverified_blob(blob).decode("utf-8", errors="replace")
+        except (KeyError, ValueError):
+            return ""
+
+    @staticmethod
+    def fetched_blob(env: Environment, path: str) -> str:
+        """The note's revision after one fetch: with several replicas on one origin, a base the caller read on
+        another replica is newer than this clone until the next periodic fetch, and is not stale. An origin
+        out of reach leaves the clone's answer (the write could not be pushed anyway)."""
+        with suppress(OriginUnavailable):
+            env.store.fetch(on_advance=env.on_advance)
+        return env.store.blob_id(path)
+
+    def stale(self, env: Environment, path: str, base: str, current: str) -> StaleRevision:
+        # The diff starts from the caller's base only if that was once a version of *this* note; any other blob
+        # id (say, of a private note) is never read back to the caller.
+        known = base in (ABSENT, current) or any(b == base for _, b in env.store.history(path, 500))
+        base_text = self.text_of(env, base) if known else ""
+        current_text = self.text_of(env, current)
+        diff = unified_diff(base_text, current_text, path, f"your base {base[:12]}", f"now {current[:12]}")
+        return StaleRevision(
+            f"{path} changed since revision {base[:12]}: it is now at {current[:12] if current != ABSENT else 'absent'}"
+            f" (the diff from your base to now is attached)",
+            current_revision=current,
+            diff=diff,
+        )
+
+    @staticmethod
+    def _case_collision(path: str, existing: str) -> NotegateError:
+        """``existing`` is a note's path, or a folder's with ``/`` after it (``Listing.collision``): the text
+        names which, and for a folder the path spelled as the vault spells it (case-insensitive file systems
+        would merge the two folders in every clone)."""
+        if existing.endswith("/"):
+            depth = existing.count("/")  # the folders ``existing`` names, spelled by the vault
+            spelled = existing + "/".join(path.split("/")[depth:])
+            return NotegateError(
+                f"{path} is in a folder that differs only by letter case from the existing folder {existing}",
+                rule="path-case-collision",
+                remedy=f"Write it in the existing folder, as {spelled}, or choose a clearly different name.",
+            )
+        return NotegateError(
+            f"{path} differs only by letter case from the existing note {existing}",
+            rule="path-case-collision",
+            remedy="Use the existing note's exact path, or choose a clearly different name.",
+        )
+
+    @staticmethod
+    def _normalise_base(base_revision: str) -> str:
+        base = (base_revision or "").strip().lower()
+        if base in ("", "none", "null", "new"):
+            raise NotegateError(
+                "base_revision is required",
+                rule="base-revision-required",
+                remedy="Pass the revision read_note returned, or 'absent' to create a new note.",
+            )
+        if base != ABSENT and not re.fullmatch(r"[0-9a-f]{40}", base):
+            raise NotegateError(
+                f"base_revision '{base_revision[:50]}' is not a revision",
+                rule="base-revision-invalid",
+                remedy="Pass the 40-hex revision read_note returned, or 'absent' to create a new note.",
+            )
+        return base
+
+    # -------------------------------------------------------------- writes
+    def _apply(
+        self, caller: Caller, env: Environment, intent: WriteIntent, confirmed: bool, record: dict
+    ) -> WriteResult:
+        """Apply one write intent: stale check, new-path checks, preview or two-step, quota, commit, push."""
+        path, base, new_path, op = intent.path, intent.base, intent.new_path, intent.op
+        current = env.store.blob_id(path.value)
+        if current != base:
+            current = self.fetched_blob(env, path.value)
+        if current != base:
+            raise self.stale(env, path.value, base, current)
+        listing = env.store.listing()
+        for p in intent.new_paths:
+            if p != path.value and env.store.blob_id(p) != ABSENT:
+                raise NotegateError(
+                    f"{p} already exists",
+                    rule="target-exists",
+                    remedy="Choose another path, or delete that note first.",
+                )
+            existing = listing.collision(p)
+            if existing is not None:
+                raise self._case_collision(p, existing)
+        diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
+        diff = unified_diff(intent.before, intent.after, diff_path, f"revision {base[:12]}", "proposed")
+        key = preview_key(caller, env.name, op, path.value, base, intent.changes, new_path or "")
+        two_step = two_step_reason(self.policy, caller, path.value) or (
+            two_step_reason(self.policy, caller, new_path) if new_path is not None else None
+        )
+        now = self.rt.clock()
+        if not confirmed:
+            self.check_commit(env, intent.changes)  # a preview shows only what could be committed
+            if two_step:
+                self.previews.issue(key, now)
+            return WriteResult(
+                status="preview",
+                message=(
+                    "Nothing was written. This is the exact change that would be committed. To apply it, call "
+                    f"{op} again with the same arguments and confirmed=true."
+                ),
+                path=path.value,
+                base_revision=base,
+                diff=diff,
+                new_path=new_path,
+            )
+        if two_step and not self.previews.redeem(key, now):
+            raise PolicyDenied(
+                f"this write must be previewed first: {two_step}",
+                rule="two-step-required",
+                remedy=f"Call {op} with confirmed=false, show the diff, then repeat the same call with confirmed=true.",
+            )
+        changes = list(intent.changes)
+        result = self.commit_as(
+            caller,
+            env,
+            changes,
+            dict(intent.expect),
+            intent.summary,
+            dict(intent.extra_trailers),
+            new_paths=intent.new_paths,
+        )
+        record["commit"] = result.commit
+        self.after_commit(caller, env, changes, result.commit, op)
+        target = new_path or path.value
+        return WriteResult(
+            status="committed",
+            message=f"Committed and pushed {result.commit[:12]}.",
+            path=path.value,
+            base_revision=base,
+            diff=diff,
+            new_path=new_path,
+            new_revision=result.blobs.get(target, ABSENT),
+            commit=result.commit,
+        )
+
+    @contextmanager
+    def _write_quota(self, caller: Caller, size: int, now: float) -> Iterator[None]:
+        """Per-connector write limits (writes and bytes per hour) for callers the policy limits
+        (:func:`notegate.policy.write_limits`), held by :meth:`commit_as`: the one commit every door's write
+        goes through (MCP, console, contracts, import), so no door is a way around it.
+
+        The write is reserved before it commits, so concurrent writers of one connector cannot all slip in,
+        and released if the commit fails, so a refused write costs nothing.
+        """
+        limits = write_limits(self.policy, caller)
+        if limits is None:
+            yield
+            return
+        reservation = self.rt.state.reserve_write(
+            connector=caller.connector_id,
+            now=now,
+            window=limits.window_seconds,
+            size=size,
+            fits=lambda writes, used: decide_quota(limits, writes, used, size).allowed,
+        )
+        if reservation.id is None:
+            decision = decide_quota(limits, reservation.writes, reservation.bytes, size)
+            retry = reservation.retry_at or now + limits.window_seconds
+            when = datetime.fromtimestamp(retry, UTC).strftime("%H:%M UTC")
+            raise PolicyDenied(
+                decision.reason,
+                rule=decision.rule,
+                remedy=f"Nothing was written. Try again after {when} (in about {max(1, round((retry - now) / 60))} "
+                "minutes), or "
+                + (
+                    "ask the owner to raise the machine limits."
+                    if limits.who == "machine"
+                    else "ask the owner for a trusted session."
+                ),
+            )
+        try:
+            yield
+        except BaseException:
+            self.rt.state.release_write(reservation.id)
+            raise
+
+    def content_verdicts(self) -> ContentVerdicts:
+        """An empty record for :meth:`decide_content` to keep its allowed verdicts in (see ContentVerdicts)."""
+        return ContentVerdicts(self.policy)
+
+    def decide_content(self, path: str, data: bytes, *, verdicts: ContentVerdicts | None = None) -> Decision:
+        """May the server commit these exact bytes at ``path``?  The git door's decisions, in its order: the
+        path (hidden names in any spelling, the path rules, instruction-file names, the file type), the size,
+        then the content (UTF-8, no NUL, the floor where sessions load it; an attachment's signature).
+
+        With ``verdicts``, an allowed decision is kept there, keyed by the path and the bytes' blob id, for
+        :meth:`commit_as` to reuse instead of deciding the same bytes again."""
+        decision = self._decide_content(path, data)
+        if verdicts is not None and decision.allowed:
+            verdicts._keep(self.policy, path, data)
+        return decision
+
+    def _decide_content(self, path: str, data: bytes) -> Decision:
+        kind = decide_incoming_path(self.policy, path)
+        if not kind.allowed:
+            return kind
+        if kind.rule == "incoming-note":
+            if len(data) > self.policy.max_note_bytes:
+                return Decision(False, "note-too-large", f"the note is {len(data)} bytes, over max_note_bytes.")
+            return decide_incoming_note(self.policy, path, data)
+        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], len(data))
+
+    def check_commit(
+        self,
+        env: Environment,
+        changes: list[Change] | tuple[Change, ...],
+        verdicts: ContentVerdicts | None = None,
+    ) -> None:
+        """Refuse, with the git door's rule, a commit the pre-receive hook or the fetch would refuse.
+
+        A file :meth:`decide_content` already allowed into ``verdicts`` -- this path, these exact bytes (their
+        blob id, recomputed here from the bytes being committed), this policy -- is not decided twice."""
+        for change in changes:
+            if change.data is None:
+                continue
+            if verdicts is not None and verdicts._allowed(self.policy, change.path, change.data):
+                continue
+            decision = self._decide_content(change.path, change.data)
+            if not decision.allowed:
+                raise PolicyDenied(
+                    f"{change.path}: {decision.reason}",
+                    rule=decision.rule,
+                    remedy=_RECIPE_REMEDIES.get(decision.rule),
+                )
+        listing = env.store.listing().notes
+        added = [c for c in changes if c.data is not None and listing.get(c.path, ABSENT) == ABSENT]
+        gone = [listing.get(c.path, ABSENT) for c in changes if c.data is None]
+        gone = [blob for blob in gone if blob != ABSENT]
+        # a rename (the same blob added elsewhere) is not a deletion, as the validator counts; the added files
+        # are hashed only when something is deleted (an import's batch of 2,000 new files deletes nothing)
+        moved_in = {_blob_id(c.data) for c in added if c.data is not None} if gone else set()
+        deleted = sum(1 for blob in gone if blob not in moved_in)
+        decision = decide_commit_size(self.policy, deleted=deleted, added=len(added))
+        if not decision.allowed:
+            raise PolicyDenied(decision.reason, rule=decision.rule, remedy=_RECIPE_REMEDIES.get(decision.rule))
+
+    def commit_as(
+        self,
+        caller: Caller,
+        env: Environment,
+        changes: list[Change],
+        expect: dict[str, str],
+        summary: str,
+        extra_trailers: dict[str, str] | None = None,
+        *,
+        new_paths: tuple[str, ...] = (),
+        verdicts: ContentVerdicts | None = None,
+        index_now: bool = True,
+    ) -> CommitResult:
+        """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals.
+
+        The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is;
+        ``verdicts`` spares files this service has already allowed byte for byte (the importer's).
+        ``index_now=False`` leaves the search index behind the new tip (the importer's batches: it catches
+        the index up once after its last batch, instead of once per batch; the index follows git, so a
+        later ``catch_up`` -- the server's, at the latest -- brings it to any tip).
+
+        The caller's write quota is held here (:meth:`_write_quota`), whichever door called."""
+        size = sum(len(c.data or b"") for c in changes)
+        with self._write_quota(caller, size, self.rt.clock()):
+            return self._commit_checked(
+                caller, env, changes, expect, summary, extra_trailers, new_paths, verdicts, index_now
+            )
+
+    def _commit_checked(
+        self,
+        caller: Caller,
+        env: Environment,
+        changes: list[Change],
+        expect: dict[str, str],
+        summary: str,
+        extra_trailers: dict[str, str] | None,
+        new_paths: tuple[str, ...],
+        verdicts: ContentVerdicts | None,
+        index_now: bool,
+    ) -> CommitResult:
+        self.check_commit(env, changes, verdicts)
+        diskspace.check_room(self.policy, self.rt.config, env.name)  # refused whole, before anything is built
+        started = time.perf_counter()
+        try:
+            result = env.store.commit(
+                changes,
+                expect,
+                Author(caller.display_name, caller.login),
+                commit_message(caller, summary, extra_trailers),
+                new_paths=new_paths,
+                on_advance=env.on_advance if index_now else None,
+            )
+            event(
+                "commit",
+                environment=env.name,
+                commit=result.commit[:12],
+                paths=len(changes),
+                connector=caller.connector_id,
+                ms=round((time.perf_counter() - started) * 1000, 1),  # the commit and its push to the origin
+                pushes=result.pushes,  # more than 1: the origin moved (another replica pushed first)
+            )
+            return result
+        except Conflict as conflict:
+            raise self.stale(env, conflict.path, conflict.expected, conflict.current) from None
+        except CaseCollision as collision:
+            raise self._case_collision(collision.path, collision.existing) from None
+        except Exception as exc:
+            if diskspace.no_space(exc):
+                raise diskspace.refused(exc, f"environment '{env.name}'") from exc
+            raise
+
+    def after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
+        """Keep inbox authorship in the state: who wrote each part of each item.
+
+        A move carries the authors along, so moving an item can never make its author eligible to promote it.
+        """
+        if op == "move_note" and len(changes) == 2 and self.policy.inbox_item(changes[0].path) is not None:
+            self.rt.state.copy_inbox_parts(env.name, changes[0].path, changes[1].path)
+        for change in changes:
+            if self.policy.inbox_item(change.path) is None:
+                continue
+            if change.data is None:
+                self.rt.state.forget_inbox_item(env.name, change.path)
+            else:
+                self.rt.state.record_inbox_part(
+                    environment=env.name,
+                    path=change.path,
+                    login=caller.login,
+                    client=caller.client,
+                    connector=caller.connector_id,
+                    at=self.rt.clock(),
+                    commit_id=commit,
+                    op=op,
+                )
