@@ -159,5 +159,5 @@ ALLOWED_ROOTS = {
     "sync/daemon.py:_Postpone",  # the origin's changes wait for the next tick; reported, not refused
     "doors/mcp/surface.py:_Recursive",  # a self-referring schema: listed as pydantic wrote it, caught right there
     "vault/index.py:_OldRowUnreadable",  # a row's old blob is gone: caught in SearchIndex._apply, which rebuilds
-    "vault/store.py:_OriginMoved",  # a push's negotiation found the origin moved: caught in _push_remote (retry)
+    "vault/commit.py:_OriginMoved",  # a push's negotiation found the origin moved: caught in _push_remote (retry)
 }

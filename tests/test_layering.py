@@ -45,11 +45,19 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
+    "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
     "notegate.postgres": "storage",
     "notegate.state": "storage",
     "notegate.vault.store": "storage",
+    "notegate.vault.storebase": "storage",  # the store's refs, limits, records and refusals (logs)
+    "notegate.vault.history": "storage",  # the store's reads and history (a VaultStore mixin)
+    "notegate.vault.commit": "storage",  # the write lock, group commit and pushes (a VaultStore mixin)
+    "notegate.vault.fetching": "storage",  # the vetted fetch and convergence (a VaultStore mixin)
+    "notegate.vault.maintenance": "storage",  # repacks, roll-ups, fsck (a VaultStore mixin)
+    "notegate.vault.trees": "storage",  # git trees read and built (reads git objects)
+    "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
@@ -309,6 +317,6 @@ def test_every_commit_goes_through_the_one_recipe() -> None:
                 node.func.attr == "commit" and len(node.args) + len(node.keywords) >= 3
             ):
                 makers.setdefault(_module_name(path), []).append(node.lineno)
-    assert set(makers) == {"notegate.services.recipe", "notegate.vault.store", "notegate.sync.workclone"}, makers
+    assert set(makers) == {"notegate.services.recipe", "notegate.vault.commit", "notegate.sync.workclone"}, makers
     assert len(makers["notegate.sync.workclone"]) == 1
     assert len(makers["notegate.services.recipe"]) == 1

@@ -215,9 +215,9 @@ def test_the_store_rolls_its_group_packs_up_as_it_writes(
 ) -> None:
     """Past ROLL_UP_AFTER group packs a thread of its own rolls them up: the packs stay few however long the
     writers go on, and no writer waits for git."""
-    from notegate.vault import store as store_module
+    from notegate.vault import commit as commit_module
 
-    monkeypatch.setattr(store_module, "ROLL_UP_AFTER", 4)
+    monkeypatch.setattr(commit_module, "ROLL_UP_AFTER", 4)
     rolled = threading.Event()
     real = VaultStore.roll_up
 
@@ -241,9 +241,9 @@ def test_the_store_rolls_its_group_packs_up_as_it_writes(
 def test_no_roll_up_while_an_import_writes(store: VaultStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """An import ends with a full repack: rolling its batches' packs up meanwhile would rewrite them twice."""
     from notegate.vault import bulk
-    from notegate.vault import store as store_module
+    from notegate.vault import commit as commit_module
 
-    monkeypatch.setattr(store_module, "ROLL_UP_AFTER", 2)
+    monkeypatch.setattr(commit_module, "ROLL_UP_AFTER", 2)
     started: list[bool] = []
     monkeypatch.setattr(VaultStore, "roll_up", lambda self: started.append(True))
     with bulk.packed_blobs(store.repo):

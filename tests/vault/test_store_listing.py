@@ -120,7 +120,7 @@ def test_a_fold_is_the_version_it_folds_in_the_same_order(base, ops) -> None:
     cow: _CowMap[int] = _CowMap(dict(base)).derived()  # not owned: changes go to the overlay
     model = dict(base)
     published: list[tuple[_CowMap, dict]] = []
-    with mock.patch("notegate.vault.store._overlay_bound", lambda _n: 0):
+    with mock.patch("notegate.vault.listing._overlay_bound", lambda _n: 0):
         for op, key, value in ops:
             if op in ("set", "setdefault"):
                 cow[key] = value
