@@ -415,7 +415,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "Largest attachment accepted, in bytes (20 MiB).",
         enforced_by=(
             "notegate.policy:decide_incoming_size",
-            "notegate.policy:decide_attachment",
+            "notegate.policy:decide_attachment_kind",
             "notegate.services.importer:_decide_file",
         ),
     ),

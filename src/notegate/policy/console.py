@@ -86,7 +86,7 @@ def decide_console_action(policy: Policy, action: str, *, step_up_age: float | N
         return allow("console-action", f"'{action}' on a path sessions do not load")
     limit = policy.elevation_assertion_seconds
     if step_up_age is None or step_up_age < 0 or step_up_age > limit:
-        age = "no" if step_up_age is None or step_up_age < 0 else f"a {int(step_up_age)} s old"
+        age = "no" if step_up_age is None or step_up_age < 0 else f"a {int(min(step_up_age, 1e9))} s old"
         what = "this note is protected or loaded by sessions" if need is StepUp.GUARDED_PATH else "it grants trust"
         return deny(
             "step-up-required",

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from notegate.errors import PathRejected
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.names import _is_gitmodules, decide_name, is_hidden_segment
+from notegate.policy.notes import decide_attachment_kind
 from notegate.policy.settings import Policy
 from notegate.safety.attachments import extension_of, media_type_of, signature_matches
 from notegate.safety.floor import check_item
@@ -121,13 +122,9 @@ def decide_attachment(policy: Policy, name: str, head: bytes, size: int) -> Deci
     """Is ``name`` an attachment of an allowed type, ``size`` bytes long, whose first bytes ``head`` are
     those of its media type?  (A ``.png`` that is an HTML page or a script is refused.)"""
     media_type = media_type_of(policy.attachment_types, name)
-    if not media_type:
-        return deny("file-type-refused", "this file is neither a note (.md) nor an allowed attachment type.")
-    if size > policy.max_attachment_bytes:
-        return deny(
-            "attachment-too-large",
-            f"the attachment is {size} bytes, over max_attachment_bytes ({policy.max_attachment_bytes}).",
-        )
+    kind = decide_attachment_kind(policy, media_type, size)
+    if not kind.allowed:
+        return kind
     if not signature_matches(media_type, head):
         return deny(
             "attachment-type-mismatch",

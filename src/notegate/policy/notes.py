@@ -237,6 +237,13 @@ def decide_attachment_read(policy: Policy, caller: Caller, path: str, size: int)
     if not seen.allowed:
         return seen
     media_type = attachment_media_type(policy, path)
+    kind = decide_attachment_kind(policy, media_type, size)
+    return kind if not kind.allowed else allow("attachment-read", media_type)
+
+
+def decide_attachment_kind(policy: Policy, media_type: str, size: int) -> Decision:
+    """Is a file of the policy's ``media_type`` ("" when the policy allows none for its name), ``size`` bytes
+    long, an attachment at all?  The part every door's attachment check shares (read, write, push, import)."""
     if not media_type:
         return deny("file-type-refused", "this file is neither a note (.md) nor an allowed attachment type.")
     if size > policy.max_attachment_bytes:
@@ -244,7 +251,7 @@ def decide_attachment_read(policy: Policy, caller: Caller, path: str, size: int)
             "attachment-too-large",
             f"the attachment is {size} bytes, over max_attachment_bytes ({policy.max_attachment_bytes}).",
         )
-    return allow("attachment-read", media_type)
+    return allow("attachment-kind", media_type)
 
 
 def decide_attachment_write(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:

@@ -304,17 +304,7 @@ class InboxService:
             current = env.store.blob_id(path)
             try:
                 if current == ABSENT:
-                    created = self.notes.write_note(
-                        caller,
-                        path,
-                        body,
-                        ABSENT,
-                        confirmed=True,
-                        environment=env.name,
-                        own_text_at=own_text_at,
-                        tool="inbox_write",
-                    )
-                    return replace(created, message=f"Created {path}. {created.message}")
+                    return self._create(caller, env, path, body, own_text_at)
                 added = APPEND_SEPARATOR + section
                 appended = self.notes.append_note(
                     caller,
@@ -333,6 +323,21 @@ class InboxService:
             f"{path} kept changing while appending", rule="busy", remedy="Nothing was written. Try again."
         )
 
+    def _create(self, caller: Caller, env: Environment, path: str, body: str, own_text_at: int) -> WriteResult:
+        """Create the item at ``path`` (expected absent: a concurrent create makes it stale), audited as the
+        inbox_write the caller made; the reply says it was created."""
+        created = self.notes.write_note(
+            caller,
+            path,
+            body,
+            ABSENT,
+            confirmed=True,
+            environment=env.name,
+            own_text_at=own_text_at,
+            tool="inbox_write",
+        )
+        return replace(created, message=f"Created {path}. {created.message}")
+
     def _create_first_free(
         self, caller: Caller, env: Environment, kind: str, keys: tuple[str, ...], body: str, own_text_at: int = 0
     ) -> WriteResult:
@@ -343,19 +348,9 @@ class InboxService:
             if env.store.blob_id(path) != ABSENT:
                 continue  # an earlier capture of this second
             try:
-                created = self.notes.write_note(
-                    caller,
-                    path,
-                    body,
-                    ABSENT,
-                    confirmed=True,
-                    environment=env.name,
-                    own_text_at=own_text_at,
-                    tool="inbox_write",
-                )
+                return self._create(caller, env, path, body, own_text_at)
             except StaleRevision:
                 continue  # created concurrently: it is that capture's item, not ours to append to
-            return replace(created, message=f"Created {path}. {created.message}")
         raise NotegateError(
             f"{len(keys)} untitled captures were already made this second",
             rule="busy",

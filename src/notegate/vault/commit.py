@@ -354,18 +354,10 @@ class GroupCommits:
             return True
         except pygit2.AlreadyExistsError:
             return False
-        except pygit2.GitError as exc:
-            if "old reference value does not match" in str(exc) or _origin_moved(str(exc)):
+        except (pygit2.GitError, OSError) as exc:  # OSError: libgit2's "failed to lock file" among them
+            moved = "old reference value does not match" in str(exc) or _origin_moved(str(exc))
+            if isinstance(exc, pygit2.GitError) and moved:
                 return False
-            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
-                log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
-                return False  # pushed again, as when the origin moved
-            self._origin_repo = None
-            raise OriginUnavailable(
-                f"the origin of environment '{self.name}' could not be written ({_short(exc)})",
-                remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
-            ) from exc
-        except OSError as exc:  # libgit2's "failed to lock file" among them
             if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
                 log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
                 return False  # pushed again, as when the origin moved

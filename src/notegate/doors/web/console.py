@@ -193,6 +193,21 @@ class Console:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
 
+    async def own_passkey_options(self, session: WebSession) -> dict[str, Any]:
+        """Options for a passkey assertion bound to this session (a step-up, an elevation's approval)."""
+        return await self.run(self.passkeys.authentication_options, binding=session.secret, now=self.clock())
+
+    async def own_assertion(self, session: WebSession, credential: object) -> Any:
+        """Verify an assertion bound to this session (user verification required, the authenticator's own
+        rules raised as they are) and that it is this session's person's passkey: the record, or
+        ``[passkey-invalid]``."""
+        record = await self.run(
+            self.passkeys.authenticate, binding=session.secret, credential=credential, now=self.clock()
+        )
+        if record.login != session.login:
+            raise NotegateError("this passkey belongs to another person than this session's", rule="passkey-invalid")
+        return record
+
     async def json_body(self, request: Request, binding: str | None) -> dict[str, Any]:
         """A JSON POST from the console's own script: Origin, CSRF header, then at most 64 KiB of JSON."""
         check_origin(request.headers.get("origin"), request.headers.get("sec-fetch-site"), self.origin)

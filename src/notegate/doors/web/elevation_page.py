@@ -111,9 +111,7 @@ class ElevationPage:
             await self._gate(session, request.path_params["link_id"])
             if await self._pending(request.path_params["link_id"]) is None:
                 raise _unknown()
-            options = await console.run(
-                console.passkeys.authentication_options, binding=session.secret, now=console.clock()
-            )
+            options = await console.own_passkey_options(session)
         except NotegateError as exc:
             return console.refused_json(exc)
         return JSONResponse(options)
@@ -133,12 +131,7 @@ class ElevationPage:
             if pending is None or self.backend is None:
                 raise _unknown()
             try:
-                record = await console.run(
-                    console.passkeys.authenticate,
-                    binding=session.secret,
-                    credential=data.get("credential"),
-                    now=console.clock(),
-                )
+                await console.own_assertion(session, data.get("credential"))
             except NotegateError as exc:
                 if exc.rule != "passkey-user-verification":
                     raise
@@ -152,10 +145,6 @@ class ElevationPage:
                     now=console.clock(),
                 )
                 raise  # not reached: approve without UV always refuses
-            if record.login != session.login:
-                raise NotegateError(
-                    "this passkey belongs to another person than this session's", rule="passkey-invalid"
-                )
         except NotegateError as exc:
             await console.run(
                 console.audit, "web:elevation-assertion", session.login if session else None, f"refused:{exc.rule}"

@@ -137,9 +137,7 @@ class StepUpGate:
             if session is None:
                 raise NotegateError("this needs a logged-in person", rule="login-required")
             await console.json_body(request, session.secret)
-            options = await console.run(
-                console.passkeys.authentication_options, binding=session.secret, now=console.clock()
-            )
+            options = await console.own_passkey_options(session)
         except NotegateError as exc:
             return console.refused_json(exc)
         return JSONResponse(options)
@@ -152,16 +150,7 @@ class StepUpGate:
             if session is None:
                 raise NotegateError("this needs a logged-in person", rule="login-required")
             data = await console.json_body(request, session.secret)
-            record = await console.run(
-                console.passkeys.authenticate,
-                binding=session.secret,
-                credential=data.get("credential"),
-                now=console.clock(),
-            )
-            if record.login != session.login:
-                raise NotegateError(
-                    "this passkey belongs to another person than this session's", rule="passkey-invalid"
-                )
+            record = await console.own_assertion(session, data.get("credential"))
         except NotegateError as exc:
             await console.run(console.audit, "web:step-up", session.login if session else None, f"refused:{exc.rule}")
             return console.refused_json(exc)
