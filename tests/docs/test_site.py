@@ -98,3 +98,16 @@ def test_the_printable_security_model_prints_to_one_pdf(site: Path, chromium: st
     out = tmp_path / "security-model.pdf"
     pages = pdf(site, out)
     assert out.read_bytes().startswith(b"%PDF-") and pages >= 10, pages
+
+
+def test_the_readme_is_a_front_page_whose_links_resolve(site: Path) -> None:
+    """The README is a front page (at most 200 lines) that links into the site by source path (docs/…md):
+    each link names a page that is built."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200
+    links = re.findall(r"\]\((docs/[^)#\s]+\.md)(?:#[^)]*)?\)", readme)
+    assert len(links) >= 8, links
+    for link in links:
+        assert (site / link.removeprefix("docs/").replace(".md", ".html")).is_file(), link
+    for section in ("tutorials", "how-to", "reference", "explanation"):
+        assert len(list((site / section).glob("*.html"))) >= 4, section
