@@ -57,6 +57,15 @@ def sections() -> list[Section]:
     return found
 
 
+#: Python's types as TOML names them (the reader writes TOML, not Python).
+_TOML_KINDS = {str: "string", int: "integer", float: "float", bool: "boolean", list: "array", dict: "table"}
+
+
+def kind_text(kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(_TOML_KINDS.get(k, k.__name__) for k in kinds)
+
+
 def default_text(setting) -> str:
     """The default as the TOML a config would hold; ``required`` when the row's own check refuses it."""
     from notegate.vault.layout import _toml, render_toml
@@ -69,8 +78,6 @@ def default_text(setting) -> str:
 
 
 def page() -> str:
-    from notegate.settings import kind_name
-
     out = [
         "# Configuration",
         "",
@@ -89,7 +96,7 @@ def page() -> str:
         for setting in section.rows:
             out += [f"### {section.name}.{setting.name}", ""]
             default = default_text(setting)
-            facts = [f"type {code(kind_name(setting.kind))}"]
+            facts = [f"type {code(kind_text(setting.kind))}"]
             if "\n" in default:
                 facts.append("default below")
             else:
@@ -104,13 +111,11 @@ def page() -> str:
 
 
 def facts() -> list[tuple[str, list[str]]]:
-    from notegate.settings import kind_name
-
     found = []
     for section in sections():
         for setting in section.rows:
             default = default_text(setting)
-            strings = [setting.help, kind_name(setting.kind), *setting.enforced_by]
+            strings = [setting.help, kind_text(setting.kind), *setting.enforced_by]
             strings += default.splitlines() if "\n" in default else [default]
             found.append((f"{section.name}.{setting.name}", strings))
     return found
