@@ -16,7 +16,7 @@ MARKED = re.compile(
     re.M | re.S,
 )
 #: Every marker a runner exists for (tests/docs/test_runnable.py and tests/doors/test_readme_client.py).
-KINDS = ("python-token", "python-oauth", "sh-machine")
+KINDS = ("python-token", "python-oauth", "sh-machine", "sh-vault")
 
 
 @dataclass(frozen=True)

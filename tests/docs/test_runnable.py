@@ -8,10 +8,11 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from docs.runnable import KINDS, blocks, marked
-from support import notegate, running
+from support import mint, notegate, running
 
 
 def test_every_marked_block_has_a_runner_and_every_runner_a_block() -> None:
@@ -50,3 +51,40 @@ def test_the_machine_contract_examples_commit_as_written(vault: Path, tmp_path: 
             answer = json.loads(done.stdout)
             assert answer["status"] == "committed", (str(block), answer)
             assert re.fullmatch(r"[0-9a-f]{40}", answer["commit"]), answer
+
+
+def test_the_shell_blocks_over_a_vault_run_as_written(vault: Path, tmp_path: Path) -> None:
+    """Each ``sh-vault`` block in a folder holding ./vault (with a workstation token named laptop), the
+    checkout's notegate on PATH and a HOME of its own; afterwards the vault's tokens say the block did what
+    its page says (the rotation guide: laptop revoked, laptop-2 live and in the token file)."""
+    import shutil
+
+    from notegate.auth.tokens import list_tokens
+    from notegate.config import load_config
+    from notegate.state import StateDB
+
+    here = tmp_path / "here"
+    shutil.copytree(vault.parent, here / "vault", symlinks=True)
+    config = here / "vault" / "notegate.toml"
+    mint(config, name="laptop", client_class="workstation")
+    bin_dir, home = tmp_path / "bin", tmp_path / "home"
+    bin_dir.mkdir()
+    home.mkdir()
+    shim = bin_dir / "notegate"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m notegate.cli "$@"\n')
+    shim.chmod(0o755)
+    env = {**os.environ, "HOME": str(home), "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"}
+    env = {k: v for k, v in env.items() if not k.startswith(("NOTEGATE_", "XDG_"))}
+    for block in marked("sh-vault"):
+        done = subprocess.run(
+            ["sh", "-e", "-c", block.code], capture_output=True, text=True, env=env, cwd=here, timeout=300
+        )
+        assert done.returncode == 0, (str(block), done.stdout, done.stderr)
+    db = StateDB.for_config(load_config(config))
+    try:
+        state = {row.name: bool(row.revoked_at) for row in list_tokens(db)}
+    finally:
+        db.close()
+    assert state == {"laptop": True, "laptop-2": False}, state
+    token_file = home / ".config" / "notegate" / "token"
+    assert token_file.read_text().startswith("ngt_") and token_file.stat().st_mode & 0o077 == 0
