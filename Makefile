@@ -19,13 +19,13 @@ RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 
-.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv
+.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv docs security-pdf
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
 	@PYTHON='$(PYTHON)' sh tools/pick-python --venv $(VENV)
 	@test -x $(BIN)/python || '$(PY)' -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,docs]'
 	@rm -f $(VENV)/.installed $(VENV)/.installed-*
 	@touch $(STAMP)
 
@@ -46,8 +46,16 @@ test: $(STAMP) .tools/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench tools
+	$(BIN)/ruff format --check src tests bench tools
+
+# The documentation site (docs/ + mkdocs.yml) into site/, strictly and offline: open site/index.html.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+# The printable security model (every Explanation page) as one PDF, printed by Debian's chromium.
+security-pdf: docs
+	PYTHONPATH=tools $(BIN)/python -m docsgen.printview site notegate-security-model.pdf
 
 # The whole stack on this machine (server, origins, model stand-in, phone over OAuth, owner in Chromium,
 # workstation under sync), then the promises as named PASS/FAIL checks; exit 1 on any FAIL. Needs

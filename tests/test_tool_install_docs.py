@@ -1,5 +1,6 @@
 """Issue 12: `notegate` installs as a tool from a clone (`pipx install .` / `uv tool install .`), documented.
-What this checks offline: the README's install section gives both commands and the version line they print,
+What this checks offline: the install guide (docs/how-to/install.md) gives both commands and the version line
+they print,
 and the distribution exposes the one `notegate` command a tool install puts on PATH. The install itself is
 `tests/test_install.py::test_install_and_import_on_every_other_python` (a real non-editable `pip install` of
 the clone, what pipx and uv run; NOTEGATE_TEST_INSTALL=1, it downloads the dependencies)."""
@@ -13,9 +14,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_the_readme_says_how_to_install_the_tool() -> None:
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Install notegate as a tool") :]
+def test_the_install_guide_says_how_to_install_the_tool() -> None:
+    guide = (REPO / "docs" / "how-to" / "install.md").read_text()
+    section = guide[guide.index("## Install notegate as a tool") :]
     section = section[: section.index("\n## ", 4)]
     assert re.search(r"^pipx install \.\s+# or: uv tool install \.$", section, re.M), section
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]

@@ -3,8 +3,9 @@
 or one signed for another server leaves it restricted, and the audit names the exact reason.
 
 Everything is real: the key is made by ``notegate device keygen`` into a temporary config folder, its lines go
-into the served vault's deployment config, the Claude Code server entry is the JSON the README has the user pass
-to ``claude mcp add-json --scope user`` (read from the README, so the documentation is what is tested), and the
+into the served vault's deployment config, the Claude Code server entry is the JSON the Claude Code guide has the user
+pass to ``claude mcp add-json --scope user`` (read from docs/how-to/claude-code.md, so the documentation is what
+is tested), and the
 helper is ``notegate device header`` run by Claude Code itself (it passes ``CLAUDE_CODE_MCP_SERVER_URL``; nothing else
 tells the helper the URL).  The model is the stand-in Messages API (tests/hooks/claude_standin.py) scripted to
 call ``mcp__notegate__write_note`` once; the proof is read on the server's side: the audit rows in the state DB
@@ -32,7 +33,7 @@ from notegate.auth.devices import mint_device_header
 from support import Server, mint, running
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+GUIDE = REPO / "docs" / "how-to" / "claude-code.md"
 DEVICE = "laptop"
 NOTE = "projects/device-key.md"  # not "…claude.md": the floor holds instruction-file names in session-loaded paths
 WRITE_TOOL = "mcp__notegate__write_note"
@@ -106,12 +107,12 @@ def keygen_and_trust(station: Workstation, config: Path) -> None:
 
 
 def readme_server_entry() -> dict:
-    """The Claude Code server entry exactly as the README has the user add it (`claude mcp add-json --scope user
-    notegate '…'`), checked to be the entry the README then shows in ``~/.claude.json``."""
-    readme = README.read_text()
+    """The Claude Code server entry exactly as the guide has the user add it (`claude mcp add-json --scope user
+    notegate '…'`), checked to be the entry the guide then shows in ``~/.claude.json``."""
+    readme = GUIDE.read_text()
     [typed] = re.findall(r"claude mcp add-json --scope user notegate '([^']*)'", readme)
     shown = [block for block in re.findall(r"```json\n(.*?)```", readme, flags=re.S) if '"headersHelper"' in block]
-    assert len(shown) == 1, "README shows one ~/.claude.json entry with a headersHelper"
+    assert len(shown) == 1, "the guide shows one ~/.claude.json entry with a headersHelper"
     entry = json.loads(typed)
     assert json.loads(shown[0])["mcpServers"]["notegate"] == entry
     return entry
@@ -225,7 +226,7 @@ def test_a_helper_printing_a_header_that_does_not_count_leaves_claude_code_restr
 def test_at_local_scope_in_an_untrusted_folder_claude_code_does_not_run_the_helper(
     claude: Path, vault: Path, station: Workstation
 ):
-    """Why the README says ``--scope user``: Claude Code runs a project- or local-scope headersHelper only in a
+    """Why the guide says ``--scope user``: Claude Code runs a project- or local-scope headersHelper only in a
     folder whose trust dialog was accepted; otherwise it connects without the header, and the caller is what
     its token makes it."""
     with running(vault) as server:

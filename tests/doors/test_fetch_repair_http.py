@@ -1,7 +1,8 @@
-"""Each repair the README describes for a refused origin, against the real `notegate serve` and the official
-MCP client, when the server had acknowledged a write the refused commit's history does not hold: the write
-made while the origin is refused is refused and the origin is left as it is; after the owner's repair the
-server re-applies its lost write by itself, serves the owner's commits and its own, and `/healthz` says ok."""
+"""Each repair the git door's page (docs/explanation/git-door.md) describes for a refused origin, against the real
+`notegate serve` and the official MCP client, when the server had acknowledged a write the refused commit's history
+does not hold: the write made while the origin is refused is refused and the origin is left as it is; after the
+owner's repair the server re-applies its lost write by itself, serves the owner's commits and its own, and `/healthz`
+says ok."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ async def test_removing_the_bad_commit_converges(vault: Path, tmp_path: Path) ->
 
 
 async def test_reverting_the_bad_commit_on_top_keeps_our_write(vault: Path, tmp_path: Path) -> None:
-    """The README's other repair, a revert on top of the refused commit: our write is re-applied on it."""
+    """The other repair, a revert on top of the refused commit: our write is re-applied on it."""
     set_policy(vault, fetch_interval_seconds=0.2)
     owner = mint(vault, name="laptop", tier="trusted", login="owner")
     origin = vault.parent / "origin.git"

@@ -1,26 +1,21 @@
-"""The README's Python client runs as written, against a real `notegate serve` (a newcomer copies it)."""
+"""The documentation's Python clients (docs/how-to/sdk-client.md, the blocks marked ``runnable: python-token``
+and ``python-oauth``) run as written, against a real `notegate serve` (a newcomer copies them)."""
 
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from docs.runnable import the_block
 from support import mint, running
-
-README = Path(__file__).parents[2] / "README.md"
 
 
 def the_python_block() -> str:
-    text = README.read_text()
-    section = text[text.index("**A program of your own**") :]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None, "the README's client section holds no python block"
-    return match.group(1)
+    return the_block("python-token")
 
 
 def test_the_readme_client_connects_starts_a_session_and_searches(vault: Path, tmp_path: Path) -> None:
@@ -36,11 +31,7 @@ def test_the_readme_client_connects_starts_a_session_and_searches(vault: Path, t
 
 
 def the_oauth_block() -> str:
-    text = README.read_text()
-    section = text[text.index("**The same program signing in with OAuth**") :]
-    match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert match is not None, "the README's OAuth client section holds no python block"
-    return match.group(1)
+    return the_block("python-oauth")
 
 
 def test_the_readme_oauth_client_signs_in_keeps_its_token_and_searches(vault: Path, tmp_path: Path) -> None:

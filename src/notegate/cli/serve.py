@@ -57,7 +57,7 @@ def _connect_hint(url: str, token_file: str | None, config: str | Path | None = 
         "[--tier trusted]\n"
         "Hosted apps (claude.ai, ChatGPT, phones) connect with OAuth to the same URL, no token: enrol your passkey\n"
         f"first ({notegate} owner enroll --config {config_arg} prints a one-time link), then approve the app on the\n"
-        "consent page. They stay restricted; put notegate behind TLS for them (README: OAuth / hosted clients)."
+        "consent page. They stay restricted; put notegate behind TLS for them (docs/how-to/hosted-oauth.md)."
     )
 
 
