@@ -128,7 +128,7 @@ def decode_segment(raw: str) -> str | Decision:
             octets.append(value)
             i += 3
             continue
-        if ord(ch) < 0x21 or ord(ch) > 0x7E or ch == "\\":
+        if ord(ch) < 0x21 or ord(ch) > 0x7E or ch in "\\/":
             return deny("livesync-path-invalid", "the path holds a space, a control character or a backslash")
         octets.extend(ch.encode("ascii"))
         i += 1
