@@ -104,7 +104,7 @@ def parse_json_body(raw: bytes) -> Any:
     try:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError, UnicodeDecodeError):
-        raise Refused("the body is not one JSON value without repeated keys", rule="livesync-body-not-json") from None
+        raise Refused("the body is not UTF-8 JSON, or it repeats a key", rule="livesync-body-not-json") from None
 
 
 def _deny(decision: Decision) -> Refused:
