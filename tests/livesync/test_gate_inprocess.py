@@ -200,3 +200,47 @@ def test_enrolment_refusals_name_their_rule(tmp_path) -> None:
         "Refused [livesync-device-exists]"
         in notegate("livesync", "device", "add", "phone", "--config", str(config)).stderr
     )
+
+
+@pytest.mark.anyio
+async def test_obsidians_origins_get_cors_and_others_do_not() -> None:
+    """LiveSync uses the app's own fetch by default, so Obsidian (app://obsidian.md, capacitor://localhost)
+    preflights every request: the gate answers for its origins only, and a preflight carries no token."""
+    couch = Couch()
+    gate, _devices, pairs, _audit = make_gate(couch)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(gate), base_url="http://gate") as client:
+        pre = await client.options(
+            "/notes/_bulk_docs",
+            headers={"Origin": "app://obsidian.md", "Access-Control-Request-Method": "POST"},
+        )
+        assert pre.status_code == 204 and pre.headers["access-control-allow-origin"] == "app://obsidian.md"
+        assert "authorization" in pre.headers["access-control-allow-headers"]
+        evil = await client.options(
+            "/notes/_bulk_docs", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"}
+        )
+        assert evil.status_code == 405 and evil.json()["rule"] == "livesync-method"
+        assert "access-control-allow-origin" not in evil.headers
+        copy = await client.options(
+            "/notes/x", headers={"Origin": "capacitor://localhost", "Access-Control-Request-Method": "COPY"}
+        )
+        assert copy.json()["rule"] == "livesync-method"
+        got = await client.get(
+            "/notes",
+            headers={"Origin": "capacitor://localhost", "Authorization": f"Bearer {token('phone-1', pairs['phone'])}"},
+        )
+        assert got.headers["access-control-allow-origin"] == "capacitor://localhost"
+        refused = await client.get("/notes", headers={"Origin": "capacitor://localhost"})
+        assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == "capacitor://localhost"
+    assert len(couch.seen) == 1  # only the authenticated GET reached CouchDB
+
+
+def test_couchdb_config_names_a_member_never_an_admin(tmp_path) -> None:
+    assert notegate("init", str(tmp_path / "vault")).returncode == 0
+    config = tmp_path / "vault" / "notegate.toml"
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write('\n[livesync]\ndatabase = "vaultdb"\ncouchdb_user = "gate"\nmax_body_bytes = 5000000\n')
+    done = notegate("livesync", "couchdb-config", "--config", str(config))
+    assert done.returncode == 0, done.stderr
+    assert "require_valid_user = true" in done.stdout and "max_http_request_size = 5000000" in done.stdout
+    assert '"members":{"names":["gate"],"roles":[]}' in done.stdout and "PUT /vaultdb/_security" in done.stdout
+    assert '"admins":{"names":[],"roles":["_admin"]}' in done.stdout  # the gate's login is no admin

@@ -36,6 +36,11 @@ def add_livesync(subs) -> None:
     rv = dsubs.add_parser("revoke", help="delete a device's public key: its tokens are refused at once")
     rv.add_argument("name")
     _config_arg(rv)
+    cc = lsubs.add_parser(
+        "couchdb-config",
+        help="print the CouchDB settings the gate expects (local.ini, the member user, the database's members)",
+    )
+    _config_arg(cc)
     gate = lsubs.add_parser("gate", help="serve the gate ([livesync] host and port) in front of CouchDB")
     _config_arg(gate)
     gate.add_argument("--port", type=int, default=None, help="override [livesync] port")
@@ -52,6 +57,8 @@ def _settings(config):
 def cmd_livesync(args: argparse.Namespace) -> int:
     if args.livesync_command == "gate":
         return _gate(args)
+    if args.livesync_command == "couchdb-config":
+        return _couchdb_config(args)
     return _device(args)
 
 
@@ -142,6 +149,48 @@ def _device(args: argparse.Namespace) -> int:
         return 0
     finally:
         db.close()
+
+
+def couchdb_config_text(settings) -> str:
+    """What CouchDB needs for the gate: valid users only, the gate's bounds, no JWT handler (devices never
+    reach CouchDB), and the one database with the gate's login as its only member (never an admin)."""
+    user = settings.couchdb_user or "notegate-gate"
+    db = settings.database
+    security = json.dumps(
+        {"admins": {"names": [], "roles": ["_admin"]}, "members": {"names": [user], "roles": []}}, separators=(",", ":")
+    )
+    user_doc = json.dumps({"name": user, "password": "<a long random password>", "roles": [], "type": "user"})
+    return f"""; CouchDB settings for the notegate LiveSync gate (notegate livesync couchdb-config).
+; Devices never reach CouchDB: only the gate does, as the member user below. Keep CouchDB on loopback or a
+; private network, with an admin of its own that no device knows.
+[chttpd]
+bind_address = 127.0.0.1
+require_valid_user = true
+max_http_request_size = {settings.max_body_bytes}
+
+[chttpd_auth]
+require_valid_user = true
+
+[couchdb]
+single_node = true
+max_document_size = {settings.max_body_bytes}
+
+[cors]
+; the gate answers Obsidian's CORS itself ([livesync] cors_origins); CouchDB needs none
+
+; Then, once, as CouchDB's admin:
+;   PUT /_users/org.couchdb.user:{user}   {user_doc}
+;   PUT /{db}
+;   PUT /{db}/_security   {security}
+; and give the gate that password: [livesync] couchdb_user = "{user}", and couchdb_password_file or
+; $NOTEGATE_COUCHDB_PASSWORD.
+"""
+
+
+def _couchdb_config(args: argparse.Namespace) -> int:
+    settings, _environment = _settings(_load(args))
+    print(couchdb_config_text(settings), end="")
+    return 0
 
 
 def _upstream_auth(settings, config_dir: Path) -> str | None:

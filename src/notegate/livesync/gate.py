@@ -38,9 +38,11 @@ from notegate.livesync.settings import LiveSyncConfig
 from notegate.policy.decision import Decision
 from notegate.policy.livesync import (
     METHOD_OVERRIDES,
+    METHODS,
     GateDevice,
     Route,
     decide_body,
+    decide_cors,
     decide_route,
     decide_token_claims,
     decide_token_header,
@@ -61,6 +63,7 @@ STATUS = {
     "livesync-token-issued-at": 401,
     "livesync-token-subject": 401,
     "livesync-method": 405,
+    "livesync-method-override": 405,
     "livesync-path-invalid": 400,
     "livesync-path-encoding": 400,
     "livesync-query-invalid": 400,
@@ -134,7 +137,7 @@ def config_answer(config: LiveSyncConfig) -> dict[str, Any]:
         "chttpd_auth": {"require_valid_user": "true"},
         "httpd": {"WWW-Authenticate": 'Bearer realm="notegate-livesync"', "enable_cors": "true"},
         "couchdb": {"max_document_size": str(config.max_body_bytes)},
-        "cors": {"credentials": "true", "origins": "app://obsidian.md,capacitor://localhost,http://localhost"},
+        "cors": {"credentials": "true", "origins": ",".join(config.cors_origins)},
     }
 
 
@@ -196,10 +199,17 @@ class Gate:
         device = None
         route: Route | None = None
         outcome = "ok"
+        cors: list[tuple[bytes, bytes]] = []
         try:
+            headers = _headers(scope)
+            origin = headers.get("origin")
+            if origin is not None and decide_cors(origin, self.config.cors_origins).allowed:
+                cors = _cors_headers(origin)
+            if scope["method"] == "OPTIONS":
+                await self._preflight(send, origin, headers.get("access-control-request-method"), cors)
+                return
             if self.open_total >= self.config.max_open_requests:
                 raise Refused("the gate holds as many requests as it serves at once", rule="server-busy")
-            headers = _headers(scope)
             device = await self._authenticate(headers)
             held = self.open_per_device.get(device.kid, 0)
             if held >= self.config.max_open_requests_per_device:
@@ -207,7 +217,7 @@ class Gate:
             self.open_total += 1
             self.open_per_device[device.kid] = held + 1
             try:
-                route, status = await self._serve(scope, receive, send, headers)
+                route, status = await self._serve(scope, receive, send, headers, cors)
                 if status >= 400:
                     outcome = f"couchdb-{status}"
             finally:
@@ -217,7 +227,7 @@ class Gate:
                     del self.open_per_device[device.kid]
         except Refused as exc:
             outcome = exc.rule
-            await _answer(send, STATUS.get(exc.rule, 403), _refusal_body(exc), extra=_challenge(exc.rule))
+            await _answer(send, STATUS.get(exc.rule, 403), _refusal_body(exc), extra=[*_challenge(exc.rule), *cors])
         if device is not None:
             row = {
                 "now": started,
@@ -286,7 +296,20 @@ class Gate:
         return row
 
     # ------------------------------------------------------------------------------------------ the request
-    async def _serve(self, scope, receive, send, headers: dict[str, str]) -> tuple[Route, int]:
+    async def _preflight(self, send, origin: str | None, method: str | None, cors) -> None:
+        """A CORS preflight (no token: browsers send none) from one of Obsidian's origins, or the refusal."""
+        verdict = decide_cors(origin, self.config.cors_origins, method or "")
+        if not verdict.allowed:
+            raise _deny(verdict)
+        allow_headers = [
+            (b"access-control-allow-methods", ", ".join(sorted(METHODS)).encode()),
+            (b"access-control-allow-headers", b"authorization, content-type, accept"),
+            (b"access-control-max-age", b"600"),
+        ]
+        await send({"type": "http.response.start", "status": 204, "headers": [*cors, *allow_headers]})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _serve(self, scope, receive, send, headers: dict[str, str], cors) -> tuple[Route, int]:
         """Serve one authenticated request: the route it took and the status CouchDB (or the gate) gave."""
         method = scope["method"]
         for name in METHOD_OVERRIDES:
@@ -311,11 +334,11 @@ class Gate:
             if not check.allowed:
                 raise _deny(check)
         if route.kind == "config":
-            await _answer(send, 200, config_answer(self.config))
+            await _answer(send, 200, config_answer(self.config), extra=cors)
             return route, 200
         if route.kind == "changes":
             raw_query = self._clamp_feed(raw_query)
-        return route, await self._forward(send, method, raw_path, raw_query, body, headers, route)
+        return route, await self._forward(send, method, raw_path, raw_query, body, headers, route, cors)
 
     async def _body(self, receive, headers: dict[str, str]) -> bytes:
         if headers.get("content-encoding", "identity") != "identity":
@@ -357,7 +380,7 @@ class Gate:
             pairs = [(k, v) for k, v in pairs if k != "timeout"] + [("timeout", str(value))]
         return urlencode(pairs)
 
-    async def _forward(self, send, method, raw_path, raw_query, body, headers, route: Route) -> int:
+    async def _forward(self, send, method, raw_path, raw_query, body, headers, route: Route, cors) -> int:
         url = self.config.couchdb_url.rstrip("/") + raw_path + (f"?{raw_query}" if raw_query else "")
         read = self.config.upstream_seconds + (self.config.feed_seconds if route.kind == "changes" else 0)
         timeout = httpx.Timeout(connect=5.0, read=read, write=self.config.upstream_seconds, pool=5.0)
@@ -381,7 +404,7 @@ class Gate:
                 for k, v in response.headers.items()
                 if k.lower() in FORWARD_RESPONSE_HEADERS
             ]
-            await send({"type": "http.response.start", "status": response.status_code, "headers": out})
+            await send({"type": "http.response.start", "status": response.status_code, "headers": [*out, *cors]})
             try:
                 with anyio.fail_after(read + self.config.upstream_seconds):
                     async for chunk in response.aiter_raw():
@@ -403,6 +426,14 @@ def _headers(scope) -> dict[str, str]:
             raise Refused("the request carries two Authorization headers", rule="livesync-token-malformed")
         out[name] = value if name not in out else out[name] + ", " + value
     return out
+
+
+def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-allow-credentials", b"true"),
+        (b"vary", b"Origin"),
+    ]
 
 
 def _refusal_body(exc: Refused) -> dict[str, str]:

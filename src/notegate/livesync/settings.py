@@ -85,6 +85,13 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", _positive),
     Setting(
+        "cors_origins",
+        list,
+        ["app://obsidian.md", "capacitor://localhost", "http://localhost"],
+        "Origins whose pages may read the gate's answers: Obsidian desktop and mobile (LiveSync uses the app's"
+        " fetch unless Use Request API is on).",
+    ),
+    Setting(
         "allow_maintenance",
         bool,
         False,
@@ -116,9 +123,11 @@ class LiveSyncConfig:
     max_connections: int = 128
     header_timeout_seconds: float = 10.0
     allow_maintenance: bool = False
+    cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", "http://localhost")
 
 
 def livesync_from_table(table: Any) -> LiveSyncConfig:
     """The ``[livesync]`` table checked against :data:`LIVESYNC_SETTINGS` (ConfigError names a wrong key)."""
     values = check_table("livesync", table or {}, LIVESYNC_SETTINGS)
+    values["cors_origins"] = tuple(str(o) for o in values["cors_origins"])
     return LiveSyncConfig(**values)

@@ -359,6 +359,18 @@ def decide_body(route: Route, body: object) -> Decision:
     return allow("livesync-body", "")
 
 
+def decide_cors(origin: str | None, allowed: tuple[str, ...], method: str | None = None) -> Decision:
+    """May a page from ``origin`` read the gate's answers (and, for a preflight, send ``method``)? LiveSync
+    calls the server with the app's own fetch unless "Use Request API" is on, so Obsidian's origins
+    (``app://obsidian.md`` on desktop, ``capacitor://localhost`` on mobile) need CORS like CouchDB gives them.
+    The answer carries no credential: a page still needs a device's token to get anything."""
+    if origin is None or origin not in allowed:
+        return deny("livesync-method", "a preflight from an origin the gate does not serve")
+    if method is not None and method not in METHODS:
+        return deny("livesync-method", f"{method[:16]} is not a method replication uses")
+    return allow("livesync-cors", "")
+
+
 # ------------------------------------------------------------------------------------------------ the token
 @dataclass(frozen=True)
 class GateDevice:
