@@ -76,6 +76,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.doors": "doors",
     "notegate.livesync": "doors",  # the LiveSync door: the gate (ASGI), device keys, the Setup URI
     "notegate.livesync.settings": "config",  # the [livesync] table, read by load_config
+    "notegate.livesync.documents": "pure",  # LiveSync's document format, read and written (the bridge's codec)
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
     "notegate.cli": "cli",

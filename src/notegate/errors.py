@@ -348,6 +348,9 @@ RULES: dict[str, str] = {
     "raise [livesync] max_body_bytes.",
     "livesync-upstream-unavailable": "Check that CouchDB is running at [livesync] couchdb_url; try again.",
     "livesync-not-configured": "Add a [livesync] table to notegate.toml (docs/livesync.md).",
+    "livesync-document-unsupported": "Keep the note in plain Markdown without end-to-end encryption for now; "
+    "binary and encrypted notes are bridged in a later version.",
+    "livesync-document-incomplete": "Nothing to do: the bridge reads the note again when its chunks arrive.",
     "livesync-device-name-invalid": "Use lowercase letters, digits, - and _ (at most 40 characters), e.g. phone.",
     "livesync-device-exists": "Revoke the old one first (notegate livesync device revoke NAME), or pick another name.",
     "livesync-device-not-found": "List the devices with notegate livesync device list.",
