@@ -63,3 +63,14 @@ def test_deleted_encrypted_missing_and_binary_notes() -> None:
     assert binary.value.rule == "livesync-document-unsupported"
     legacy = {"_id": "old.md", "path": "old.md", "type": "notes", "data": ["a", "b"], "ctime": 0, "mtime": 0}
     assert read_note(legacy, {}).text == "ab"
+
+
+def test_written_revisions_are_the_note_documents_of_a_replicated_batch() -> None:
+    from notegate.livesync.documents import revision_key, written_revisions
+
+    meta, chunks = write_note("a.md", "x", ctime=0, mtime=0)
+    batch = {"docs": [{**meta, "_rev": "1-a"}, *({**c, "_rev": "1-b"} for c in chunks)], "new_edits": False}
+    assert written_revisions(batch) == [revision_key(meta["_id"], "1-a")]
+    assert written_revisions({**batch, "new_edits": True}) == []  # CouchDB picks the revision: not known here
+    assert written_revisions({"docs": "x", "new_edits": False}) == []
+    assert "a.md" not in revision_key("a.md", "1-a")

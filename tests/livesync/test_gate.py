@@ -268,3 +268,25 @@ def test_every_request_of_a_device_is_audited_without_ids(lab: Lab) -> None:
     assert any(r["outcome"] == "livesync-design-document" for r in rows)
     assert any(r["tool"] == "livesync:bulk_docs" and r["outcome"] == "ok" for r in rows)
     assert all(r["path"] is None and r["login"] == "owner" for r in rows)
+
+
+def test_the_gate_records_which_device_wrote_each_note_revision(lab: Lab) -> None:
+    """LiveSync's documents name no author, so the gate records, per written revision of a note document,
+    the device that pushed it (keyed by a hash: no path in the state database). The bridge authors commits
+    from it; a revision another device replicates back keeps its first writer."""
+    from notegate.config import load_config
+    from notegate.livesync.documents import revision_key, write_note
+    from notegate.state import StateDB
+
+    phone, laptop = lab.devices["phone"], lab.devices["laptop"]
+    meta, chunks = write_note("Inbox/Idea.md", "an idea from the phone\n", ctime=1, mtime=2)
+    lab.device_run(phone, {"action": "replicate", "direction": "push", "put": [meta, *chunks]})
+    lab.device_run(laptop, {"action": "replicate"})  # pulls it and pushes everything it has back
+    rev = couch_doc(lab, meta["_id"])["_rev"]
+    config = load_config(lab.config)
+    db = StateDB.for_config(config)
+    try:
+        assert db.livesync_revision_author(config.default_environment, revision_key(meta["_id"], rev)) == phone.kid
+        assert db.livesync_revision_author(config.default_environment, revision_key(chunks[0]["_id"], "1-x")) is None
+    finally:
+        db.close()

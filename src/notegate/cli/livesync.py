@@ -230,6 +230,7 @@ def _gate(args: argparse.Namespace) -> int:
         lookup=db.livesync_device,
         audit=audit,
         upstream_auth=_upstream_auth(settings, config.path.parent),
+        record=lambda kid, keys: db.record_livesync_revisions(environment, kid, keys, now=time.time()),
     )
     print(
         f"livesync gate for {environment}/{settings.database} on http://{settings.host}:{port} -> "

@@ -178,3 +178,26 @@ def deleted_note(path: str, *, mtime: int, rev: str, case_insensitive: bool = Tr
         "eden": {},
         "deleted": True,
     }
+
+
+def revision_key(doc_id: str, rev: str) -> str:
+    """The key the gate records a written revision under: a hash, so the state database holds no note path."""
+    return hashlib.sha256(f"{doc_id}\0{rev}".encode()).hexdigest()[:40]
+
+
+def written_revisions(body: object) -> list[str]:
+    """The revision keys of the note documents a ``_bulk_docs`` body writes with their revisions given
+    (replication's ``new_edits: false``, how LiveSync pushes); chunks and control documents are not notes."""
+    if not isinstance(body, dict) or body.get("new_edits", True) is not False:
+        return []
+    docs = body.get("docs")
+    out: list[str] = []
+    for doc in docs if isinstance(docs, list) else []:
+        if (
+            isinstance(doc, dict)
+            and is_note(doc)
+            and isinstance(doc.get("_id"), str)
+            and isinstance(doc.get("_rev"), str)
+        ):
+            out.append(revision_key(doc["_id"], doc["_rev"]))
+    return out

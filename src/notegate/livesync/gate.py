@@ -34,6 +34,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from notegate.errors import NotegateError, sentence
+from notegate.livesync.documents import written_revisions
 from notegate.livesync.settings import LiveSyncConfig
 from notegate.policy.decision import Decision
 from notegate.policy.livesync import (
@@ -153,6 +154,7 @@ class Gate:
         lookup: Callable[[str], Any],
         audit: Callable[..., None],
         upstream_auth: str | None = None,
+        record: Callable[[str, list[str]], None] | None = None,
         clock: Callable[[], float] = time.time,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -161,6 +163,7 @@ class Gate:
         self.lookup = lookup
         self.audit = audit
         self.upstream_auth = upstream_auth
+        self.record = record
         self.clock = clock
         self.transport = transport
         self.client: httpx.AsyncClient | None = None
@@ -217,7 +220,7 @@ class Gate:
             self.open_total += 1
             self.open_per_device[device.kid] = held + 1
             try:
-                route, status = await self._serve(scope, receive, send, headers, cors)
+                route, status = await self._serve(scope, receive, send, headers, cors, device.kid)
                 if status >= 400:
                     outcome = f"couchdb-{status}"
             finally:
@@ -309,7 +312,7 @@ class Gate:
         await send({"type": "http.response.start", "status": 204, "headers": [*cors, *allow_headers]})
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _serve(self, scope, receive, send, headers: dict[str, str], cors) -> tuple[Route, int]:
+    async def _serve(self, scope, receive, send, headers: dict[str, str], cors, kid: str) -> tuple[Route, int]:
         """Serve one authenticated request: the route it took and the status CouchDB (or the gate) gave."""
         method = scope["method"]
         for name in METHOD_OVERRIDES:
@@ -325,6 +328,7 @@ class Gate:
             raise _deny(verdict.decision)
         route = verdict.route
         body = b""
+        parsed = None
         if method in ("POST", "PUT"):
             body = await self._body(receive, headers)
             parsed = parse_json_body(body) if body else None
@@ -338,7 +342,12 @@ class Gate:
             return route, 200
         if route.kind == "changes":
             raw_query = self._clamp_feed(raw_query)
-        return route, await self._forward(send, method, raw_path, raw_query, body, headers, route, cors)
+        status = await self._forward(send, method, raw_path, raw_query, body, headers, route, cors)
+        if route.kind == "bulk_docs" and status < 300 and self.record is not None:
+            written = written_revisions(parsed)
+            if written:
+                await anyio.to_thread.run_sync(self.record, kid, written)
+        return route, status
 
     async def _body(self, receive, headers: dict[str, str]) -> bytes:
         if headers.get("content-encoding", "identity") != "identity":

@@ -91,3 +91,19 @@ class LiveSyncTables(StateCore):
                 " AND (last_used_at IS NULL OR last_used_at < ?)",
                 (now, kid, now - 60),
             )
+
+    def record_livesync_revisions(self, environment: str, kid: str, keys: list[str], *, now: float) -> None:
+        """Which device wrote these revisions (keys from livesync.documents.revision_key): the first writer of a
+        revision is its author (a revision replicated back by another device keeps its author)."""
+        if not keys:
+            return
+        with self.tx() as db:
+            db.executemany(
+                "INSERT INTO livesync_revisions (key, environment, kid, at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (key) DO NOTHING",
+                [(key, environment, kid, now) for key in keys],
+            )
+
+    def livesync_revision_author(self, environment: str, key: str) -> str | None:
+        rows = self.query("SELECT kid FROM livesync_revisions WHERE key = ? AND environment = ?", (key, environment))
+        return str(rows[0][0]) if rows else None

@@ -297,6 +297,9 @@ CREATE TABLE IF NOT EXISTS commit_provenance (
 #: bound to one person, one environment and one connector login, with the algorithm pinned at enrolment and
 #: its public key only: the private key is shown once, inside the Setup URI, and kept by nobody here. Revoking
 #: clears the key and stamps ``revoked_at``; the row stays, so the audit's connector login still resolves.
+#: ``livesync_revisions``: which device wrote which revision of a note's document (LiveSync's documents name
+#: no author), keyed by a hash of the document id and revision so the table holds no note path; the bridge
+#: reads it to author each commit as the device's connector login.
 LIVESYNC_SCHEMA = """
 CREATE TABLE IF NOT EXISTS livesync_devices (
     kid TEXT PRIMARY KEY,
@@ -311,6 +314,13 @@ CREATE TABLE IF NOT EXISTS livesync_devices (
     last_used_at REAL
 );
 CREATE INDEX IF NOT EXISTS livesync_devices_env ON livesync_devices(environment, name);
+CREATE TABLE IF NOT EXISTS livesync_revisions (
+    key TEXT PRIMARY KEY,
+    environment TEXT NOT NULL,
+    kid TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS livesync_revisions_at ON livesync_revisions(at);
 """
 
 MIGRATIONS_SCHEMA = """
@@ -324,7 +334,8 @@ MIGRATIONS: dict[int, str] = {
     3: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
     "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
     4: "commit_provenance: who made each commit the server made (PROVENANCE_SCHEMA)",
-    5: "livesync_devices: the LiveSync gate's enrolled devices and their public keys (LIVESYNC_SCHEMA)",
+    5: "livesync_devices, livesync_revisions: the LiveSync gate's enrolled devices and their public keys, and which "
+    "device wrote which note revision (LIVESYNC_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
