@@ -244,3 +244,24 @@ def test_couchdb_config_names_a_member_never_an_admin(tmp_path) -> None:
     assert "require_valid_user = true" in done.stdout and "max_http_request_size = 5000000" in done.stdout
     assert '"members":{"names":["gate"],"roles":[]}' in done.stdout and "PUT /vaultdb/_security" in done.stdout
     assert '"admins":{"names":[],"roles":["_admin"]}' in done.stdout  # the gate's login is no admin
+
+
+@pytest.mark.anyio
+async def test_a_source_that_keeps_sending_refused_tokens_waits_before_any_lookup() -> None:
+    couch = Couch()
+    gate, devices, pairs, _audit = make_gate(couch, failed_logins_per_minute=3, trusted_proxies=("127.0.0.1",))
+    looked_up: list[str] = []
+    gate.lookup = lambda kid: looked_up.append(kid) or devices.get(kid)
+    good = {"Authorization": f"Bearer {token('phone-1', pairs['phone'])}"}
+    forged = {"Authorization": f"Bearer {token('phone-1', pairs['laptop'])}"}  # the laptop's key, the phone's kid
+    transport = httpx.ASGITransport(gate, client=("127.0.0.1", 5000))  # behind the trusted proxy
+    async with httpx.AsyncClient(transport=transport, base_url="http://gate") as client:
+        attacker = {"X-Forwarded-For": "203.0.113.9"}
+        rules = [(await client.get("/notes", headers={**forged, **attacker})).json()["rule"] for _ in range(5)]
+        assert rules[:4] == ["livesync-token-signature"] * 4 and rules[4] == "rate-limited", rules
+        lookups = len(looked_up)
+        blocked = await client.get("/notes", headers={**good, **attacker})
+        assert blocked.status_code == 429 and blocked.json()["rule"] == "rate-limited"
+        assert len(looked_up) == lookups  # refused before any key was looked up or any signature checked
+        other = await client.get("/notes", headers={**good, "X-Forwarded-For": "198.51.100.7"})
+        assert other.status_code == 200  # the phone, from its own address, is not held back

@@ -33,6 +33,7 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
+from notegate.auth.ratelimit import TokenBuckets, source_of
 from notegate.errors import NotegateError, sentence
 from notegate.livesync.documents import written_revisions
 from notegate.livesync.settings import LiveSyncConfig
@@ -73,6 +74,8 @@ STATUS = {
     "livesync-body-too-large": 413,
     "request-body-timeout": 408,
     "too-many-open-requests": 429,
+    "rate-limited": 429,
+    "rate-limit-full": 429,
     "server-busy": 503,
     "livesync-upstream-unavailable": 502,
 }
@@ -169,6 +172,11 @@ class Gate:
         self.client: httpx.AsyncClient | None = None
         self.open_total = 0
         self.open_per_device: dict[str, int] = {}
+        # Failed logins per source: a source that spent its budget is refused before any lookup or signature
+        # check until its bucket refills (``blocked`` holds when; bounded like the buckets).
+        per_minute = config.failed_logins_per_minute
+        self.failures = TokenBuckets(capacity=per_minute, rate=per_minute / 60.0, max_sources=4096)
+        self.blocked: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------ ASGI
     async def __call__(self, scope, receive, send) -> None:
@@ -213,7 +221,15 @@ class Gate:
                 return
             if self.open_total >= self.config.max_open_requests:
                 raise Refused("the gate holds as many requests as it serves at once", rule="server-busy")
-            device = await self._authenticate(headers)
+            source = self._source(scope, headers)
+            if self.blocked.get(source, 0.0) > self.clock():
+                raise Refused("this address sent too many refused tokens; it waits", rule="rate-limited")
+            try:
+                device = await self._authenticate(headers)
+            except Refused as exc:
+                if STATUS.get(exc.rule) == 401:
+                    self._failed(source)
+                raise
             held = self.open_per_device.get(device.kid, 0)
             if held >= self.config.max_open_requests_per_device:
                 raise Refused("this device holds as many open requests as it may", rule="too-many-open-requests")
@@ -248,6 +264,20 @@ class Gate:
                 await anyio.to_thread.run_sync(lambda: self.audit(**row))
             except Exception as exc:
                 event("livesync.audit-failed", error=type(exc).__name__)
+
+    def _source(self, scope, headers: dict[str, str]) -> str:
+        client = scope.get("client")
+        peer = client[0] if client else None
+        return source_of(peer, headers.get("x-forwarded-for"), self.config.trusted_proxies)
+
+    def _failed(self, source: str) -> None:
+        now = self.clock()
+        verdict = self.failures.take(source, now)
+        if not verdict.allowed:
+            if len(self.blocked) >= 4096:
+                self.blocked = {s: t for s, t in self.blocked.items() if t > now}
+            if len(self.blocked) < 4096:
+                self.blocked[source] = now + verdict.retry_after
 
     # ------------------------------------------------------------------------------------------ the token
     async def _authenticate(self, headers: dict[str, str]):

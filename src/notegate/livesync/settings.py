@@ -85,6 +85,20 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", _positive),
     Setting(
+        "failed_logins_per_minute",
+        int,
+        30,
+        "Refused tokens one source may send a minute (then it waits, refused before any key is looked up):"
+        " a stranger cannot make the gate verify signatures without end.",
+        _positive,
+    ),
+    Setting(
+        "trusted_proxies",
+        list,
+        [],
+        "Addresses of the TLS proxies in front of the gate, whose X-Forwarded-For names the source.",
+    ),
+    Setting(
         "cors_origins",
         list,
         ["app://obsidian.md", "capacitor://localhost", "http://localhost"],
@@ -124,10 +138,13 @@ class LiveSyncConfig:
     header_timeout_seconds: float = 10.0
     allow_maintenance: bool = False
     cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", "http://localhost")
+    failed_logins_per_minute: int = 30
+    trusted_proxies: tuple[str, ...] = ()
 
 
 def livesync_from_table(table: Any) -> LiveSyncConfig:
     """The ``[livesync]`` table checked against :data:`LIVESYNC_SETTINGS` (ConfigError names a wrong key)."""
     values = check_table("livesync", table or {}, LIVESYNC_SETTINGS)
     values["cors_origins"] = tuple(str(o) for o in values["cors_origins"])
+    values["trusted_proxies"] = tuple(str(p) for p in values["trusted_proxies"])
     return LiveSyncConfig(**values)
