@@ -265,3 +265,32 @@ async def test_a_source_that_keeps_sending_refused_tokens_waits_before_any_looku
         assert len(looked_up) == lookups  # refused before any key was looked up or any signature checked
         other = await client.get("/notes", headers={**good, "X-Forwarded-For": "198.51.100.7"})
         assert other.status_code == 200  # the phone, from its own address, is not held back
+
+
+@pytest.mark.anyio
+async def test_a_device_gone_mid_stream_ends_the_request_and_is_still_audited() -> None:
+    couch = Couch()
+    gate, _devices, pairs, audit = make_gate(couch)
+    sent: list[dict] = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message) -> None:
+        if message["type"] == "http.response.body":
+            raise OSError("client disconnected")  # what uvicorn's ClientDisconnected is
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/notes/_changes",
+        "raw_path": b"/notes/_changes",
+        "query_string": b"feed=longpoll",
+        "headers": [(b"authorization", f"Bearer {token('phone-1', pairs['phone'])}".encode())],
+    }
+    with anyio.fail_after(3):
+        await gate(scope, receive, send)
+    assert sent[0]["status"] == 200
+    assert audit[-1]["tool"] == "livesync:changes"
+    assert gate.open_total == 0 and not gate.open_per_device

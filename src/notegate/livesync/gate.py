@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import time
 from collections.abc import Callable
@@ -448,9 +449,12 @@ class Gate:
                 with anyio.fail_after(read + self.config.upstream_seconds):
                     async for chunk in response.aiter_raw():
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
             except (httpx.HTTPError, TimeoutError):
                 event("livesync.upstream-cut", route=route.kind)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await _end(send)
+            except OSError:  # the device went away mid-stream (uvicorn's ClientDisconnected): nothing to send
+                event("livesync.device-gone", route=route.kind)
         finally:
             await response.aclose()
         return response.status_code
@@ -465,6 +469,12 @@ def _headers(scope) -> dict[str, str]:
             raise Refused("the request carries two Authorization headers", rule="livesync-token-malformed")
         out[name] = value if name not in out else out[name] + ", " + value
     return out
+
+
+async def _end(send) -> None:
+    """Close a streamed answer whose upstream was cut (the device sees a short body and retries)."""
+    with contextlib.suppress(OSError):
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
