@@ -18,8 +18,9 @@ ENV_READY  := $(if $(filter no,$(INSTALL)),installed-venv,$(STAMP))
 RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
+LIVESYNC_NPM := tests/livesync/npm
 
-.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv docs security-pdf
+.PHONY: run test lint bench lab clean distclean claude-cli livesync-npm python installed-venv docs security-pdf
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
@@ -42,7 +43,7 @@ run: $(ENV_READY)
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
 	$(RUN_ENV) $(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
 
-test: $(STAMP) .tools/.installed
+test: $(STAMP) .tools/.installed $(LIVESYNC_NPM)/node_modules/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -75,6 +76,16 @@ power-loss: $(STAMP)
 claude-cli:
 	npm install --prefix .tools --no-audit --no-fund --loglevel=error $(CLAUDE_CODE)
 	@touch .tools/.installed
+
+# The LiveSync gate's test peers, pinned by $(LIVESYNC_NPM)/package-lock.json: pouchdb-server (a
+# CouchDB-protocol server), pouchdb (LiveSync's replication client), octagonal-wheels (LiveSync's encryption).
+livesync-npm:
+	npm ci --prefix $(LIVESYNC_NPM) --no-audit --no-fund --loglevel=error
+	@touch $(LIVESYNC_NPM)/node_modules/.installed
+
+$(LIVESYNC_NPM)/node_modules/.installed: $(LIVESYNC_NPM)/package-lock.json
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory livesync-npm; \
+	else echo "npm not found: the LiveSync gate tests will be skipped"; fi
 
 # Installed once when npm is there; without npm those few tests skip (CI requires them).
 .tools/.installed:

@@ -34,6 +34,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.gitdoor": "pure",  # incoming commits, pushes, provenance, the server's fetch
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
+    "notegate.policy.livesync": "pure",  # the LiveSync gate: routes, bodies, device tokens
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -73,6 +74,9 @@ LAYER_OF: dict[str, str] = {
     "notegate.contracts": "services",  # the built-in machine contracts: plans run by services/contracts.py
     "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
     "notegate.doors": "doors",
+    "notegate.livesync": "doors",  # the LiveSync door: the gate (ASGI), device keys, the Setup URI
+    "notegate.livesync.settings": "config",  # the [livesync] table, read by load_config
+    "notegate.livesync.documents": "pure",  # LiveSync's document format, read and written (the bridge's codec)
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
     "notegate.cli": "cli",
@@ -235,6 +239,7 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
         "notegate.policy.gitdoor",
         "notegate.policy.contracts",
         "notegate.policy.console",
+        "notegate.policy.livesync",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",

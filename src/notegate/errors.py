@@ -304,6 +304,57 @@ RULES: dict[str, str] = {
     "`notegate sync --resume DIR` (unpushed commits are rebuilt from your files).",
     "sync-push-refused": "Fix what the origin's hook names in your files, then run `notegate sync --resume DIR` "
     "(unpushed commits are rebuilt from your files).",
+    # -- the LiveSync gate (notegate livesync gate): what a device may ask of CouchDB, and its token
+    "livesync-unauthenticated": "Turn on Use JWT in LiveSync with the settings `notegate livesync device add` "
+    "printed (its Setup URI).",
+    "livesync-basic-auth": "Use the device's JWT (Use JWT in LiveSync's remote settings); the gate takes no passwords.",
+    "livesync-token-malformed": "Let LiveSync sign the token (Use JWT) with the settings its Setup URI gave it.",
+    "livesync-token-key-in-header": "Sign with the enrolled key only; the gate picks the key from the kid.",
+    "livesync-device-unknown": "Enrol the device (notegate livesync device add NAME) and import its Setup URI.",
+    "livesync-device-revoked": "Enrol the device again (notegate livesync device add NAME) if it is yours.",
+    "livesync-wrong-environment": "Use the gate of the device's environment, or enrol it for this one.",
+    "livesync-token-algorithm": "Set LiveSync's JWT Algorithm to the one the device was enrolled with "
+    "(notegate livesync device list shows it).",
+    "livesync-token-signature": "Import the device's Setup URI again: the JWT key is not the enrolled one.",
+    "livesync-token-expiry": "Set LiveSync's JWT Expiration Duration to a few minutes (5 by default) and check "
+    "the device's clock.",
+    "livesync-token-issued-at": "Check the device's clock.",
+    "livesync-token-subject": "Set LiveSync's JWT Subject (sub) to the device's kid (notegate livesync device list).",
+    "livesync-method": "Use GET, HEAD, POST, PUT or DELETE on a replication route.",
+    "livesync-method-override": "Send the method itself; method override headers and parameters are refused.",
+    "livesync-path-invalid": "Send the path as PouchDB does: visible ASCII, segments separated by single /.",
+    "livesync-path-encoding": "Encode only what must be encoded, once (never %2E, %5F or other unreserved characters).",
+    "livesync-encoded-slash": "Name documents with slashes inside a request body (_bulk_get, _bulk_docs), not "
+    "in the path.",
+    "livesync-double-encoding": "Encode the path once.",
+    "livesync-path-traversal": "Remove the . and .. segments.",
+    "livesync-query-invalid": "Send a well-formed query string with at most 64 fields.",
+    "livesync-server-route": "Devices reach the notes database only; the owner administers CouchDB directly.",
+    "livesync-config-read-only": "Change CouchDB's settings as its admin (notegate livesync couchdb-config "
+    "prints them); the wizard's warnings about them can be ignored.",
+    "livesync-other-database": "Set LiveSync's database name to the notes database the gate serves.",
+    "livesync-database-admin": "The owner creates the notes database once, as CouchDB's admin.",
+    "livesync-route-not-replication": "Only replication routes are served (see docs/livesync.md).",
+    "livesync-security": "The owner sets the database's members as CouchDB's admin.",
+    "livesync-maintenance": "Run maintenance as CouchDB's admin, or ask the owner to allow it on the gate "
+    "([livesync] allow_maintenance).",
+    "livesync-changes-feed": "Use feed=normal or feed=longpoll.",
+    "livesync-design-document": "Leave design documents to the owner; LiveSync's sync needs none.",
+    "livesync-reserved-id": "Name ordinary documents only; _local documents go through PUT /db/_local/ID.",
+    "livesync-attachment": "Keep LiveSync's default chunked storage; CouchDB attachments are not served.",
+    "livesync-body-invalid": "Send the body replication sends for this route.",
+    "livesync-body-not-json": "Send one JSON object, without repeated keys (Content-Type: application/json).",
+    "livesync-body-too-large": "Lower LiveSync's batch size (Batch size / Batch limit), or ask the owner to "
+    "raise [livesync] max_body_bytes.",
+    "livesync-upstream-unavailable": "Check that CouchDB is running at [livesync] couchdb_url; try again.",
+    "livesync-not-configured": "Add a [livesync] table to notegate.toml (docs/livesync.md).",
+    "livesync-document-unsupported": "Keep the note in plain Markdown without end-to-end encryption for now; "
+    "binary and encrypted notes are bridged in a later version.",
+    "livesync-document-incomplete": "Nothing to do: the bridge reads the note again when its chunks arrive.",
+    "livesync-device-name-invalid": "Use lowercase letters, digits, - and _ (at most 40 characters), e.g. phone.",
+    "livesync-device-exists": "Revoke the old one first (notegate livesync device revoke NAME), or pick another name.",
+    "livesync-device-not-found": "List the devices with notegate livesync device list.",
+    "livesync-person-not-member": "Name the environment's owner or one of its members with --person.",
 }
 
 # Rules built from a family and a detail (a schema pointer, a gate, a floor rule): the family is registered.

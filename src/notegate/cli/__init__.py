@@ -34,6 +34,7 @@ from notegate.cli.common import EXAMPLES, _fail, _VersionAction, console_url, pa
 from notegate.cli.gates import add_floor, add_gate, cmd_floor, cmd_gate
 from notegate.cli.git import add_hooks, add_pre_receive, add_sync, cmd_hooks, cmd_pre_receive, cmd_sync
 from notegate.cli.jobs import add_reflect, add_review, cmd_reflect, cmd_review
+from notegate.cli.livesync import add_livesync, cmd_livesync
 from notegate.cli.serve import _connect_hint, _console_hint, add_mcp, add_serve, cmd_mcp, cmd_serve
 from notegate.cli.tokens import add_token, cmd_token
 from notegate.cli.vault import (
@@ -91,6 +92,7 @@ PARSERS = (
     add_doctor,
     add_floor,
     add_gate,
+    add_livesync,
 )
 
 
@@ -135,6 +137,7 @@ COMMANDS = {
     "audit": cmd_audit,
     "backup": cmd_backup,
     "restore": cmd_restore,
+    "livesync": cmd_livesync,
 }
 
 

@@ -25,10 +25,12 @@ from notegate.state.db import PostgresStatus, StateCore, expected_columns, inspe
 from notegate.state.elevation import ElevationTables
 from notegate.state.inbox import InboxTables
 from notegate.state.jobs import JobTables
+from notegate.state.livesync import LiveSyncDevice, LiveSyncTables
 from notegate.state.oauth import OAuthTables
 from notegate.state.persons import PersonTables
 from notegate.state.provenance import ProvenanceTables, recorded_commits
 from notegate.state.schema import (
+    LIVESYNC_SCHEMA,
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
     PERSONS_SCHEMA,
@@ -46,6 +48,7 @@ from notegate.state.tokens import TokenTables
 
 __all__ = [
     "AUDIT_HIDDEN_TOOLS",
+    "LIVESYNC_SCHEMA",
     "MIGRATIONS",
     "MIGRATIONS_SCHEMA",
     "PERSONS_SCHEMA",
@@ -54,6 +57,7 @@ __all__ = [
     "PROVENANCE_SCHEMA",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "LiveSyncDevice",
     "PostgresStatus",
     "Reservation",
     "StateCore",
@@ -79,6 +83,7 @@ class StateDB(
     OAuthTables,
     ElevationTables,
     PersonTables,
+    LiveSyncTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement of its table families is written once, in

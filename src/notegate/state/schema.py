@@ -14,7 +14,7 @@ import re
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -293,6 +293,36 @@ CREATE TABLE IF NOT EXISTS commit_provenance (
 );
 """
 
+#: Migration 5: the LiveSync gate's devices (state/livesync.py). A device is a ``kid`` (what its tokens name)
+#: bound to one person, one environment and one connector login, with the algorithm pinned at enrolment and
+#: its public key only: the private key is shown once, inside the Setup URI, and kept by nobody here. Revoking
+#: clears the key and stamps ``revoked_at``; the row stays, so the audit's connector login still resolves.
+#: ``livesync_revisions``: which device wrote which revision of a note's document (LiveSync's documents name
+#: no author), keyed by a hash of the document id and revision so the table holds no note path; the bridge
+#: reads it to author each commit as the device's connector login.
+LIVESYNC_SCHEMA = """
+CREATE TABLE IF NOT EXISTS livesync_devices (
+    kid TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    person TEXT NOT NULL,
+    connector TEXT NOT NULL,
+    algorithm TEXT NOT NULL,
+    public_key TEXT,
+    created_at REAL NOT NULL,
+    revoked_at REAL,
+    last_used_at REAL
+);
+CREATE INDEX IF NOT EXISTS livesync_devices_env ON livesync_devices(environment, name);
+CREATE TABLE IF NOT EXISTS livesync_revisions (
+    key TEXT PRIMARY KEY,
+    environment TEXT NOT NULL,
+    kid TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS livesync_revisions_at ON livesync_revisions(at);
+"""
+
 MIGRATIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
 """
@@ -304,6 +334,8 @@ MIGRATIONS: dict[int, str] = {
     3: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
     "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
     4: "commit_provenance: who made each commit the server made (PROVENANCE_SCHEMA)",
+    5: "livesync_devices, livesync_revisions: the LiveSync gate's enrolled devices and their public keys, and which "
+    "device wrote which note revision (LIVESYNC_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -337,6 +369,7 @@ def postgres_migrations() -> dict[int, list[str]]:
         2: list(POSTGRES_COLUMNS),
         3: list(POSTGRES_CONNECTOR_SCOPES),
         4: postgres_ddl(PROVENANCE_SCHEMA),
+        5: postgres_ddl(LIVESYNC_SCHEMA),
     }
 
 
@@ -348,7 +381,7 @@ def schema_digest() -> str:
     def canonical(statement: str) -> str:
         return " ".join(re.sub(r"--[^\n]*", "", statement).split())
 
-    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA
+    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA
     sqlite_ddl = [canonical(s) for s in sqlite_script.split(";") if canonical(s)]
     postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
     lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]

@@ -1,0 +1,150 @@
+"""The ``[livesync]`` table of notegate.toml: where CouchDB is, which database is the notes, and the gate's
+bounds. One row per setting with its default and why (the same :class:`~notegate.settings.Setting` table as
+``[server]``); :func:`livesync_from_table` checks it at load like every other table.
+
+The gate's CouchDB login is a plain *member* of the notes database (``couchdb_user``); its password is never
+in this file: the gate reads it from the environment variable ``NOTEGATE_COUCHDB_PASSWORD`` or the file named
+by ``couchdb_password_file`` (docs/livesync.md says why a member and not proxy authentication).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from notegate.settings import Setting, check_table
+
+
+def _positive(value: float) -> str | None:
+    return None if value > 0 else "must be above 0"
+
+
+def _port(value: int) -> str | None:
+    return None if 0 < value < 65536 else "must be between 1 and 65535"
+
+
+def _database(value: str) -> str | None:
+    ok = value[:1].isascii() and value[:1].islower() and all(c.islower() or c.isdigit() or c in "_$()+-" for c in value)
+    return None if ok and len(value) <= 238 else "must be a CouchDB database name (lowercase, starting with a letter)"
+
+
+LIVESYNC_SETTINGS: tuple[Setting, ...] = (
+    Setting("environment", str, "", "The environment whose notes the database holds (default: default_environment)."),
+    Setting(
+        "database", str, "notes", "The one CouchDB database the gate serves (LiveSync's Database name).", _database
+    ),
+    Setting("couchdb_url", str, "http://127.0.0.1:5984", "CouchDB as the gate reaches it (loopback or a private net)."),
+    Setting(
+        "couchdb_user",
+        str,
+        "",
+        "The gate's own CouchDB login: a member of the notes database, never an admin (empty: no credentials,"
+        " only for a test server).",
+    ),
+    Setting("couchdb_password_file", str, "", "File holding that login's password (else $NOTEGATE_COUCHDB_PASSWORD)."),
+    Setting("host", str, "127.0.0.1", "Address the gate listens on; put a TLS proxy in front for phones.", None),
+    Setting("port", int, 8767, "The gate's own port.", _port),
+    Setting("public_url", str, "", "The gate's address as devices reach it (what the Setup URI names)."),
+    Setting(
+        "max_token_seconds",
+        int,
+        900,
+        "Longest life a device token may claim (exp - iat, and exp ahead of now). LiveSync signs 5-minute"
+        " tokens by default; a copied token dies within this.",
+        _positive,
+    ),
+    Setting(
+        "clock_skew_seconds", int, 60, "How far a device's clock may be off when iat and exp are judged.", _positive
+    ),
+    Setting(
+        "max_body_bytes",
+        int,
+        16 * 1024 * 1024,
+        "Largest request body: a _bulk_docs batch of LiveSync's default size fits with room to spare.",
+        _positive,
+    ),
+    Setting("body_timeout_seconds", float, 30.0, "Time a device has to send a whole request body.", _positive),
+    Setting(
+        "upstream_seconds",
+        float,
+        60.0,
+        "Time CouchDB has to answer one request (a _changes long poll gets feed_seconds more).",
+        _positive,
+    ),
+    Setting(
+        "feed_seconds",
+        int,
+        60,
+        "Longest a _changes long poll is held open (the device's timeout is clamped to it; it polls again).",
+        _positive,
+    ),
+    Setting("max_open_requests_per_device", int, 8, "Requests one device may hold open at once.", _positive),
+    Setting("max_open_requests", int, 64, "Requests the whole gate holds open at once.", _positive),
+    Setting(
+        "max_connections", int, 128, "Connections the gate serves at once (more are refused before HTTP).", _positive
+    ),
+    Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", _positive),
+    Setting(
+        "failed_logins_per_minute",
+        int,
+        30,
+        "Refused tokens one source may send a minute (then it waits, refused before any key is looked up):"
+        " a stranger cannot make the gate verify signatures without end.",
+        _positive,
+    ),
+    Setting(
+        "trusted_proxies",
+        list,
+        [],
+        "Addresses of the TLS proxies in front of the gate, whose X-Forwarded-For names the source.",
+    ),
+    Setting(
+        "cors_origins",
+        list,
+        ["app://obsidian.md", "capacitor://localhost", "http://localhost"],
+        "Origins whose pages may read the gate's answers: Obsidian desktop and mobile (LiveSync uses the app's"
+        " fetch unless Use Request API is on).",
+    ),
+    Setting(
+        "allow_maintenance",
+        bool,
+        False,
+        "Forward _purge and _compact from devices (LiveSync's maintenance). Off: the owner runs them as admin.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class LiveSyncConfig:
+    """The checked ``[livesync]`` table (every field has the row above's default)."""
+
+    environment: str = ""
+    database: str = "notes"
+    couchdb_url: str = "http://127.0.0.1:5984"
+    couchdb_user: str = ""
+    couchdb_password_file: str = ""
+    host: str = "127.0.0.1"
+    port: int = 8767
+    public_url: str = ""
+    max_token_seconds: int = 900
+    clock_skew_seconds: int = 60
+    max_body_bytes: int = 16 * 1024 * 1024
+    body_timeout_seconds: float = 30.0
+    upstream_seconds: float = 60.0
+    feed_seconds: int = 60
+    max_open_requests_per_device: int = 8
+    max_open_requests: int = 64
+    max_connections: int = 128
+    header_timeout_seconds: float = 10.0
+    allow_maintenance: bool = False
+    cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", "http://localhost")
+    failed_logins_per_minute: int = 30
+    trusted_proxies: tuple[str, ...] = ()
+
+
+def livesync_from_table(table: Any) -> LiveSyncConfig:
+    """The ``[livesync]`` table checked against :data:`LIVESYNC_SETTINGS` (ConfigError names a wrong key)."""
+    values = check_table("livesync", table or {}, LIVESYNC_SETTINGS)
+    values["cors_origins"] = tuple(str(o) for o in values["cors_origins"])
+    values["trusted_proxies"] = tuple(str(p) for p in values["trusted_proxies"])
+    return LiveSyncConfig(**values)
