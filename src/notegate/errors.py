@@ -334,7 +334,7 @@ RULES: dict[str, str] = {
     "prints them); the wizard's warnings about them can be ignored.",
     "livesync-other-database": "Set LiveSync's database name to the notes database the gate serves.",
     "livesync-database-admin": "The owner creates the notes database once, as CouchDB's admin.",
-    "livesync-route-not-replication": "Only replication routes are served (see docs/livesync.md).",
+    "livesync-route-not-replication": "Only replication routes are served (see docs/how-to/livesync.md).",
     "livesync-security": "The owner sets the database's members as CouchDB's admin.",
     "livesync-maintenance": "Run maintenance as CouchDB's admin, or ask the owner to allow it on the gate "
     "([livesync] allow_maintenance).",
@@ -347,7 +347,7 @@ RULES: dict[str, str] = {
     "livesync-body-too-large": "Lower LiveSync's batch size (Batch size / Batch limit), or ask the owner to "
     "raise [livesync] max_body_bytes.",
     "livesync-upstream-unavailable": "Check that CouchDB is running at [livesync] couchdb_url; try again.",
-    "livesync-not-configured": "Add a [livesync] table to notegate.toml (docs/livesync.md).",
+    "livesync-not-configured": "Add a [livesync] table to notegate.toml (docs/how-to/livesync.md).",
     "livesync-document-unsupported": "Keep the note in plain Markdown without end-to-end encryption for now; "
     "binary and encrypted notes are bridged in a later version.",
     "livesync-document-incomplete": "Nothing to do: the bridge reads the note again when its chunks arrive.",

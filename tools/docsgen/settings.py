@@ -18,6 +18,7 @@ TABLES = (
     ("notegate.config", "DEVICE_SETTINGS"),
     ("notegate.policyfile", "POLICY_SETTINGS"),
     ("notegate.models.config", "MODEL_SETTINGS"),
+    ("notegate.livesync.settings", "LIVESYNC_SETTINGS"),
 )
 
 #: What each TOML table is for: one line of prose per section (the rows say the rest).
@@ -31,6 +32,8 @@ SECTIONS = {
     "digits, `-`, `_`). Deleting a table revokes that device at once.",
     "policy": "The one rule source every enforcer reads: the server, the git hook, `notegate sync` and the "
     "doctor. Each row names the functions that enforce it (`notegate doctor` imports each).",
+    "livesync": "The LiveSync gate (Obsidian on every device): where CouchDB is, which database holds the "
+    "notes, and what one device's request may cost.",
     "models": "The model providers the scheduled jobs ask (review, reflect, the hooks' write-back). API keys "
     "come from the environment only, never from this file.",
 }

@@ -1,5 +1,5 @@
 """The LiveSync gate's CouchDB, as the doctor sees it: reachable, no admin party, no anonymous reads, and the
-gate's own login a member of the notes database and nothing more (docs/livesync.md says why).
+gate's own login a member of the notes database and nothing more (docs/how-to/livesync.md says why).
 
 Each probe is one GET with a short timeout; :func:`judge` turns the statuses into results (pure, so the
 combinations are tested without a server). Never prints the gate's password or anything CouchDB returned

@@ -4,7 +4,7 @@ bounds. One row per setting with its default and why (the same :class:`~notegate
 
 The gate's CouchDB login is a plain *member* of the notes database (``couchdb_user``); its password is never
 in this file: the gate reads it from the environment variable ``NOTEGATE_COUCHDB_PASSWORD`` or the file named
-by ``couchdb_password_file`` (docs/livesync.md says why a member and not proxy authentication).
+by ``couchdb_password_file`` (docs/how-to/livesync.md says why a member and not proxy authentication).
 """
 
 from __future__ import annotations

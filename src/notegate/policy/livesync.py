@@ -30,7 +30,7 @@ from notegate.policy.decision import Decision, allow, deny
 
 #: Algorithms a device may be enrolled with. ES256/ES512 only: the gate keeps the public key and nothing
 #: that can sign. HS256/HS512 (which LiveSync also offers) would need the shared secret stored readable by
-#: the gate, so anyone who reads the gate's state could sign as every device: not offered (docs/livesync.md).
+#: the gate, so anyone who reads the gate's state could sign as every device: not offered (docs/how-to/livesync.md).
 DEVICE_ALGORITHMS = ("ES256", "ES512")
 
 #: Methods replication uses. COPY, OPTIONS, PATCH and every other verb are refused by name.
