@@ -46,6 +46,9 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
+    "notegate.vault.basexpr": "pure",  # Bases' expression language: parser to a tree, bounded evaluator
+    "notegate.vault.basefuncs": "pure",  # Bases' functions and fields over the evaluator's values
+    "notegate.vault.bases": "pure",  # a .base file read (bounded safe YAML) and a view planned to rows
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
     "notegate.postgres": "storage",
@@ -110,6 +113,7 @@ PURE_STDLIB = {
     "base64",
     "binascii",
     "bisect",
+    "calendar",  # month lengths for Bases' date arithmetic (monthrange: pure)
     "collections",
     "copy",
     "dataclasses",
@@ -131,7 +135,8 @@ PURE_STDLIB = {
     "textwrap",
     "importlib.resources",  # the output gate's shipped schemas (package data); not import_module
 }
-PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic"}
+#: yaml: the safe loader only (notegate.vault.bases bounds it), a parser with no I/O of its own.
+PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic", "yaml"}
 
 
 def _module_name(path: Path) -> str:
