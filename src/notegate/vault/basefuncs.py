@@ -340,7 +340,7 @@ def call_method(ctx: Context, value: object, name: str, nodes: list[Node]) -> ob
         raise Unsupported(REFUSED[name])
     if name not in METHODS:
         raise Unsupported(f"{name}() is not a Bases function this page knows")
-    if isinstance(value, list):
+    if isinstance(value, list) and name not in ("isTruthy", "isType", "toString", "isEmpty"):
         return _list_method(ctx, value, name, nodes)
     a = _args(ctx, nodes)
     if name == "isTruthy":
@@ -353,6 +353,7 @@ def call_method(ctx: Context, value: object, name: str, nodes: list[Node]) -> ob
         return _empty(value)
     try:
         if isinstance(value, str):
+            ctx.step(len(value) >> 10)  # a long string's scan costs in proportion
             return _string_method(ctx, value, name, a)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return _number_method(value, name, a)

@@ -46,6 +46,7 @@ __all__ = [
     "Row",
     "ViewResult",
     "ViewSpec",
+    "Work",
     "load_yaml",
     "parse_base",
     "plan_view",
@@ -301,6 +302,27 @@ def pick_view(spec: BaseSpec, name: str | None) -> ViewSpec | None:
     return next((v for v in spec.views if v.name.strip().casefold() == wanted), None)
 
 
+class Work:
+    """The expression steps one page may still spend (:data:`PLAN_STEPS`), shared by all of its views: every
+    filter, sort key and cell draws from it, so no base costs a page more than about a second."""
+
+    def __init__(self, steps: int = PLAN_STEPS) -> None:
+        self.left = steps
+
+    def value(self, ctx: Context, run: Callable[[Context], object], default: object = None) -> object:
+        """``run(ctx)`` within what is left (and one value's own :data:`STEP_BUDGET`); ``default`` when it
+        fails or the page's work is spent."""
+        if self.left <= 0:
+            return default
+        ctx.budget = start = min(STEP_BUDGET, self.left)
+        try:
+            return run(ctx)
+        except ExprError:
+            return default
+        finally:
+            self.left -= start - max(ctx.budget, 0) if ctx.budget >= 0 else start
+
+
 def plan_view(
     spec: BaseSpec,
     view: ViewSpec,
@@ -310,8 +332,10 @@ def plan_view(
     resolve: Callable[[str], str | None],
     now: datetime,
     max_rows: int,
+    work: Work | None = None,
 ) -> ViewResult:
     """The rows ``view`` shows over ``files`` (which the caller may all see), at most ``max_rows``."""
+    work = work if work is not None else Work()
     columns = [p for p in (view.order or ("file.name",)) if p][:MAX_COLUMNS]
     result = ViewResult(view, [(p, label(spec, p)) for p in columns])
     problems = _problems(spec.filters) + _problems(view.filters)
@@ -326,37 +350,29 @@ def plan_view(
         result.notes.append(f"The {view.kind} layout is shown as a table here.")
     if view.summaries:
         result.notes.append("Summaries are not shown here.")
-    left = PLAN_STEPS
     matched: list[tuple[FileFacts, Context]] = []
     for facts in files:
-        ctx = Context(facts, this, spec.formulas, resolve, now, budget=min(STEP_BUDGET, left))
-        try:
-            keep = _passes(spec.filters, ctx) and _passes(view.filters, ctx)
-        except ExprError:
-            keep = False
-        left -= min(STEP_BUDGET, left) - max(ctx.budget, 0)
-        if keep:
-            matched.append((facts, ctx))
-        if left <= 0:
-            result.stopped = True
-            result.notes.append(f"Stopped after {len(matched)} matching files: this view needs too much work.")
+        if work.left <= 0:
             break
+        ctx = Context(facts, this, spec.formulas, resolve, now)
+        if work.value(ctx, lambda c: _passes(spec.filters, c) and _passes(view.filters, c), False):
+            matched.append((facts, ctx))
     result.matched = len(matched)
 
     def cell(ctx: Context, prop: str) -> object:
-        ctx.budget = STEP_BUDGET
-        try:
-            return _value(ctx, prop)
-        except ExprError:
-            return None
+        return work.value(ctx, lambda c: _value(c, prop))
 
     keys = ([view.group_by] if view.group_by else []) + list(view.sort)
     for prop, descending in reversed(keys):  # stable sorts, the last key first: the first key wins
         matched = _sorted(matched, lambda fc, p=prop: cell(fc[1], p), descending)
-    shown = matched[: min(view.limit or max_rows, max_rows)]
-    for facts, ctx in shown:
+    for facts, ctx in matched[: min(view.limit or max_rows, max_rows)]:
+        if work.left <= 0:
+            break  # a row of empty cells would say the files have no values
         cells = tuple(cell(ctx, p) for p in columns)
         image = cell(ctx, view.image) if view.image else None
         group = cell(ctx, view.group_by[0]) if view.group_by else None
         result.rows.append(Row(facts, cells, image, group))
+    if work.left <= 0:
+        result.stopped = True
+        result.notes.append("Stopped early: this page's bases need more work than one page may spend.")
     return result

@@ -511,6 +511,10 @@ def _order(a: object, b: object) -> int | None:
         if da is None or db is None:
             return None
         a, b = da.moment, db.moment
+    elif isinstance(a, str) != isinstance(b, str):  # "15.00" > 5: a numeric string compares as a number
+        a, b = _number(a), _number(b)
+        if a is None or b is None:
+            return None
     elif not (isinstance(a, int | float) and isinstance(b, int | float)) and not (
         isinstance(a, str) and isinstance(b, str)
     ):

@@ -18,7 +18,17 @@ from collections.abc import Callable
 from datetime import datetime
 
 from notegate.doors.web.render import file_url, note_url
-from notegate.vault.bases import BaseError, BaseSpec, Row, ViewResult, ViewSpec, parse_base, pick_view, plan_view
+from notegate.vault.bases import (
+    BaseError,
+    BaseSpec,
+    Row,
+    ViewResult,
+    ViewSpec,
+    Work,
+    parse_base,
+    pick_view,
+    plan_view,
+)
 from notegate.vault.basexpr import FileFacts, FileValue, LinkValue, display
 from notegate.vault.links import Link, LinkTargets, resolve
 
@@ -191,8 +201,9 @@ def render_base(
     else:
         views = list(spec.views)
     this = this or FileFacts(base_path)
+    work = Work()  # one budget for the page's views
     out = []
     for index, item in enumerate(views):
-        result = plan_view(spec, item, files, this=this, resolve=page.resolve, now=now, max_rows=max_rows)
+        result = plan_view(spec, item, files, this=this, resolve=page.resolve, now=now, max_rows=max_rows, work=work)
         out.append(_view_html(page, result, index, heading=len(views) > 1 or not only_one))
     return "".join(out)
