@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from notegate.policy import Caller, sees_private
@@ -42,15 +42,13 @@ class VaultFacts:
     skipped: int  # files past MAX_BASE_FILES
 
 
-def _tags(properties: dict[str, object], body: str) -> tuple[str, ...]:
+def _tags(properties: dict[str, object], plain_body: str) -> tuple[str, ...]:
     found: list[str] = []
     raw = properties.get("tags", properties.get("tag"))
     for tag in raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []:
         if isinstance(tag, str):
             found.extend(t.lstrip("#") for t in tag.replace(",", " ").split() if t.strip("#"))
-    found.extend(
-        m.group(1) for m in _INLINE_TAG.finditer(outside_code(body)) if not m.group(1).replace("/", "").isdigit()
-    )
+    found.extend(m.group(1) for m in _INLINE_TAG.finditer(plain_body) if not m.group(1).replace("/", "").isdigit())
     return tuple(dict.fromkeys(found))
 
 
@@ -68,8 +66,9 @@ def note_facts(path: str, data: bytes, targets: LinkTargets, mtime: datetime | N
             loaded = None
         if isinstance(loaded, dict):
             properties = {str(k): from_yaml(v) for k, v in loaded.items()}
+    plain_body = outside_code(body)  # once: the tags' scan and the links' (whose own pass is then quick)
     links, embeds = [], []
-    for link in links_in(text):
+    for link in links_in(text[:end] + plain_body):
         where = resolve(link, path, targets) or link.target
         (embeds if link.embed else links).append(where)
     return FileFacts(
@@ -77,7 +76,7 @@ def note_facts(path: str, data: bytes, targets: LinkTargets, mtime: datetime | N
         size=len(data),
         mtime=mtime,
         properties=properties,
-        tags=_tags(properties, body),
+        tags=_tags(properties, plain_body),
         links=tuple(dict.fromkeys(links)),
         embeds=tuple(dict.fromkeys(embeds)),
     )
@@ -92,6 +91,10 @@ class BaseFacts:
         self._lock = threading.Lock()
         self._cached: dict[tuple, VaultFacts] = {}
         self._times: dict[str, datetime] = {}
+        #: (path, blob) -> the note's facts at the last build, reused while the vault's paths stay the same
+        #: (a link's resolution depends on them): a commit re-reads only the notes it changed.
+        self._notes: dict[tuple[str, str], FileFacts] = {}
+        self._paths: frozenset[str] = frozenset()
 
     def facts(self, caller: Caller) -> VaultFacts:
         commit, paths = self.notes.visible_paths(caller)
@@ -103,6 +106,9 @@ class BaseFacts:
         listing = env.store.listing()
         targets = LinkTargets(paths)
         chosen = sorted(paths)[:MAX_BASE_FILES]
+        same_paths = frozenset(chosen)
+        known = self._notes if same_paths == self._paths else {}
+        fresh: dict[tuple[str, str], FileFacts] = {}
         files = []
         for path in chosen:
             blob = listing.notes.get(path)
@@ -111,7 +117,12 @@ class BaseFacts:
                 size = env.store.blob_size(attachment) if attachment else 0
                 files.append(FileFacts(path=path, size=size))
                 continue
-            files.append(note_facts(path, env.store.read_unverified_blob_fast(blob), targets, self._mtime(env, path)))
+            facts = known.get((path, blob))
+            if facts is None:
+                facts = note_facts(path, env.store.read_unverified_blob_fast(blob), targets, None)
+            fresh[(path, blob)] = facts
+            files.append(replace(facts, mtime=self._mtime(env, path)))
+        self._notes, self._paths = fresh, same_paths
         found = VaultFacts(tuple(files), {f.path: f for f in files}, targets, len(paths) - len(chosen))
         with self._lock:
             self._cached = {k: v for k, v in self._cached.items() if k[0] != key[0] or k[2] != key[2]}
