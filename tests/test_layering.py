@@ -46,7 +46,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
-    "notegate.vault.basexpr": "pure",  # Bases' expression language: parser to a tree, bounded evaluator
+    "notegate.vault.baseparse": "pure",  # Bases' expression language: text to a tree (linear, bounded)
+    "notegate.vault.basexpr": "pure",  # Bases' values and the bounded evaluator over one file's facts
     "notegate.vault.basefuncs": "pure",  # Bases' functions and fields over the evaluator's values
     "notegate.vault.bases": "pure",  # a .base file read (bounded safe YAML) and a view planned to rows
     "notegate.vault": "pure",  # the package itself

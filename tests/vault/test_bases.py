@@ -157,6 +157,11 @@ def test_what_cannot_be_evaluated_is_said_in_the_view() -> None:
     assert all(row.cells[1] is None for row in bad_formula.rows)
     assert any("Formula x is not shown" in n for n in bad_formula.notes)
     assert "The map layout is shown as a table here." in bad_formula.notes
+    backlinks = plan("filters: 'file.backlinks.length > 0'\nformulas:\n  b: file.backlinks\n")
+    assert backlinks.rows == [] and "unsupported here (file.backlinks is not known" in backlinks.notes[0]
+    cell = plan("views:\n  - order: [file.name, file.backlinks]\n")
+    assert cell.rows and all(row.cells[1] is None for row in cell.rows)
+    assert "Some values are not shown: file.backlinks is not known on this page." in cell.notes
 
 
 def test_the_pages_work_budget_stops_a_costly_base() -> None:

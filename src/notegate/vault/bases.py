@@ -133,8 +133,8 @@ def _passes(f: Filter | None, ctx: Context) -> bool:
     if f[0] == "expr":
         try:
             return truthy(evaluate(f[1], ctx))
-        except ExprError:
-            if ctx.budget < 0:
+        except ExprError as exc:
+            if ctx.budget < 0 or isinstance(exc, Unsupported):
                 raise
             return False  # a statement that fails for this file (a missing value's method) excludes it
     if f[0] == "and":
@@ -308,6 +308,7 @@ class Work:
 
     def __init__(self, steps: int = PLAN_STEPS) -> None:
         self.left = steps
+        self.unsupported = ""  # the first thing met that this page does not evaluate (a field, say)
 
     def value(self, ctx: Context, run: Callable[[Context], object], default: object = None) -> object:
         """``run(ctx)`` within what is left (and one value's own :data:`STEP_BUDGET`); ``default`` when it
@@ -317,6 +318,9 @@ class Work:
         ctx.budget = start = min(STEP_BUDGET, self.left)
         try:
             return run(ctx)
+        except Unsupported as exc:
+            self.unsupported = self.unsupported or str(exc)
+            return default
         except ExprError:
             return default
         finally:
@@ -351,12 +355,16 @@ def plan_view(
     if view.summaries:
         result.notes.append("Summaries are not shown here.")
     matched: list[tuple[FileFacts, Context]] = []
+    work.unsupported = ""
     for facts in files:
         if work.left <= 0:
             break
         ctx = Context(facts, this, spec.formulas, resolve, now)
         if work.value(ctx, lambda c: _passes(spec.filters, c) and _passes(view.filters, c), False):
             matched.append((facts, ctx))
+        if work.unsupported:  # found only when evaluated (a field such as file.backlinks): no partial rows
+            result.notes.append(f"This view's filters are unsupported here ({work.unsupported}): no rows are shown.")
+            return result
     result.matched = len(matched)
 
     def cell(ctx: Context, prop: str) -> object:
@@ -372,6 +380,8 @@ def plan_view(
         image = cell(ctx, view.image) if view.image else None
         group = cell(ctx, view.group_by[0]) if view.group_by else None
         result.rows.append(Row(facts, cells, image, group))
+    if work.unsupported:
+        result.notes.append(f"Some values are not shown: {work.unsupported}.")
     if work.left <= 0:
         result.stopped = True
         result.notes.append("Stopped early: this page's bases need more work than one page may spend.")

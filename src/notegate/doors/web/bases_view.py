@@ -17,7 +17,7 @@ import html
 from collections.abc import Callable
 from datetime import datetime
 
-from notegate.doors.web.render import file_url, note_url
+from notegate.doors.web.render import allowed_link, file_url, note_url
 from notegate.vault.bases import (
     BaseError,
     BaseSpec,
@@ -64,15 +64,23 @@ class _Page:
         """A value as HTML: links resolved (or plain text when missing), lists joined, everything escaped."""
         if isinstance(value, FileValue):
             return self.link(value.facts.path, value.facts.basename)
+        if isinstance(value, LinkValue) and value.target.lower().startswith(("http://", "https://")):
+            return self.value(value.target) if not value.display else self.external(value.target, value.display)
         if isinstance(value, LinkValue):
             path = self.resolve(value.target)
             shown = display(value)
             return self.link(path, shown) if path else f'<span class="missing">{html.escape(shown)}</span>'
         if isinstance(value, list) and depth < 3:
             return ", ".join(self.value(v, depth + 1) for v in value[:200])
-        if isinstance(value, str) and value.startswith(("http://", "https://")) and len(value) < 2000:
-            return f'<a href="{html.escape(value)}" rel="noopener noreferrer nofollow">{html.escape(value)}</a>'
+        if isinstance(value, str) and value.lower().startswith(("http://", "https://")):
+            return self.external(value, value)
         return html.escape(display(value))
+
+    def external(self, url: str, text: str) -> str:
+        """An http(s) value as a link when the note renderer would link it (:func:`allowed_link`), else text."""
+        if len(url) > 2000 or not allowed_link(url):
+            return html.escape(text)
+        return f'<a href="{html.escape(url)}" rel="noopener noreferrer nofollow">{html.escape(text)}</a>'
 
     def cell(self, row: Row, prop: str, value: object) -> str:
         if prop in ("file.name", "file.basename"):  # Obsidian shows a note's name without ".md"
