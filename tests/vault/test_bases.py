@@ -221,3 +221,14 @@ def test_any_text_is_a_base_or_base_error_and_plans_without_raising(text: str) -
             plan_view(spec, view, FILES, this=None, resolve=lambda _t: None, now=NOW, max_rows=10)
         except ExprError as exc:  # pragma: no cover - the planner keeps every ExprError inside the view
             raise AssertionError(exc) from exc
+
+
+def test_this_is_the_embedding_file_as_obsidians_backlinks_recipe_uses_it() -> None:
+    """``file.hasLink(this.file)`` replicates the backlinks pane (Bases syntax, "Access properties with this")."""
+    spec = parse_base("filters: file.hasLink(this.file)\n")
+    textbook = next(f for f in FILES if f.path == "Textbook.md")
+    result = plan_view(spec, spec.views[0], FILES, this=textbook, resolve=lambda _t: None, now=NOW, max_rows=10)
+    assert paths(result) == ["Books/A.md", "Books/B.md"]
+    folder = parse_base("filters: 'file.folder == this.file.folder'\n")
+    here = plan_view(folder, folder.views[0], FILES, this=FILES[0], resolve=lambda _t: None, now=NOW, max_rows=10)
+    assert paths(here) == ["Books/A.md", "Books/B.md", "Books/C.md", "Books/D.md"]
