@@ -24,6 +24,7 @@ from notegate.vault.basexpr import (
     Unsupported,
     display,
     evaluate,
+    from_yaml,
     parse,
 )
 from timing import assert_catches_quadratic, assert_linear, fill
@@ -226,6 +227,16 @@ def test_a_long_flat_chain_is_one_node_not_a_deep_tree() -> None:
     node = parse(" + ".join(["1"] * 5000))
     assert node[0] == "binary" and len(node[3]) == 4999
     assert evaluate(node, Context(DUNE, budget=10_000)) == 5000
+
+
+def test_numbers_stay_javascript_numbers() -> None:
+    """No integer grows past a double: a giant one is slow to multiply and Python refuses to print it."""
+    big = FileFacts("n.md", properties={"n": from_yaml(10**4000), "m": from_yaml(2**60)})
+    assert big.properties["n"] is None and big.properties["m"] == float(2**60)
+    assert run("9007199254740993 * 9007199254740993 * 1000") == 9007199254740993.0**2 * 1000
+    with pytest.raises(ExprError, match="out of range"):
+        run("1e300 * 1e300")
+    assert display(run("m * m * m", big)) == "1.532495540865889e+54"
 
 
 def test_exponential_work_stops_at_the_budget() -> None:

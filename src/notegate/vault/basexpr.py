@@ -158,9 +158,22 @@ def from_yaml(value: object, depth: int = 0) -> object:
         return [from_yaml(v, depth + 1) for v in value[:MAX_VALUE_LEN]]
     if isinstance(value, dict):
         return {str(k): from_yaml(v, depth + 1) for k, v in value.items()}
-    if value is None or isinstance(value, bool | int | float):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _js_number(value)
+    if value is None or isinstance(value, bool | float):
         return value
     return str(value)
+
+
+def _js_number(value: int | float) -> int | float | None:
+    """A number as JavaScript holds it: integers past 2**53 become floats, and past a float's range, nothing
+    (so no value ever grows into a giant integer that is slow to multiply or cannot be printed)."""
+    if isinstance(value, int) and abs(value) > 2**53:
+        try:
+            value = float(value)
+        except OverflowError:
+            return None
+    return value
 
 
 # ------------------------------------------------------------------------------------------------ evaluation
@@ -357,8 +370,8 @@ def _binary(ctx: Context, op: str, a: object, b: object) -> object:
     if op in "/%" and y == 0:
         raise ExprError("division by zero")
     result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y, "/": lambda: x / y}.get(op)
-    value = result() if result else math.fmod(x, y)
-    if isinstance(value, float) and not math.isfinite(value):
+    value = _js_number(result() if result else math.fmod(x, y))
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
         raise ExprError("number out of range")
     return value
 
