@@ -49,6 +49,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.baseparse": "pure",  # Bases' expression language: text to a tree (linear, bounded)
     "notegate.vault.basexpr": "pure",  # Bases' values and the bounded evaluator over one file's facts
     "notegate.vault.basefuncs": "pure",  # Bases' functions and fields over the evaluator's values
+    "notegate.vault.basesummary": "pure",  # a view's summaries: the help's defaults and the base's own
     "notegate.vault.bases": "pure",  # a .base file read (bounded safe YAML) and a view planned to rows
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",

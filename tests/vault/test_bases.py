@@ -107,7 +107,7 @@ def test_the_help_example_is_planned_as_obsidian_describes_it() -> None:
     assert paths(result) == ["Books/C.md", "Books/A.md"]
     assert [name for _p, name in result.columns] == ["file name", "Extension", "age", "ppu", "Price"]
     assert result.rows[0].cells == ("C.md", "md", 4, "3.00", "12.00 dollars")
-    assert "Summaries are not shown here." in result.notes
+    assert result.summaries == {"formula.ppu": ("Average", None)}  # ppu is text ("3.00"): no number to average
 
 
 @pytest.mark.parametrize(
@@ -232,3 +232,28 @@ def test_this_is_the_embedding_file_as_obsidians_backlinks_recipe_uses_it() -> N
     folder = parse_base("filters: 'file.folder == this.file.folder'\n")
     here = plan_view(folder, folder.views[0], FILES, this=FILES[0], resolve=lambda _t: None, now=NOW, max_rows=10)
     assert paths(here) == ["Books/A.md", "Books/B.md", "Books/C.md", "Books/D.md"]
+
+
+def test_summaries_fold_each_column_over_every_matched_file() -> None:
+    text = """summaries:
+  spread: 'values.filter(value != null).reduce(if(acc == null || value > acc, value, acc), null)'
+views:
+  - type: table
+    order: [file.name, price, age, status]
+    limit: 1
+    summaries:
+      price: Average
+      age: Median
+      status: Unique
+      file.name: spread
+"""
+    result = plan(text)
+    assert len(result.rows) == 1  # the limit shows one row; summaries fold all six files, as Obsidian does
+    assert result.summaries == {
+        "price": ("Average", 23.75),
+        "age": ("Median", 2.0),
+        "status": ("Unique", 2),
+        "file.name": ("spread", "Textbook.md"),
+    }
+    empty = plan("views:\n  - order: [price]\n    summaries:\n      price: Filled\n")
+    assert empty.summaries == {"price": ("Filled", 4)}

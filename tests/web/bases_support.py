@@ -32,6 +32,8 @@ views:
     sort:
       - property: rating
         direction: DESC
+    summaries:
+      rating: Average
   - type: cards
     name: Shelf
     image: note.cover

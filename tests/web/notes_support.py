@@ -190,6 +190,7 @@ SAFE_TAGS = frozenset(
         "dl",
         "dt",
         "dd",
+        "tfoot",  # a table view's summaries
     ]
 )
 

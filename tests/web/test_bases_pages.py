@@ -58,6 +58,7 @@ def test_a_base_file_shows_each_view_with_its_rows(owner: Signed) -> None:
     page = response.text
     assert '<th scope="col">Author</th>' in page and '<th scope="col">Stars</th>' in page  # display names
     assert '<td data-label="Stars" dir="auto">*****</td>' in page  # a formula
+    assert '<td data-label="rating" dir="auto">Average: 5.25</td>' in page  # a summary over every row
     assert 'href="/notes/People/Frank%20Herbert.md" class="wikilink">Frank Herbert</a>' in page  # a link property
     assert '<img src="/files/img/dune.png" alt="" class="embed base-cover">' in page  # a card's cover
     assert "Archive/Old Book.md" not in page  # not: file.inFolder("Archive")

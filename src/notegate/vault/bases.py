@@ -23,6 +23,7 @@ from datetime import datetime
 import yaml
 
 from notegate.vault.basefuncs import check, get_field
+from notegate.vault.basesummary import summarize
 from notegate.vault.basexpr import (
     STEP_BUDGET,
     Context,
@@ -161,7 +162,7 @@ class ViewSpec:
     group_by: tuple[str, bool] | None
     limit: int | None
     image: str | None
-    summaries: bool
+    summaries: tuple[tuple[str, str], ...]  # (property, summary name)
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ class BaseSpec:
     formulas: dict[str, Node | ExprError]
     names: dict[str, str]
     views: tuple[ViewSpec, ...]
+    summaries: dict[str, Node] = field(default_factory=dict)  # the base's own summary formulas, by name
 
 
 def _sorts(raw: object) -> tuple[tuple[str, bool], ...]:
@@ -200,7 +202,10 @@ def _view(raw: dict, index: int) -> ViewSpec:
         ),
         limit=limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None,
         image=_property_id(image) if isinstance(image, str) else None,
-        summaries=bool(raw.get("summaries")),
+        summaries=tuple(
+            (_property_id(k), display(v))
+            for k, v in (raw["summaries"].items() if isinstance(raw.get("summaries"), dict) else ())
+        )[:MAX_COLUMNS],
     )
 
 
@@ -232,8 +237,17 @@ def parse_base(text: str) -> BaseSpec:
         if isinstance(v, dict)
     )
     if not views:
-        views = (ViewSpec("Table", "table", None, (), (), None, None, None, False),)
-    return BaseSpec(_filter(data.get("filters")), formulas, names, views)
+        views = (ViewSpec("Table", "table", None, (), (), None, None, None, ()),)
+    summaries: dict[str, Node] = {}
+    raw_summaries = data.get("summaries")
+    for name, expr in raw_summaries.items() if isinstance(raw_summaries, dict) else ():
+        try:
+            node = parse(expr)
+            check(node)
+            summaries[str(name)] = node
+        except ExprError:
+            continue  # a summary this page cannot compute shows empty
+    return BaseSpec(_filter(data.get("filters")), formulas, names, views, summaries)
 
 
 # ------------------------------------------------------------------------------------------------ the plan
@@ -250,6 +264,7 @@ class ViewResult:
     view: ViewSpec
     columns: list[tuple[str, str]]  # (property id, heading)
     rows: list[Row] = field(default_factory=list)
+    summaries: dict[str, tuple[str, object]] = field(default_factory=dict)  # property -> (name, value)
     matched: int = 0  # files that passed the filters (before the limits)
     notes: list[str] = field(default_factory=list)
     stopped: bool = False
@@ -352,8 +367,6 @@ def plan_view(
             result.notes.append(f"Formula {name} is not shown: {node}.")
     if view.kind not in ("table", "cards", "list"):
         result.notes.append(f"The {view.kind} layout is shown as a table here.")
-    if view.summaries:
-        result.notes.append("Summaries are not shown here.")
     matched: list[tuple[FileFacts, Context]] = []
     work.unsupported = ""
     for facts in files:
@@ -380,6 +393,14 @@ def plan_view(
         image = cell(ctx, view.image) if view.image else None
         group = cell(ctx, view.group_by[0]) if view.group_by else None
         result.rows.append(Row(facts, cells, image, group))
+    for prop, name in view.summaries:
+        if work.left <= 0:
+            break
+        values = [cell(ctx, prop) for _facts, ctx in matched]
+        budget = min(STEP_BUDGET * 10, max(work.left, 0))
+        value, spent = summarize(name, values, spec.summaries, now, budget)
+        result.summaries[prop] = (name, value)
+        work.left -= spent
     if work.unsupported:
         result.notes.append(f"Some values are not shown: {work.unsupported}.")
     if work.left <= 0:

@@ -120,10 +120,33 @@ def _table(page: _Page, result: ViewResult) -> str:
             for (prop, name), value in zip(result.columns, row.cells, strict=True)
         )
         body.append(f'<tr class="base-row" data-path="{html.escape(row.facts.path)}">{cells}</tr>')
+    foot = ""
+    if result.summaries:
+        sums = "".join(_summary_cell(page, result, prop, name) for prop, name in result.columns)
+        foot = f'<tfoot><tr class="base-summary">{sums}</tr></tfoot>'
     return (
         f'<div class="scroll"><table class="base-table stack"><thead><tr>{heads}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
+        f"<tbody>{''.join(body)}</tbody>{foot}</table></div>"
     )
+
+
+def _summary_cell(page: _Page, result: ViewResult, prop: str, label: str) -> str:
+    if prop not in result.summaries:
+        return '<td data-label=""></td>'
+    name, value = result.summaries[prop]
+    shown = page.value(value) if value is not None else "—"
+    return f'<td data-label="{html.escape(label)}" dir="auto">{html.escape(name)}: {shown}</td>'
+
+
+def _summary_line(page: _Page, result: ViewResult) -> str:
+    """Summaries under a cards or list view (a table has them in its footer)."""
+    labels = dict(result.columns)
+    parts = [
+        f"{html.escape(labels.get(prop, prop))} ({html.escape(name)}): "
+        + (page.value(value) if value is not None else "—")
+        for prop, (name, value) in result.summaries.items()
+    ]
+    return f'<p class="hint base-summaries">{" · ".join(parts)}</p>' if parts else ""
 
 
 def _cards(page: _Page, result: ViewResult) -> str:
@@ -174,6 +197,8 @@ def _view_html(page: _Page, result: ViewResult, index: int, *, heading: bool) ->
     if result.rows:
         render = {"cards": _cards, "list": _list}.get(view.kind, _table)
         parts.append(render(page, result))
+        if render is not _table:
+            parts.append(_summary_line(page, result))
     parts.append("</section>")
     return "".join(parts)
 
