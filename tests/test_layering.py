@@ -47,6 +47,11 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
+    "notegate.vault.baseparse": "pure",  # Bases' expression language: text to a tree (linear, bounded)
+    "notegate.vault.basexpr": "pure",  # Bases' values and the bounded evaluator over one file's facts
+    "notegate.vault.basefuncs": "pure",  # Bases' functions and fields over the evaluator's values
+    "notegate.vault.basesummary": "pure",  # a view's summaries: the help's defaults and the base's own
+    "notegate.vault.bases": "pure",  # a .base file read (bounded safe YAML) and a view planned to rows
     "notegate.vault": "pure",  # the package itself
     "notegate.sqlite": "storage",
     "notegate.postgres": "storage",
@@ -114,6 +119,7 @@ PURE_STDLIB = {
     "base64",
     "binascii",
     "bisect",
+    "calendar",  # month lengths for Bases' date arithmetic (monthrange: pure)
     "collections",
     "copy",
     "dataclasses",
@@ -135,7 +141,8 @@ PURE_STDLIB = {
     "textwrap",
     "importlib.resources",  # the output gate's shipped schemas (package data); not import_module
 }
-PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic"}
+#: yaml: the safe loader only (notegate.vault.bases bounds it), a parser with no I/O of its own.
+PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic", "yaml"}
 
 
 def _module_name(path: Path) -> str:

@@ -144,6 +144,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "Flush a write's objects, the origin's ref and its state rows to disk before acknowledging it "
         "(one flush per group commit). Off only to measure what it costs.",
     ),
+    Setting(
+        "base_rows",
+        int,
+        500,
+        "Rows one Bases view shows in the console at most (a .base page's views and a base embedded in a "
+        "note); the rest are counted, not drawn, so a base over a large vault stays one small page.",
+        _positive,
+    ),
 )
 
 
@@ -288,6 +296,7 @@ class Config:
     state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
     durability: bool = True  # the [server] row holds the default (notegate.vault.durable says what it flushes)
     livesync: LiveSyncConfig | None = None  # the [livesync] table (notegate.livesync.settings); None: no gate
+    base_rows: int = server_default("base_rows")
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -387,6 +396,7 @@ def load_config(path: str | Path) -> Config:
         state_url=state["url"],
         durability=server["durability"],
         livesync=livesync_from_table(raw["livesync"]) if "livesync" in raw else None,
+        base_rows=server["base_rows"],
     )
 
 

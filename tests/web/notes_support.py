@@ -186,6 +186,11 @@ SAFE_TAGS = frozenset(
         "sup",
         "section",
         "input",
+        # a base's cards (doors/web/bases_view.py): a description list of each file's properties
+        "dl",
+        "dt",
+        "dd",
+        "tfoot",  # a table view's summaries
     ]
 )
 

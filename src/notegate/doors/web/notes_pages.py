@@ -13,6 +13,7 @@ or through :mod:`notegate.doors.web.render`.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -20,11 +21,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
+from notegate.doors.web.bases_view import render_base
 from notegate.doors.web.canvas_view import render_canvas
 from notegate.doors.web.console import Console
-from notegate.doors.web.render import note_url, render_note
+from notegate.doors.web.render import BaseEmbedder, note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision
 from notegate.policy import Caller, attachment_media_type, fixed_caller, sees_private
+from notegate.services.basefacts import BaseFacts
 from notegate.vault.links import LinkTargets
 
 LIST_PAGE = 1000
@@ -93,6 +96,7 @@ class NotesPages:
         self.services = console.services
         self.runtime = console.services.runtime
         self._targets: tuple[tuple[str | None, str | None, bool], LinkTargets] | None = None
+        self.base_facts = BaseFacts(self.services.notes)
 
     # -- the gate of every page
     async def owner(self, request: Request) -> Owner | Response:
@@ -159,6 +163,8 @@ class NotesPages:
             return await self.read(who, path, request.query_params.get("committed", "")[:12])
         if path.endswith(".canvas"):
             return await self.canvas(who, path)
+        if path.endswith(".base"):
+            return await self.base(who, path)
         try:
             listing = await self.run(
                 self.services.notes.list_notes,
@@ -213,6 +219,7 @@ class NotesPages:
             lambda p: attachment_media_type(policy, p),
             query=who.envq,
             read=embedded,
+            bases=self._bases(who),
         )
         return self.page(
             "note.html",
@@ -237,6 +244,45 @@ class NotesPages:
             render_canvas, read.data, read.path, targets, lambda p: attachment_media_type(policy, p), query=who.envq
         )
         return self.page("canvas.html", who, path=read.path, html=html, crumbs=_crumbs(path, who.envq))
+
+    async def base(self, who: Owner, path: str) -> Response:
+        """A Bases file shown as its views (doors/web/bases_view.py), with its download beside it."""
+        try:
+            read = await self.run(self.services.notes.read_attachment, who.caller, path)
+        except NotegateError as exc:
+            return self.refused(exc, who.session)
+        text = read.data.decode("utf-8", "replace")
+        html = await self.run(self._bases(who), read.path, "", text, read.path, False)
+        return self.page("bases.html", who, path=read.path, html=html, crumbs=_crumbs(path, who.envq))
+
+    def _bases(self, who: Owner) -> BaseEmbedder:
+        """How this page shows a base: its text (read as the owner reads it, when embedded by path), over
+        the facts of every file the owner sees (:class:`BaseFacts`), at most ``[server] base_rows`` rows a
+        view, ``this`` the embedding note (or the base itself on its own page)."""
+        notes, policy, config = self.services.notes, self.runtime.policy, self.runtime.config
+
+        def show(path: str | None, view: str, text: str | None, this_path: str, embedded: bool = True) -> str:
+            if text is None and path is not None:
+                try:
+                    text = notes.read_attachment(who.caller, path).data.decode("utf-8", "replace")
+                except NotegateError:
+                    return '<p class="hint base-unreadable">This base cannot be read.</p>'
+            facts = self.base_facts.facts(who.caller)
+            return render_base(
+                text or "",
+                path or this_path,
+                facts.files,
+                facts.targets,
+                lambda p: attachment_media_type(policy, p),
+                now=datetime.fromtimestamp(self.runtime.clock(), UTC).replace(tzinfo=None),
+                max_rows=config.base_rows,
+                query=who.envq,
+                view=view or None,
+                this=facts.by_path.get(this_path),
+                only_one=embedded,
+            )
+
+        return show
 
     async def search(self, request: Request) -> Response:
         who = await self.owner(request)

@@ -56,6 +56,9 @@ _HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*$")
 MAX_EMBED_DEPTH = 3
 MAX_EMBEDS = 20
 Reader = Callable[[str], str | None]
+#: Shows a base (doors/web/bases_view.py) inside a note: (the .base path or None for a ```base block, the
+#: view named after ``#``, the block's YAML or None, the embedding note's path) -> HTML.
+BaseEmbedder = Callable[[str | None, str, str | None, str], str]
 
 
 def allowed_link(url: str) -> bool:
@@ -111,6 +114,7 @@ class _Vault:
         read: Reader | None = None,
         shown: tuple[str, ...] = (),
         budget: list[int] | None = None,
+        bases: BaseEmbedder | None = None,
     ) -> None:
         self.note_path = note_path
         self.targets = targets
@@ -119,16 +123,18 @@ class _Vault:
         self.read = read
         self.shown = (*shown, note_path)  # the notes being shown around this one: embedding one is a cycle
         self.budget = budget if budget is not None else [MAX_EMBEDS]
+        self.bases = bases
 
     def embeds(self, path: str) -> bool:
         """May the note at ``path`` be shown inside this one (depth, count and cycles bounded)?"""
-        if self.read is None or len(self.shown) > MAX_EMBED_DEPTH or path in self.shown or self.budget[0] <= 0:
+        shows = self.bases if path.endswith((".base", "#base")) else self.read
+        if shows is None or len(self.shown) > MAX_EMBED_DEPTH or path in self.shown or self.budget[0] <= 0:
             return False
         self.budget[0] -= 1
         return True
 
     def nested(self, path: str) -> _Vault:
-        return _Vault(path, self.targets, self.media_type, self.query, self.read, self.shown, self.budget)
+        return _Vault(path, self.targets, self.media_type, self.query, self.read, self.shown, self.budget, self.bases)
 
     def find(self, target: str, *, wiki: bool) -> str | None:
         """The vault file a link names, if it is a note or an attachment the policy serves (never, say, SVG)."""
@@ -192,7 +198,7 @@ def _rewrite(children: list[Token], vault: _Vault) -> list[Token]:
             out += _link(vault.href(vault.note_path), token.content.lstrip("#^") or token.content, "wikilink")
         elif token.type == "wikilink":
             path = vault.find(token.meta["target"], wiki=True)
-            if token.meta["embed"] and path is not None and path.endswith(".md"):
+            if token.meta["embed"] and path is not None and path.endswith((".md", ".base")):
                 embed = Token("note_embed", "", 0)
                 embed.meta = {"path": path, "section": token.meta["section"]}
                 embed.content = token.content
@@ -265,10 +271,13 @@ def section_of(text: str, section: str) -> str | None:
 
 def _embedded(vault: _Vault, path: str, section: str, label: str) -> str:
     """The HTML of one note embed: the note (or its section) rendered inside a box, or a link when it may not
-    be shown (too deep, too many, a cycle, unreadable, or no such section)."""
+    be shown (too deep, too many, a cycle, unreadable, or no such section).  A base shows its view."""
     link = f'<a href="{html.escape(vault.href(path))}" class="wikilink">{html.escape(label or path)}</a>'
     if not vault.embeds(path):
         return f"<p>{link}</p>\n"
+    if path.endswith(".base") and vault.bases is not None:
+        inner = vault.bases(path, section, None, vault.note_path)
+        return f'<div class="embed-base" dir="auto"><div class="embed-title">{link}</div>{inner}</div>\n'
     text = vault.read(path) if vault.read is not None else None
     if text is not None and section:
         text = section_of(_FRONT_MATTER.sub("", text, count=1), section)
@@ -306,6 +315,18 @@ def _parser(vault: _Vault) -> MarkdownIt:
         href = html.escape(vault.href(embed.meta["path"]))
         return f'<a href="{href}" class="wikilink">{html.escape(embed.content or embed.meta["path"])}</a>'
 
+    fence = md.renderer.rules.get("fence")
+
+    def base_block(self: object, tokens: list[Token], idx: int, options: object, env: object) -> str:
+        """A ```base block shows its base's first view (Obsidian's embedded base), within the embed limits."""
+        token = tokens[idx]
+        key = f"{vault.note_path}#base"
+        if token.info.strip() != "base" or vault.bases is None or not vault.embeds(key):
+            return fence(tokens, idx, options, env)  # type: ignore[misc]  # the renderer's own, bound
+        inner = vault.bases(None, "", token.content, vault.note_path)
+        return f'<div class="embed-base" dir="auto">{inner}</div>\n'
+
+    md.add_render_rule("fence", base_block)
     md.core.ruler.after("inline", "vault_links", vault_links)
     md.core.ruler.after("vault_links", "lone_embeds", lone_embeds)
     md.add_render_rule("note_embed", inline_embed)
@@ -349,9 +370,11 @@ def render_note(
     *,
     query: str = "",
     read: Reader | None = None,
+    bases: BaseEmbedder | None = None,
 ) -> str:
     """``text`` (a note at ``note_path``) as HTML safe to place in a console page.  ``targets`` are the
     vault paths the viewer can see; ``media_type`` is the policy's type for a path ("" when not allowed);
     ``query`` (``?env=NAME`` or "") is added to every link into the vault, so they stay in its environment;
-    ``read`` gives another note's text as the viewer may read it (None: note embeds are links)."""
-    return _render(text, _Vault(note_path, targets, media_type, query, read))
+    ``read`` gives another note's text as the viewer may read it (None: note embeds are links); ``bases``
+    shows a base embedded in the note (None: base embeds are links and ```base blocks stay code)."""
+    return _render(text, _Vault(note_path, targets, media_type, query, read, bases=bases))
