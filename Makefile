@@ -19,7 +19,7 @@ RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 
-.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv
+.PHONY: run test lint bench lab clean distclean claude-cli python installed-venv upstream-cache
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
@@ -72,6 +72,20 @@ claude-cli:
 .tools/.installed:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory claude-cli; \
 	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
+
+# The tools gateway's test upstreams (issue 32), pinned: a local cache the tools process installs from and verifies
+# against each catalog pin (the wheel's SHA-256, the tarball's npm integrity); nothing downloads in tests or at run
+# time. The npm packages' dependencies land in a local npm cache that `npm install --offline` reads.
+UPSTREAM_CACHE := .tools/upstreams
+MCP_SERVER_TIME := mcp-server-time==2026.10.19
+SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
+upstream-cache: $(STAMP)
+	mkdir -p $(UPSTREAM_CACHE)/pypi $(UPSTREAM_CACHE)/npm $(UPSTREAM_CACHE)/npm-cache
+	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary :all: -d $(UPSTREAM_CACHE)/pypi $(MCP_SERVER_TIME)
+	cd $(UPSTREAM_CACHE)/npm && npm pack --silent --cache ../npm-cache $(SERVER_EVERYTHING)
+	npm install --prefix $(UPSTREAM_CACHE)/npm-warm --cache $(UPSTREAM_CACHE)/npm-cache --no-audit --no-fund \
+		--loglevel=error $(UPSTREAM_CACHE)/npm/*.tgz
+	@touch $(UPSTREAM_CACHE)/.installed
 
 # The virtual environment and caches only: var/ holds the demo vault and its origin (your notes), kept.
 clean:

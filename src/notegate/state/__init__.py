@@ -37,12 +37,14 @@ from notegate.state.schema import (
     PROVENANCE_SCHEMA,
     SCHEMA,
     SCHEMA_VERSION,
+    TOOLS_SCHEMA,
     postgres_ddl,
     postgres_migrations,
     schema_digest,
 )
 from notegate.state.sessions import SessionTables
 from notegate.state.tokens import TokenTables
+from notegate.state.tools import ToolsTables
 
 __all__ = [
     "AUDIT_HIDDEN_TOOLS",
@@ -54,6 +56,7 @@ __all__ = [
     "PROVENANCE_SCHEMA",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "TOOLS_SCHEMA",
     "PostgresStatus",
     "Reservation",
     "StateCore",
@@ -79,6 +82,7 @@ class StateDB(
     OAuthTables,
     ElevationTables,
     PersonTables,
+    ToolsTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement of its table families is written once, in
