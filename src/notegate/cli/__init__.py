@@ -36,6 +36,7 @@ from notegate.cli.git import add_hooks, add_pre_receive, add_sync, cmd_hooks, cm
 from notegate.cli.jobs import add_reflect, add_review, cmd_reflect, cmd_review
 from notegate.cli.serve import _connect_hint, _console_hint, add_mcp, add_serve, cmd_mcp, cmd_serve
 from notegate.cli.tokens import add_token, cmd_token
+from notegate.cli.tools import add_tools, cmd_tools
 from notegate.cli.vault import (
     MISSING_LINKS_SHOWN,
     add_import,
@@ -91,6 +92,7 @@ PARSERS = (
     add_doctor,
     add_floor,
     add_gate,
+    add_tools,
 )
 
 
@@ -135,6 +137,7 @@ COMMANDS = {
     "audit": cmd_audit,
     "backup": cmd_backup,
     "restore": cmd_restore,
+    "tools": cmd_tools,
 }
 
 
