@@ -34,6 +34,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.gitdoor": "pure",  # incoming commits, pushes, provenance, the server's fetch
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
+    "notegate.policy.tools": "pure",  # the tools gateway: pins, mount fields, which mounted tools a caller sees
+    "notegate.tools.settings": "config",  # the [tools] rows and their resolved values
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -73,6 +75,9 @@ LAYER_OF: dict[str, str] = {
     "notegate.contracts": "services",  # the built-in machine contracts: plans run by services/contracts.py
     "notegate.vault.layout": "config",  # the default layout and the config `notegate init` writes
     "notegate.doors": "doors",
+    "notegate.tools": "services",  # the tools gateway: sealing, tokens, installs, upstreams (issue 32)
+    "notegate.tools.app": "doors",  # the tools process's ASGI app
+    "notegate.tools.proxy": "doors",  # the MCP door's proxy to the tools process
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
     "notegate.cli": "cli",
