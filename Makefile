@@ -18,6 +18,10 @@ ENV_READY  := $(if $(filter no,$(INSTALL)),installed-venv,$(STAMP))
 RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
+# The tools gateway's test upstreams (issue 32), pinned; tests/tools/upstreams.py holds the same pins with digests.
+UPSTREAM_CACHE := .tools/upstreams
+MCP_SERVER_TIME := mcp-server-time==2026.10.19
+SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
 
 .PHONY: run test lint bench lab clean distclean claude-cli python installed-venv upstream-cache
 
@@ -42,7 +46,7 @@ run: $(ENV_READY)
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
 	$(RUN_ENV) $(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
 
-test: $(STAMP) .tools/.installed
+test: $(STAMP) .tools/.installed $(UPSTREAM_CACHE)/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -76,9 +80,6 @@ claude-cli:
 # The tools gateway's test upstreams (issue 32), pinned: a local cache the tools process installs from and verifies
 # against each catalog pin (the wheel's SHA-256, the tarball's npm integrity); nothing downloads in tests or at run
 # time. The npm packages' dependencies land in a local npm cache that `npm install --offline` reads.
-UPSTREAM_CACHE := .tools/upstreams
-MCP_SERVER_TIME := mcp-server-time==2026.10.19
-SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
 upstream-cache: $(STAMP)
 	mkdir -p $(UPSTREAM_CACHE)/pypi $(UPSTREAM_CACHE)/npm $(UPSTREAM_CACHE)/npm-cache
 	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary :all: -d $(UPSTREAM_CACHE)/pypi $(MCP_SERVER_TIME)
@@ -86,6 +87,11 @@ upstream-cache: $(STAMP)
 	npm install --prefix $(UPSTREAM_CACHE)/npm-warm --cache $(UPSTREAM_CACHE)/npm-cache --no-audit --no-fund \
 		--loglevel=error $(UPSTREAM_CACHE)/npm/*.tgz
 	@touch $(UPSTREAM_CACHE)/.installed
+
+# Filled once when npm is there (the PyPI half alone is not enough for the tests); without it those tests skip.
+$(UPSTREAM_CACHE)/.installed:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory upstream-cache; \
+	else echo "npm not found: the tools gateway's upstream tests will be skipped"; fi
 
 # The virtual environment and caches only: var/ holds the demo vault and its origin (your notes), kept.
 clean:

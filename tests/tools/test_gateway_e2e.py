@@ -2,8 +2,9 @@
 PyPI, @modelcontextprotocol/server-everything from npm, and our own credential-checking upstream), a real
 `notegate tools serve`, a real `notegate serve`, and the official SDK client as a phone and a workstation.
 
-One gateway per module (installing three upstreams costs tens of seconds); the tests run in file order and the
-last one changes the checker's tool list."""
+One gateway per module and worker (installing three upstreams costs tens of seconds); each test stands alone
+(xdist may split the module): the fixture records what callers saw before the owner approved anything, and the
+rug pull happens on a mount of its own."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import httpx2
 import pygit2
 import pytest
@@ -134,6 +136,22 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
         "--write-tool",
         "crash",
     )
+    cli(
+        config,
+        "mount",
+        "--name",
+        "rug",
+        "--catalog",
+        "checker",
+        "--account",
+        "other@example.org",
+        "--environment",
+        "personal",
+        "--variable",
+        "CHECK_VARIANT",
+        "--write-tool",
+        "crash",
+    )
     cli(config, "credential", "check", "CHECK_TOKEN", input=CHECK_TOKEN + "\n")
     tools = ToolsProcess(config, key, tools_port).start()
     state = StateDB.for_config(load_config(config))
@@ -146,7 +164,13 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
     }
     try:
         with running(config) as server:
+            before = anyio.run(names, server, tokens["laptop"])
+            pending = cli(config, "approve", "--pending").stdout
+            for mount in ("clock", "demo", "check", "rug"):
+                cli(config, "approve", mount)
             yield {
+                "before": before,
+                "pending": pending,
                 "config": config,
                 "server": server,
                 "tools": tools,
@@ -165,15 +189,11 @@ async def names(server, token: str) -> set[str]:
         return {t.name for t in (await client.list_tools()).tools}
 
 
-async def test_a_changed_or_new_listing_is_held_until_the_owner_approves(gateway) -> None:
-    """Before any approval, no caller sees a mounted tool; the owner approves; then they are there."""
-    server, tokens, config = gateway["server"], gateway["tokens"], gateway["config"]
-    listed = await names(server, tokens["laptop"])
-    assert not any("__" in n for n in listed) and "read_note" in listed
-    pending = cli(config, "approve", "--pending").stdout
-    assert "check\tcheck" in pending and "clock\tget_current_time" in pending
-    for mount in ("clock", "demo", "check"):
-        cli(config, "approve", mount)
+async def test_a_new_listing_is_held_until_the_owner_approves(gateway) -> None:
+    """Before any approval, no caller saw a mounted tool (the fixture asked); after it, they are there."""
+    server, tokens = gateway["server"], gateway["tokens"]
+    assert not any("__" in n for n in gateway["before"]) and "read_note" in gateway["before"]
+    assert "check\tcheck" in gateway["pending"] and "clock\tget_current_time" in gateway["pending"]
     listed = await names(server, tokens["laptop"])
     assert {"clock__get_current_time", "check__check", "check__write_thing", "demo__echo"} <= listed
 
@@ -287,20 +307,20 @@ async def test_a_crashed_upstream_restarts_and_a_changed_tool_list_is_held(gatew
     """The rug pull: the checker comes back with a changed description and a new tool. Neither is shown
     until the owner approves; the unchanged tools stay."""
     config, tools, server, state = gateway["config"], gateway["tools"], gateway["server"], gateway["state"]
-    cli(config, "credential", "check", "CHECK_VARIANT", input="2\n")
-    restarts = tools.health()["upstreams"]["check"]["restarts"]
+    cli(config, "credential", "rug", "CHECK_VARIANT", input="2\n")
+    restarts = tools.health()["upstreams"]["rug"]["restarts"]
     async with _mcp_http(server.url, gateway["tokens"]["laptop"]) as laptop:
-        await laptop.call_tool("check__crash", {})
+        await laptop.call_tool("rug__crash", {})
     deadline = time.monotonic() + 60
-    while tools.health()["upstreams"]["check"]["restarts"] == restarts or tools.health()["status"] != "ok":
+    while tools.health()["upstreams"]["rug"]["restarts"] == restarts or tools.health()["status"] != "ok":
         assert time.monotonic() < deadline, tools.health()
-        time.sleep(0.1)
+        await anyio.sleep(0.1)
     listed = await names(server, gateway["tokens"]["laptop"])
-    assert "check__leak" in listed  # unchanged: still approved
-    assert "check__check" not in listed and "check__extra" not in listed  # changed and new: held
+    assert "rug__leak" in listed  # unchanged: still approved
+    assert "rug__check" not in listed and "rug__extra" not in listed  # changed and new: held
     async with _mcp_http(server.url, gateway["tokens"]["laptop"]) as laptop:
-        held = await laptop.call_tool("check__extra", {})
-    assert text_of(held) == "Unknown tool: check__extra"
-    assert {r["tool"] for r in state.pending_tools("check")} == {"check", "extra"}
-    cli(config, "approve", "check")
-    assert {"check__check", "check__extra"} <= await names(server, gateway["tokens"]["laptop"])
+        held = await laptop.call_tool("rug__extra", {})
+    assert text_of(held) == "Unknown tool: rug__extra"
+    assert {r["tool"] for r in state.pending_tools("rug")} == {"check", "extra"}
+    cli(config, "approve", "rug")
+    assert {"rug__check", "rug__extra"} <= await names(server, gateway["tokens"]["laptop"])

@@ -125,6 +125,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
         )
         if not decision.allowed:
             raise NotegateError(decision.reason, rule=decision.rule)
+        for mount in state.mounts():
+            if mount["name"] == args.name or (mount["catalog"], mount["account"], mount["environment"]) == (
+                args.catalog,
+                args.account,
+                args.environment,
+            ):
+                raise NotegateError(
+                    f"the mount '{mount['name']}' already is this name or this entry, account and environment",
+                    rule="tools-mount-exists",
+                )
         state.add_mount(
             {
                 "name": args.name,
