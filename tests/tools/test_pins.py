@@ -3,6 +3,8 @@ namespacing of mounted tools. Hostile inputs in tables, properties with hypothes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -133,3 +135,12 @@ def test_who_sees_and_calls_a_mounted_tool() -> None:
     assert decide(tool="write", tier="trusted").allowed
     assert decide(tier="machine").rule == "tools-hidden"
     assert decide(tier="anything-else").rule == "tools-hidden"  # the last branch denies
+
+
+def test_the_user_page_documents_every_tools_setting_with_its_default() -> None:
+    from notegate.tools.settings import TOOLS_SETTINGS
+    from notegate.vault.layout import _toml
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "tools-gateway.md").read_text()
+    for setting in TOOLS_SETTINGS:
+        assert f"- `{setting.name}` (default `{_toml(setting.default)}`)" in page, setting.name
