@@ -105,7 +105,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
         "[policy]",
         '[environments.household]\norigin = "household.git"\nowner = "partner"\n\n'
         f'[tools]\nurl = "http://127.0.0.1:{tools_port}"\ncache = "{cache}"\n'
-        f'installs = "{CACHE / "test-installs"}"\nrestart_seconds = 0.2\ncall_seconds = 20.0\n\n[policy]',
+        f'installs = "{CACHE / "test-installs"}"\nrestart_seconds = 0.2\ncall_seconds = 4.0\n\n[policy]',
         1,
     )
     config.write_text(text)
@@ -152,6 +152,18 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
         "--write-tool",
         "crash",
     )
+    cli(
+        config,
+        "mount",
+        "--name",
+        "slow",
+        "--catalog",
+        "checker",
+        "--account",
+        "slow@example.org",
+        "--environment",
+        "personal",
+    )
     cli(config, "credential", "check", "CHECK_TOKEN", input=CHECK_TOKEN + "\n")
     tools = ToolsProcess(config, key, tools_port).start()
     state = StateDB.for_config(load_config(config))
@@ -166,7 +178,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
         with running(config) as server:
             before = anyio.run(names, server, tokens["laptop"])
             pending = cli(config, "approve", "--pending").stdout
-            for mount in ("clock", "demo", "check", "rug"):
+            for mount in ("clock", "demo", "check", "rug", "slow"):
                 cli(config, "approve", mount)
             yield {
                 "before": before,
@@ -324,3 +336,31 @@ async def test_a_crashed_upstream_restarts_and_a_changed_tool_list_is_held(gatew
     assert {r["tool"] for r in state.pending_tools("rug")} == {"check", "extra"}
     cli(config, "approve", "rug")
     assert {"rug__check", "rug__extra"} <= await names(server, gateway["tokens"]["laptop"])
+
+
+async def test_a_slow_upstream_is_cut_off_and_holds_no_notes_call(gateway) -> None:
+    """A call past [tools] call_seconds (4 s here) is refused by its rule; meanwhile the notes tools answer."""
+    server, laptop_token = gateway["server"], gateway["tokens"]["laptop"]
+    outcome: dict[str, object] = {}
+
+    async def slow_call() -> None:
+        async with _mcp_http(server.url, laptop_token) as laptop:
+            outcome["result"] = await laptop.call_tool("slow__slow", {"seconds": 30})
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slow_call)
+        await anyio.sleep(0.5)
+        started = time.monotonic()
+        async with _mcp_http(server.url, laptop_token) as laptop:
+            listed = await laptop.call_tool("list_notes", {"folder": ""})
+        assert not listed.is_error and time.monotonic() - started < 3.0
+    result = outcome["result"]
+    assert result.is_error and text_of(result).startswith("Refused [tools-upstream-timeout]")
+
+
+async def test_a_result_over_the_size_bound_is_refused(gateway) -> None:
+    async with _mcp_http(gateway["server"].url, gateway["tokens"]["laptop"]) as laptop:
+        result = await laptop.call_tool("slow__big", {})
+    assert result.is_error and text_of(result).startswith("Refused [tools-result-too-large]")
+    row = gateway["state"].tool_calls("slow")[-1]
+    assert row["tool"] == "big" and row["outcome"] == "refused:tools-result-too-large"

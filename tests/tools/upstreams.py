@@ -71,6 +71,19 @@ def write_thing(text: str) -> str:
     return "written"
 
 
+@app.tool(description="Answer after a while.")
+async def slow(seconds: float) -> str:
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "late"
+
+
+@app.tool(description="Return a large text.")
+def big() -> str:
+    return "x" * 300000
+
+
 @app.tool(description="Stop this upstream at once.")
 def crash() -> str:
     os._exit(3)
