@@ -364,3 +364,10 @@ async def test_a_result_over_the_size_bound_is_refused(gateway) -> None:
     assert result.is_error and text_of(result).startswith("Refused [tools-result-too-large]")
     row = gateway["state"].tool_calls("slow")[-1]
     assert row["tool"] == "big" and row["outcome"] == "refused:tools-result-too-large"
+
+
+def test_the_doctor_reports_each_upstream(gateway) -> None:
+    done = notegate("doctor", "--config", str(gateway["config"]), "--json")
+    rows = [r for r in json.loads(done.stdout) if r["check"] == "tools.upstreams"]
+    assert {r["subject"] for r in rows} == {"clock", "demo", "check", "rug", "slow"}
+    assert all(r["status"] == "ok" for r in rows if r["subject"] != "rug"), rows
