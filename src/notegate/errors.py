@@ -304,8 +304,8 @@ RULES: dict[str, str] = {
     "fills them), then start the tools process again.",
     "tools-mount-invalid": "Use typed values: lowercase names, a plain account label, UPPERCASE variable names "
     "that no loader or interpreter reads.",
-    "tools-mount-exists": "Pick another name, or mount another account: one mount per entry, account and environment.",
-    "tools-unknown": "List what exists with `notegate tools catalog` and `notegate tools mounts`.",
+    "tools-mount-exists": "Pick another name, or mount another upstream account.",
+    "tools-unknown": "List what exists with `notegate tools catalog` and `notegate tools mount` (no --name).",
     "tools-hidden": "List your tools again: only what your environment and tier allow is there.",
     "tools-write-restricted": "Read with the mount's other tools, or ask the owner for a grant "
     "(request_elevation) and pass it as grant.",
