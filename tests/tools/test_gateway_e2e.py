@@ -371,3 +371,22 @@ def test_the_doctor_reports_each_upstream(gateway) -> None:
     rows = [r for r in json.loads(done.stdout) if r["check"] == "tools.upstreams"]
     assert {r["subject"] for r in rows} == {"clock", "demo", "check", "rug", "slow"}
     assert all(r["status"] == "ok" for r in rows if r["subject"] != "rug"), rows
+
+
+async def test_a_restricted_phone_with_an_approved_grant_calls_a_write_tool(gateway) -> None:
+    from notegate.auth.grants import Grants, owners_in
+
+    config = load_config(gateway["config"])
+    async with _mcp_http(gateway["server"].url, gateway["tokens"]["phone"], start_session=True) as phone:
+        asked = await phone.call_tool("request_elevation", {"reason": "file an issue upstream"})
+        ticket = asked.structured_content
+        pending = await phone.call_tool("check__write_thing", {"text": "x", "grant": ticket["grant"]})
+        assert text_of(pending).startswith("Refused [grant-pending]")
+        now = time.time()
+        Grants(gateway["state"], config.policy, owner_of=owners_in(lambda: config)).approve(
+            ticket["link"].rsplit("/", 1)[1], person="owner", assertion_at=now, user_verified=True, now=now
+        )
+        done = await phone.call_tool("check__write_thing", {"text": "x", "grant": ticket["grant"]})
+        assert not done.is_error and text_of(done) == "written"
+    row = gateway["state"].tool_calls("check")[-1]
+    assert (row["tool"], row["tier"], row["client"], row["outcome"]) == ("write_thing", "trusted", "phone", "ok")

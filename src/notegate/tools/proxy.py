@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 #: The argument a restricted caller passes a write tool's call to present an owner's grant (as for notes).
 GRANT_ARGUMENT = "grant"
+HANDLE_ARGUMENT = "handle"
 _GRANT_SCHEMA = {
     "type": "string",
     "description": "A grant from request_elevation, approved by the owner: needed to call a tool that writes.",
@@ -103,6 +104,9 @@ class ToolsProxy:
         any unknown tool). Refusals of a visible tool raise a readable ToolError."""
         arguments = dict(arguments)
         grant = arguments.pop(GRANT_ARGUMENT, None)
+        # A hosted model passes its notes session handle to every tool, as the instructions say; it is the notes
+        # tools' argument and never an upstream's, so it stops here.
+        arguments.pop(HANDLE_ARGUMENT, None)
         try:
             caller = await anyio.to_thread.run_sync(
                 lambda: self.resolver(context, grant=grant if isinstance(grant, str) else None)
