@@ -3,10 +3,10 @@
 ``mount_tools_proxy`` wraps the MCP server's ``list_tools`` and ``call_tool`` (the door's only hook): a caller's
 ``tools/list`` is the notes tools plus, namespaced ``<mount>__<tool>``, the approved tools of the mounts its
 environment and tier allow, as the tools process answers a ``tools:list`` token minted for this caller. A call
-to a namespaced name first asks that same list: a tool not in it (another environment's mount, a listing
-waiting for approval, a mount that does not exist) falls through to the SDK, which refuses it exactly as it
-refuses any unknown tool. A visible tool is called with a ``tools:call`` token minted for this one call; the
-client's own token never leaves this process.
+to a namespaced name goes to the tools process with a ``tools:call`` token minted for this one call (the
+client's own token never leaves this process); what the caller does not see there (another environment's
+mount, a listing waiting for approval, a mount that does not exist) is answered 404 by the same policy
+function, and falls through to the SDK, which refuses it exactly as it refuses any unknown tool.
 """
 
 from __future__ import annotations
@@ -111,10 +111,8 @@ class ToolsProxy:
             caller = await anyio.to_thread.run_sync(
                 lambda: self.resolver(context, grant=grant if isinstance(grant, str) else None)
             )
-            mounts = await self.mounts_for(caller)
-            visible = {(m["mount"], t["name"]) for m in mounts for t in m["tools"]}
-            if (mount, tool) not in visible:
-                return None
+            # No listing first: the tools process decides visibility with the same policy function and answers
+            # 404 [tools-hidden] for what this caller does not see (one round trip per call, not two).
             token = self.minter.mint(caller, self.environment_of(caller), "tools:call", mount=mount, tool=tool)
             status, body = await self._post("/v1/call", token, {"mount": mount, "tool": tool, "arguments": arguments})
             if status == 404:
