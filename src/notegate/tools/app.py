@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, Tool
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -73,6 +73,7 @@ class Gateway:
         self.verifier = Verifier(state, clock)
         self.mounts: dict[str, Mount] = {}
         self.upstreams: dict[str, Upstream] = {}
+        self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)
 
     def load(self) -> None:
         """Verify and install every catalog entry, then prepare each mount's upstream. Raises on the first
@@ -108,18 +109,25 @@ class Gateway:
     async def record_listing(self, upstream: Upstream) -> None:
         now = self.clock()
 
+        tools = list(upstream.tools)
+
         def record() -> None:
-            for tool in upstream.tools:
+            live = {}
+            for tool in tools:
+                live[tool.name] = (tool, listing_digest(tool))
                 listing = tool.model_dump_json(by_alias=True, exclude_none=True)
-                self.state.see_tool_listing(upstream.mount, tool.name, listing_digest(tool), listing, now)
+                self.state.see_tool_listing(upstream.mount, tool.name, live[tool.name][1], listing, now)
+            # Each listing hashed once per start, not per request. Swapped whole, before the upstream counts as
+            # up (Upstream.run): no call reaches the new process while the old listing is in force.
+            self.live[upstream.mount] = live
 
         await anyio.to_thread.run_sync(record)
 
     def approved_tools(self, mount: str) -> dict[str, Any]:
         """tool name -> its live listing, for the tools whose live digest the owner approved."""
         approved = self.state.approved_digests(mount)
-        upstream = self.upstreams[mount]
-        return {t.name: t for t in upstream.tools if listing_digest(t) in approved.get(t.name, set())}
+        live = self.live.get(mount, {})
+        return {name: tool for name, (tool, digest) in live.items() if digest in approved.get(name, set())}
 
     # ------------------------------------------------------------------ the two answers
     def listing(self, caller: ToolsCaller) -> list[dict[str, Any]]:
