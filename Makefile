@@ -19,8 +19,12 @@ RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 LIVESYNC_NPM := tests/livesync/npm
+# The tools gateway's test upstreams (issue 32), pinned; tests/tools/upstreams.py holds the same pins with digests.
+UPSTREAM_CACHE := .tools/upstreams
+MCP_SERVER_TIME := mcp-server-time==2026.10.19
+SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31
 
-.PHONY: run test lint bench lab clean distclean claude-cli livesync-npm python installed-venv docs security-pdf
+.PHONY: run test lint bench lab clean distclean claude-cli livesync-npm python installed-venv docs security-pdf upstream-cache
 
 $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
@@ -43,7 +47,7 @@ run: $(ENV_READY)
 		--name demo-workstation --class workstation --tier trusted --output $(DEMO)/demo.token
 	$(RUN_ENV) $(BIN)/notegate serve --config $(DEMO)/notegate.toml --token-file $(DEMO)/demo.token $(SERVE_ARGS)
 
-test: $(STAMP) .tools/.installed $(LIVESYNC_NPM)/node_modules/.installed
+test: $(STAMP) .tools/.installed $(LIVESYNC_NPM)/node_modules/.installed $(UPSTREAM_CACHE)/.installed
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: $(STAMP)
@@ -91,6 +95,22 @@ $(LIVESYNC_NPM)/node_modules/.installed: $(LIVESYNC_NPM)/package-lock.json
 .tools/.installed:
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory claude-cli; \
 	else echo "npm not found: the Claude Code CLI tests will be skipped"; fi
+
+# The tools gateway's test upstreams (issue 32), pinned: a local cache the tools process installs from and verifies
+# against each catalog pin (the wheel's SHA-256, the tarball's npm integrity); nothing downloads in tests or at run
+# time. The npm packages' dependencies land in a local npm cache that `npm install --offline` reads.
+upstream-cache: $(STAMP)
+	mkdir -p $(UPSTREAM_CACHE)/pypi $(UPSTREAM_CACHE)/npm $(UPSTREAM_CACHE)/npm-cache
+	$(BIN)/pip download --quiet --disable-pip-version-check --only-binary :all: -d $(UPSTREAM_CACHE)/pypi $(MCP_SERVER_TIME)
+	cd $(UPSTREAM_CACHE)/npm && npm pack --silent --cache ../npm-cache $(SERVER_EVERYTHING)
+	npm install --prefix $(UPSTREAM_CACHE)/npm-warm --cache $(UPSTREAM_CACHE)/npm-cache --no-audit --no-fund \
+		--loglevel=error $(UPSTREAM_CACHE)/npm/*.tgz
+	@touch $(UPSTREAM_CACHE)/.installed
+
+# Filled once when npm is there (the PyPI half alone is not enough for the tests); without it those tests skip.
+$(UPSTREAM_CACHE)/.installed:
+	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory upstream-cache; \
+	else echo "npm not found: the tools gateway's upstream tests will be skipped"; fi
 
 # The virtual environment and caches only: var/ holds the demo vault and its origin (your notes), kept.
 clean:

@@ -35,6 +35,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
     "notegate.policy.livesync": "pure",  # the LiveSync gate: routes, bodies, device tokens
+    "notegate.policy.tools": "pure",  # the tools gateway: pins, mount fields, which mounted tools a caller sees
+    "notegate.tools.settings": "config",  # the [tools] rows and their resolved values
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -82,6 +84,9 @@ LAYER_OF: dict[str, str] = {
     "notegate.livesync": "doors",  # the LiveSync door: the gate (ASGI), device keys, the Setup URI
     "notegate.livesync.settings": "config",  # the [livesync] table, read by load_config
     "notegate.livesync.documents": "pure",  # LiveSync's document format, read and written (the bridge's codec)
+    "notegate.tools": "services",  # the tools gateway: sealing, tokens, installs, upstreams (issue 32)
+    "notegate.tools.app": "doors",  # the tools process's ASGI app
+    "notegate.tools.proxy": "doors",  # the MCP door's proxy to the tools process
     "notegate.hooks": "hooks",
     "notegate.sync": "services",
     "notegate.cli": "cli",

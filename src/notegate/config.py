@@ -22,6 +22,7 @@ from notegate.livesync.settings import LiveSyncConfig, livesync_from_table
 from notegate.models.config import ModelsConfig, models_from_table
 from notegate.policy import Policy, policy_from_table
 from notegate.settings import Setting, check_table
+from notegate.tools.settings import TOOLS_SETTINGS, ToolsConfig
 
 
 def _positive(value: float) -> str | None:
@@ -80,7 +81,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         [],
         "Hosts whose client metadata documents may be fetched from a private or loopback address.",
     ),
-    # -- what an anonymous caller may cost (docs/security-model.md, "What an anonymous caller can cost")
+    # -- what an anonymous caller may cost (docs/explanation/security-model.md, "What an anonymous caller can cost")
     Setting(
         "cimd_fetch_workers",
         int,
@@ -297,6 +298,7 @@ class Config:
     durability: bool = True  # the [server] row holds the default (notegate.vault.durable says what it flushes)
     livesync: LiveSyncConfig | None = None  # the [livesync] table (notegate.livesync.settings); None: no gate
     base_rows: int = server_default("base_rows")
+    tools: ToolsConfig = field(default_factory=ToolsConfig)  # [tools]: rows in notegate.tools.settings
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -328,11 +330,11 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy", "models", "devices", "state", "livesync"):
+        if key not in ("server", "environments", "policy", "models", "devices", "state", "livesync", "tools"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has seven parts: [server], [state], [environments.NAME], [policy], [models],"
-                " [devices.NAME] and [livesync].",
+                remedy="The file has eight parts: [server], [state], [environments.NAME], [policy], [models],"
+                " [devices.NAME], [livesync] and [tools].",
             )
     server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     state = check_table("state", raw.get("state", {}), STATE_SETTINGS)
@@ -397,6 +399,7 @@ def load_config(path: str | Path) -> Config:
         durability=server["durability"],
         livesync=livesync_from_table(raw["livesync"]) if "livesync" in raw else None,
         base_rows=server["base_rows"],
+        tools=ToolsConfig.from_table(check_table("tools", raw.get("tools", {}), TOOLS_SETTINGS), base),
     )
 
 

@@ -204,7 +204,7 @@ RULES: dict[str, str] = {
     "rate-limited": "Wait the seconds the Retry-After header says, then retry; an owner who needs more raises "
     "[server] anonymous_requests_per_minute or registrations_per_hour.",
     "rate-limit-full": "Retry after the seconds the Retry-After header says.",
-    "oauth-field-too-long": 'Send a shorter value (the limits are in docs/security-model.md, "What an anonymous '
+    "oauth-field-too-long": 'Send a shorter value (the limits are in docs/explanation/security-model.md, "What an anonymous '
     'caller can cost"); nothing was stored.',
     "oauth-body-too-large": "Send the form or registration alone, without padding; nothing was stored.",
     "cimd-busy": "Retry in a moment (the Retry-After header says when); the metadata document is fetched once "
@@ -293,6 +293,37 @@ RULES: dict[str, str] = {
     "or PGPASSWORD in the server's environment; PostgreSQL's client library reads them itself.",
     "state-database-not-empty": "Give this deployment a database of its own (or a schema of its own: "
     "options=-csearch_path%3DNAME in the URL), or empty it first.",
+    # -- the tools gateway (notegate tools; docs/how-to/tools-gateway.md)
+    "tools-pin-invalid": "Pin one artifact: name==exact-version with sha256:<wheel digest> (PyPI), or "
+    "name@exact-version with its sha512 integrity (npm); never a range, a tag or a branch.",
+    "tools-pin-mismatch": "Check the pin against the registry's published digest; refill the cache with "
+    "`make upstream-cache` and never edit a cached artifact by hand.",
+    "tools-artifact-missing": "Fill the upstream cache first (`make upstream-cache`, or [tools] cache pointing "
+    "at a folder holding the pinned artifact); nothing is downloaded at run time.",
+    "tools-install-failed": "Check that the cache holds the package's dependencies too (`make upstream-cache` "
+    "fills them), then start the tools process again.",
+    "tools-mount-invalid": "Use typed values: lowercase names, a plain account label, UPPERCASE variable names "
+    "that no loader or interpreter reads.",
+    "tools-mount-exists": "Pick another name, or mount another upstream account.",
+    "tools-unknown": "List what exists with `notegate tools catalog` and `notegate tools mount` (no --name).",
+    "tools-hidden": "List your tools again: only what your environment and tier allow is there.",
+    "tools-write-restricted": "Read with the mount's other tools, or ask the owner for a grant "
+    "(request_elevation) and pass it as grant.",
+    "tools-token-invalid": "Nothing but the knowledge service calls the tools process, with a token it mints per "
+    "call; connect through the one connector at /mcp.",
+    "tools-upstream-down": "Try again in a minute: the tools process restarts a crashed upstream with backoff "
+    "(notegate doctor and /healthz show it).",
+    "tools-secret-argument": "Leave credentials out of tool arguments: the mount holds the upstream's own "
+    "credentials, sealed.",
+    "tools-upstream-timeout": "Ask for less at once, or raise [tools] call_seconds.",
+    "tools-result-too-large": "Ask for less at once, or raise [tools] max_result_bytes.",
+    "tools-unavailable": "Start the tools process (`notegate tools serve`) and check [tools] url.",
+    "tools-seal-key-missing": "Run `notegate tools keygen --output FILE` once and give FILE to the tools process "
+    "as its credential file.",
+    "tools-credential-unopenable": "Store the credential again (`notegate tools credential set`): it was sealed "
+    "to another key than the one this tools process holds.",
+    "tools-key-file": "Pass the tools process its key with --key-file FILE, or start it under systemd with "
+    "LoadCredential=notegate-tools-key:FILE.",
     # -- notegate sync (a workstation's vault clone; each stop is also written to .git/notegate-sync-stopped)
     "sync-not-a-clone": "Sync a clone of the vault's origin (git clone ORIGIN DIR) with main checked out.",
     "sync-stopped": "Read the reason in DIR/.git/notegate-sync-stopped, fix it, then run `notegate sync --resume DIR`.",

@@ -246,7 +246,7 @@ def test_the_five_steps_each_leave_a_row_naming_person_and_connector(grants: Gra
 # ------------------------------------------------------------------ the grant value handed out early
 def test_an_unapproved_grant_value_is_worth_nothing_to_anyone(grants: Grants, state: StateDB) -> None:
     """Why request_elevation may return the value at once: before approval it changes no caller, whoever
-    presents it and however the request ends (docs/security-model.md, elevation)."""
+    presents it and however the request ends (docs/explanation/security-model.md, elevation)."""
     pending, denied, lapsed = (_ask(grants, OWNER_PHONE, now=T0 + i) for i in range(3))
     grants.deny(_link_id(denied.link), person="owner", now=T0 + 5)
     other = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s9", connector="oauth:fam-x")

@@ -19,6 +19,7 @@ TABLES = (
     ("notegate.policyfile", "POLICY_SETTINGS"),
     ("notegate.models.config", "MODEL_SETTINGS"),
     ("notegate.livesync.settings", "LIVESYNC_SETTINGS"),
+    ("notegate.tools.settings", "TOOLS_SETTINGS"),
 )
 
 #: What each TOML table is for: one line of prose per section (the rows say the rest).
@@ -34,6 +35,7 @@ SECTIONS = {
     "doctor. Each row names the functions that enforce it (`notegate doctor` imports each).",
     "livesync": "The LiveSync gate (Obsidian on every device): where CouchDB is, which database holds the "
     "notes, and what one device's request may cost.",
+    "tools": "The tools gateway: where the tools process listens and what one upstream call may cost.",
     "models": "The model providers the scheduled jobs ask (review, reflect, the hooks' write-back). API keys "
     "come from the environment only, never from this file.",
 }

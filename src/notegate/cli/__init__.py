@@ -37,6 +37,7 @@ from notegate.cli.jobs import add_reflect, add_review, cmd_reflect, cmd_review
 from notegate.cli.livesync import add_livesync, cmd_livesync
 from notegate.cli.serve import _connect_hint, _console_hint, add_mcp, add_serve, cmd_mcp, cmd_serve
 from notegate.cli.tokens import add_token, cmd_token
+from notegate.cli.tools import add_tools, cmd_tools
 from notegate.cli.vault import (
     MISSING_LINKS_SHOWN,
     add_import,
@@ -93,6 +94,7 @@ PARSERS = (
     add_floor,
     add_gate,
     add_livesync,
+    add_tools,
 )
 
 
@@ -138,6 +140,7 @@ COMMANDS = {
     "backup": cmd_backup,
     "restore": cmd_restore,
     "livesync": cmd_livesync,
+    "tools": cmd_tools,
 }
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 EXAMPLES = {
+    "tools": "notegate tools serve --config ./vault/notegate.toml --key-file /etc/notegate/tools.key",
     "init": "notegate init ./vault",
     "serve": "notegate serve --config ./vault/notegate.toml --port 8765",
     "mcp": "notegate mcp --config ./vault/notegate.toml --token-file ~/.config/notegate/token",

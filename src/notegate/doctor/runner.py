@@ -9,7 +9,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from notegate.doctor import devices, diskfree, integrity, livesync, origins, policycheck, scopes, syncstate, workstation
+from notegate.doctor import (
+    devices,
+    diskfree,
+    integrity,
+    livesync,
+    origins,
+    policycheck,
+    scopes,
+    syncstate,
+    tools,
+    workstation,
+)
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
@@ -84,6 +95,7 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
     for env in config.environments.values():
         results += diskfree.check_free(config, env.name)
     results += livesync.check_livesync(config)
+    results += tools.check_tools(config)  # only when [tools] url is set
     return results
 
 

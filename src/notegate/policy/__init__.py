@@ -29,6 +29,8 @@ callers import from ``notegate.policy`` and never need to know which module hold
   the server's fetch.
 * :mod:`~notegate.policy.contracts` -- machine contracts, health values, backups and restores.
 * :mod:`~notegate.policy.console` -- which console actions need a fresh passkey step-up.
+* :mod:`~notegate.policy.tools` -- the tools gateway: immutable pins, typed mount fields, which mounted tools a
+  caller sees and calls.
 
 Import order is the order above: each module imports only the ones before it (``names`` names
 :class:`Policy` for type checkers only).
@@ -150,11 +152,20 @@ from notegate.policy.settings import (
     policy_from_table,
     routes_reaching_guarded,
 )
+from notegate.policy.tools import (
+    CATALOG_KINDS,
+    decide_mount,
+    decide_mount_tool,
+    decide_pin,
+    namespaced,
+    split_namespaced,
+)
 from notegate.policyfile import CLIENT_CLASSES, POLICY_SETTINGS, SLUG, TIERS, is_slug
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
 
 __all__ = [  # every public name of the package, and what other modules take from here besides the decisions
     "CAPTURE_NUMBERED",
+    "CATALOG_KINDS",
     "CLIENT_CLASSES",
     "CONSOLE_ACTIONS",
     "DEFAULT_INSTRUCTION_FILES",
@@ -233,9 +244,12 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_incoming_size",
     "decide_inspection_time",
     "decide_metrics_reader",
+    "decide_mount",
+    "decide_mount_tool",
     "decide_name",
     "decide_new_state_database",
     "decide_person",
+    "decide_pin",
     "decide_push",
     "decide_pushed_objects",
     "decide_quota",
@@ -266,11 +280,13 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "is_hidden_segment",
     "is_slug",
     "metrics_environments",
+    "namespaced",
     "needs_session_handle",
     "policy_from_table",
     "requires_two_step",
     "routes_reaching_guarded",
     "sees_private",
+    "split_namespaced",
     "sync_caller",
     "two_step_reason",
     "write_limits",

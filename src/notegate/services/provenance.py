@@ -5,7 +5,7 @@ asked for each commit it makes (state ``commit_provenance``) before pushing it, 
 ``read_note``'s last change, ``note_history``, the console, inbox authorship -- takes the author, tier,
 session and reviewer from that record only.  A commit without a record came by git: it is shown as
 "pushed by" its committer as git states it, marked unverified, never with a tier
-(docs/security-model.md, "Where provenance comes from").
+(docs/explanation/security-model.md, "Where provenance comes from").
 """
 
 from __future__ import annotations

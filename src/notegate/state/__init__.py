@@ -39,12 +39,14 @@ from notegate.state.schema import (
     PROVENANCE_SCHEMA,
     SCHEMA,
     SCHEMA_VERSION,
+    TOOLS_SCHEMA,
     postgres_ddl,
     postgres_migrations,
     schema_digest,
 )
 from notegate.state.sessions import SessionTables
 from notegate.state.tokens import TokenTables
+from notegate.state.tools import ToolsTables
 
 __all__ = [
     "AUDIT_HIDDEN_TOOLS",
@@ -58,6 +60,7 @@ __all__ = [
     "SCHEMA",
     "SCHEMA_VERSION",
     "LiveSyncDevice",
+    "TOOLS_SCHEMA",
     "PostgresStatus",
     "Reservation",
     "StateCore",
@@ -84,6 +87,7 @@ class StateDB(
     ElevationTables,
     PersonTables,
     LiveSyncTables,
+    ToolsTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement of its table families is written once, in

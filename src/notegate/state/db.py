@@ -24,6 +24,7 @@ from notegate.state.schema import (
     PROVENANCE_SCHEMA,
     SCHEMA,
     SCHEMA_VERSION,
+    TOOLS_SCHEMA,
     postgres_ddl,
     postgres_migrations,
 )
@@ -115,7 +116,9 @@ class StateCore:
             return
         # SQLite: every step is idempotent and cheap, so each open runs them all (a file from before the
         # migration table existed, or one written by an older server, migrates the same way).
-        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA)
+        self._conn().executescript(
+            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
+        )
         self._sqlite_columns()
         with self.tx() as db:
             for version in MIGRATIONS:
@@ -297,7 +300,7 @@ def expected_columns() -> dict[str, tuple[str, ...]]:
     conn = sqlite3.connect(":memory:")
     try:
         conn.executescript(
-            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA
+            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
         )  # the columns of every migration
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}

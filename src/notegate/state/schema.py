@@ -14,7 +14,7 @@ import re
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -272,7 +272,7 @@ CREATE TABLE IF NOT EXISTS web_challenges (
 # -- commit provenance (migration 4) ------------------------------------------------------------------------
 #: Who made each commit the server made: written before the commit is pushed (VaultStore.record), so the
 #: origin's hook and the other replicas' fetches find it when the commit reaches them. The only source of a
-#: commit's author, tier and reviewer: a commit without a row came by push (docs/security-model.md, "Where
+#: commit's author, tier and reviewer: a commit without a row came by push (docs/explanation/security-model.md, "Where
 #: provenance comes from"). Values are what the server put in its own trailers (names and ids, never a note).
 PROVENANCE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS commit_provenance (
@@ -323,6 +323,78 @@ CREATE TABLE IF NOT EXISTS livesync_revisions (
 CREATE INDEX IF NOT EXISTS livesync_revisions_at ON livesync_revisions(at);
 """
 
+# -- the tools gateway (migration 6; the methods are in tools.py) ------------------------------------------
+#: The tools process's rows (issue 32). No column holds a command line, a shell string or a credential in clear:
+#: a catalog entry is a pin (kind, package, exact version, digest) and the name of the program the package
+#: itself installs; a mount is typed fields (its catalog entry, the upstream account, the environment, the
+#: names of the variables its credentials fill, the tools that write); a credential is sealed to the
+#: ``tools_keys`` 'seal' recipient, which only the tools process can open. ``tools_keys`` holds public halves
+#: only: 'seal' (the age recipient credentials are sealed to) and 'mint' (the knowledge service's Ed25519 key
+#: that signs the per-call tokens, as a public JWK). ``tools_approvals`` holds, per mount and tool, the digest
+#: of the tool's listing (name, description, schema) and whether the owner approved it: a tool is shown only
+#: while its current digest is approved. ``tools_calls`` is the per-call audit: who (person, connector login,
+#: client), the mount and tool, the outcome and duration, the names of what was redacted; never arguments'
+#: values or results' contents.
+TOOLS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tools_keys (
+    purpose TEXT PRIMARY KEY,
+    public_key TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tools_catalog (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    package TEXT NOT NULL,
+    version TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    program TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tools_mounts (
+    name TEXT PRIMARY KEY,
+    catalog TEXT NOT NULL,
+    account TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    variables TEXT NOT NULL,
+    write_tools TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    removed_at REAL,
+    UNIQUE (catalog, account, environment)
+);
+CREATE TABLE IF NOT EXISTS tools_credentials (
+    mount TEXT NOT NULL,
+    variable TEXT NOT NULL,
+    sealed TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (mount, variable)
+);
+CREATE TABLE IF NOT EXISTS tools_approvals (
+    mount TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    listing TEXT NOT NULL,
+    seen_at REAL NOT NULL,
+    approved_at REAL,
+    approved_by TEXT,
+    PRIMARY KEY (mount, tool, digest)
+);
+CREATE TABLE IF NOT EXISTS tools_calls (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    connector TEXT NOT NULL,
+    client TEXT NOT NULL,
+    tier TEXT NOT NULL,
+    mount TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms REAL NOT NULL,
+    redacted TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS tools_calls_mount ON tools_calls(mount, at);
+"""
+
 MIGRATIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
 """
@@ -336,6 +408,8 @@ MIGRATIONS: dict[int, str] = {
     4: "commit_provenance: who made each commit the server made (PROVENANCE_SCHEMA)",
     5: "livesync_devices, livesync_revisions: the LiveSync gate's enrolled devices and their public keys, and which "
     "device wrote which note revision (LIVESYNC_SCHEMA)",
+    6: "the tools gateway: keys (public halves), catalog pins, mounts, sealed credentials, tool-list approvals, "
+    "the per-call audit (TOOLS_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -370,6 +444,7 @@ def postgres_migrations() -> dict[int, list[str]]:
         3: list(POSTGRES_CONNECTOR_SCOPES),
         4: postgres_ddl(PROVENANCE_SCHEMA),
         5: postgres_ddl(LIVESYNC_SCHEMA),
+        6: postgres_ddl(TOOLS_SCHEMA),
     }
 
 
@@ -381,7 +456,7 @@ def schema_digest() -> str:
     def canonical(statement: str) -> str:
         return " ".join(re.sub(r"--[^\n]*", "", statement).split())
 
-    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA
+    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
     sqlite_ddl = [canonical(s) for s in sqlite_script.split(";") if canonical(s)]
     postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
     lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]

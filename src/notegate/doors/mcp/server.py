@@ -21,6 +21,7 @@ from notegate.doors.mcp.surface import NotegateMCP
 from notegate.services.container import Services
 from notegate.services.elevation import ElevationService
 from notegate.services.runtime import Runtime
+from notegate.tools.proxy import mount_tools_proxy
 
 #: What serverInfo.version says: the installed distribution's version (pyproject's, as pip installed it).
 PACKAGE_VERSION = version("notegate")
@@ -80,6 +81,7 @@ def build_mcp(
     tools_inbox.register(mcp, services, call)
     tools_sessions.register(mcp, services, call)
     tools_elevation.register(mcp, call, elevation)
+    mount_tools_proxy(mcp, services, resolver)  # [tools] url set: the mounted upstream tools (tools/proxy.py)
     prompts.register(mcp)
     _serve_no_resources(mcp)
     _no_tracing_spans(mcp)

@@ -1,0 +1,195 @@
+"""`notegate tools`: the tools gateway (issue 32). ``serve`` runs the tools process (loopback only); the other
+actions manage its rows: the seal key, the catalog's pins, mounts, credentials (write-only: read from stdin,
+never printed, never read back), tool-list approvals, and the per-call audit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from notegate.cli.common import _config_arg, _fail, _load, _sub
+
+
+def add_tools(subs) -> None:
+    p = _sub(subs, "tools", "the tools gateway: pinned upstream MCP servers behind the one connector")
+    t = p.add_subparsers(dest="tools_command", required=True, metavar="ACTION")
+    s = t.add_parser("serve", help="run the tools process on 127.0.0.1 (its key from --key-file or systemd)")
+    _config_arg(s)
+    s.add_argument(
+        "--key-file", default=None, help="the seal identity (default: $CREDENTIALS_DIRECTORY/notegate-tools-key)"
+    )
+    s.add_argument("--port", type=int, default=None, help="default: [tools] port")
+    k = t.add_parser(
+        "keygen", help="make the seal key: the identity goes to --output (mode 600), the recipient to the database"
+    )
+    _config_arg(k)
+    k.add_argument("--output", required=True, help="where to write the identity (the tools process's key file)")
+    c = t.add_parser("catalog", help="add a pinned upstream (or list the catalog without --name)")
+    _config_arg(c)
+    c.add_argument("--name", help="the entry's name, e.g. time")
+    c.add_argument("--kind", choices=("pypi", "npm"))
+    c.add_argument("--package", help="e.g. mcp-server-time or @modelcontextprotocol/server-everything")
+    c.add_argument("--version", help="one exact version (no range, no tag)")
+    c.add_argument("--digest", help="sha256:<wheel digest> (pypi) or the npm integrity sha512-<base64>")
+    c.add_argument("--program", help="the program the package installs, e.g. mcp-server-time")
+    m = t.add_parser("mount", help="mount a catalog entry for one upstream account in one environment (or list)")
+    _config_arg(m)
+    m.add_argument("--name", help="the mount's name: its tools are listed as NAME__tool")
+    m.add_argument("--catalog", help="the catalog entry")
+    m.add_argument("--account", help="the upstream account (a label: e-mail, user name)")
+    m.add_argument("--environment", help="the environment whose callers see it")
+    m.add_argument("--variable", action="append", default=[], help="a variable a credential fills (repeat)")
+    m.add_argument("--write-tool", action="append", default=[], help="a tool that writes (repeat)")
+    cr = t.add_parser("credential", help="store a mount's credential, read from stdin and sealed (never shown)")
+    _config_arg(cr)
+    cr.add_argument("mount")
+    cr.add_argument("variable")
+    a = t.add_parser("approve", help="approve a mount's pending tool listings (or list them with --pending)")
+    _config_arg(a)
+    a.add_argument("mount", nargs="?")
+    a.add_argument("--tool", default=None)
+    a.add_argument("--pending", action="store_true", help="list what waits for approval")
+    a.add_argument("--by", default="owner")
+    au = t.add_parser("calls", help="the per-call audit of upstream calls")
+    _config_arg(au)
+    au.add_argument("--mount", default=None)
+    au.add_argument("--json", action="store_true")
+
+
+def _key_file(args: argparse.Namespace) -> Path | None:
+    if args.key_file:
+        return Path(args.key_file)
+    folder = os.environ.get("CREDENTIALS_DIRECTORY")  # systemd LoadCredential
+    return Path(folder) / "notegate-tools-key" if folder else None
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    from notegate.errors import NotegateError
+    from notegate.state import StateDB
+
+    config = _load(args)
+    state = StateDB.for_config(config)
+    now = time.time()
+    action = args.tools_command
+    if action == "serve":
+        return _serve(args, config, state)
+    if action == "keygen":
+        from notegate.tools.sealing import SEAL_PURPOSE, keygen, write_key_file
+
+        identity, recipient = keygen()
+        try:
+            write_key_file(Path(args.output), identity)
+        except FileExistsError:
+            return _fail(f"notegate tools keygen: {args.output} exists; keep it or remove it first", 2)
+        state.set_tools_key(SEAL_PURPOSE, recipient, now)
+        print(recipient)
+        return 0
+    if action == "catalog":
+        if not args.name:
+            for row in state.catalog_entries():
+                print(f"{row['name']}\t{row['kind']}\t{row['package']}\t{row['version']}\t{row['digest']}")
+            return 0
+        from notegate.policy.tools import decide_pin
+
+        decision = decide_pin(
+            args.kind or "", args.package or "", args.version or "", args.digest or "", args.program or ""
+        )
+        if not decision.allowed:
+            raise NotegateError(decision.reason, rule=decision.rule)
+        state.add_catalog_entry(
+            {
+                "name": args.name,
+                "kind": args.kind,
+                "package": args.package,
+                "version": args.version,
+                "digest": args.digest,
+                "program": args.program,
+                "created_at": now,
+            }
+        )
+        return 0
+    if action == "mount":
+        if not args.name:
+            for mount in state.mounts():
+                print(f"{mount['name']}\t{mount['catalog']}\t{mount['account']}\t{mount['environment']}")
+            return 0
+        from notegate.policy.tools import decide_mount
+
+        variables, writes = tuple(args.variable), tuple(args.write_tool)
+        decision = decide_mount(
+            args.name, args.catalog or "", args.account or "", args.environment or "", variables, writes
+        )
+        if not decision.allowed:
+            raise NotegateError(decision.reason, rule=decision.rule)
+        for mount in state.mounts():
+            if mount["name"] == args.name or (mount["catalog"], mount["account"], mount["environment"]) == (
+                args.catalog,
+                args.account,
+                args.environment,
+            ):
+                raise NotegateError(
+                    f"the mount '{mount['name']}' already is this name or this entry, account and environment",
+                    rule="tools-mount-exists",
+                )
+        state.add_mount(
+            {
+                "name": args.name,
+                "catalog": args.catalog,
+                "account": args.account,
+                "environment": args.environment,
+                "variables": variables,
+                "write_tools": writes,
+                "created_at": now,
+            }
+        )
+        return 0
+    if action == "credential":
+        from notegate.tools.sealing import CredentialSealer
+
+        value = sys.stdin.read().rstrip("\n")
+        CredentialSealer(state).store(args.mount, args.variable, value, now)
+        print(f"sealed {args.variable} for mount {args.mount} (it cannot be shown again)")
+        return 0
+    if action == "approve":
+        if args.pending or not args.mount:
+            for row in state.pending_tools(args.mount):
+                print(f"{row['mount']}\t{row['tool']}\t{row['digest'][:16]}")
+            return 0
+        print(state.approve_tools(args.mount, args.by, now, tool=args.tool))
+        return 0
+    rows = state.tool_calls(args.mount)
+    if args.json:
+        print(json.dumps([dict(r) for r in rows], indent=2))
+    else:
+        for r in rows:
+            print(f"{r['at']:.0f}\t{r['login']}\t{r['connector']}\t{r['mount']}\t{r['tool']}\t{r['outcome']}")
+    return 0
+
+
+def _serve(args: argparse.Namespace, config, state) -> int:
+    import uvicorn
+
+    from notegate.tools.app import Gateway, create_tools_app
+    from notegate.tools.sealing import read_key_file
+
+    key_file = _key_file(args)
+    if key_file is None:
+        from notegate.errors import NotegateError
+
+        raise NotegateError("the tools process was given no key file", rule="tools-key-file")
+    gateway = Gateway(state, read_key_file(key_file), config.tools)
+    gateway.load()  # a pin that does not hold stops the start here, before anything listens
+    port = args.port or config.tools.port
+    print(
+        f"notegate tools: serving {len(gateway.upstreams)} mount(s) on http://127.0.0.1:{port}",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(
+        create_tools_app(gateway), host="127.0.0.1", port=port, log_level="warning", log_config=None, access_log=False
+    )
+    return 0

@@ -1,0 +1,300 @@
+"""``notegate tools serve``: the tools process, an ASGI app on loopback.
+
+It loads every catalog entry from the local cache (each verified against its pin: any entry that fails
+stops the start, never a warning), starts one supervised upstream per mount with exactly the mount's
+declared variables (its credentials, opened here and nowhere else), and answers the knowledge service only:
+
+* ``POST /v1/list`` (a ``tools:list`` token): the approved tools of the mounts of the token's environment;
+* ``POST /v1/call`` (a ``tools:call`` token naming the mount and tool): one call, bounded in time and result
+  size, arguments and results through the credential scanner, one audit row naming the person and connector;
+* ``GET /healthz``: each mount's upstream status and restarts (names and counts only).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp_types import CallToolResult, TextContent, Tool
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from notegate.errors import NotegateError
+from notegate.policy.tools import decide_mount, decide_mount_tool
+from notegate.safety.secrets import scan_credentials
+from notegate.tools.install import Entry, install
+from notegate.tools.sealing import Opener
+from notegate.tools.settings import ToolsConfig
+from notegate.tools.tokens import ToolsCaller, Verifier
+from notegate.tools.upstream import Upstream, isolate_child_environment, listing_digest
+
+log = logging.getLogger(__name__)
+
+#: HTTP status of each refusal the tools process answers with (anything else: 403).
+STATUS = {
+    "tools-token-invalid": 401,
+    "tools-hidden": 404,
+    "tools-upstream-down": 503,
+    "tools-upstream-timeout": 504,
+    "tools-result-too-large": 502,
+}
+#: The largest request body the tools process reads (a call's arguments).
+MAX_REQUEST_BYTES = 1 << 20
+
+
+@dataclass
+class Mount:
+    name: str
+    catalog: str
+    account: str
+    environment: str
+    variables: tuple[str, ...]
+    write_tools: tuple[str, ...]
+
+
+class Gateway:
+    """The catalog, the mounts and their upstreams, inside the tools process."""
+
+    def __init__(self, state, opener: Opener, config: ToolsConfig, clock: Callable[[], float] = time.time) -> None:
+        self.state = state
+        self.opener = opener
+        self.config = config
+        self.clock = clock
+        self.verifier = Verifier(state, clock)
+        self.mounts: dict[str, Mount] = {}
+        self.upstreams: dict[str, Upstream] = {}
+        self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)
+
+    def load(self) -> None:
+        """Verify and install every catalog entry, then prepare each mount's upstream. Raises on the first
+        entry that does not load (a hard failure: the process does not start half-loaded)."""
+        node = shutil.which("node")
+        launches = {}
+        for row in self.state.catalog_entries():
+            entry = Entry.of(row)
+            launches[entry.name] = install(entry, self.config.cache, self.config.installs, node=node)
+        for row in self.state.mounts():
+            mount = Mount(**{k: row[k] for k in Mount.__dataclass_fields__})
+            decision = decide_mount(
+                mount.name, mount.catalog, mount.account, mount.environment, mount.variables, mount.write_tools
+            )
+            if not decision.allowed:
+                raise NotegateError(f"mount '{mount.name}': {decision.reason}", rule=decision.rule)
+            if mount.catalog not in launches:
+                raise NotegateError(f"mount '{mount.name}' names no catalog entry", rule="tools-unknown")
+            self.mounts[mount.name] = mount
+            self.upstreams[mount.name] = Upstream(
+                mount=mount.name,
+                launch=launches[mount.catalog],
+                environment=lambda m=mount: self.environment_of(m),
+                on_listing=self.record_listing,
+                restart_seconds=self.config.restart_seconds,
+            )
+
+    def environment_of(self, mount: Mount) -> dict[str, str]:
+        """Exactly the mount's declared variables that hold a credential, opened now."""
+        sealed = self.state.sealed_credentials(mount.name)
+        return {v: self.opener.open(mount.name, v, sealed[v]) for v in mount.variables if v in sealed}
+
+    async def record_listing(self, upstream: Upstream) -> None:
+        now = self.clock()
+
+        tools = list(upstream.tools)
+
+        def record() -> None:
+            live = {}
+            for tool in tools:
+                live[tool.name] = (tool, listing_digest(tool))
+                listing = tool.model_dump_json(by_alias=True, exclude_none=True)
+                self.state.see_tool_listing(upstream.mount, tool.name, live[tool.name][1], listing, now)
+            # Each listing hashed once per start, not per request. Swapped whole, before the upstream counts as
+            # up (Upstream.run): no call reaches the new process while the old listing is in force.
+            self.live[upstream.mount] = live
+
+        await anyio.to_thread.run_sync(record)
+
+    def approved_tools(self, mount: str) -> dict[str, Any]:
+        """tool name -> its live listing, for the tools whose live digest the owner approved."""
+        approved = self.state.approved_digests(mount)
+        live = self.live.get(mount, {})
+        return {name: tool for name, (tool, digest) in live.items() if digest in approved.get(name, set())}
+
+    # ------------------------------------------------------------------ the two answers
+    def listing(self, caller: ToolsCaller) -> list[dict[str, Any]]:
+        out = []
+        for name, mount in sorted(self.mounts.items()):
+            if mount.environment != caller.environment:
+                continue
+            tools = []
+            for tool in self.approved_tools(name).values():
+                decision = decide_mount_tool(
+                    caller_environment=caller.environment,
+                    tier=caller.tier,
+                    mount_environment=mount.environment,
+                    tool=tool.name,
+                    write_tools=mount.write_tools,
+                    approved=True,
+                    calling=False,
+                )
+                if decision.allowed:
+                    shown = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                    tools.append({**shown, "writes": tool.name in mount.write_tools})
+            out.append({"mount": name, "account": mount.account, "tools": tools})
+        return out
+
+    async def call(self, caller: ToolsCaller, mount_name: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        mount = self.mounts.get(mount_name)
+        started = time.monotonic()
+        outcome, redacted = "refused", []
+        try:
+            if mount is None or (caller.mount, caller.tool) != (mount_name, tool):
+                raise NotegateError("no such tool", rule="tools-hidden")
+            decision = decide_mount_tool(
+                caller_environment=caller.environment,
+                tier=caller.tier,
+                mount_environment=mount.environment,
+                tool=tool,
+                write_tools=mount.write_tools,
+                approved=tool in self.approved_tools(mount_name),
+                calling=True,
+            )
+            if not decision.allowed:
+                outcome = f"refused:{decision.rule}"
+                raise NotegateError(decision.reason, rule=decision.rule)
+            found = scan_credentials(json.dumps(arguments, ensure_ascii=False))
+            if found:
+                outcome = "refused:tools-secret-argument"
+                raise NotegateError(
+                    f"the arguments hold what looks like a credential ({', '.join(sorted({f.kind for f in found}))})",
+                    rule="tools-secret-argument",
+                )
+            result = await self.upstreams[mount_name].call(tool, arguments, self.config.call_seconds)
+            result, redacted = redact(result)
+            body = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if len(json.dumps(body)) > self.config.max_result_bytes:
+                outcome = "refused:tools-result-too-large"
+                raise NotegateError(
+                    f"the result is larger than {self.config.max_result_bytes} bytes", rule="tools-result-too-large"
+                )
+            outcome = "error" if result.is_error else "ok"
+            return {"result": body, "redacted": redacted}
+        except NotegateError as exc:
+            if outcome == "refused":
+                outcome = f"refused:{exc.rule}"
+            raise
+        finally:
+            row = {
+                "at": self.clock(),
+                "environment": caller.environment,
+                "login": caller.login,
+                "connector": caller.connector,
+                "client": caller.client,
+                "tier": caller.tier,
+                "mount": mount_name,
+                "tool": tool,
+                "outcome": outcome,
+                "duration_ms": round((time.monotonic() - started) * 1000, 3),
+                "redacted": " ".join(redacted),
+            }
+            await anyio.to_thread.run_sync(self.state.audit_tool_call, row)
+
+
+def redact(result: CallToolResult) -> tuple[CallToolResult, list[str]]:
+    """``result`` with every credential the scanner finds in its text replaced by ``[redacted:KIND]``, and the
+    kinds found. Structured content is scanned as JSON: a credential there drops the structured part whole
+    (the text part carries the redacted copy)."""
+    kinds: list[str] = []
+    content = []
+    for item in result.content:
+        if isinstance(item, TextContent):
+            found = scan_credentials(item.text)
+            if found:
+                text = item.text
+                for hit in sorted(found, key=lambda f: f.start, reverse=True):
+                    text = text[: hit.start] + f"[redacted:{hit.kind}]" + text[hit.end :]
+                kinds += [f.kind for f in found]
+                item = item.model_copy(update={"text": text})
+        content.append(item)
+    update: dict[str, Any] = {"content": content}
+    if result.structured_content is not None:
+        found = scan_credentials(json.dumps(result.structured_content, ensure_ascii=False))
+        if found:
+            kinds += [f.kind for f in found]
+            update["structured_content"] = None
+    return result.model_copy(update=update), sorted(set(kinds))
+
+
+def _refusal(exc: NotegateError) -> JSONResponse:
+    return JSONResponse({"error": exc.explain(), "rule": exc.rule}, status_code=STATUS.get(exc.rule, 403))
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if len(raw) > MAX_REQUEST_BYTES:
+        raise NotegateError("the request is too large", rule="bad-argument")
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        raise NotegateError("the request is not JSON", rule="bad-argument") from None
+    if not isinstance(data, dict):
+        raise NotegateError("the request is not a JSON object", rule="bad-argument")
+    return data
+
+
+def create_tools_app(gateway: Gateway) -> Starlette:
+    async def list_route(request: Request) -> JSONResponse:
+        try:
+            caller = gateway.verifier.verify(_bearer(request), "tools:list")
+            return JSONResponse({"mounts": await anyio.to_thread.run_sync(gateway.listing, caller)})
+        except NotegateError as exc:
+            return _refusal(exc)
+
+    async def call_route(request: Request) -> JSONResponse:
+        try:
+            caller = gateway.verifier.verify(_bearer(request), "tools:call")
+            body = await _body(request)
+            arguments = body.get("arguments") or {}
+            if not isinstance(arguments, dict):
+                raise NotegateError("arguments must be an object", rule="bad-argument")
+            answer = await gateway.call(caller, str(body.get("mount", "")), str(body.get("tool", "")), arguments)
+            return JSONResponse(answer)
+        except NotegateError as exc:
+            return _refusal(exc)
+
+    async def healthz(request: Request) -> JSONResponse:
+        upstreams = {name: u.health() for name, u in sorted(gateway.upstreams.items())}
+        ok = all(u["status"] == "up" for u in upstreams.values())
+        return JSONResponse({"status": "ok" if ok else "degraded", "upstreams": upstreams})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        isolate_child_environment()
+        async with anyio.create_task_group() as tg:
+            for upstream in gateway.upstreams.values():
+                tg.start_soon(upstream.run)
+            yield
+            tg.cancel_scope.cancel()
+
+    return Starlette(
+        routes=[
+            Route("/v1/list", list_route, methods=["POST"]),
+            Route("/v1/call", call_route, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        lifespan=lifespan,
+    )

@@ -1,0 +1,86 @@
+"""The ``[tools]`` table of notegate.toml: where the tools process listens, where the knowledge service reaches
+it, where the upstreams come from, and the bounds of one call. Rows with defaults (docs/how-to/tools-gateway.md lists
+them, and a test checks it names every one). Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from notegate.settings import Setting
+
+
+def _positive(value: Any) -> str | None:
+    return None if value > 0 else "must be greater than 0"
+
+
+def _loopback_url(value: str) -> str | None:
+    if value == "" or value.startswith(("http://127.0.0.1:", "http://[::1]:", "http://localhost:")):
+        return None
+    return "must be '' (no tools gateway) or http://127.0.0.1:PORT (the tools process listens on loopback only)"
+
+
+TOOLS_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "url",
+        str,
+        "",
+        "Where the knowledge service reaches the tools process ('' = no tools gateway): http://127.0.0.1:PORT.",
+        _loopback_url,
+    ),
+    Setting("port", int, 8767, "The loopback port `notegate tools serve` listens on.", _positive),
+    Setting(
+        "cache",
+        str,
+        "upstream-cache",
+        "The folder of pinned artifacts (pypi/, npm/, npm-cache/) filled by `make upstream-cache`; relative "
+        "to this file. Nothing is downloaded at run time.",
+    ),
+    Setting(
+        "installs",
+        str,
+        "upstream-installs",
+        "Where each catalog entry is installed into its own environment; relative to this file.",
+    ),
+    Setting("call_seconds", float, 30.0, "The longest one upstream call may take before it is refused.", _positive),
+    Setting(
+        "max_result_bytes",
+        int,
+        262144,
+        "The largest result (as JSON) one upstream call may return; a larger one is refused.",
+        _positive,
+    ),
+    Setting(
+        "restart_seconds",
+        float,
+        1.0,
+        "The first wait before a crashed upstream is started again; it doubles per crash, up to 64 times it.",
+        _positive,
+    ),
+)
+
+
+@dataclass(frozen=True)
+class ToolsConfig:
+    """The [tools] table, paths resolved against the config file's folder."""
+
+    url: str = ""
+    port: int = 8767
+    cache: Path = Path("upstream-cache")
+    installs: Path = Path("upstream-installs")
+    call_seconds: float = 30.0
+    max_result_bytes: int = 262144
+    restart_seconds: float = 1.0
+
+    @classmethod
+    def from_table(cls, values: dict[str, Any], base: Path) -> ToolsConfig:
+        return cls(
+            url=values["url"],
+            port=values["port"],
+            cache=(base / values["cache"]).resolve(),
+            installs=(base / values["installs"]).resolve(),
+            call_seconds=float(values["call_seconds"]),
+            max_result_bytes=values["max_result_bytes"],
+            restart_seconds=float(values["restart_seconds"]),
+        )
