@@ -204,8 +204,8 @@ RULES: dict[str, str] = {
     "rate-limited": "Wait the seconds the Retry-After header says, then retry; an owner who needs more raises "
     "[server] anonymous_requests_per_minute or registrations_per_hour.",
     "rate-limit-full": "Retry after the seconds the Retry-After header says.",
-    "oauth-field-too-long": 'Send a shorter value (the limits are in docs/explanation/security-model.md, "What an anonymous '
-    'caller can cost"); nothing was stored.',
+    "oauth-field-too-long": "Send a shorter value (the limits are in docs/explanation/security-model.md, "
+    '"What an anonymous caller can cost"); nothing was stored.',
     "oauth-body-too-large": "Send the form or registration alone, without padding; nothing was stored.",
     "cimd-busy": "Retry in a moment (the Retry-After header says when); the metadata document is fetched once "
     "and then cached.",

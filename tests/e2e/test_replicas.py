@@ -130,7 +130,8 @@ def two_replicas(vault: Path, pg_cluster, pusher: str | None = None) -> Iterator
         configs = [replica_config(vault, name, daemon.url("origin.git"), url) for name in ("a", "b")]
         # The hook `notegate init` installs; over git:// every push, the servers' included, runs it. It names a
         # replica's config: the servers' commits pass it because the state database they share (which that
-        # config names) records them as the servers' own (docs/explanation/security-model.md, "Where provenance comes from").
+        # config names) records them as the servers' own (docs/explanation/security-model.md, "Where provenance
+        # comes from").
         install_hook(origin, configs[0], "personal")
         first = Server(configs[0]).start()
         try:

@@ -141,6 +141,6 @@ def test_the_user_page_documents_every_tools_setting_with_its_default() -> None:
     from notegate.tools.settings import TOOLS_SETTINGS
     from notegate.vault.layout import _toml
 
-    page = (Path(__file__).resolve().parents[2] / "docs" / "tools-gateway.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "how-to" / "tools-gateway.md").read_text()
     for setting in TOOLS_SETTINGS:
         assert f"- `{setting.name}` (default `{_toml(setting.default)}`)" in page, setting.name

@@ -412,7 +412,8 @@ class Syncer:
             summary = _summary(self.device, changes)
             # A workstation's commit reaches the vault by push: it speaks in its own voice (no Notegate-*
             # trailer, not the server's e-mail), which the origin's hook and the server's fetch require, and
-            # readers show it as pushed, never with a tier (docs/explanation/security-model.md, "Where provenance comes from").
+            # readers show it as pushed, never with a tier (docs/explanation/security-model.md, "Where provenance
+            # comes from").
             message = f"{summary}\n\nSynced-From: {caller.connector_id}\n"
             candidate = self.clone.commit_changes(
                 parent,
