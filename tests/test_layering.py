@@ -34,6 +34,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.gitdoor": "pure",  # incoming commits, pushes, provenance, the server's fetch
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
+    "notegate.policy.members": "pure",  # membership: seed and rows, invite, removal, a caller's person
+    "notegate.policy.oidc": "pure",  # the ID token's azp, the step-up through the provider
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from notegate.doctor import devices, diskfree, integrity, origins, policycheck, scopes, syncstate, workstation
+from notegate.doctor.members import check_members
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
@@ -22,6 +23,7 @@ CONFIG_CHECKS = (
     "origin.hook",
     "syncer.scope",
     "state.integrity",
+    "members.config",
     "git.fsck",
     "disk.free",
 )
@@ -77,6 +79,7 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
         results.append(integrity.check_state_url(config.state_url))
     else:
         results.append(integrity.check_state(config.state_dir / "state.sqlite"))
+    results.append(check_members(config))
     for env in config.environments.values():
         results.append(integrity.check_fsck(f"{env.name} clone", env_dir(config.state_dir, env.name) / CLONE_NAME))
         if env.is_local_origin:

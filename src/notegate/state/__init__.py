@@ -25,10 +25,12 @@ from notegate.state.db import PostgresStatus, StateCore, expected_columns, inspe
 from notegate.state.elevation import ElevationTables
 from notegate.state.inbox import InboxTables
 from notegate.state.jobs import JobTables
+from notegate.state.members import MemberTables
 from notegate.state.oauth import OAuthTables
 from notegate.state.persons import PersonTables
 from notegate.state.provenance import ProvenanceTables, recorded_commits
 from notegate.state.schema import (
+    MEMBERS_SCHEMA,
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
     PERSONS_SCHEMA,
@@ -46,6 +48,7 @@ from notegate.state.tokens import TokenTables
 
 __all__ = [
     "AUDIT_HIDDEN_TOOLS",
+    "MEMBERS_SCHEMA",
     "MIGRATIONS",
     "MIGRATIONS_SCHEMA",
     "PERSONS_SCHEMA",
@@ -79,6 +82,7 @@ class StateDB(
     OAuthTables,
     ElevationTables,
     PersonTables,
+    MemberTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement of its table families is written once, in

@@ -17,6 +17,7 @@ from typing import Self
 
 from notegate.sqlite import LocalSQLite
 from notegate.state.schema import (
+    MEMBERS_SCHEMA,
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
     PERSONS_SCHEMA,
@@ -114,7 +115,7 @@ class StateCore:
             return
         # SQLite: every step is idempotent and cheap, so each open runs them all (a file from before the
         # migration table existed, or one written by an older server, migrates the same way).
-        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA)
+        self._conn().executescript(MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + MEMBERS_SCHEMA)
         self._sqlite_columns()
         with self.tx() as db:
             for version in MIGRATIONS:
@@ -296,7 +297,7 @@ def expected_columns() -> dict[str, tuple[str, ...]]:
     conn = sqlite3.connect(":memory:")
     try:
         conn.executescript(
-            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA
+            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + MEMBERS_SCHEMA
         )  # the columns of every migration
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}

@@ -14,7 +14,7 @@ import re
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -293,6 +293,65 @@ CREATE TABLE IF NOT EXISTS commit_provenance (
 );
 """
 
+# -- members, invitations and OpenID Connect identities (migration 7) ---------------------------------------
+#: Membership lives here, the config file's ``members`` only its seed (auth/members.py): a row per person who
+#: was ever a member of an environment; ``removed_at`` set when the owner removed them (a removed member is not
+#: re-seeded from the file: the doctor reports the disagreement instead). Invitation links and OIDC login
+#: states are kept only as the SHA-256 of their secret. An OIDC identity is (issuer, subject), never an e-mail.
+#: oidc_seen remembers the ID tokens already used (their hash) until they expire: a replay is refused.
+MEMBERS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS members (
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    source TEXT NOT NULL,
+    added_by TEXT NOT NULL,
+    added_at REAL NOT NULL,
+    removed_by TEXT,
+    removed_at REAL,
+    PRIMARY KEY (environment, login)
+);
+CREATE TABLE IF NOT EXISTS member_invites (
+    token_hash TEXT PRIMARY KEY,
+    invite_id TEXT NOT NULL UNIQUE,
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    used_at REAL,
+    used_how TEXT
+);
+CREATE TABLE IF NOT EXISTS oidc_identities (
+    id TEXT NOT NULL UNIQUE,
+    provider TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    login TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_used_at REAL,
+    revoked_at REAL,
+    PRIMARY KEY (issuer, subject)
+);
+CREATE INDEX IF NOT EXISTS oidc_identities_login ON oidc_identities(login);
+CREATE TABLE IF NOT EXISTS oidc_pending (
+    state_hash TEXT PRIMARY KEY,
+    binding_hash TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    verifier TEXT NOT NULL,
+    login TEXT,
+    invite_hash TEXT,
+    next TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oidc_seen (
+    token_hash TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
+"""
+
 MIGRATIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
 """
@@ -304,6 +363,7 @@ MIGRATIONS: dict[int, str] = {
     3: "contract_calls keyed per connector login (a new primary key; every old row already names its connector, "
     "so it stays the record of the connector that made it); tasks.connector, tasks.client, tasks.login",
     4: "commit_provenance: who made each commit the server made (PROVENANCE_SCHEMA)",
+    7: "members, member_invites, oidc_identities, oidc_pending, oidc_seen (MEMBERS_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -337,6 +397,7 @@ def postgres_migrations() -> dict[int, list[str]]:
         2: list(POSTGRES_COLUMNS),
         3: list(POSTGRES_CONNECTOR_SCOPES),
         4: postgres_ddl(PROVENANCE_SCHEMA),
+        7: postgres_ddl(MEMBERS_SCHEMA),
     }
 
 
@@ -348,7 +409,7 @@ def schema_digest() -> str:
     def canonical(statement: str) -> str:
         return " ".join(re.sub(r"--[^\n]*", "", statement).split())
 
-    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA
+    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + MEMBERS_SCHEMA
     sqlite_ddl = [canonical(s) for s in sqlite_script.split(";") if canonical(s)]
     postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
     lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]

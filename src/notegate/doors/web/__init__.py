@@ -17,7 +17,7 @@ from starlette.routing import Route, request_response
 
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.grants import ElevationBackend, Grants, owners_in
-from notegate.auth.passkeys import Passkeys, persons, relying_party
+from notegate.auth.passkeys import Passkeys, relying_party
 from notegate.auth.websession import CookiePolicy, is_loopback
 from notegate.doors.web.admin_pages import AdminPages
 from notegate.doors.web.consent_page import ConsentPage
@@ -82,7 +82,7 @@ def web_routes(
     console = Console(
         state=runtime.state,
         clock=runtime.clock,
-        passkeys=Passkeys(runtime.state, rp, lambda: persons(runtime.config)),
+        passkeys=Passkeys(runtime.state, rp, runtime.members.persons),
         cookies=CookiePolicy(secure=not is_loopback(runtime.config.public_url)),
         origin=rp.origin,
         services=services,
