@@ -19,6 +19,7 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.models.config import ModelsConfig, models_from_table
+from notegate.oidcconfig import OidcProvider, oidc_from_table
 from notegate.policy import Policy, policy_from_table
 from notegate.settings import Setting, check_table
 
@@ -286,6 +287,8 @@ class Config:
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
     state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
     durability: bool = True  # the [server] row holds the default (notegate.vault.durable says what it flushes)
+    #: OpenID Connect providers people may log in with ([oidc.NAME]; notegate.oidcconfig)
+    oidc: Mapping[str, OidcProvider] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -317,11 +320,11 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy", "models", "devices", "state"):
+        if key not in ("server", "environments", "policy", "models", "devices", "state", "oidc"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has six parts: [server], [state], [environments.NAME], [policy], [models] and"
-                " [devices.NAME].",
+                remedy="The file has seven parts: [server], [state], [environments.NAME], [policy], [models],"
+                " [devices.NAME] and [oidc.NAME].",
             )
     server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     state = check_table("state", raw.get("state", {}), STATE_SETTINGS)
@@ -384,6 +387,7 @@ def load_config(path: str | Path) -> Config:
         devices=devices,
         state_url=state["url"],
         durability=server["durability"],
+        oidc=oidc_from_table(raw.get("oidc", {}), base, environments),
     )
 
 

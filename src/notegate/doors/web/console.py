@@ -78,6 +78,8 @@ NAV_OF = {
     "admin_connections.html": "connections",
     "admin_token_created.html": "connections",
     "admin_status.html": "status",
+    "members.html": "members",
+    "member_invited.html": "members",
     **dict.fromkeys(
         ("notes.html", "note.html", "history.html", "search.html", "deleted.html", "edit.html", "preview.html"),
         "notes",
@@ -259,7 +261,14 @@ class Console:
         # A login lands on what is waiting (the home page's counts), unless it was on its way somewhere.
         after = parse_next(request.query_params.get("next")) or "/"
         return self.with_pre_cookie(
-            request, lambda secret: self.page("login.html", csrf=csrf_token(secret), next=after, session=None)
+            request,
+            lambda secret: self.page(
+                "login.html",
+                csrf=csrf_token(secret),
+                next=after,
+                session=None,
+                providers=list(self.services.runtime.config.oidc.values()),  # [oidc.NAME]: docs/members.md
+            ),
         )
 
     async def login_options(self, request: Request) -> Response:

@@ -76,8 +76,15 @@ class ElevationPage:
             asked=_when(pending.asked_at),
             expires=_when(pending.expires_at),
             base=self.base,
+            providers=self._providers(session),
             **extra,
         )
+
+    def _providers(self, session: WebSession) -> list[object]:
+        """Providers this person has an account linked at: a fresh login there may approve too (oidc_pages)."""
+        config = self.console.services.runtime.config
+        linked = {r["provider"] for r in self.console.state.oidc_identities(session.login) if r["revoked_at"] is None}
+        return [p for name, p in config.oidc.items() if name in linked]
 
     async def show(self, request: Request) -> Response:
         console = self.console
