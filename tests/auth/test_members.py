@@ -134,7 +134,7 @@ def test_effective_members_property(seed: list[str], rows: dict[str, bool]) -> N
     """A live row is a member, a removed row never is (whatever the file says), a file login without a row is."""
     found = set(effective_members(seed, rows.items()))
     for login in {*seed, *rows}:
-        expected = rows[login] if login in rows else login in seed
+        expected = rows.get(login, login in seed)
         assert (login in found) == expected
 
 
