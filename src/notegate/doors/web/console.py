@@ -35,6 +35,7 @@ from notegate.auth.websession import (
     parse_secret,
 )
 from notegate.doors.web.environments import Environments
+from notegate.doors.web.headers import provider_csp
 from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError
 from notegate.policy import decide_console_action
@@ -264,6 +265,7 @@ class Console:
             request,
             lambda secret: self.page(
                 "login.html",
+                csp=provider_csp(self.services.runtime.config.oidc.values()),
                 csrf=csrf_token(secret),
                 next=after,
                 session=None,

@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from notegate.auth.grants import ElevationBackend, PendingElevation
 from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
+from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
 
 MAX_LINK_ID = 64
@@ -67,16 +68,18 @@ class ElevationPage:
         return await self.console.run(self.backend.pending, link_id, now=self.console.clock())
 
     def _render(self, session: WebSession, pending: PendingElevation, **extra: object) -> Response:
+        providers = self._providers(session)
         return self.console.page(
             "elevate.html",
             extra.pop("status", 200),  # type: ignore[arg-type]
+            csp=provider_csp(providers),
             session=session,
             csrf=session.csrf,
             pending=pending,
             asked=_when(pending.asked_at),
             expires=_when(pending.expires_at),
             base=self.base,
-            providers=self._providers(session),
+            providers=providers,
             **extra,
         )
 

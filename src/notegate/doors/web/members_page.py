@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from notegate.auth.members import Membership
 from notegate.auth.websession import WebSession, csrf_token
 from notegate.doors.web.console import Console
+from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
 from notegate.policy import fixed_caller
 
@@ -157,6 +158,7 @@ class MembersPage:
             request,
             lambda secret: console.page(
                 "join.html",
+                csp=provider_csp(self.providers_for(row["environment"])),
                 csrf=csrf_token(secret),
                 login=row["login"],
                 environment=row["environment"],

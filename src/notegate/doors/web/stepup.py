@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from notegate.auth.websession import parse_next
 from notegate.doors.web.console import Console
+from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError, PathRejected
 from notegate.policy import decide_console_action, guarded_note
 from notegate.vault.paths import NotePath
@@ -124,6 +125,7 @@ class StepUpGate:
             if json:
                 return console.refused_json(exc)
             back = BACK.get(action, lambda _r: "/")(request)
+            providers = await console.run(self.providers_of, session.login)
             return console.page(
                 "refused.html",
                 403 if exc.rule == "step-up-required" else 400,
@@ -132,7 +134,8 @@ class StepUpGate:
                 session=session,
                 csrf=session.csrf,
                 step_up_next=parse_next(back) or "/" if exc.rule == "step-up-required" else None,
-                step_up_providers=await console.run(self.providers_of, session.login),
+                step_up_providers=providers,
+                csp=provider_csp(providers),
             )
 
         return guarded
