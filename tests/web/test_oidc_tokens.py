@@ -207,3 +207,16 @@ def test_a_passkey_session_still_steps_up_with_the_passkey(console) -> None:
     owner = sign_in(console)
     made = owner.client.post("/members/invite", data={"csrf": owner.csrf, "env": "personal", "login": "carol"})
     assert made.status_code == 200 and "/join/ngi_" in made.text
+
+
+def test_the_doctor_checks_each_providers_discovery_and_keys(vault: Path, stub: StubProvider) -> None:
+    from notegate.config import load_config
+    from notegate.doctor.oidc import check_providers
+
+    add_provider(vault, "stub", stub.issuer)
+    add_provider(vault, "typo", stub.issuer + "/", client_secret_file="")
+    add_provider(vault, "down", "http://localhost:1")
+    found = {r.subject: r for r in check_providers(load_config(vault))}
+    assert found["stub"].status == "ok" and "stub-1" in found["stub"].found
+    assert found["typo"].status == "fail" and "Refused [oidc-issuer]" in found["typo"].found
+    assert found["down"].status == "fail" and "Refused [oidc-provider-unavailable]" in found["down"].found

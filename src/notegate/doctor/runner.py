@@ -11,6 +11,7 @@ from pathlib import Path
 
 from notegate.doctor import devices, diskfree, integrity, origins, policycheck, scopes, syncstate, workstation
 from notegate.doctor.members import check_members
+from notegate.doctor.oidc import check_providers
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
@@ -80,6 +81,7 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
     else:
         results.append(integrity.check_state(config.state_dir / "state.sqlite"))
     results.append(check_members(config))
+    results += check_providers(config)
     for env in config.environments.values():
         results.append(integrity.check_fsck(f"{env.name} clone", env_dir(config.state_dir, env.name) / CLONE_NAME))
         if env.is_local_origin:
