@@ -144,8 +144,8 @@ def browser_client(console: Any) -> tuple[httpx2.Client, str]:
     return client, csrf_token(pre)
 
 
-def start(client: httpx2.Client, csrf: str, provider: str, **form: str) -> dict[str, str]:
+def start(client: httpx2.Client, csrf: str, provider: str, purpose: str = "login", **form: str) -> dict[str, str]:
     """POST the start form; the authorization request's parameters (state, nonce, max_age, ...)."""
-    answer = client.post(f"/oidc/{provider}/start", data={"csrf": csrf, "purpose": "login", **form})
+    answer = client.post(f"/oidc/{provider}/start", params={"purpose": purpose}, data={"csrf": csrf, **form})
     assert answer.status_code == 303, answer.text[:500]
     return {k: v[0] for k, v in parse_qs(urlsplit(answer.headers["location"]).query).items()}

@@ -220,3 +220,19 @@ def test_the_doctor_checks_each_providers_discovery_and_keys(vault: Path, stub: 
     assert found["stub"].status == "ok" and "stub-1" in found["stub"].found
     assert found["typo"].status == "fail" and "Refused [oidc-issuer]" in found["typo"].found
     assert found["down"].status == "fail" and "Refused [oidc-provider-unavailable]" in found["down"].found
+
+
+def test_a_person_links_their_own_account_only_with_a_fresh_step_up(console, stub: StubProvider) -> None:
+    owner = sign_in(console)
+    page = owner.client.get("/passkeys")
+    assert (
+        'id="link-self-stub"' in page.text
+        and "form-action 'self' " + stub.issuer in page.headers["content-security-policy"]
+    )
+    params = start(owner.client, owner.csrf, "stub", purpose="link-self")
+    stub.token = stub.mint(params["nonce"], sub="owner-at-stub")
+    assert _callback(owner.client, params).headers["location"] == "/passkeys"
+    assert console.runtime.state.oidc_identity(stub.issuer, "owner-at-stub")["login"] == "owner"
+    console.clock.advance(3600)  # an hour later the session's check is stale: no new way in without a fresh one
+    refused = owner.client.post("/oidc/stub/start", params={"purpose": "link-self"}, data={"csrf": owner.csrf})
+    assert _rule(refused) == "step-up-required"

@@ -61,7 +61,7 @@ KEYS_REFRESH_SECONDS = 60
 LEEWAY_SECONDS = 60
 #: A used ID token's hash is kept until it expires, but never longer than this.
 MAX_SEEN_SECONDS = 24 * 3600
-PURPOSES = ("login", "link", "step-up", "approve")
+PURPOSES = ("login", "link", "step-up", "approve", "link-self")
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

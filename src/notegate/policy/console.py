@@ -61,6 +61,7 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "member-remove": StepUp.ALWAYS,
     "join": StepUp.CEREMONY,  # an invited person's first passkey: the invitation is the authority
     "oidc-start": StepUp.CEREMONY,  # sends the browser to the provider; what comes back is checked there
+    "oidc-link": StepUp.ALWAYS,  # linking one's own provider account is a new way in (asked by oidc-start)
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

@@ -368,8 +368,13 @@ class Console:
         rows = await self.run(list_passkeys, self.state, session.login)
         policy = self.services.runtime.policy
         fresh = decide_console_action(policy, "passkey-add", step_up_age=self.clock() - session.created_at)
+        providers = list(self.services.runtime.config.oidc.values())
+        linked = await self.run(self.state.oidc_identities, session.login)
         return self.page(
             "passkeys.html",
+            csp=provider_csp(providers),
+            providers=providers,
+            identities=[r["provider"] for r in linked if r["revoked_at"] is None],
             session=session,
             csrf=session.csrf,
             passkeys=[r for r in rows if r.revoked_at is None],

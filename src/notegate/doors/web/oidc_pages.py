@@ -26,11 +26,11 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.grants import ElevationBackend
 from notegate.auth.members import INVITE_PREFIX, Membership
-from notegate.auth.oidc import Finished, RelyingParty
+from notegate.auth.oidc import PURPOSES, Finished, RelyingParty
 from notegate.auth.websession import OIDC_PROVEN, OIDC_UNPROVEN, hash_secret, parse_next, parse_secret
 from notegate.doors.web.console import Console
 from notegate.errors import NotegateError
-from notegate.policy import Decision, decide_provider_step_up
+from notegate.policy import Decision, decide_console_action, decide_provider_step_up
 
 
 class OidcPages:
@@ -59,34 +59,40 @@ class OidcPages:
             second_factor_acr=p.second_factor_acr,
         )
 
-    # -- POST /oidc/{provider}/start
+    # -- POST /oidc/{provider}/start?purpose=...
     async def start(self, request: Request) -> Response:
+        """The purpose comes in the query (it decides which secret the form's CSRF token is bound to): a login or
+        an invitation's link is a browser's pre-session; a step-up, an approval or linking one's own account is
+        the signed-in session's."""
         console = self.console
         session = await console.session(request)
-        pre = console.pre_secret(request)
-        purpose = "login"
+        purpose = request.query_params.get("purpose", "login")[:20]
         try:
-            form = await console.form(request, session.secret if session else pre)
-            purpose = form.get("purpose", "login")
+            if purpose not in PURPOSES:
+                raise NotegateError("the form named no purpose this console knows", rule="web-bad-request")
+            own = purpose in ("step-up", "approve", "link-self")
+            if own and session is None:
+                raise NotegateError("this needs a logged-in person", rule="login-required")
+            binding = session.secret if own and session is not None else console.pre_secret(request)
+            form = await console.form(request, binding)
+            assert binding is not None  # the CSRF check refused a browser without one
             now = console.clock()
             kwargs: dict[str, Any] = {"next_path": parse_next(form.get("next"))}
-            if purpose in ("login", "link"):
-                if pre is None:
-                    raise NotegateError("this browser has no login under way", rule="csrf-invalid")
-                binding = pre
-                if purpose == "link":
-                    row = await console.run(self.members.check_invite, form.get("invite"), now=now)
-                    kwargs["invite_hash"] = hash_secret(parse_secret(form.get("invite"), INVITE_PREFIX) or "")
-                    kwargs["login"] = row["login"]
-            elif purpose in ("step-up", "approve"):
-                if session is None:
-                    raise NotegateError("this needs a logged-in person", rule="login-required")
-                binding = session.secret
+            if purpose == "link":
+                row = await console.run(self.members.check_invite, form.get("invite"), now=now)
+                kwargs["invite_hash"] = hash_secret(parse_secret(form.get("invite"), INVITE_PREFIX) or "")
+                kwargs["login"] = row["login"]
+            elif own and session is not None:
                 kwargs.update(login=session.login, max_age=self.policy.elevation_assertion_seconds)
                 if purpose == "approve":
                     kwargs["next_path"] = str(form.get("link", ""))[:64]
-            else:
-                raise NotegateError("the form named no purpose this console knows", rule="web-bad-request")
+                if purpose == "link-self":  # a new way in for this person: as adding a passkey, a fresh step-up
+                    decision = decide_console_action(
+                        self.policy, "oidc-link", step_up_age=console.clock() - session.created_at
+                    )
+                    if not decision.allowed:
+                        raise NotegateError(decision.reason, rule=decision.rule)
+                    kwargs.pop("max_age")
             url = await console.run(
                 self.rp.start, request.path_params["provider"], purpose=purpose, binding=binding, now=now, **kwargs
             )
@@ -136,6 +142,12 @@ class OidcPages:
             await console.run(console.open_session, response, finished.login, OIDC_UNPROVEN + identity["id"])
             await console.run(self.audit, "link", finished.login, f"ok:{provider.name}:{identity['id']}")
             return response
+        if finished.purpose == "link-self":
+            if session is None or finished.login != session.login:
+                raise NotegateError("the login was started by another session", rule="oidc-state-unknown")
+            identity = await console.run(self.rp.link, provider, finished.claims, session.login, now=now)
+            await console.run(self.audit, "link-self", session.login, f"ok:{provider.name}:{identity['id']}")
+            return RedirectResponse("/passkeys", status_code=303)
         identity = await console.run(self.rp.identity, provider, finished.claims)
         if identity is None:
             raise NotegateError(
