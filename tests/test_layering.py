@@ -68,6 +68,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.durable": "storage",  # what a write flushes before it is acknowledged (fsync, libgit2 option)
     "notegate.config": "config",
     "notegate.models.config": "config",
+    "notegate.oidcconfig": "config",  # the [oidc.NAME] tables
     "notegate.models": "models",
     "notegate.auth": "auth",
     "notegate.services": "services",

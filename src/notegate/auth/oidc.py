@@ -207,14 +207,18 @@ def validate_claims(claims: Mapping[str, Any], *, provider: OidcProvider, nonce:
         raise NotegateError("the ID token has expired", rule="oidc-expired") from None
     except (jose_errors.InvalidClaimError, jose_errors.MissingClaimError) as exc:
         claim = getattr(exc, "claim", "")
-        rule = {
-            "iss": "oidc-issuer",
-            "aud": "oidc-audience",
-            "nonce": "oidc-nonce",
-            "exp": "oidc-expired",
-            "iat": "oidc-issued-in-future" if "future" in str(exc) else "oidc-token-invalid",
-        }.get(claim, "oidc-token-invalid")
-        raise NotegateError(f"the ID token's '{claim}' is missing or not the expected value", rule=rule) from None
+        what = f"the ID token's '{claim}' is missing or not the expected value"
+        if claim == "iss":
+            raise NotegateError(what, rule="oidc-issuer") from None
+        if claim == "aud":
+            raise NotegateError(what, rule="oidc-audience") from None
+        if claim == "nonce":
+            raise NotegateError(what, rule="oidc-nonce") from None
+        if claim == "exp":
+            raise NotegateError(what, rule="oidc-expired") from None
+        if claim == "iat" and "future" in str(exc):
+            raise NotegateError("the ID token was issued in the future", rule="oidc-issued-in-future") from None
+        raise NotegateError(what, rule="oidc-token-invalid") from None
     except (jose_errors.JoseError, ValueError, TypeError):
         raise NotegateError("the ID token's claims do not validate", rule="oidc-token-invalid") from None
     decision = decide_authorized_party(claims, provider.client_id)
