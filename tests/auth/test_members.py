@@ -138,8 +138,11 @@ def test_effective_members_property(seed: list[str], rows: dict[str, bool]) -> N
         assert (login in found) == expected
 
 
-@given(logins, st.sets(logins), st.sampled_from(["hosted", "workstation", "machine"]))
-def test_a_caller_needs_live_membership_unless_a_machine(login: str, members: set[str], client_class: str) -> None:
-    decision = decide_member_caller(members, "owner", login, client_class)
-    assert decision.allowed == (client_class == "machine" or login in members)
+@given(logins, st.sets(logins), st.sets(logins), st.sampled_from(["hosted", "workstation", "machine"]))
+def test_a_caller_is_refused_only_once_its_person_was_removed(
+    login: str, members: set[str], removed: set[str], client_class: str
+) -> None:
+    decision = decide_member_caller(members, "owner", login, client_class, removed)
+    refused = client_class != "machine" and login not in members and login in removed
+    assert decision.allowed == (not refused)
     assert decision.allowed or decision.rule == "member-removed"

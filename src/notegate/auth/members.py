@@ -117,7 +117,10 @@ class Membership:
             env = self.config().environment(environment)
         except NotegateError:
             return decide_member_caller((), "", login, client_class)
-        return decide_member_caller(self.members(env.name), env.owner, login, client_class)
+        rows = self.state.member_rows(env.name)
+        removed = [r["login"] for r in rows if r["removed_at"] is not None]
+        live = effective_members(env.members, [(r["login"], r["removed_at"] is None) for r in rows])
+        return decide_member_caller(live, env.owner, login, client_class, removed)
 
     # -- invitations
     def invite(self, environment: str, login: object, *, by: str, now: float) -> Invitation:

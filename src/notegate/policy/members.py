@@ -49,10 +49,16 @@ def decide_member_removal(owner: str, members: Iterable[str], login: object) -> 
     return allow("member-remove", f"'{login}' may be removed")
 
 
-def decide_member_caller(members: Iterable[str], owner: str, login: str, client_class: str) -> Decision:
-    """Is a connector login's person still allowed in its environment? Machines are bound to their token, not to
-    a person's membership; every other class needs its person to be the owner or a live member, so removing a
-    member refuses their running sessions at their next call."""
+def decide_member_caller(
+    members: Iterable[str], owner: str, login: str, client_class: str, removed: Iterable[str] = ()
+) -> Decision:
+    """Is a connector login's person still allowed in its environment? Refused only when its person was a member
+    and was removed (``removed``: the logins whose membership row ended) and is not one again: so removing a
+    member refuses their running sessions at their next call, whatever credential survived. Machines are bound
+    to their token, not to a person; a credential minted for a login that never was a member (the library's
+    own callers, fixed connectors) is judged by its token as before."""
     if client_class == "machine" or login == owner or login in set(members):
         return allow("member", f"'{login}' belongs to this environment")
-    return deny("member-removed", f"'{login}' is no longer a member of this environment")
+    if login in set(removed):
+        return deny("member-removed", f"'{login}' is no longer a member of this environment")
+    return allow("member", f"'{login}' was never removed from this environment")
