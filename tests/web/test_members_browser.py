@@ -164,3 +164,58 @@ def test_a_stale_session_cannot_invite_and_a_member_cannot_see_members(console, 
     owner.page.click("#invite")
     assert owner.page.locator("#refusal").get_attribute("data-rule") == "step-up-required"
     assert "refused:step-up-required" in _audit(console, "web:member-invite")
+
+
+def _authorize(device, sub: str) -> None:
+    device.page.fill("input[name=sub]", sub)
+    device.page.click("button[type=submit]:has-text('Authorize')")
+
+
+def test_a_stale_provider_login_cannot_approve_an_elevation_in_the_browser(console, provider: str, devices) -> None:
+    """The owner links their account at the real provider, then approves an elevation by logging in there
+    again: a login older than max_age is refused, a fresh one with a second factor approves."""
+    import time
+
+    from notegate.auth.grants import Grants, owners_in
+    from notegate.policy import Caller
+
+    owner = enrolled(console, devices())
+    owner.page.goto(f"{console.url}/passkeys")
+    owner.page.click("#link-self-real")
+    _authorize(owner, "owner-at-idp")
+    owner.page.wait_for_url(f"{console.url}/passkeys", timeout=WAIT * 1000)
+    assert owner.page.locator("#identities").inner_text() == "real"
+
+    phone = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s1", connector="oauth:fam-a")
+    grants = Grants(console.runtime.state, console.runtime.policy, owner_of=owners_in(lambda: console.runtime.config))
+    ticket = grants.request(phone, reason="write the digest", conversation=None, base=console.url, now=time.time())
+    link_id = ticket.link.rsplit("/", 1)[1]
+
+    set_user(provider, "owner-at-idp", amr=["pwd", "otp"], auth_time=int(time.time()) - 3600)  # an hour-old login
+    owner.page.goto(ticket.link)
+    owner.page.click("#approve-real")
+    _authorize(owner, "owner-at-idp")
+    owner.page.wait_for_selector("#refusal", timeout=WAIT * 1000)
+    assert owner.page.locator("#refusal").get_attribute("data-rule") == "step-up-login-stale"
+    assert grants.pending(link_id, now=time.time()) is not None
+
+    set_user(provider, "owner-at-idp", amr=["pwd"], auth_time=int(time.time()))  # fresh, but one factor
+    owner.page.goto(ticket.link)
+    owner.page.click("#approve-real")
+    _authorize(owner, "owner-at-idp")
+    owner.page.wait_for_selector("#refusal", timeout=WAIT * 1000)
+    assert owner.page.locator("#refusal").get_attribute("data-rule") == "step-up-second-factor-unproven"
+    assert "amr=[pwd]" in owner.page.locator("#refusal").inner_text()
+
+    set_user(provider, "owner-at-idp", amr=["pwd", "otp"], auth_time=int(time.time()))
+    owner.page.goto(ticket.link)
+    owner.page.click("#approve-real")
+    _authorize(owner, "owner-at-idp")
+    owner.page.wait_for_selector("#outcome", timeout=WAIT * 1000)
+    assert owner.page.locator("#outcome").get_attribute("data-decision") == "approve"
+    assert grants.pending(link_id, now=time.time()) is None
+    assert _audit(console, "web:oidc-approve") == [
+        "refused:step-up-login-stale",
+        "refused:step-up-second-factor-unproven",
+        "ok:oauth:fam-a",
+    ]
