@@ -291,7 +291,8 @@ class Config:
     oidc: Mapping[str, OidcProvider] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
     def may_use(self, login: str, name: str) -> bool:
-        """Is ``login`` the owner or a member of environment ``name``?"""
+        """Is ``login`` the owner or a member of environment ``name`` *in this file*? The file only seeds
+        membership: the state database decides (notegate.auth.members.Membership.may_use), so doors ask that."""
         env = self.environment(name)
         return login == env.owner or login in env.members
 
