@@ -80,6 +80,10 @@ class OidcPages:
             kwargs: dict[str, Any] = {"next_path": parse_next(form.get("next"))}
             if purpose == "link":
                 row = await console.run(self.members.check_invite, form.get("invite"), now=now)
+                if not self.rp.provider(request.path_params["provider"]).serves(row["environment"]):
+                    raise NotegateError(
+                        "this provider is not offered for that environment", rule="oidc-provider-unknown"
+                    )
                 kwargs["invite_hash"] = hash_secret(parse_secret(form.get("invite"), INVITE_PREFIX) or "")
                 kwargs["login"] = row["login"]
             elif own and session is not None:
@@ -155,9 +159,11 @@ class OidcPages:
             )
         login = identity["login"]
         if finished.purpose == "login":
-            if login not in await console.run(self.members.persons):
+            served = [e for e in console.services.runtime.config.environments if provider.serves(e)]
+            if not any([await console.run(self.members.may_use, login, e) for e in served]):
                 raise NotegateError(
-                    f"'{login}' is neither the owner nor a member of any environment", rule="person-unknown"
+                    f"'{login}' is neither the owner nor a member of any environment this provider serves",
+                    rule="person-unknown",
                 )
             proven = self.step_up(finished, now).allowed
             response = RedirectResponse(parse_next(finished.next) or "/", status_code=303)
