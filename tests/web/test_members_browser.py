@@ -154,9 +154,11 @@ def test_a_member_joins_with_a_passkey_through_the_invitation(console, devices) 
     assert carol.page.locator("#who").inner_text() == "carol"
     assert _audit(console, "web:member-join")[0].startswith("ok:passkey:pk_")
     assert console.runtime.members.may_use("carol", "personal")
+    carol.page.goto(f"{console.url}/members")  # a member is no owner: the page is not theirs
+    assert carol.page.locator("#refusal").get_attribute("data-rule") == "console-not-owner"
 
 
-def test_a_stale_session_cannot_invite_and_a_member_cannot_see_members(console, devices) -> None:
+def test_a_stale_session_cannot_invite(console, devices) -> None:
     owner = enrolled(console, devices())
     console.clock.advance(3600)  # the owner's passkey check is now an hour old
     owner.page.goto(f"{console.url}/members")
