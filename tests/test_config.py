@@ -198,3 +198,36 @@ def test_the_file_notegate_init_writes_loads(vault: Path) -> None:
     assert config.default_environment == "personal"
     assert config.environment(None).owner == "owner"
     assert config.environment(None).origin_url == str((vault.parent / "origin.git").resolve())
+
+
+def test_docs_members_documents_every_oidc_setting_with_its_default() -> None:
+    """docs/how-to/members.md is the reference of [oidc.NAME]: every key, and its default as the row has it."""
+    from notegate.oidcconfig import OIDC_SETTINGS
+
+    page = (Path(__file__).parents[1] / "docs" / "members.md").read_text()
+    for setting in OIDC_SETTINGS:
+        if setting.name in ("issuer", "client_id"):
+            assert f"- `{setting.name}` (required)" in page, setting.name
+        else:
+            assert f"- `{setting.name}` (default `{json.dumps(setting.default)}`)" in page, setting.name
+
+
+def test_an_oidc_table_is_checked_key_by_key(vault: Path) -> None:
+    base = vault.read_text()
+    for table, needle in (
+        ('[oidc.a]\nissuer = "http://id.example.org"\nclient_id = "c"\n', "issuer"),
+        ('[oidc.a]\nissuer = "https://id.example.org"\n', "client_id"),
+        ('[oidc.a]\nissuer = "https://id.example.org"\nclient_id = "c"\nalgorithms = ["HS256"]\n', "algorithms"),
+        (
+            '[oidc.a]\nissuer = "https://id.example.org"\nclient_id = "c"\nsecond_factor_arm = ["mfa"]\n',
+            "second_factor_arm",
+        ),
+        ('[oidc.a]\nissuer = "https://id.example.org"\nclient_id = "c"\nenvironments = ["nope"]\n', "nope"),
+    ):
+        vault.write_text(base + "\n" + table)
+        with pytest.raises(ConfigError) as refused:
+            load_config(vault)
+        assert needle in str(refused.value), (table, str(refused.value))
+    vault.write_text(base + '\n[oidc.a]\nissuer = "https://id.example.org"\nclient_id = "c"\n')
+    provider = load_config(vault).oidc["a"]
+    assert provider.second_factor_amr == ("mfa",) and provider.serves("personal") and "secret" not in repr(provider)

@@ -37,6 +37,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.livesync": "pure",  # the LiveSync gate: routes, bodies, device tokens
     "notegate.policy.tools": "pure",  # the tools gateway: pins, mount fields, which mounted tools a caller sees
     "notegate.tools.settings": "config",  # the [tools] rows and their resolved values
+    "notegate.policy.members": "pure",  # membership: seed and rows, invite, removal, a caller's person
+    "notegate.policy.oidc": "pure",  # the ID token's azp, the step-up through the provider
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -74,6 +76,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.durable": "storage",  # what a write flushes before it is acknowledged (fsync, libgit2 option)
     "notegate.config": "config",
     "notegate.models.config": "config",
+    "notegate.oidcconfig": "config",  # the [oidc.NAME] tables
     "notegate.models": "models",
     "notegate.auth": "auth",
     "notegate.services": "services",

@@ -20,6 +20,7 @@ from typing import Any
 from notegate.errors import ConfigError
 from notegate.livesync.settings import LiveSyncConfig, livesync_from_table
 from notegate.models.config import ModelsConfig, models_from_table
+from notegate.oidcconfig import OidcProvider, oidc_from_table
 from notegate.policy import Policy, policy_from_table
 from notegate.settings import Setting, check_table
 from notegate.tools.settings import TOOLS_SETTINGS, ToolsConfig
@@ -299,9 +300,12 @@ class Config:
     livesync: LiveSyncConfig | None = None  # the [livesync] table (notegate.livesync.settings); None: no gate
     base_rows: int = server_default("base_rows")
     tools: ToolsConfig = field(default_factory=ToolsConfig)  # [tools]: rows in notegate.tools.settings
+    #: OpenID Connect providers people may log in with ([oidc.NAME]; notegate.oidcconfig)
+    oidc: Mapping[str, OidcProvider] = field(default_factory=lambda: MappingProxyType({}), repr=False)
 
     def may_use(self, login: str, name: str) -> bool:
-        """Is ``login`` the owner or a member of environment ``name``?"""
+        """Is ``login`` the owner or a member of environment ``name`` *in this file*? The file only seeds
+        membership: the state database decides (notegate.auth.members.Membership.may_use), so doors ask that."""
         env = self.environment(name)
         return login == env.owner or login in env.members
 
@@ -330,11 +334,11 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"the config file is not valid TOML: {exc}") from exc
     for key in raw:
-        if key not in ("server", "environments", "policy", "models", "devices", "state", "livesync", "tools"):
+        if key not in ("server", "environments", "policy", "models", "devices", "state", "livesync", "tools", "oidc"):
             raise ConfigError(
                 f"unknown section or key '{key}' at the top level",
-                remedy="The file has eight parts: [server], [state], [environments.NAME], [policy], [models],"
-                " [devices.NAME], [livesync] and [tools].",
+                remedy="The file has nine parts: [server], [state], [environments.NAME], [policy], [models],"
+                " [devices.NAME], [livesync], [tools] and [oidc.NAME].",
             )
     server = check_table("server", raw.get("server", {}), SERVER_SETTINGS)
     state = check_table("state", raw.get("state", {}), STATE_SETTINGS)
@@ -400,6 +404,7 @@ def load_config(path: str | Path) -> Config:
         livesync=livesync_from_table(raw["livesync"]) if "livesync" in raw else None,
         base_rows=server["base_rows"],
         tools=ToolsConfig.from_table(check_table("tools", raw.get("tools", {}), TOOLS_SETTINGS), base),
+        oidc=oidc_from_table(raw.get("oidc", {}), base, environments),
     )
 
 

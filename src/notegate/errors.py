@@ -155,6 +155,37 @@ RULES: dict[str, str] = {
     "origin-mismatch": "Use the console at its own address; forms from other sites are refused.",
     "web-host-refused": "Open the console at http://localhost:PORT or at the configured public_url.",
     "web-bad-request": "Reload the page and try again.",
+    # -- members and invitations (docs/how-to/members.md)
+    "member-login-invalid": "Use a lowercase login: letters, digits, '.', '_' or '-' (at most 63).",
+    "member-exists": "They are already a member: nothing to invite. Send them the console's address instead.",
+    "member-is-owner": "The owner is named in notegate.toml ([environments.NAME] owner); change it there.",
+    "member-unknown": "Pick a member listed on the members page of that environment.",
+    "member-removed": "Ask the environment's owner to invite you again (console: Members, Invite).",
+    "invite-unknown": "Ask the owner for a new invitation (console: Members, Invite).",
+    "invite-used": "Each invitation works once; ask the owner for a new one, or sign in at /login.",
+    "invite-expired": "Invitations are short-lived; ask the owner for a new one.",
+    # -- logging in with an OpenID Connect provider (docs/how-to/members.md)
+    "oidc-provider-unknown": "Use a provider listed on the login page ([oidc.NAME] in notegate.toml).",
+    "oidc-provider-unavailable": "Check the provider's issuer URL and that it answers (notegate doctor checks its "
+    "discovery and keys), then try again.",
+    "oidc-busy": "Too many logins are under way at once; try again in a minute.",
+    "oidc-state-unknown": "Start the login again from the login page (a login link works once, for a few minutes).",
+    "oidc-provider-error": "The provider refused the login; try again, or ask its administrator.",
+    "oidc-token-invalid": "Start the login again; if it persists, check the provider's signing keys (notegate doctor).",
+    "oidc-algorithm": "Let the provider sign ID tokens with an algorithm notegate accepts (RS256, ES256, EdDSA), "
+    "or set [oidc.NAME] algorithms.",
+    "oidc-key-unknown": "Start the login again; if it persists, check the provider's jwks_uri (notegate doctor).",
+    "oidc-issuer": "Set [oidc.NAME] issuer to exactly the provider's issuer (its discovery document's 'issuer').",
+    "oidc-audience": "Set [oidc.NAME] client_id to the client the provider issues tokens for.",
+    "oidc-expired": "Start the login again (and check that this server's clock is right).",
+    "oidc-issued-in-future": "Check this server's clock and the provider's, then start the login again.",
+    "oidc-nonce": "Start the login again from the login page, in the same browser.",
+    "oidc-replayed": "Start the login again: each ID token is used once.",
+    "oidc-subject-unknown": "Ask the environment's owner for an invitation, and open it to link this account.",
+    "oidc-identity-taken": "This provider account is already linked to another person; ask the owner.",
+    "step-up-login-stale": "Log in again with the provider now (the page's button), or confirm with your passkey.",
+    "step-up-second-factor-unproven": "Confirm with your passkey instead, or let the provider send amr/acr "
+    "proving a second factor and list it in [oidc.NAME] second_factor_amr or second_factor_acr.",
     # -- start-up and set-up
     "port-in-use": "Stop what holds it (ss -ltnp shows who), or choose another: notegate serve --port N, or "
     "make run PORT=N.",

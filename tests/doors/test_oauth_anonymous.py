@@ -227,3 +227,19 @@ async def test_the_other_anonymous_endpoints_share_one_bucket_per_source(vault: 
     assert all(r.status_code != 429 for r in spent)
     assert refused.status_code == 429 and refused.json()["error_description"].startswith("Refused [rate-limited]")
     assert health.status_code == 200
+
+
+async def test_provider_logins_and_joins_share_the_anonymous_bucket(vault: Path) -> None:
+    """Starting a provider login keeps a row and the callback may fetch from the provider: a stranger's flood of
+    them, or of an invitation's ceremony, is counted per source like the OAuth endpoints (issue 35)."""
+    set_server(vault, anonymous_requests_per_minute=3)
+    with running(vault) as server:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            spent = [
+                await http.post(f"{server.url}/oidc/nothing/start", data={"csrf": "x"}),
+                await http.get(f"{server.url}/oidc/callback?state=nothing&code=x"),
+                await http.post(f"{server.url}/join/ngi_nothing/options", json={}),
+            ]
+            refused = await http.post(f"{server.url}/oidc/other/start", data={"csrf": "x"})
+    assert all(r.status_code != 429 for r in spent), [r.status_code for r in spent]
+    assert refused.status_code == 429 and refused.json()["error_description"].startswith("Refused [rate-limited]")

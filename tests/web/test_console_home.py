@@ -240,6 +240,9 @@ GET_PAGES = {
     "/history/{path:notepath}": "/history/notes/nothing.md",
     "/edit/{path:notepath}": "/edit/notes/nothing.md",
     "/static/web/{name}": "/static/web/console.css",
+    "/members": "/members",
+    "/join/{token}": "/join/ngi_notarealtoken",
+    "/oidc/callback": "/oidc/callback?state=nothing&code=x",
 }
 #: Every POST route; each answers a signed-in browser that sends no CSRF token with this rule.
 POSTS = {
@@ -267,6 +270,11 @@ POSTS = {
     "/connections/oauth/{family_id}/revoke": "/connections/oauth/f1/revoke",
     "/restore/{path:notepath}": "/restore/notes/nothing.md",
     "/edit/{path:notepath}": "/edit/notes/nothing.md",
+    "/members/invite": "/members/invite",
+    "/members/{login}/remove": "/members/bob/remove",
+    "/join/{token}/options": "/join/ngi_notarealtoken/options",
+    "/join/{token}/verify": "/join/ngi_notarealtoken/verify",
+    "/oidc/{provider}/start": "/oidc/none/start",
 }
 
 

@@ -36,6 +36,10 @@ SAMPLE = {
     "/elevations/{link_id}/options": "/elevations/nothing/options",
     "/elevations/{link_id}/verify": "/elevations/nothing/verify",
     "/connections/tokens/{token_id}/revoke": "/connections/tokens/t1/revoke",
+    "/members/{login}/remove": "/members/bob/remove",
+    "/join/{token}/options": "/join/ngi_notarealtoken/options",
+    "/join/{token}/verify": "/join/ngi_notarealtoken/verify",
+    "/oidc/{provider}/start": "/oidc/none/start",
     "/connections/oauth/{family_id}/revoke": "/connections/oauth/f1/revoke",
     "/restore/{path:notepath}": "/restore/rules/digest.md",
     "/edit/{path:notepath}": "/edit/rules/digest.md",
@@ -90,6 +94,8 @@ def test_every_post_route_of_the_console_names_a_classified_action(console: Cons
         "/inbox/{action}",
         "/restore/{path:notepath}",
         "/edit/{path:notepath}",
+        "/members/invite",  # issue 35: changing members needs a fresh step-up
+        "/members/{login}/remove",
     }
 
 
@@ -115,6 +121,8 @@ def test_every_step_up_route_refuses_a_stale_session_by_its_rule_and_no_other_do
                 _stale(console, owner)
     audit = console.runtime.state.query("SELECT tool, outcome FROM audit WHERE outcome = 'refused:step-up-required'")
     assert {r["tool"] for r in audit} == {
+        "web:member-invite",
+        "web:member-remove",
         "web:passkey-add",
         "web:token-create",
         "web:inbox-promote",

@@ -20,6 +20,7 @@ TABLES = (
     ("notegate.models.config", "MODEL_SETTINGS"),
     ("notegate.livesync.settings", "LIVESYNC_SETTINGS"),
     ("notegate.tools.settings", "TOOLS_SETTINGS"),
+    ("notegate.oidcconfig", "OIDC_SETTINGS"),
 )
 
 #: What each TOML table is for: one line of prose per section (the rows say the rest).
@@ -36,6 +37,8 @@ SECTIONS = {
     "livesync": "The LiveSync gate (Obsidian on every device): where CouchDB is, which database holds the "
     "notes, and what one device's request may cost.",
     "tools": "The tools gateway: where the tools process listens and what one upstream call may cost.",
+    "oidc.NAME": "One table per OpenID Connect provider people may log in with instead of a passkey: who "
+    "it is, which environments it serves, and which amr/acr values prove a second factor for a step-up.",
     "models": "The model providers the scheduled jobs ask (review, reflect, the hooks' write-back). API keys "
     "come from the environment only, never from this file.",
 }
@@ -57,7 +60,7 @@ def sections() -> list[Section]:
             name = {"SERVER": "server", "STATE": "state", "ENVIRONMENT": "environments.NAME"}.get(
                 attribute.removesuffix("_SETTINGS"), attribute.removesuffix("_SETTINGS").lower()
             )
-            name = {"device": "devices.NAME"}.get(name, name)
+            name = {"device": "devices.NAME", "oidc": "oidc.NAME"}.get(name, name)
             found.append(Section(name, tuple(table)))
     return found
 

@@ -71,7 +71,12 @@ ENDPOINTS: Mapping[tuple[str, str], str] = {
     ("POST", "/token"): "oauth",
     ("POST", "/revoke"): "oauth",
     ("POST", "/oauth/consent"): "oauth",
+    # logging in through an OpenID Connect provider, and an invitation's join (docs/how-to/members.md)
+    ("GET", "/oidc/callback"): "oauth",
 }
+#: (method, path prefix) of anonymous endpoints with a path parameter → their table: starting a provider login
+#: keeps a pending row (bounded overall by auth/oidc.MAX_PENDING, per source here), joining spends a ceremony.
+ENDPOINT_PREFIXES: tuple[tuple[str, str, str], ...] = (("POST", "/oidc/", "oauth"), ("POST", "/join/", "oauth"))
 NO_STORE = ((b"cache-control", b"no-store"), (b"pragma", b"no-cache"))
 
 
@@ -211,7 +216,11 @@ class AnonymousLimits:
             )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        table = self.tables.get(ENDPOINTS.get((scope.get("method", ""), scope.get("path", ""))) or "")
+        method, path = scope.get("method", ""), scope.get("path", "")
+        name = ENDPOINTS.get((method, path)) or next(
+            (t for m, prefix, t in ENDPOINT_PREFIXES if m == method and path.startswith(prefix)), ""
+        )
+        table = self.tables.get(name)
         if scope["type"] != "http" or table is None:
             await self.app(scope, receive, send)
             return

@@ -35,6 +35,7 @@ from mcp.server.auth.provider import construct_redirect_uri
 
 from notegate.auth.anonymous import field_refusal
 from notegate.auth.consent import PendingConsent
+from notegate.auth.members import Membership
 from notegate.config import Config
 from notegate.errors import NotegateError
 from notegate.policy import decide_redirect_uri
@@ -190,10 +191,12 @@ class OAuthCore:
     def environment_for(self, person: str) -> str | None:
         """The environment a new grant of ``person`` is bound to: the default if they may use it, else the
         first configured one they may, else None."""
+        # membership lives in the state database (the config file seeds it)
+        members = Membership(self.state, lambda: self.config)
         default = self.config.default_environment
-        if default in self.config.environments and self.config.may_use(person, default):
+        if default in self.config.environments and members.may_use(person, default):
             return default
-        return next((name for name in self.config.environments if self.config.may_use(person, name)), None)
+        return next((name for name in self.config.environments if members.may_use(person, name)), None)
 
     def _answer(self, request_id: str, now: float):
         row = self._live(request_id, now)

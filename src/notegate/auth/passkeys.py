@@ -246,6 +246,21 @@ class Passkeys:
         _use_enrol_link(self.state, enrol_token, now=now)  # atomic: of two tabs, one wins
         return self._keep(login, verified, handle, name, now)
 
+    # -- an invited person's first passkey (auth/members.py): not a member until the invitation is spent
+    def invited_options(self, *, login: str, binding: str, now: float) -> dict[str, Any]:
+        invited = Passkeys(self.state, self.rp, lambda: self.known() | {login})
+        return invited.registration_options(login=login, binding=binding, now=now)
+
+    def enrol_invited(
+        self, *, login: str, binding: str, credential: object, name: object, now: float, spend: Callable[[], None]
+    ) -> PasskeyRecord:
+        """Verify the new passkey, then ``spend`` the invitation (which makes the person a member), then keep it:
+        an invitation is spent only by a passkey that verified, and of two tabs only one spends it."""
+        invited = Passkeys(self.state, self.rp, lambda: self.known() | {login})
+        verified, handle = invited._verify_new(login=login, binding=binding, credential=credential, now=now)
+        spend()
+        return invited._keep(login, verified, handle, name, now)
+
     # -- authentication
     def authentication_options(self, *, binding: str, now: float) -> dict[str, Any]:
         options = generate_authentication_options(

@@ -46,6 +46,10 @@ _SECRET_BODY = re.compile(r"[A-Za-z0-9_-]{43}")  # 32 bytes, base64url without p
 _CSRF_RE = re.compile(r"[A-Za-z0-9_-]{43}")
 CSRF_CONTEXT = b"notegate-csrf-v1"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: What a session opened by an OpenID Connect login records instead of a passkey id: ``oidc:`` + the identity's id
+#: when the provider did not prove a second factor, ``oidc2:`` + it when it did (auth/oidc.py, policy/oidc.py).
+OIDC_UNPROVEN = "oidc:"
+OIDC_PROVEN = "oidc2:"
 
 
 def mint_secret(prefix: str) -> str:
@@ -163,12 +167,15 @@ class WebSessions:
         row = self.state.web_session(hash_secret(secret), now=now)
         if row is None:
             return None
+        # A session a provider login opened without proving a second factor (``oidc:``) never counts as a
+        # step-up; one opened by a passkey or a provider login that proved it (``oidc2:``) does, from its start.
+        proven = not str(row["passkey_id"]).startswith(OIDC_UNPROVEN)
         return WebSession(
             login=row["login"],
             passkey_id=row["passkey_id"],
             expires_at=row["expires_at"],
             secret=secret,
-            created_at=row["created_at"],
+            created_at=row["created_at"] if proven else float("-inf"),
         )
 
     def close(self, raw_cookie: str | None) -> None:

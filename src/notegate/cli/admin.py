@@ -29,14 +29,16 @@ def add_owner(subs) -> None:
 
 
 def cmd_owner(args: argparse.Namespace) -> int:
-    from notegate.auth.passkeys import create_enrol_link, list_passkeys, persons, revoke_passkey
+    from notegate.auth.members import Membership
+    from notegate.auth.passkeys import create_enrol_link, list_passkeys, revoke_passkey
     from notegate.state import StateDB
 
     config = _load(args)
     db = StateDB.for_config(config)
     if args.owner_command == "enroll":
         login = args.login or config.environment(None).owner
-        token = create_enrol_link(db, login=login, known=persons(config), now=time.time())
+        known = Membership(db, lambda: config).persons()  # members live in the state database (the file seeds it)
+        token = create_enrol_link(db, login=login, known=known, now=time.time())
         print(f"{console_url(config, args.port)}/enroll/{token}")
         print(f"one-time link for {login}: open it within 15 minutes; it works once", file=sys.stderr)
         return 0

@@ -63,7 +63,9 @@ def cmd_token(args: argparse.Namespace) -> int:
         unknown = [c for c in args.contracts if c not in BUILTIN_MODULES]
         if unknown:
             return _fail(f"notegate token: no such contract {unknown[0]!r}; contracts: {', '.join(BUILTIN_MODULES)}", 2)
-        if args.client_class != "machine" and not config.may_use(login, env.name):
+        from notegate.auth.members import Membership  # members live in the state database (the file seeds it)
+
+        if args.client_class != "machine" and not Membership(db, lambda: config).may_use(login, env.name):
             return _fail(
                 f"notegate token: '{login}' is neither the owner nor a member of environment '{env.name}'. "
                 f"Add it to members in [environments.{env.name}] first.",

@@ -21,6 +21,8 @@ from notegate.doctor import (
     tools,
     workstation,
 )
+from notegate.doctor.members import check_members
+from notegate.doctor.oidc import check_providers
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
 from notegate.services.runtime import CLONE_NAME, env_dir
@@ -33,6 +35,7 @@ CONFIG_CHECKS = (
     "origin.hook",
     "syncer.scope",
     "state.integrity",
+    "members.config",
     "git.fsck",
     "disk.free",
 )
@@ -88,6 +91,8 @@ def _server_checks(config_path: Path, rows: Iterable[Setting], origin_timeout: f
         results.append(integrity.check_state_url(config.state_url))
     else:
         results.append(integrity.check_state(config.state_dir / "state.sqlite"))
+    results.append(check_members(config))
+    results += check_providers(config)
     for env in config.environments.values():
         results.append(integrity.check_fsck(f"{env.name} clone", env_dir(config.state_dir, env.name) / CLONE_NAME))
         if env.is_local_origin:

@@ -248,7 +248,9 @@ def create_app(
     grants = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
     mcp = build_mcp(
         services,
-        resolver=CallerResolver(devices=devices, grants=grants, clock=runtime.clock),
+        resolver=CallerResolver(
+            devices=devices, grants=grants, clock=runtime.clock, members=runtime.members.check_caller
+        ),
         elevation_base=url,
         auth_server_provider=provider,
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),

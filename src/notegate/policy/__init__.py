@@ -108,6 +108,12 @@ from notegate.policy.gitdoor import (
     decide_ref_update,
     identify_pusher,
 )
+from notegate.policy.members import (
+    decide_member_caller,
+    decide_member_invite,
+    decide_member_removal,
+    effective_members,
+)
 from notegate.policy.names import HIDDEN_SHORT_NAMES, decide_name, instruction_file_named, is_hidden_segment
 from notegate.policy.notes import (
     CAPTURE_NUMBERED,
@@ -144,6 +150,7 @@ from notegate.policy.oauth import (
     decide_registration,
     decide_registration_redirects,
 )
+from notegate.policy.oidc import decide_authorized_party, decide_provider_step_up
 from notegate.policy.settings import (
     SESSION_START_NOTES,
     InboxItemRef,
@@ -208,6 +215,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_attachment_read",
     "decide_attachment_write",
     "decide_author",
+    "decide_authorized_party",
     "decide_backup_file",
     "decide_backup_manifest",
     "decide_canvas",
@@ -243,6 +251,9 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_incoming_path",
     "decide_incoming_size",
     "decide_inspection_time",
+    "decide_member_caller",
+    "decide_member_invite",
+    "decide_member_removal",
     "decide_metrics_reader",
     "decide_mount",
     "decide_mount_tool",
@@ -250,6 +261,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_new_state_database",
     "decide_person",
     "decide_pin",
+    "decide_provider_step_up",
     "decide_push",
     "decide_pushed_objects",
     "decide_quota",
@@ -268,6 +280,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_token_name",
     "default_tier",
     "deny",
+    "effective_members",
     "fixed_caller",
     "fixed_client",
     "folder_could_hold",

@@ -56,6 +56,12 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "inbox-promote": StepUp.ALWAYS,
     "inbox-hold": StepUp.NONE,
     "inbox-delete": StepUp.NONE,
+    # members: an invitation lets a new person in, a removal ends a person's every credential (docs/how-to/members.md)
+    "member-invite": StepUp.ALWAYS,
+    "member-remove": StepUp.ALWAYS,
+    "join": StepUp.CEREMONY,  # an invited person's first passkey: the invitation is the authority
+    "oidc-start": StepUp.CEREMONY,  # sends the browser to the provider; what comes back is checked there
+    "oidc-link": StepUp.ALWAYS,  # linking one's own provider account is a new way in (asked by oidc-start)
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

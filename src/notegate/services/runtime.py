@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from notegate.auth.members import Membership, seed_members
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
@@ -92,6 +93,9 @@ class Runtime:
         self.policy = config.policy
         self.clock = clock
         self.state = StateDB.for_config(config)
+        # Membership lives in the state database, the config file its seed (auth/members.py).
+        self.members = Membership(self.state, lambda: self.config)
+        seed_members(self.state, config, now=clock())
         self._envs: dict[str, Environment] = {}
         self._lock = threading.Lock()
         self._open_locks: dict[str, threading.Lock] = {}  # one per environment: a slow origin opens alone

@@ -26,11 +26,13 @@ from notegate.state.elevation import ElevationTables
 from notegate.state.inbox import InboxTables
 from notegate.state.jobs import JobTables
 from notegate.state.livesync import LiveSyncDevice, LiveSyncTables
+from notegate.state.members import MemberTables
 from notegate.state.oauth import OAuthTables
 from notegate.state.persons import PersonTables
 from notegate.state.provenance import ProvenanceTables, recorded_commits
 from notegate.state.schema import (
     LIVESYNC_SCHEMA,
+    MEMBERS_SCHEMA,
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
     PERSONS_SCHEMA,
@@ -51,6 +53,7 @@ from notegate.state.tools import ToolsTables
 __all__ = [
     "AUDIT_HIDDEN_TOOLS",
     "LIVESYNC_SCHEMA",
+    "MEMBERS_SCHEMA",
     "MIGRATIONS",
     "MIGRATIONS_SCHEMA",
     "PERSONS_SCHEMA",
@@ -88,6 +91,7 @@ class StateDB(
     PersonTables,
     LiveSyncTables,
     ToolsTables,
+    MemberTables,
 ):
     """Thin, typed access to the state database: SQLite in ``path`` by default, PostgreSQL when ``url`` names
     one (``[state] url``: several replicas share it). Every statement of its table families is written once, in

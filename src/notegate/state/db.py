@@ -17,14 +17,11 @@ from typing import Self
 
 from notegate.sqlite import LocalSQLite
 from notegate.state.schema import (
-    LIVESYNC_SCHEMA,
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
-    PERSONS_SCHEMA,
-    PROVENANCE_SCHEMA,
     SCHEMA,
     SCHEMA_VERSION,
-    TOOLS_SCHEMA,
+    SQLITE_SCRIPT,
     postgres_ddl,
     postgres_migrations,
 )
@@ -116,9 +113,7 @@ class StateCore:
             return
         # SQLite: every step is idempotent and cheap, so each open runs them all (a file from before the
         # migration table existed, or one written by an older server, migrates the same way).
-        self._conn().executescript(
-            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
-        )
+        self._conn().executescript(SQLITE_SCRIPT)
         self._sqlite_columns()
         with self.tx() as db:
             for version in MIGRATIONS:
@@ -299,9 +294,7 @@ def expected_columns() -> dict[str, tuple[str, ...]]:
     (both dialects create the same tables and columns)."""
     conn = sqlite3.connect(":memory:")
     try:
-        conn.executescript(
-            MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
-        )  # the columns of every migration
+        conn.executescript(SQLITE_SCRIPT)  # the columns of every migration
         names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         return {n: tuple(r[1] for r in conn.execute(f'PRAGMA table_info("{n}")')) for n in names}
     finally:

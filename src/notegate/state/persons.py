@@ -83,10 +83,13 @@ class PersonTables(StateCore):
             )
 
     def web_session(self, token_hash: str, *, now: float) -> sqlite3.Row | None:
-        """A live session whose passkey is still live, else None."""
+        """A live session whose passkey (or OpenID Connect identity: ``oidc:``/``oidc2:`` + its id, see
+        auth/oidc.py) is still live, else None."""
         rows = self.query(
-            "SELECT s.* FROM web_sessions s JOIN passkeys p ON p.id = s.passkey_id"
-            " WHERE s.token_hash = ? AND s.expires_at > ? AND p.revoked_at IS NULL",
+            "SELECT s.* FROM web_sessions s LEFT JOIN passkeys p ON p.id = s.passkey_id"
+            " LEFT JOIN oidc_identities o ON s.passkey_id IN ('oidc:' || o.id, 'oidc2:' || o.id)"
+            " WHERE s.token_hash = ? AND s.expires_at > ?"
+            " AND ((p.id IS NOT NULL AND p.revoked_at IS NULL) OR (o.id IS NOT NULL AND o.revoked_at IS NULL))",
             (token_hash, now),
         )
         return rows[0] if rows else None

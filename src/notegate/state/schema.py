@@ -14,7 +14,7 @@ import re
 #: from a newer generation (policy.decide_backup_manifest). It is the newest migration (MIGRATIONS below):
 #: a table or column added is a new migration and a new version, and tests/test_state_schema.py holds the
 #: digest of each version's schema (:func:`schema_digest`), so a schema changed without it fails there.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tokens (
@@ -395,9 +395,74 @@ CREATE TABLE IF NOT EXISTS tools_calls (
 CREATE INDEX IF NOT EXISTS tools_calls_mount ON tools_calls(mount, at);
 """
 
+# -- members, invitations and OpenID Connect identities (migration 7) ---------------------------------------
+#: Membership lives here, the config file's ``members`` only its seed (auth/members.py): a row per person who
+#: was ever a member of an environment; ``removed_at`` set when the owner removed them (a removed member is not
+#: re-seeded from the file: the doctor reports the disagreement instead). Invitation links and OIDC login
+#: states are kept only as the SHA-256 of their secret. An OIDC identity is (issuer, subject), never an e-mail.
+#: oidc_seen remembers the ID tokens already used (their hash) until they expire: a replay is refused.
+MEMBERS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS members (
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    source TEXT NOT NULL,
+    added_by TEXT NOT NULL,
+    added_at REAL NOT NULL,
+    removed_by TEXT,
+    removed_at REAL,
+    PRIMARY KEY (environment, login)
+);
+CREATE TABLE IF NOT EXISTS member_invites (
+    token_hash TEXT PRIMARY KEY,
+    invite_id TEXT NOT NULL UNIQUE,
+    environment TEXT NOT NULL,
+    login TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    used_at REAL,
+    used_how TEXT
+);
+CREATE TABLE IF NOT EXISTS oidc_identities (
+    id TEXT NOT NULL UNIQUE,
+    provider TEXT NOT NULL,
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    login TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    last_used_at REAL,
+    revoked_at REAL,
+    PRIMARY KEY (issuer, subject)
+);
+CREATE INDEX IF NOT EXISTS oidc_identities_login ON oidc_identities(login);
+CREATE TABLE IF NOT EXISTS oidc_pending (
+    state_hash TEXT PRIMARY KEY,
+    binding_hash TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    purpose TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    verifier TEXT NOT NULL,
+    login TEXT,
+    invite_hash TEXT,
+    next TEXT,
+    created_at REAL NOT NULL,
+    expires_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS oidc_seen (
+    token_hash TEXT PRIMARY KEY,
+    expires_at REAL NOT NULL
+);
+"""
+
 MIGRATIONS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL);
 """
+
+#: Every table of every migration, in migration order: what a SQLite file runs at each open (each statement is
+#: idempotent) and what the digest and the expected columns are read from. A new migration's DDL joins it here.
+SQLITE_SCRIPT = (
+    MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA + MEMBERS_SCHEMA
+)
 
 #: Every migration, by version: what it brings. Each is idempotent and both dialects run it at open.
 MIGRATIONS: dict[int, str] = {
@@ -410,6 +475,7 @@ MIGRATIONS: dict[int, str] = {
     "device wrote which note revision (LIVESYNC_SCHEMA)",
     6: "the tools gateway: keys (public halves), catalog pins, mounts, sealed credentials, tool-list approvals, "
     "the per-call audit (TOOLS_SCHEMA)",
+    7: "members, member_invites, oidc_identities, oidc_pending, oidc_seen (MEMBERS_SCHEMA)",
 }
 
 #: Migration 2 on PostgreSQL (SQLite has no ADD COLUMN IF NOT EXISTS: _sqlite_columns reads PRAGMA instead).
@@ -445,6 +511,7 @@ def postgres_migrations() -> dict[int, list[str]]:
         4: postgres_ddl(PROVENANCE_SCHEMA),
         5: postgres_ddl(LIVESYNC_SCHEMA),
         6: postgres_ddl(TOOLS_SCHEMA),
+        7: postgres_ddl(MEMBERS_SCHEMA),
     }
 
 
@@ -456,7 +523,7 @@ def schema_digest() -> str:
     def canonical(statement: str) -> str:
         return " ".join(re.sub(r"--[^\n]*", "", statement).split())
 
-    sqlite_script = MIGRATIONS_SCHEMA + SCHEMA + PERSONS_SCHEMA + PROVENANCE_SCHEMA + LIVESYNC_SCHEMA + TOOLS_SCHEMA
+    sqlite_script = SQLITE_SCRIPT
     sqlite_ddl = [canonical(s) for s in sqlite_script.split(";") if canonical(s)]
     postgres = [canonical(s) for _v, statements in sorted(postgres_migrations().items()) for s in statements]
     lines = ["sqlite", *sqlite_ddl, "postgres", *(canonical(s) for s in postgres_ddl(MIGRATIONS_SCHEMA)), *postgres]

@@ -20,7 +20,7 @@ from mcp.server.mcpserver import Context
 from notegate.auth.devices import DeviceVerifier
 from notegate.auth.grants import Grants, conversation_key
 from notegate.errors import AuthError, NotegateError
-from notegate.policy import Caller
+from notegate.policy import Caller, Decision
 from notegate.safety.secrets import scan_credentials
 
 SESSION_HEADER = "x-notegate-session"
@@ -72,8 +72,12 @@ class CallerResolver:
         devices: DeviceVerifier | None = None,
         grants: Grants | None = None,
         clock: Callable[[], float] | None = None,
+        members: Callable[[str, str | None, str], Decision] | None = None,
     ) -> None:
         self.fixed = fixed
+        #: (login, environment, client class) -> may that person still act there (auth/members.py): removing
+        #: a member refuses their running sessions at their next call, whatever credential they hold.
+        self.members = members
         self.still_valid = still_valid
         self.devices = devices
         self.grants = grants
@@ -88,6 +92,10 @@ class CallerResolver:
             if token is None or not token.claims:
                 raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
             caller = self.caller_from_token(token, headers)
+        if self.members is not None:
+            decision = self.members(caller.login, caller.environment, caller.client_class)
+            if not decision.allowed:
+                raise AuthError(decision.reason, rule=decision.rule)
         return self.with_grant(caller, grant, conversation_of(ctx))
 
     def with_grant(self, caller: Caller, grant: str | None, conversation: str | None) -> Caller:

@@ -17,14 +17,17 @@ from starlette.routing import Route, request_response
 
 from notegate.auth.consent import ConsentBackend
 from notegate.auth.grants import ElevationBackend, Grants, owners_in
-from notegate.auth.passkeys import Passkeys, persons, relying_party
+from notegate.auth.oidc import RelyingParty
+from notegate.auth.passkeys import Passkeys, relying_party
 from notegate.auth.websession import CookiePolicy, is_loopback
 from notegate.doors.web.admin_pages import AdminPages
 from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.doors.web.members_page import MembersPage
 from notegate.doors.web.notes_pages import NotesPages
+from notegate.doors.web.oidc_pages import OidcPages
 from notegate.doors.web.review_page import OwnerPages
 from notegate.doors.web.stepup import StepUpGate
 from notegate.services.admin import AdminService
@@ -82,7 +85,7 @@ def web_routes(
     console = Console(
         state=runtime.state,
         clock=runtime.clock,
-        passkeys=Passkeys(runtime.state, rp, lambda: persons(runtime.config)),
+        passkeys=Passkeys(runtime.state, rp, runtime.members.persons),
         cookies=CookiePolicy(secure=not is_loopback(runtime.config.public_url)),
         origin=rp.origin,
         services=services,
@@ -96,6 +99,9 @@ def web_routes(
     owner = OwnerPages(console, grants)
     admin = AdminPages(console, AdminService(runtime, version=_version))
     notes = NotesPages(console)
+    members = MembersPage(console, runtime.members)
+    rp_oidc = RelyingParty(runtime.state, lambda: runtime.config.oidc, redirect_uri=f"{rp.origin}/oidc/callback")
+    oidc = OidcPages(console, rp_oidc, runtime.members, grants)
     hosts = console_hosts(runtime, port)
     step_up = StepUpGate(console)
 
@@ -149,6 +155,14 @@ def web_routes(
         ("/restore/{path:notepath}", notes.restore, ["POST"]),
         ("/edit/{path:notepath}", notes.edit_page, ["GET"]),
         ("/edit/{path:notepath}", notes.edit, ["POST"]),
+        ("/members", members.show, ["GET"]),
+        ("/members/invite", members.invite, ["POST"]),
+        ("/members/{login}/remove", members.remove, ["POST"]),
+        ("/join/{token}", members.join_page, ["GET"]),
+        ("/join/{token}/options", members.join_options, ["POST"]),
+        ("/join/{token}/verify", members.join_verify, ["POST"]),
+        ("/oidc/{provider}/start", oidc.start, ["POST"]),
+        ("/oidc/callback", oidc.callback, ["GET"]),
         ("/static/web/{name}", static, ["GET"]),
     ]
     # Every POST passes the step-up gate (notegate.policy.console): a route missing from POST_ACTIONS fails here.

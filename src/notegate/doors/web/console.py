@@ -35,6 +35,7 @@ from notegate.auth.websession import (
     parse_secret,
 )
 from notegate.doors.web.environments import Environments
+from notegate.doors.web.headers import provider_csp
 from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError
 from notegate.policy import decide_console_action
@@ -78,6 +79,8 @@ NAV_OF = {
     "admin_connections.html": "connections",
     "admin_token_created.html": "connections",
     "admin_status.html": "status",
+    "members.html": "members",
+    "member_invited.html": "members",
     **dict.fromkeys(
         ("notes.html", "note.html", "history.html", "search.html", "deleted.html", "edit.html", "preview.html"),
         "notes",
@@ -259,7 +262,15 @@ class Console:
         # A login lands on what is waiting (the home page's counts), unless it was on its way somewhere.
         after = parse_next(request.query_params.get("next")) or "/"
         return self.with_pre_cookie(
-            request, lambda secret: self.page("login.html", csrf=csrf_token(secret), next=after, session=None)
+            request,
+            lambda secret: self.page(
+                "login.html",
+                csp=provider_csp(self.services.runtime.config.oidc.values()),
+                csrf=csrf_token(secret),
+                next=after,
+                session=None,
+                providers=list(self.services.runtime.config.oidc.values()),  # [oidc.NAME]: docs/how-to/members.md
+            ),
         )
 
     async def login_options(self, request: Request) -> Response:
@@ -357,8 +368,13 @@ class Console:
         rows = await self.run(list_passkeys, self.state, session.login)
         policy = self.services.runtime.policy
         fresh = decide_console_action(policy, "passkey-add", step_up_age=self.clock() - session.created_at)
+        providers = list(self.services.runtime.config.oidc.values())
+        linked = await self.run(self.state.oidc_identities, session.login)
         return self.page(
             "passkeys.html",
+            csp=provider_csp(providers),
+            providers=providers,
+            identities=[r["provider"] for r in linked if r["revoked_at"] is None],
             session=session,
             csrf=session.csrf,
             passkeys=[r for r in rows if r.revoked_at is None],

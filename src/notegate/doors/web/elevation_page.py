@@ -24,6 +24,7 @@ from starlette.responses import JSONResponse, Response
 from notegate.auth.grants import ElevationBackend, PendingElevation
 from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
+from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
 
 MAX_LINK_ID = 64
@@ -67,17 +68,26 @@ class ElevationPage:
         return await self.console.run(self.backend.pending, link_id, now=self.console.clock())
 
     def _render(self, session: WebSession, pending: PendingElevation, **extra: object) -> Response:
+        providers = self._providers(session)
         return self.console.page(
             "elevate.html",
             extra.pop("status", 200),  # type: ignore[arg-type]
+            csp=provider_csp(providers),
             session=session,
             csrf=session.csrf,
             pending=pending,
             asked=_when(pending.asked_at),
             expires=_when(pending.expires_at),
             base=self.base,
+            providers=providers,
             **extra,
         )
+
+    def _providers(self, session: WebSession) -> list[object]:
+        """Providers this person has an account linked at: a fresh login there may approve too (oidc_pages)."""
+        config = self.console.services.runtime.config
+        linked = {r["provider"] for r in self.console.state.oidc_identities(session.login) if r["revoked_at"] is None}
+        return [p for name, p in config.oidc.items() if name in linked]
 
     async def show(self, request: Request) -> Response:
         console = self.console

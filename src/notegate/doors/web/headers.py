@@ -50,6 +50,13 @@ def csp_source(url: str) -> str | None:
     return f"{scheme}:"
 
 
+def provider_csp(providers: Iterable[Any]) -> str:
+    """The CSP of a page with "sign in with a provider" forms: their POST answers with a redirect to the
+    provider's authorization endpoint, and a browser applies form-action to that redirect too, so each offered
+    provider's issuer origin is allowed (docs/how-to/members.md: the endpoint must be on the issuer's origin)."""
+    return csp([source for p in providers if (source := csp_source(p.issuer))])
+
+
 HOST_REFUSED = NotegateError("this console does not answer to that Host name", rule="web-host-refused")
 
 STATIC_HEADERS: tuple[tuple[bytes, bytes], ...] = (

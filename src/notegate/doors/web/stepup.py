@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from notegate.auth.websession import parse_next
 from notegate.doors.web.console import Console
+from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError, PathRejected
 from notegate.policy import decide_console_action, guarded_note
 from notegate.vault.paths import NotePath
@@ -53,6 +54,11 @@ POST_ACTIONS: dict[str, str] = {
     "/connections/oauth/{family_id}/revoke": "oauth-revoke",
     "/restore/{path:notepath}": "note-restore",
     "/edit/{path:notepath}": "note-edit",
+    "/members/invite": "member-invite",
+    "/members/{login}/remove": "member-remove",
+    "/join/{token}/options": "join",
+    "/join/{token}/verify": "join",
+    "/oidc/{provider}/start": "oidc-start",
 }
 
 #: Where the ceremony sends the browser back to, per action: the page the refused form was on.
@@ -60,6 +66,8 @@ BACK: dict[str, Callable[[Request], str]] = {
     "passkey-add": lambda _r: "/passkeys",
     "token-create": lambda _r: "/connections",
     "inbox-promote": lambda _r: "/inbox",
+    "member-invite": lambda _r: "/members",
+    "member-remove": lambda _r: "/members",
     "note-edit": lambda r: "/edit/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
     "note-restore": lambda r: "/history/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
 }
@@ -117,6 +125,7 @@ class StepUpGate:
             if json:
                 return console.refused_json(exc)
             back = BACK.get(action, lambda _r: "/")(request)
+            providers = await console.run(self.providers_of, session.login)
             return console.page(
                 "refused.html",
                 403 if exc.rule == "step-up-required" else 400,
@@ -125,9 +134,17 @@ class StepUpGate:
                 session=session,
                 csrf=session.csrf,
                 step_up_next=parse_next(back) or "/" if exc.rule == "step-up-required" else None,
+                step_up_providers=providers,
+                csp=provider_csp(providers),
             )
 
         return guarded
+
+    def providers_of(self, login: str) -> list[object]:
+        """The identity providers ``login`` has an account linked at: each may stand in for the passkey."""
+        config = self.console.services.runtime.config
+        linked = {r["provider"] for r in self.console.state.oidc_identities(login) if r["revoked_at"] is None}
+        return [p for name, p in config.oidc.items() if name in linked]
 
     # -- the ceremony: confirm with a passkey, get a fresh session
     async def options(self, request: Request) -> Response:
