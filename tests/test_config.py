@@ -204,7 +204,7 @@ def test_docs_members_documents_every_oidc_setting_with_its_default() -> None:
     """docs/how-to/members.md is the reference of [oidc.NAME]: every key, and its default as the row has it."""
     from notegate.oidcconfig import OIDC_SETTINGS
 
-    page = (Path(__file__).parents[1] / "docs" / "members.md").read_text()
+    page = (Path(__file__).parents[1] / "docs" / "how-to" / "members.md").read_text()
     for setting in OIDC_SETTINGS:
         if setting.name in ("issuer", "client_id"):
             assert f"- `{setting.name}` (required)" in page, setting.name

@@ -25,6 +25,7 @@ EXPECTED_CHECKS = {
     "state.integrity",
     "git.fsck",
     "disk.free",
+    "members.config",
 }
 
 
