@@ -34,6 +34,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.gitdoor": "pure",  # incoming commits, pushes, provenance, the server's fetch
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
+    "notegate.policy.files": "pure",  # one file (mode, path, size, content) and one change's counts, every door
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -235,6 +236,7 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
         "notegate.policy.gitdoor",
         "notegate.policy.contracts",
         "notegate.policy.console",
+        "notegate.policy.files",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",

@@ -158,3 +158,43 @@ def test_whatever_the_recipe_commits_the_validator_accepts(vault: Path, notes: N
     origin = pygit2.Repository(str(vault.parent / "origin.git"))
     inspection = inspect_update(origin, before, origin_main(vault), config.policy)
     assert inspection.ok, [f.line() for f in inspection.findings]
+
+
+def _commit_then(notes: NotesService, env, first: list[Change], then: list[Change]) -> NotegateError:
+    """Commit ``first`` (new files), then try ``then`` against what ``first`` left: the refusal."""
+    notes.commit_as(TRUSTED, env, first, {c.path: "absent" for c in first}, "first")
+    listing = env.store.listing()
+    expect = {c.path: listing.notes.get(c.path) or listing.attachments[c.path] for c in then}
+    with pytest.raises(NotegateError) as info:
+        notes.commit_as(TRUSTED, env, then, expect, "then")
+    return info.value
+
+
+def test_notes_emptied_to_nothing_count_as_deletions_as_the_hook_counts(vault: Path) -> None:
+    """A note emptied to whitespace is gone to every reader: the hook counts it as a deletion, so the recipe
+    does too (it used to commit any number of them, a change a push of the same commit would be refused)."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        two = [Change(f"notes/e{i}.md", b"# kept\n") for i in range(2)]
+        refused = _commit_then(NotesService(rt), env, two, [Change(c.path, " \n\ufeff".encode()) for c in two])
+        assert refused.rule == "too-many-deletions"
+    finally:
+        rt.close()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+
+def test_deleted_attachments_count_as_deletions_as_the_hook_counts(vault: Path) -> None:
+    """The recipe counted only deleted notes; the git door counts every deleted file, attachments too."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        two = [Change(f"media/p{i}.png", PNG + bytes([i])) for i in range(2)]
+        refused = _commit_then(NotesService(rt), env, two, [Change(c.path, None) for c in two])
+        assert refused.rule == "too-many-deletions"
+    finally:
+        rt.close()

@@ -27,6 +27,8 @@ callers import from ``notegate.policy`` and never need to know which module hold
 * :mod:`~notegate.policy.oauth` -- redirect URIs, registration, elevation requests and answers, grants.
 * :mod:`~notegate.policy.gitdoor` -- incoming commits, pushes, fast-forwards, provenance, case twins, imports,
   the server's fetch.
+* :mod:`~notegate.policy.files` -- one file (mode, path, size, content) and one change's counts (deletions
+  with renames left out, emptied notes, files), the same for the server, the hook, the fetch and sync.
 * :mod:`~notegate.policy.contracts` -- machine contracts, health values, backups and restores.
 * :mod:`~notegate.policy.console` -- which console actions need a fresh passkey step-up.
 
@@ -75,6 +77,7 @@ from notegate.policy.contracts import (
     decide_state_url_stored,
 )
 from notegate.policy.decision import READ_ACTIONS, Action, Decision, allow, deny
+from notegate.policy.files import FileBytes, FileFacts, count_deletions, decide_change_size, decide_file, is_blank
 from notegate.policy.gitdoor import (
     MODE_EXECUTABLE,
     MODE_FILE,
@@ -179,6 +182,8 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "Caller",
     "Decision",
     "DeviceProof",
+    "FileBytes",
+    "FileFacts",
     "GrantFacts",
     "InboxItemRef",
     "InboxKeys",
@@ -191,6 +196,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "attachment_media_type",
     "can_see",
     "capture_keys",
+    "count_deletions",
     "decide",
     "decide_attachment",
     "decide_attachment_kind",
@@ -201,6 +207,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_backup_manifest",
     "decide_canvas",
     "decide_case_twin",
+    "decide_change_size",
     "decide_commit_count",
     "decide_commit_provenance",
     "decide_commit_size",
@@ -220,6 +227,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_fast_forward",
     "decide_fetch",
     "decide_fetched_finding",
+    "decide_file",
     "decide_folder",
     "decide_grant",
     "decide_health_value",
@@ -263,6 +271,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "identify_pusher",
     "inbox_write_needs_preview",
     "instruction_file_named",
+    "is_blank",
     "is_hidden_segment",
     "is_slug",
     "metrics_environments",

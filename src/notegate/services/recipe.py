@@ -36,20 +36,20 @@ from notegate.policy import (
     Action,
     Caller,
     Decision,
+    FileBytes,
     Policy,
+    count_deletions,
     decide,
-    decide_attachment,
-    decide_commit_size,
+    decide_change_size,
     decide_credential,
     decide_environment,
-    decide_incoming_note,
-    decide_incoming_path,
+    decide_file,
     decide_quota,
     decide_reader,
+    is_blank,
     two_step_reason,
     write_limits,
 )
-from notegate.safety.attachments import HEAD_BYTES
 from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services import diskspace
@@ -489,9 +489,8 @@ class WriteRecipe:
         return ContentVerdicts(self.policy)
 
     def decide_content(self, path: str, data: bytes, *, verdicts: ContentVerdicts | None = None) -> Decision:
-        """May the server commit these exact bytes at ``path``?  The git door's decisions, in its order: the
-        path (hidden names in any spelling, the path rules, instruction-file names, the file type), the size,
-        then the content (UTF-8, no NUL, the floor where sessions load it; an attachment's signature).
+        """May the server commit these exact bytes at ``path``?  The one per-file check every door makes
+        (:func:`notegate.policy.decide_file`: mode, path, size, content), the pre-receive hook's included.
 
         With ``verdicts``, an allowed decision is kept there, keyed by the path and the bytes' blob id, for
         :meth:`commit_as` to reuse instead of deciding the same bytes again."""
@@ -501,14 +500,7 @@ class WriteRecipe:
         return decision
 
     def _decide_content(self, path: str, data: bytes) -> Decision:
-        kind = decide_incoming_path(self.policy, path)
-        if not kind.allowed:
-            return kind
-        if kind.rule == "incoming-note":
-            if len(data) > self.policy.max_note_bytes:
-                return Decision(False, "note-too-large", f"the note is {len(data)} bytes, over max_note_bytes.")
-            return decide_incoming_note(self.policy, path, data)
-        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], len(data))
+        return decide_file(self.policy, path, FileBytes(data))
 
     def check_commit(
         self,
@@ -532,15 +524,25 @@ class WriteRecipe:
                     rule=decision.rule,
                     remedy=_RECIPE_REMEDIES.get(decision.rule),
                 )
-        listing = env.store.listing().notes
-        added = [c for c in changes if c.data is not None and listing.get(c.path, ABSENT) == ABSENT]
-        gone = [listing.get(c.path, ABSENT) for c in changes if c.data is None]
-        gone = [blob for blob in gone if blob != ABSENT]
-        # a rename (the same blob added elsewhere) is not a deletion, as the validator counts; the added files
+        listing = env.store.listing()
+        at_base = [(c, listing.notes.get(c.path) or listing.attachments.get(c.path)) for c in changes]
+        added = [c.data for c, blob in at_base if c.data is not None and blob is None]
+        gone = [blob for c, blob in at_base if c.data is None and blob is not None]
+        # a note emptied to whitespace is gone to every reader: a deletion, as the git door counts it
+        emptied = sum(
+            1
+            for c, blob in at_base
+            if c.data is not None
+            and blob is not None
+            and c.path in listing.notes
+            and is_blank(c.data)
+            and not is_blank(env.store.read_unverified_blob(blob))
+        )
+        # a rename (the same blob added elsewhere) is not a deletion, as the git door counts; the added files
         # are hashed only when something is deleted (an import's batch of 2,000 new files deletes nothing)
-        moved_in = {_blob_id(c.data) for c in added if c.data is not None} if gone else set()
-        deleted = sum(1 for blob in gone if blob not in moved_in)
-        decision = decide_commit_size(self.policy, deleted=deleted, added=len(added))
+        moved_in = [_blob_id(data) for data in added if data is not None] if gone else []
+        deleted = count_deletions(gone, moved_in, emptied=emptied, limit=self.policy.max_deletions_per_commit)
+        decision = decide_change_size(self.policy, deleted=deleted, emptied=emptied, added=len(added))
         if not decision.allowed:
             raise PolicyDenied(decision.reason, rule=decision.rule, remedy=_RECIPE_REMEDIES.get(decision.rule))
 
