@@ -35,6 +35,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.contracts": "pure",  # machine contracts, health values, backups and restores
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
     "notegate.policy.files": "pure",  # one file (mode, path, size, content) and one change's counts, every door
+    "notegate.policy.plan": "pure",  # the commit planner: a change -> a Plan (verdicts, bookkeeping) or a Refusal
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -237,6 +238,7 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
         "notegate.policy.contracts",
         "notegate.policy.console",
         "notegate.policy.files",
+        "notegate.policy.plan",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",

@@ -198,3 +198,21 @@ def test_deleted_attachments_count_as_deletions_as_the_hook_counts(vault: Path) 
         assert refused.rule == "too-many-deletions"
     finally:
         rt.close()
+
+
+def test_an_import_records_who_wrote_the_inbox_items_it_brings(tmp_path: Path, runtime: Runtime) -> None:
+    """Import commits through the one recipe, and the recipe keeps the books the plan lists: an inbox item
+    an import brings is recorded as written by the import's connector login (it used to record nothing)."""
+    from notegate.services.importer import import_folder, importing_caller
+
+    src = tmp_path / "src"
+    (src / "inbox" / "handoffs").mkdir(parents=True)
+    (src / "inbox" / "handoffs" / "demo.md").write_text("## Where it stopped\nhere\n")
+    env = runtime.environment(None)
+    caller = importing_caller("owner")
+    report = import_folder(NotesService(runtime), env, caller, src, message="Import", allow_policy_folders=True)
+    assert report.commit
+    parts = runtime.state.inbox_parts(env.name, "inbox/handoffs/demo.md")
+    assert [(p["connector"], p["op"], p["commit_id"]) for p in parts] == [
+        (caller.connector_id, "import", report.commit)
+    ]
