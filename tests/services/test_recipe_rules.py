@@ -216,3 +216,27 @@ def test_an_import_records_who_wrote_the_inbox_items_it_brings(tmp_path: Path, r
     assert [(p["connector"], p["op"], p["commit_id"]) for p in parts] == [
         (caller.connector_id, "import", report.commit)
     ]
+
+
+def test_renamed_and_edited_notes_are_renames_as_the_hook_counts(vault: Path) -> None:
+    """The hook pairs renamed-and-edited files by git's similarity; the recipe paired exact renames only, so it
+    refused a commit (``too-many-deletions``) that a push of the same change passes.  Now both pair alike."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        body = "".join(f"line {n} of a note long enough for git to see it moved\n" for n in range(20))
+        three = [Change(f"old/n{i}.md", f"# n{i}\n{body}".encode()) for i in range(3)]
+        notes = NotesService(rt)
+        notes.commit_as(TRUSTED, env, three, {c.path: "absent" for c in three}, "three")
+        before = origin_main(vault)
+        listing = env.store.listing().notes
+        moved = [Change(c.path, None) for c in three] + [
+            Change(c.path.replace("old/", "new/"), c.data + b"one more line\n") for c in three
+        ]
+        expect = {c.path: listing.get(c.path, "absent") for c in moved}
+        notes.commit_as(TRUSTED, env, moved, expect, "move and edit three")
+        origin = pygit2.Repository(str(vault.parent / "origin.git"))
+        assert inspect_update(origin, before, origin_main(vault), load_config(vault).policy).ok
+    finally:
+        rt.close()

@@ -77,7 +77,15 @@ from notegate.policy.contracts import (
     decide_state_url_stored,
 )
 from notegate.policy.decision import READ_ACTIONS, Action, Decision, allow, deny
-from notegate.policy.files import FileBytes, FileFacts, count_deletions, decide_change_size, decide_file, is_blank
+from notegate.policy.files import (
+    RENAME_LIMIT,
+    FileBytes,
+    FileFacts,
+    count_deletions,
+    decide_change_size,
+    decide_file,
+    is_blank,
+)
 from notegate.policy.gitdoor import (
     MODE_EXECUTABLE,
     MODE_FILE,
@@ -173,6 +181,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "POLICY_SETTINGS",
     "PUSHER_VARIABLES",
     "READ_ACTIONS",
+    "RENAME_LIMIT",
     "RESTRICTED_REASON",
     "SESSION_START_NOTES",
     "SLUG",

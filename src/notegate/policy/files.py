@@ -38,6 +38,7 @@ from notegate.policy.settings import Policy
 from notegate.safety.attachments import HEAD_BYTES
 
 __all__ = [
+    "RENAME_LIMIT",
     "FileBytes",
     "FileFacts",
     "count_deletions",
@@ -45,6 +46,10 @@ __all__ = [
     "decide_file",
     "is_blank",
 ]
+
+
+#: Similarity rename detection looks at this many files at most (git's diff.renameLimit idea), at every door.
+RENAME_LIMIT = 200
 
 
 class FileFacts(Protocol):

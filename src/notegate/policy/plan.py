@@ -31,6 +31,7 @@ from notegate.policy.decision import Decision, allow
 from notegate.policy.files import FileBytes, count_deletions, decide_change_size, decide_file, is_blank
 from notegate.policy.notes import WriteLimits, decide_credential, two_step_reason, write_limits
 from notegate.policy.settings import Policy
+from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "Proposed",
     "Refusal",
     "blob_id",
+    "credential_refusals",
     "plan",
     "two_step_for",
 ]
@@ -172,17 +174,31 @@ class Plan:
         return True
 
 
-def _credentials(policy: Policy, caller: Caller, changes: Sequence[Proposed], intent: Intent) -> Decision:
-    if not intent.scan_credentials:
-        return allow("credentials-scanned-by-door")
+def credential_refusals(
+    caller: Caller, changes: Sequence[Proposed], *, allow_secret: bool = False
+) -> tuple[Refusal, ...]:
+    """Every note of the change holding what looks like a credential that ``caller`` may not commit
+    (:func:`notegate.policy.decide_credential`), each named with where the scanner found it -- never the
+    value.  ``notegate sync`` leaves each such file out and commits the rest; the planner refuses the change."""
+    found: list[Refusal] = []
     for change in changes:
         if change.data is None or not change.path.lower().endswith(".md"):
             continue
-        if scan_credentials(change.data.decode("utf-8", errors="replace")):
-            decision = decide_credential(caller, intent.allow_secret)
-            if not decision.allowed:
-                return decision
-    return allow("no-credential")
+        hits = scan_credentials(change.data.decode("utf-8", errors="replace"))
+        if not hits:
+            continue
+        decision = decide_credential(caller, allow_secret)
+        if not decision.allowed:
+            where = "; ".join(describe(f) for f in hits[:3])
+            found.append(Refusal(decision.rule, f"{decision.reason}: {where}.", change.path))
+    return tuple(found)
+
+
+def _credentials(caller: Caller, changes: Sequence[Proposed], intent: Intent) -> Decision | Refusal:
+    if not intent.scan_credentials:
+        return allow("credentials-scanned-by-door")
+    refused = credential_refusals(caller, changes, allow_secret=intent.allow_secret)
+    return refused[0] if refused else allow("no-credential")
 
 
 def _bookkeeping(policy: Policy, changes: Sequence[Proposed], intent: Intent) -> Bookkeeping:
@@ -190,8 +206,10 @@ def _bookkeeping(policy: Policy, changes: Sequence[Proposed], intent: Intent) ->
     if intent.moved is not None and policy.inbox_item(intent.moved[0]) is not None:
         copy = (intent.moved,)
     record, forget = [], []
+    # an item's path starts with its template's literal part: an import's 2,000 other paths skip the regexes
+    starts = tuple(template.partition("{")[0] for _kind, template in policy.inbox)
     for change in changes:
-        if policy.inbox_item(change.path) is None:
+        if not change.path.startswith(starts) or policy.inbox_item(change.path) is None:
             continue
         (forget if change.data is None else record).append(change.path)
     return Bookkeeping(
@@ -229,9 +247,9 @@ def plan(policy: Policy, caller: Caller, base: Base, changes: Sequence[Proposed]
     size = decide_change_size(policy, deleted=counts.deleted, emptied=counts.emptied, added=counts.added)
     if not size.allowed:
         return Refusal(size.rule, size.reason)
-    credentials = _credentials(policy, caller, changes, intent)
-    if not credentials.allowed:
-        return Refusal(credentials.rule, credentials.reason)
+    credentials = _credentials(caller, changes, intent)
+    if isinstance(credentials, Refusal):
+        return credentials
     return Plan(
         files=tuple(files),
         counts=counts,

@@ -1,10 +1,13 @@
-"""The write recipe every commit meets: checks, quota, disk space, commit, audit and bookkeeping.
+"""The write recipe every commit meets: the planner's verdict, quota, disk space, commit, audit, bookkeeping.
 
-Every commit, from every door (MCP, import, init, inbox promotion, the hooks' write-back), meets the git
-door's rules in :meth:`NotesService.commit_as`, with the same decision functions the pre-receive hook and
-the server's fetch use (:func:`notegate.policy.decide_incoming_path`, ``decide_incoming_note``,
-``decide_attachment``, ``decide_commit_size``): what a push would be refused, the server never commits
-(libgit2's local transport runs no hook, and the server's own history is fetched and vetted elsewhere).
+Every commit, from every door (MCP, the console, contracts, import, init, inbox promotion, the hooks'
+write-back), is decided by the one pure planner (:func:`notegate.policy.plan.plan`) in
+:meth:`NotesService.plan_commit` -- per file the check the pre-receive hook, the server's fetch and
+``notegate sync`` make (:func:`notegate.policy.decide_file`), and the change's counts as they count them
+(renames paired alike, emptied notes counted as deletions) -- and made by :meth:`NotesService.commit_as`,
+which then keeps the books the plan lists (inbox authorship, holds).  What a push would be refused, the
+server never commits (libgit2's local transport runs no hook, and the server's own history is fetched and
+vetted elsewhere).
 
 Why its own module: the note operations (:mod:`notegate.services.notes`) state each write as a
 :class:`WriteIntent`; everything between that and a pushed commit is here, as :class:`WriteRecipe`, the
@@ -524,6 +527,8 @@ class WriteRecipe:
             blob=lambda p: notes.get(p) or attachments.get(p),
             is_note=lambda p: p in notes,
             blank=lambda blob: is_blank(env.store.read_unverified_blob(blob)),
+            # renamed-and-edited files pair as the git door pairs them (asked only past the limit)
+            similar=lambda: env.store.similar_deletions(changes, listing.commit),
         )
         intent = intent or Intent()
         if verdicts is not None:

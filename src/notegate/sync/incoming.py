@@ -63,6 +63,7 @@ from notegate.errors import NotegateError, remedy_for
 from notegate.policy import (
     MODE_GITLINK,
     MODE_TREE,
+    RENAME_LIMIT,
     Decision,
     Policy,
     count_deletions,
@@ -84,8 +85,6 @@ __all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_upda
 
 #: Findings reported at most per inspection; past it the inspection stops (``Inspection.truncated``).
 MAX_FINDINGS = 100
-#: Similarity rename detection looks at this many files at most (git's diff.renameLimit idea).
-RENAME_LIMIT = 200
 #: Parsed trees kept while one update is inspected (a commit's trees are the next commit's parent trees).
 TREE_CACHE = 4096
 _OID_BYTES = 20
@@ -420,10 +419,11 @@ class _CommitDiff:
         if self.count and not self.stopped and not self.ins.full:
             self.add("", self.size(self.deletions(), self.added))
 
-    def size(self, deleted: int, added: int) -> Decision:
+    def size(self, deleted: int, added: int, *, emptied: int | None = None) -> Decision:
+        emptied = self.emptied if emptied is None else emptied
         if self.over_range:
-            return decide_range_size(self.policy, deleted=deleted, emptied=self.emptied, added=added)
-        return decide_commit_size(self.policy, deleted=deleted + self.emptied, added=added)
+            return decide_range_size(self.policy, deleted=deleted, emptied=emptied, added=added)
+        return decide_commit_size(self.policy, deleted=deleted + emptied, added=added)
 
     # ------------------------------------------------------------ entries
     def enter(self, raw: bytes) -> bool:
@@ -462,7 +462,8 @@ class _CommitDiff:
             self.added += 1
             self.added_blobs[new.oid] += 1
             if (self.check or self.count) and self.added > self.policy.max_files_per_commit:
-                self.add("", self.size(0, self.added))
+                # the files' rule: emptied notes counted so far are deletions, judged only once the walk ends
+                self.add("", self.size(0, self.added, emptied=0))
                 self.stopped = True
                 return
         elif self.count and introduced and old is not None and self.emptied_note(path, old, new):
