@@ -403,9 +403,8 @@ class WriteRecipe:
         two_step = two_step_for(self.policy, caller, planned_intent)
         now = self.rt.clock()
         if not confirmed:
-            self.plan_commit(
-                caller, env, intent.changes, planned_intent
-            )  # a preview shows only what could be committed
+            # a preview shows only what could be committed
+            self.plan_commit(caller, env, intent.changes, planned_intent)
             if two_step:
                 self.previews.issue(key, now)
             return WriteResult(
