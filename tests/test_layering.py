@@ -39,6 +39,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.tools.settings": "config",  # the [tools] rows and their resolved values
     "notegate.policy.members": "pure",  # membership: seed and rows, invite, removal, a caller's person
     "notegate.policy.oidc": "pure",  # the ID token's azp, the step-up through the provider
+    "notegate.policy.files": "pure",  # one file (mode, path, size, content) and one change's counts, every door
+    "notegate.policy.plan": "pure",  # the commit planner: a change -> a Plan (verdicts, bookkeeping) or a Refusal
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -255,6 +257,8 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
         "notegate.policy.contracts",
         "notegate.policy.console",
         "notegate.policy.livesync",
+        "notegate.policy.files",
+        "notegate.policy.plan",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",
@@ -325,9 +329,10 @@ def test_the_checker_catches_impure_code(source: str) -> None:
 def test_every_commit_goes_through_the_one_recipe() -> None:
     """Only NotesService.commit_as asks the store for a commit; only the store makes one (DESIGN.md §4), as
     bytes for its group's pack (``objects.commit_bytes``).
-    Import and init commit through the recipe too, so they meet the same rules and trailers.  The one other
-    maker is a workstation's vault clone (`notegate sync`): no server store there, so its commits are made by
-    its own raw-git module with the recipe's trailers, after the incoming-commit validator passed them."""
+    Import and init commit through the recipe too, so they meet the same rules and keep the same books.  The
+    one other maker is a workstation's vault clone (`notegate sync`): no server store there, so its commits
+    are made by its own raw-git module, spelled by vault/commits.py, and judged before main moves
+    (``Syncer.plan_local``: the planner's credentials, the git door's validator)."""
     makers: dict[str, list[int]] = {}
     for path in MODULES:
         for node in ast.walk(_tree(path)):
@@ -340,3 +345,51 @@ def test_every_commit_goes_through_the_one_recipe() -> None:
     assert set(makers) == {"notegate.services.recipe", "notegate.vault.commit", "notegate.sync.workclone"}, makers
     assert len(makers["notegate.sync.workclone"]) == 1
     assert len(makers["notegate.services.recipe"]) == 1
+
+
+#: The whole-change decisions: how many files a change deletes, empties and adds, and the verdict on them.
+_CHANGE_DECISIONS = {"count_deletions", "decide_change_size", "decide_commit_size", "decide_range_size"}
+
+
+def _calls(path: Path, names: set[str], *, bare: bool = False) -> list[int]:
+    """Lines where ``path`` calls one of ``names`` (as a bare name, or also as an attribute)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else ""
+            if not bare and isinstance(func, ast.Attribute):
+                name = func.attr
+            if name in names:
+                found.append(node.lineno)
+    return found
+
+
+def test_a_commit_is_decided_only_by_the_planner() -> None:
+    """The planner (policy/plan.py over policy/files.py) decides whether a change may be committed, for every
+    door: the recipe asks it (``plan_commit``), sync asks it for credentials and the git door's validator for
+    the rest, and that validator (sync/incoming.py: the pre-receive hook, the fetch, sync) counts a range it
+    reads lazily from git with the same two functions.  Nothing else counts a change or judges its size."""
+    deciders = {_module_name(p) for p in MODULES if _calls(p, _CHANGE_DECISIONS)}
+    assert deciders == {"notegate.policy.files", "notegate.policy.plan", "notegate.sync.incoming"}, deciders
+    planners = {_module_name(p) for p in MODULES if _calls(p, {"plan", "credential_refusals"}, bare=True)}
+    assert planners <= {"notegate.policy.plan", "notegate.services.recipe", "notegate.sync.daemon"}, planners
+
+
+def test_sync_makes_a_commit_only_where_it_was_judged() -> None:
+    """A workstation's commits (``WorkClone.commit_changes``) are made in two places of sync/daemon.py only:
+    ``plan_local``, which judges them before ``main`` moves, and the replay of commits already judged, which
+    is judged again whole before it is pushed."""
+    callers: dict[str, list[str]] = {}
+    for path in MODULES:
+        tree = _tree(path)
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and _calls_in(fn, "commit_changes"):
+                callers.setdefault(_module_name(path), []).append(fn.name)
+    assert callers == {"notegate.sync.daemon": ["plan_local", "_replay_commits"]}, callers
+
+
+def _calls_in(fn: ast.FunctionDef, name: str) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name for n in ast.walk(fn)
+    )

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import notegate.policy.plan as planner
 from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
@@ -34,12 +35,18 @@ def counting(notes: NotesService, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every content decision the service makes (the real one runs: this only counts)."""
     seen: list[str] = []
     real = notes._decide_content
+    real_file = planner.decide_file
 
     def spy(path: str, data: bytes):
         seen.append(path)
         return real(path, data)
 
+    def spy_file(policy, path: str, facts):  # the planner's own per-file decision (the recipe's commit)
+        seen.append(path)
+        return real_file(policy, path, facts)
+
     monkeypatch.setattr(notes, "_decide_content", spy)
+    monkeypatch.setattr(planner, "decide_file", spy_file)
     return seen
 
 

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import notegate.policy.plan as planner
 from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import (
@@ -273,11 +274,11 @@ def test_the_scans_and_gates_of_an_append_see_the_bytes_committed(
     rev = create(notes, trusted, "gated.md", "a\r\n")
     scanned: list[str] = []
     gated: list[bytes] = []
-    real_secrets, real_gate = notes.check_secrets, notes._decide_content
+    real_secrets, real_gate = notes.check_secrets, planner.decide_file
     monkeypatch.setattr(
         notes, "check_secrets", lambda c, text, *a, **k: scanned.append(text) or real_secrets(c, text, *a, **k)
     )
-    monkeypatch.setattr(notes, "_decide_content", lambda path, data: gated.append(data) or real_gate(path, data))
+    monkeypatch.setattr(planner, "decide_file", lambda pol, path, f: gated.append(f.read()) or real_gate(pol, path, f))
     preview = notes.append_note(trusted, "gated.md", "b\nc", rev)
     assert "+b\r\n+c\r\n" in preview.diff
     notes.append_note(trusted, "gated.md", "b\nc", rev, confirmed=True)

@@ -158,3 +158,85 @@ def test_whatever_the_recipe_commits_the_validator_accepts(vault: Path, notes: N
     origin = pygit2.Repository(str(vault.parent / "origin.git"))
     inspection = inspect_update(origin, before, origin_main(vault), config.policy)
     assert inspection.ok, [f.line() for f in inspection.findings]
+
+
+def _commit_then(notes: NotesService, env, first: list[Change], then: list[Change]) -> NotegateError:
+    """Commit ``first`` (new files), then try ``then`` against what ``first`` left: the refusal."""
+    notes.commit_as(TRUSTED, env, first, {c.path: "absent" for c in first}, "first")
+    listing = env.store.listing()
+    expect = {c.path: listing.notes.get(c.path) or listing.attachments[c.path] for c in then}
+    with pytest.raises(NotegateError) as info:
+        notes.commit_as(TRUSTED, env, then, expect, "then")
+    return info.value
+
+
+def test_notes_emptied_to_nothing_count_as_deletions_as_the_hook_counts(vault: Path) -> None:
+    """A note emptied to whitespace is gone to every reader: the hook counts it as a deletion, so the recipe
+    does too (it used to commit any number of them, a change a push of the same commit would be refused)."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        two = [Change(f"notes/e{i}.md", b"# kept\n") for i in range(2)]
+        refused = _commit_then(NotesService(rt), env, two, [Change(c.path, " \n\ufeff".encode()) for c in two])
+        assert refused.rule == "too-many-deletions"
+    finally:
+        rt.close()
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 16
+
+
+def test_deleted_attachments_count_as_deletions_as_the_hook_counts(vault: Path) -> None:
+    """The recipe counted only deleted notes; the git door counts every deleted file, attachments too."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        two = [Change(f"media/p{i}.png", PNG + bytes([i])) for i in range(2)]
+        refused = _commit_then(NotesService(rt), env, two, [Change(c.path, None) for c in two])
+        assert refused.rule == "too-many-deletions"
+    finally:
+        rt.close()
+
+
+def test_an_import_records_who_wrote_the_inbox_items_it_brings(tmp_path: Path, runtime: Runtime) -> None:
+    """Import commits through the one recipe, and the recipe keeps the books the plan lists: an inbox item
+    an import brings is recorded as written by the import's connector login (it used to record nothing)."""
+    from notegate.services.importer import import_folder, importing_caller
+
+    src = tmp_path / "src"
+    (src / "inbox" / "handoffs").mkdir(parents=True)
+    (src / "inbox" / "handoffs" / "demo.md").write_text("## Where it stopped\nhere\n")
+    env = runtime.environment(None)
+    caller = importing_caller("owner")
+    report = import_folder(NotesService(runtime), env, caller, src, message="Import", allow_policy_folders=True)
+    assert report.commit
+    parts = runtime.state.inbox_parts(env.name, "inbox/handoffs/demo.md")
+    assert [(p["connector"], p["op"], p["commit_id"]) for p in parts] == [
+        (caller.connector_id, "import", report.commit)
+    ]
+
+
+def test_renamed_and_edited_notes_are_renames_as_the_hook_counts(vault: Path) -> None:
+    """The hook pairs renamed-and-edited files by git's similarity; the recipe paired exact renames only, so it
+    refused a commit (``too-many-deletions``) that a push of the same change passes.  Now both pair alike."""
+    set_policy(vault, max_deletions_per_commit=1)
+    rt = Runtime(load_config(vault))
+    try:
+        env = rt.environment(None)
+        body = "".join(f"line {n} of a note long enough for git to see it moved\n" for n in range(20))
+        three = [Change(f"old/n{i}.md", f"# n{i}\n{body}".encode()) for i in range(3)]
+        notes = NotesService(rt)
+        notes.commit_as(TRUSTED, env, three, {c.path: "absent" for c in three}, "three")
+        before = origin_main(vault)
+        listing = env.store.listing().notes
+        moved = [Change(c.path, None) for c in three] + [
+            Change(c.path.replace("old/", "new/"), c.data + b"one more line\n") for c in three
+        ]
+        expect = {c.path: listing.get(c.path, "absent") for c in moved}
+        notes.commit_as(TRUSTED, env, moved, expect, "move and edit three")
+        origin = pygit2.Repository(str(vault.parent / "origin.git"))
+        assert inspect_update(origin, before, origin_main(vault), load_config(vault).policy).ok
+    finally:
+        rt.close()

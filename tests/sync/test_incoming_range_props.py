@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pygit2
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from notegate.policy import Policy
@@ -42,8 +42,25 @@ def _step(repo: pygit2.Repository, parent: str, changes: dict[str, bytes | None]
     )
 
 
+_ONE = b"# one\nlorem ipsum dolor\n"
+
+
 @SLOW
 @given(base=trees, target=trees, buckets=st.lists(st.integers(0, 4), min_size=len(PATHS), max_size=len(PATHS)))
+@example(  # too many files while emptying notes: was named too-many-deletions in one order, too-many-files in the other
+    base={"a/n0.md": _ONE, "a/n1.md": _ONE, "a/N0.md": _ONE, "b/m0.md": _ONE},
+    target={
+        "a/n0.md": _ONE,
+        "a/n1.md": b"",
+        "a/n2.md": _ONE,
+        "a/N0.md": b"",
+        "b/m0.md": b"",
+        "b/m1.md": _ONE,
+        "B/m2.md": _ONE,
+        "c/d/x.md": _ONE,
+    },
+    buckets=[0, 0, 0, 0, 0, 0, 0, 1, 0, 0],
+)
 def test_splitting_a_change_across_commits_never_changes_the_verdict(
     repo: pygit2.Repository, base: dict[str, bytes], target: dict[str, bytes], buckets: list[int]
 ) -> None:

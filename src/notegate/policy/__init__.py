@@ -27,6 +27,8 @@ callers import from ``notegate.policy`` and never need to know which module hold
 * :mod:`~notegate.policy.oauth` -- redirect URIs, registration, elevation requests and answers, grants.
 * :mod:`~notegate.policy.gitdoor` -- incoming commits, pushes, fast-forwards, provenance, case twins, imports,
   the server's fetch.
+* :mod:`~notegate.policy.files` -- one file (mode, path, size, content) and one change's counts (deletions
+  with renames left out, emptied notes, files), the same for the server, the hook, the fetch and sync.
 * :mod:`~notegate.policy.contracts` -- machine contracts, health values, backups and restores.
 * :mod:`~notegate.policy.console` -- which console actions need a fresh passkey step-up.
 * :mod:`~notegate.policy.tools` -- the tools gateway: immutable pins, typed mount fields, which mounted tools a
@@ -77,6 +79,15 @@ from notegate.policy.contracts import (
     decide_state_url_stored,
 )
 from notegate.policy.decision import READ_ACTIONS, Action, Decision, allow, deny
+from notegate.policy.files import (
+    RENAME_LIMIT,
+    FileBytes,
+    FileFacts,
+    count_deletions,
+    decide_change_size,
+    decide_file,
+    is_blank,
+)
 from notegate.policy.gitdoor import (
     MODE_EXECUTABLE,
     MODE_FILE,
@@ -188,6 +199,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "POLICY_SETTINGS",
     "PUSHER_VARIABLES",
     "READ_ACTIONS",
+    "RENAME_LIMIT",
     "RESTRICTED_REASON",
     "SESSION_START_NOTES",
     "SLUG",
@@ -197,6 +209,8 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "Caller",
     "Decision",
     "DeviceProof",
+    "FileBytes",
+    "FileFacts",
     "GrantFacts",
     "InboxItemRef",
     "InboxKeys",
@@ -209,6 +223,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "attachment_media_type",
     "can_see",
     "capture_keys",
+    "count_deletions",
     "decide",
     "decide_attachment",
     "decide_attachment_kind",
@@ -220,6 +235,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_backup_manifest",
     "decide_canvas",
     "decide_case_twin",
+    "decide_change_size",
     "decide_commit_count",
     "decide_commit_provenance",
     "decide_commit_size",
@@ -239,6 +255,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_fast_forward",
     "decide_fetch",
     "decide_fetched_finding",
+    "decide_file",
     "decide_folder",
     "decide_grant",
     "decide_health_value",
@@ -290,6 +307,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "identify_pusher",
     "inbox_write_needs_preview",
     "instruction_file_named",
+    "is_blank",
     "is_hidden_segment",
     "is_slug",
     "metrics_environments",

@@ -34,6 +34,7 @@ from jsonschema import Draft202012Validator
 from notegate.contracts import Contract, Dropped, Plan, PlanContext, builtins
 from notegate.errors import NotegateError, PolicyDenied, StaleRevision
 from notegate.policy import Caller, decide_connector_task, decide_contract, decide_contract_door
+from notegate.policy.plan import Intent
 from notegate.safety.outputgate import strict_validator
 from notegate.services.contract_tasks import dropped_task_text, task_key
 from notegate.services.eventlog import event
@@ -317,8 +318,16 @@ class ContractsService:
                 warnings=plan.warnings,
             )
         trailers = contract_trailers(contract.name, key)
-        result = self.notes.commit_as(caller, env, changes, expect, plan.summary, trailers, new_paths=tuple(new_paths))
-        self.notes.after_commit(caller, env, changes, result.commit, f"contract:{contract.name}")
+        result = self.notes.commit_as(
+            caller,
+            env,
+            changes,
+            expect,
+            plan.summary,
+            trailers,
+            new_paths=tuple(new_paths),
+            intent=Intent(op=f"contract:{contract.name}"),
+        )
         event("contract", contract=contract.name, commit=result.commit[:12], connector=caller.connector_id)
         return ContractResult(
             status="committed",

@@ -63,6 +63,7 @@ from notegate.policy import (
     decide_import_folder,
     fixed_caller,
 )
+from notegate.policy.plan import Intent
 from notegate.safety.attachments import extension_of, media_type_of
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
@@ -436,6 +437,7 @@ def _commit_batch(
             new_paths=tuple(c.path for c in part),
             verdicts=verdicts,
             index_now=False,
+            intent=Intent(op="import"),
         )
     except NotegateError as exc:
         raise _stopped(exc, report, done=[c.path for c in changes[:start]], total=len(changes)) from exc

@@ -39,6 +39,7 @@ from notegate.policy import (
     inbox_write_needs_preview,
     is_slug,
 )
+from notegate.policy.plan import Hold, Intent
 from notegate.safety.floor import FloorVerdict, check_item
 from notegate.services import provenance
 from notegate.services.notes import NotesService, WriteResult
@@ -472,9 +473,9 @@ class InboxService:
                 expect,
                 f"promote {item} to {target}",
                 {"Notegate-Reviewed-By": Author.of(caller).label, "Notegate-Authors": ", ".join(labels) or "-"},
+                intent=Intent(op="promote_inbox"),  # the item's deletion: its authors and hold are forgotten
             )
             record["commit"] = result.commit
-            self.rt.state.forget_inbox_item(env.name, item)
             return ReviewResult(
                 status="promoted",
                 item=item,
@@ -508,9 +509,9 @@ class InboxService:
                 {item: version, **held_expect},
                 f"delete {item}",
                 {"Notegate-Reviewed-By": Author.of(caller).label},
+                intent=Intent(op="delete_inbox"),  # the item's deletion: its authors and hold are forgotten
             )
             record["commit"] = result.commit
-            self.rt.state.forget_inbox_item(env.name, item)
             return ReviewResult(
                 status="deleted",
                 item=item,
@@ -618,9 +619,7 @@ class InboxService:
                 {HELD_PATH: held_blob, item: version},
                 f"hold {item}",
                 {"Notegate-Reviewed-By": Author.of(caller).label},
-            )
-            self.rt.state.set_hold(
-                environment=env.name, path=item, version=version, reason=reason, reviewer=caller.login, at=now
+                intent=Intent(op="hold_inbox", hold=Hold(item, version, reason, caller.login)),
             )
             record["commit"] = result.commit
             return ReviewResult(

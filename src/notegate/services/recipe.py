@@ -1,10 +1,13 @@
-"""The write recipe every commit meets: checks, quota, disk space, commit, audit and bookkeeping.
+"""The write recipe every commit meets: the planner's verdict, quota, disk space, commit, audit, bookkeeping.
 
-Every commit, from every door (MCP, import, init, inbox promotion, the hooks' write-back), meets the git
-door's rules in :meth:`NotesService.commit_as`, with the same decision functions the pre-receive hook and
-the server's fetch use (:func:`notegate.policy.decide_incoming_path`, ``decide_incoming_note``,
-``decide_attachment``, ``decide_commit_size``): what a push would be refused, the server never commits
-(libgit2's local transport runs no hook, and the server's own history is fetched and vetted elsewhere).
+Every commit, from every door (MCP, the console, contracts, import, init, inbox promotion, the hooks'
+write-back), is decided by the one pure planner (:func:`notegate.policy.plan.plan`) in
+:meth:`NotesService.plan_commit` -- per file the check the pre-receive hook, the server's fetch and
+``notegate sync`` make (:func:`notegate.policy.decide_file`), and the change's counts as they count them
+(renames paired alike, emptied notes counted as deletions) -- and made by :meth:`NotesService.commit_as`,
+which then keeps the books the plan lists (inbox authorship, holds).  What a push would be refused, the
+server never commits (libgit2's local transport runs no hook, and the server's own history is fetched and
+vetted elsewhere).
 
 Why its own module: the note operations (:mod:`notegate.services.notes`) state each write as a
 :class:`WriteIntent`; everything between that and a pushed commit is here, as :class:`WriteRecipe`, the
@@ -14,12 +17,11 @@ part of :class:`~notegate.services.notes.NotesService` that no door can skip.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from notegate.errors import (
@@ -36,20 +38,19 @@ from notegate.policy import (
     Action,
     Caller,
     Decision,
+    FileBytes,
     Policy,
+    WriteLimits,
     decide,
-    decide_attachment,
-    decide_commit_size,
     decide_credential,
     decide_environment,
-    decide_incoming_note,
-    decide_incoming_path,
+    decide_file,
     decide_quota,
     decide_reader,
-    two_step_reason,
-    write_limits,
+    fixed_caller,
+    is_blank,
 )
-from notegate.safety.attachments import HEAD_BYTES
+from notegate.policy.plan import Base, Bookkeeping, Intent, Plan, Proposed, Refusal, blob_id, plan, two_step_for
 from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
 from notegate.services import diskspace
@@ -87,9 +88,9 @@ def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) 
     return text
 
 
-def _blob_id(data: bytes) -> str:
-    """git's blob id of ``data`` (SHA-1 of ``blob <size>\\0`` and the bytes), as the tree will hold it."""
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+_blob_id = blob_id
+#: Who :meth:`WriteRecipe.check_commit` asks about: a trusted caller, so only the files and counts are judged.
+_CHECKING = fixed_caller("cli:import", "-")
 
 
 class ContentVerdicts:
@@ -394,12 +395,16 @@ class WriteRecipe:
         diff_path = path.value if new_path is None else f"{path.value} -> {new_path}"
         diff = unified_diff(intent.before, intent.after, diff_path, f"revision {base[:12]}", "proposed")
         key = preview_key(caller, env.name, op, path.value, base, intent.changes, new_path or "")
-        two_step = two_step_reason(self.policy, caller, path.value) or (
-            two_step_reason(self.policy, caller, new_path) if new_path is not None else None
+        planned_intent = Intent(
+            op=op,
+            paths=(path.value,) if new_path is None else (path.value, new_path),
+            moved=(path.value, new_path) if op == "move_note" and new_path is not None else None,
         )
+        two_step = two_step_for(self.policy, caller, planned_intent)
         now = self.rt.clock()
         if not confirmed:
-            self.check_commit(env, intent.changes)  # a preview shows only what could be committed
+            # a preview shows only what could be committed
+            self.plan_commit(caller, env, intent.changes, planned_intent)
             if two_step:
                 self.previews.issue(key, now)
             return WriteResult(
@@ -428,9 +433,9 @@ class WriteRecipe:
             intent.summary,
             dict(intent.extra_trailers),
             new_paths=intent.new_paths,
+            intent=planned_intent,
         )
         record["commit"] = result.commit
-        self.after_commit(caller, env, changes, result.commit, op)
         target = new_path or path.value
         return WriteResult(
             status="committed",
@@ -444,7 +449,7 @@ class WriteRecipe:
         )
 
     @contextmanager
-    def _write_quota(self, caller: Caller, size: int, now: float) -> Iterator[None]:
+    def _write_quota(self, caller: Caller, limits: WriteLimits | None, size: int, now: float) -> Iterator[None]:
         """Per-connector write limits (writes and bytes per hour) for callers the policy limits
         (:func:`notegate.policy.write_limits`), held by :meth:`commit_as`: the one commit every door's write
         goes through (MCP, console, contracts, import), so no door is a way around it.
@@ -452,7 +457,6 @@ class WriteRecipe:
         The write is reserved before it commits, so concurrent writers of one connector cannot all slip in,
         and released if the commit fails, so a refused write costs nothing.
         """
-        limits = write_limits(self.policy, caller)
         if limits is None:
             yield
             return
@@ -489,9 +493,8 @@ class WriteRecipe:
         return ContentVerdicts(self.policy)
 
     def decide_content(self, path: str, data: bytes, *, verdicts: ContentVerdicts | None = None) -> Decision:
-        """May the server commit these exact bytes at ``path``?  The git door's decisions, in its order: the
-        path (hidden names in any spelling, the path rules, instruction-file names, the file type), the size,
-        then the content (UTF-8, no NUL, the floor where sessions load it; an attachment's signature).
+        """May the server commit these exact bytes at ``path``?  The one per-file check every door makes
+        (:func:`notegate.policy.decide_file`: mode, path, size, content), the pre-receive hook's included.
 
         With ``verdicts``, an allowed decision is kept there, keyed by the path and the bytes' blob id, for
         :meth:`commit_as` to reuse instead of deciding the same bytes again."""
@@ -501,14 +504,42 @@ class WriteRecipe:
         return decision
 
     def _decide_content(self, path: str, data: bytes) -> Decision:
-        kind = decide_incoming_path(self.policy, path)
-        if not kind.allowed:
-            return kind
-        if kind.rule == "incoming-note":
-            if len(data) > self.policy.max_note_bytes:
-                return Decision(False, "note-too-large", f"the note is {len(data)} bytes, over max_note_bytes.")
-            return decide_incoming_note(self.policy, path, data)
-        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], len(data))
+        return decide_file(self.policy, path, FileBytes(data))
+
+    def plan_commit(
+        self,
+        caller: Caller,
+        env: Environment,
+        changes: list[Change] | tuple[Change, ...],
+        intent: Intent | None = None,
+        verdicts: ContentVerdicts | None = None,
+    ) -> Plan:
+        """The planner's answer (:func:`notegate.policy.plan.plan`) about ``changes`` on the environment's
+        main: a :class:`Plan`, or its refusal raised with the git door's rule -- what the pre-receive hook or
+        the fetch would refuse, the server never commits.
+
+        A file :meth:`decide_content` already allowed into ``verdicts`` -- this path, these exact bytes (their
+        blob id, recomputed here from the bytes being committed), this policy -- is not decided twice."""
+        listing = env.store.listing()
+        notes, attachments = listing.notes, listing.attachments
+        base = Base(
+            blob=lambda p: notes.get(p) or attachments.get(p),
+            is_note=lambda p: p in notes,
+            blank=lambda blob: is_blank(env.store.read_unverified_blob(blob)),
+            # renamed-and-edited files pair as the git door pairs them (asked only past the limit)
+            similar=lambda: env.store.similar_deletions(changes, listing.commit),
+        )
+        intent = intent or Intent()
+        if verdicts is not None:
+            intent = replace(intent, decided=lambda p, data: verdicts._allowed(self.policy, p, data))
+        planned = plan(self.policy, caller, base, [Proposed(c.path, c.data) for c in changes], intent)
+        if isinstance(planned, Refusal):
+            raise PolicyDenied(
+                f"{planned.path}: {planned.reason}" if planned.path else planned.reason,
+                rule=planned.rule,
+                remedy=_RECIPE_REMEDIES.get(planned.rule),
+            )
+        return planned
 
     def check_commit(
         self,
@@ -516,33 +547,9 @@ class WriteRecipe:
         changes: list[Change] | tuple[Change, ...],
         verdicts: ContentVerdicts | None = None,
     ) -> None:
-        """Refuse, with the git door's rule, a commit the pre-receive hook or the fetch would refuse.
-
-        A file :meth:`decide_content` already allowed into ``verdicts`` -- this path, these exact bytes (their
-        blob id, recomputed here from the bytes being committed), this policy -- is not decided twice."""
-        for change in changes:
-            if change.data is None:
-                continue
-            if verdicts is not None and verdicts._allowed(self.policy, change.path, change.data):
-                continue
-            decision = self._decide_content(change.path, change.data)
-            if not decision.allowed:
-                raise PolicyDenied(
-                    f"{change.path}: {decision.reason}",
-                    rule=decision.rule,
-                    remedy=_RECIPE_REMEDIES.get(decision.rule),
-                )
-        listing = env.store.listing().notes
-        added = [c for c in changes if c.data is not None and listing.get(c.path, ABSENT) == ABSENT]
-        gone = [listing.get(c.path, ABSENT) for c in changes if c.data is None]
-        gone = [blob for blob in gone if blob != ABSENT]
-        # a rename (the same blob added elsewhere) is not a deletion, as the validator counts; the added files
-        # are hashed only when something is deleted (an import's batch of 2,000 new files deletes nothing)
-        moved_in = {_blob_id(c.data) for c in added if c.data is not None} if gone else set()
-        deleted = sum(1 for blob in gone if blob not in moved_in)
-        decision = decide_commit_size(self.policy, deleted=deleted, added=len(added))
-        if not decision.allowed:
-            raise PolicyDenied(decision.reason, rule=decision.rule, remedy=_RECIPE_REMEDIES.get(decision.rule))
+        """Refuse, with the git door's rule, a commit the pre-receive hook or the fetch would refuse (the
+        planner's verdict on the files and counts, for a trusted caller: no quota, no two-step)."""
+        self.plan_commit(_CHECKING, env, changes, verdicts=verdicts)
 
     def commit_as(
         self,
@@ -556,21 +563,25 @@ class WriteRecipe:
         new_paths: tuple[str, ...] = (),
         verdicts: ContentVerdicts | None = None,
         index_now: bool = True,
+        intent: Intent | None = None,
     ) -> CommitResult:
         """One commit by ``caller`` (author, trailers), pushed; the store's conflicts become refusals.
 
-        The commit first meets the git door's rules (:meth:`check_commit`), whoever the caller is;
+        The recipe runs a plan (:meth:`plan_commit`): the planner's verdict first (the git door's rules,
+        whoever the caller is), then the quota it names, the commit, and the bookkeeping it lists (inbox
+        authorship recorded, copied or forgotten; holds set), in that order; ``intent`` says what the door
+        means (its op, the paths it named, a move, a hold).
         ``verdicts`` spares files this service has already allowed byte for byte (the importer's).
         ``index_now=False`` leaves the search index behind the new tip (the importer's batches: it catches
         the index up once after its last batch, instead of once per batch; the index follows git, so a
         later ``catch_up`` -- the server's, at the latest -- brings it to any tip).
 
         The caller's write quota is held here (:meth:`_write_quota`), whichever door called."""
-        size = sum(len(c.data or b"") for c in changes)
-        with self._write_quota(caller, size, self.rt.clock()):
-            return self._commit_checked(
-                caller, env, changes, expect, summary, extra_trailers, new_paths, verdicts, index_now
-            )
+        planned = self.plan_commit(caller, env, changes, intent, verdicts)
+        with self._write_quota(caller, planned.quota, planned.counts.bytes, self.rt.clock()):
+            result = self._commit_checked(caller, env, changes, expect, summary, extra_trailers, new_paths, index_now)
+        self.keep_books(caller, env, planned.bookkeeping, result.commit, intent.op if intent else "commit")
+        return result
 
     def _commit_checked(
         self,
@@ -581,10 +592,8 @@ class WriteRecipe:
         summary: str,
         extra_trailers: dict[str, str] | None,
         new_paths: tuple[str, ...],
-        verdicts: ContentVerdicts | None,
         index_now: bool,
     ) -> CommitResult:
-        self.check_commit(env, changes, verdicts)
         diskspace.check_room(self.policy, self.rt.config, env.name)  # refused whole, before anything is built
         started = time.perf_counter()
         try:
@@ -615,26 +624,34 @@ class WriteRecipe:
                 raise diskspace.refused(exc, f"environment '{env.name}'") from exc
             raise
 
-    def after_commit(self, caller: Caller, env: Environment, changes: list[Change], commit: str, op: str) -> None:
-        """Keep inbox authorship in the state: who wrote each part of each item.
-
-        A move carries the authors along, so moving an item can never make its author eligible to promote it.
-        """
-        if op == "move_note" and len(changes) == 2 and self.policy.inbox_item(changes[0].path) is not None:
-            self.rt.state.copy_inbox_parts(env.name, changes[0].path, changes[1].path)
-        for change in changes:
-            if self.policy.inbox_item(change.path) is None:
-                continue
-            if change.data is None:
-                self.rt.state.forget_inbox_item(env.name, change.path)
-            else:
-                self.rt.state.record_inbox_part(
-                    environment=env.name,
-                    path=change.path,
-                    login=caller.login,
-                    client=caller.client,
-                    connector=caller.connector_id,
-                    at=self.rt.clock(),
-                    commit_id=commit,
-                    op=op,
-                )
+    def keep_books(self, caller: Caller, env: Environment, books: Bookkeeping, commit: str, op: str) -> None:
+        """What a made commit implies for the state, as the plan lists it: a moved item's authors go along
+        (so moving an item never makes its author eligible to promote it), items that left the inbox are
+        forgotten (authors and hold), each part written is recorded (who wrote which part of which item),
+        holds are set."""
+        state = self.rt.state
+        for source, target in books.copy:
+            state.copy_inbox_parts(env.name, source, target)
+        for path in books.forget:
+            state.forget_inbox_item(env.name, path)
+        now = self.rt.clock()
+        for path in books.record:
+            state.record_inbox_part(
+                environment=env.name,
+                path=path,
+                login=caller.login,
+                client=caller.client,
+                connector=caller.connector_id,
+                at=now,
+                commit_id=commit,
+                op=op,
+            )
+        for hold in books.holds:
+            state.set_hold(
+                environment=env.name,
+                path=hold.item,
+                version=hold.version,
+                reason=hold.reason,
+                reviewer=hold.reviewer,
+                at=now,
+            )

@@ -17,6 +17,7 @@ import pygit2
 from notegate.config import load_config
 from notegate.errors import InitError, NotegateError
 from notegate.policy import decide_new_state_database, decide_state_url_stored, fixed_caller
+from notegate.policy.plan import Intent
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.sync.hookfile import bound_pack, install_hook
@@ -67,6 +68,7 @@ def init_directory(
             {change.path: "absent" for change in changes},
             "Create the default vault layout",
             new_paths=tuple(change.path for change in changes),
+            intent=Intent(op="init"),
         )
     finally:
         runtime.close()

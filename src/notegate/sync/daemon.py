@@ -51,17 +51,16 @@ from pathlib import Path
 from notegate.errors import OriginUnavailable, remedy_for
 from notegate.policy import (
     Policy,
-    decide_credential,
     decide_incoming_path,
     decide_incoming_size,
     is_hidden_segment,
     sync_caller,
 )
-from notegate.safety.rules import describe
-from notegate.safety.secrets import scan_credentials
+from notegate.policy.plan import Proposed, credential_refusals
 from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
 from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
+from notegate.vault.commits import sync_author_email, sync_message
 
 __all__ = [
     "EXIT_CODES",
@@ -386,64 +385,64 @@ class Syncer:
         return data
 
     # ------------------------------------------------------------ 2. commit
-    def _credential_findings(self, caller, changes: dict[str, bytes | None]) -> list[Finding]:
-        """Notes holding what looks like a credential: left out like any refused file (a secret committed
-        once stays in every clone's history). The owner's workstation is trusted, so the rule is the notes
-        service's ``credential-warning``: commit it by hand with git if it really belongs in the vault."""
-        found: list[Finding] = []
-        for path, data in changes.items():
-            if data is None or not path.lower().endswith(".md"):
-                continue
-            hits = scan_credentials(data.decode("utf-8", errors="replace"))
-            if not hits:
-                continue
-            decision = decide_credential(caller, allow_secret=False)
-            where = "; ".join(describe(f) for f in hits[:3])
-            found.append(Finding("0" * 40, path, decision.rule, f"{decision.reason}: {where}."))
-        return found
-
     def _commit_local(self, parent: str | None, scan: _Scan) -> str | None:
-        changes = dict(scan.changes)
+        candidate, left_out, stop = self.plan_local(parent, scan.changes)
+        scan.left_out.extend(left_out)
+        if stop is not None:
+            raise _Halt(stop)
+        if candidate is not None:
+            self.clone.move_main(candidate)
+        return candidate
+
+    def plan_local(
+        self, parent: str | None, changes: dict[str, bytes | None]
+    ) -> tuple[str | None, list[Finding], Stop | None]:
+        """What of ``changes`` may be committed on ``parent``: the candidate commit (made, no ref moved; None
+        when nothing is left), the files left out, or the stop of a change refused as a whole.
+
+        The judgement is the server's, in its order: the git door's rules (the very validator the origin
+        runs on a push) on every file and on the counts, then credentials (the planner's
+        :func:`notegate.policy.plan.credential_refusals`: a secret committed once stays in every clone's
+        history; the owner's workstation is trusted, so the rule is ``credential-warning``: commit it by hand
+        with git if it really belongs in the vault).  A refused file is left out and the rest judged again."""
+        changes = dict(changes)
+        left_out: list[Finding] = []
         caller = sync_caller(self.device, self.owner)
-        for finding in self._credential_findings(caller, changes):
-            scan.left_out.append(finding)
-            del changes[finding.path]
         while changes:
             summary = _summary(self.device, changes)
-            # A workstation's commit reaches the vault by push: it speaks in its own voice (no Notegate-*
-            # trailer, not the server's e-mail), which the origin's hook and the server's fetch require, and
-            # readers show it as pushed, never with a tier (docs/explanation/security-model.md, "Where provenance
-            # comes from").
-            message = f"{summary}\n\nSynced-From: {caller.connector_id}\n"
+            # A workstation's commit reaches the vault by push: it speaks in its own voice (vault/commits.py)
             candidate = self.clone.commit_changes(
                 parent,
                 changes,
                 author_name=caller.display_name,
-                author_email=f"{caller.login}@{self.device}.sync.invalid",
-                message=message,
+                author_email=sync_author_email(caller.login, self.device),
+                message=sync_message(summary, caller.connector_id),
             )
             inspection = inspect_update(self.clone.repo, parent, candidate, self.policy)
             whole = [f for f in inspection.findings if not f.path]
             if whole:
                 first = whole[0]
-                raise _Halt(
-                    Stop(
-                        EXIT_LOCAL,
-                        rule=first.rule,
-                        message=f"{first.what} Nothing was committed and the files here are untouched; "
-                        "deleted notes are still in the last commit (git -C DIR restore PATH brings one back).",
-                        lines=tuple(explain_all(inspection.findings)),
-                    )
+                stop = Stop(
+                    EXIT_LOCAL,
+                    rule=first.rule,
+                    message=f"{first.what} Nothing was committed and the files here are untouched; "
+                    "deleted notes are still in the last commit (git -C DIR restore PATH brings one back).",
+                    lines=tuple(explain_all(inspection.findings)),
                 )
+                return None, left_out, stop
             refused = {f.path for f in inspection.findings}
+            found = list(inspection.findings)
             if not refused:
-                self.clone.move_main(candidate)
-                return candidate
-            scan.left_out.extend(Finding("0" * 40, f.path, f.rule, f.what) for f in inspection.findings)
+                credentials = credential_refusals(caller, [Proposed(p, d) for p, d in changes.items()])
+                if not credentials:
+                    return candidate, left_out, None
+                refused = {r.path for r in credentials}
+                found = [Finding("0" * 40, r.path, r.rule, r.reason) for r in credentials]
+            left_out.extend(Finding("0" * 40, f.path, f.rule, f.what) for f in found)
             for path in list(changes):
                 if any(path == r or path.startswith(r + "/") for r in refused):
                     del changes[path]
-        return None
+        return None, left_out, None
 
     # ------------------------------------------------------------ 3. fetch
     def _fetch_and_inspect(self) -> str | None:

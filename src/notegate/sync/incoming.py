@@ -63,31 +63,28 @@ from notegate.errors import NotegateError, remedy_for
 from notegate.policy import (
     MODE_GITLINK,
     MODE_TREE,
+    RENAME_LIMIT,
     Decision,
     Policy,
-    decide_attachment,
+    count_deletions,
     decide_case_twin,
     decide_commit_count,
     decide_commit_provenance,
     decide_commit_size,
     decide_fast_forward,
+    decide_file,
     decide_incoming_folder,
-    decide_incoming_mode,
-    decide_incoming_note,
     decide_incoming_path,
-    decide_incoming_size,
     decide_inspection_time,
     decide_range_size,
+    is_blank,
 )
-from notegate.safety.attachments import HEAD_BYTES
 from notegate.vault.paths import MAX_PATH_BYTES, caseless_key
 
 __all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_update", "open_repository", "shown_path"]
 
 #: Findings reported at most per inspection; past it the inspection stops (``Inspection.truncated``).
 MAX_FINDINGS = 100
-#: Similarity rename detection looks at this many files at most (git's diff.renameLimit idea).
-RENAME_LIMIT = 200
 #: Parsed trees kept while one update is inspected (a commit's trees are the next commit's parent trees).
 TREE_CACHE = 4096
 _OID_BYTES = 20
@@ -290,7 +287,7 @@ class _Inspector:
             data = self.content(oid) if size else b""
         except _Malformed:
             return False
-        return not data.decode("utf-8", "replace").replace("\ufeff", "").strip()
+        return is_blank(data)
 
     # ------------------------------------------------------------ one commit, and the range
     def commit(self, commit: pygit2.Commit, *, count: bool) -> None:
@@ -330,6 +327,28 @@ class _Inspector:
         if not isinstance(parent, pygit2.Commit):
             raise _Malformed("a parent is not a commit")
         return parent.tree_id.raw
+
+
+@dataclass(frozen=True, slots=True)
+class _ObjectFacts:
+    """A tree entry as :class:`notegate.policy.FileFacts`: its mode, then its header's size, then its bytes
+    (a missing object, or one that is not a blob, raises :class:`_Malformed`)."""
+
+    ins: _Inspector
+    entry: _Entry
+
+    @property
+    def mode(self) -> int:
+        return self.entry.mode
+
+    def size(self) -> int:
+        object_type, size = self.ins.header(self.entry.oid)
+        if object_type != ObjectType.BLOB:
+            raise _Malformed("a file entry does not point at a blob")
+        return size
+
+    def read(self) -> bytes:
+        return self.ins.content(self.entry.oid)
 
 
 class _CommitDiff:
@@ -400,10 +419,11 @@ class _CommitDiff:
         if self.count and not self.stopped and not self.ins.full:
             self.add("", self.size(self.deletions(), self.added))
 
-    def size(self, deleted: int, added: int) -> Decision:
+    def size(self, deleted: int, added: int, *, emptied: int | None = None) -> Decision:
+        emptied = self.emptied if emptied is None else emptied
         if self.over_range:
-            return decide_range_size(self.policy, deleted=deleted, emptied=self.emptied, added=added)
-        return decide_commit_size(self.policy, deleted=deleted + self.emptied, added=added)
+            return decide_range_size(self.policy, deleted=deleted, emptied=emptied, added=added)
+        return decide_commit_size(self.policy, deleted=deleted + emptied, added=added)
 
     # ------------------------------------------------------------ entries
     def enter(self, raw: bytes) -> bool:
@@ -442,7 +462,8 @@ class _CommitDiff:
             self.added += 1
             self.added_blobs[new.oid] += 1
             if (self.check or self.count) and self.added > self.policy.max_files_per_commit:
-                self.add("", self.size(0, self.added))
+                # the files' rule: emptied notes counted so far are deletions, judged only once the walk ends
+                self.add("", self.size(0, self.added, emptied=0))
                 self.stopped = True
                 return
         elif self.count and introduced and old is not None and self.emptied_note(path, old, new):
@@ -470,39 +491,24 @@ class _CommitDiff:
             self.add(path, self.ins.guard(path))
 
     def check_file(self, path: str, entry: _Entry) -> Decision:
-        mode = decide_incoming_mode(entry.mode)
-        if not mode.allowed:
-            return mode
-        kind = decide_incoming_path(self.policy, path)
-        if not kind.allowed:
-            return kind
+        """The one per-file check every door makes (:func:`notegate.policy.decide_file`), over the object's
+        header and then its content, read only when the steps before allowed it."""
         try:
-            object_type, size = self.ins.header(entry.oid)
-            if object_type != ObjectType.BLOB:
-                return Decision(False, _Malformed.rule, "a file entry does not point at a blob")
-            sized = decide_incoming_size(self.policy, kind, size)
-            if not sized.allowed:
-                return sized
-            data = self.ins.content(entry.oid)
+            return decide_file(self.policy, path, _ObjectFacts(self.ins, entry))
         except _Malformed as exc:
             return Decision(False, exc.rule, exc.message)
-        if kind.rule == "incoming-note":
-            return decide_incoming_note(self.policy, path, data)
-        return decide_attachment(self.policy, path.rsplit("/", 1)[-1], data[:HEAD_BYTES], size)
 
     # ------------------------------------------------------------ counts
     def deletions(self) -> int:
-        """Deleted files that are not renames: exact renames (the same blob added) first, then similarity."""
-        unmatched = Counter(self.added_blobs)
-        remaining = 0
-        for oid in self.deleted_blobs:
-            if unmatched[oid] > 0:
-                unmatched[oid] -= 1
-            else:
-                remaining += 1
-        if remaining + self.emptied <= self.policy.max_deletions_per_commit or self.others:
-            return remaining
-        return min(remaining, self._similar_deletions())
+        """Deleted files that are not renames (:func:`notegate.policy.count_deletions`): exact renames first,
+        then git's similarity -- not for a merge, whose tree diff would pair what another parent brought."""
+        return count_deletions(
+            self.deleted_blobs,
+            self.added_blobs.elements(),
+            emptied=self.emptied,
+            limit=self.policy.max_deletions_per_commit,
+            similar=None if self.others else self._similar_deletions,
+        )
 
     def _similar_deletions(self) -> int:
         """Deletions left once git's similarity detection pairs renamed-and-edited files (libgit2)."""

@@ -1,19 +1,55 @@
-"""The server's commit messages: a summary line and its ``Notegate-*`` trailers, built in one place (pure).
+"""Commit messages, built and read in one place (pure): the server's, with its ``Notegate-*`` trailers, and
+a workstation's (``notegate sync``), which speaks in its own voice.
 
 Why its own module: every commit the server makes (the recipe, import, init, inbox promotion, the machine
 contracts) is spelled by :func:`commit_message`, and the provenance row recorded before the push reads the
-same trailers back (:func:`parse_trailers`).  Recognising a pushed commit that only pretends to be the
-server's, and the server's identities, live beside it in :mod:`notegate.vault.provenance`.
+same trailers back (:func:`parse_trailers`); ``notegate sync`` spells its commits with
+:func:`sync_message` and :func:`sync_author_email`.  The trailers are a closed set (:data:`TRAILERS`): a
+name outside it is a bug, refused where the message is built.  Recognising a pushed commit that only
+pretends to be the server's, and the server's identities, live beside it in :mod:`notegate.vault.provenance`
+(re-exported here).
 """
 
 from __future__ import annotations
 
 from notegate.policy import Caller
-from notegate.vault.provenance import server_trailers
+from notegate.vault.provenance import SERVER_COMMITTER, SERVER_EMAIL_DOMAIN, server_trailers
 
-#: The trailers of a message the server itself built. Never who made a commit read back from git: that
-#: comes from the server's record only (:func:`notegate.services.notes.change_info`).
-parse_trailers = server_trailers
+__all__ = [
+    "SERVER_COMMITTER",
+    "SERVER_EMAIL_DOMAIN",
+    "SYNCED_FROM",
+    "TRAILERS",
+    "commit_message",
+    "contract_trailers",
+    "parse_trailers",
+    "sync_author_email",
+    "sync_message",
+]
+
+#: Every trailer the server writes, and so every one it reads back: who asked (client, connector login,
+#: session, tier, grant), who reviewed an inbox item and who wrote it, and a machine contract's name and key.
+TRAILERS = frozenset(
+    {
+        "Notegate-Client",
+        "Notegate-Connector",
+        "Notegate-Session",
+        "Notegate-Tier",
+        "Notegate-Grant",
+        "Notegate-Reviewed-By",
+        "Notegate-Authors",
+        "Notegate-Contract",
+        "Notegate-Idempotency",
+    }
+)
+#: The one line a workstation's commit carries: which sync connector made it (never a ``Notegate-*`` one).
+SYNCED_FROM = "Synced-From"
+
+
+def parse_trailers(message: str) -> dict[str, str]:
+    """The trailers of a message the server itself built (those of :data:`TRAILERS`). Never who made a commit
+    read back from git: that comes from the server's record only (:func:`notegate.services.notes.change_info`)."""
+    return {name: value for name, value in server_trailers(message).items() if name in TRAILERS}
 
 
 def _trailer_value(value: str) -> str:
@@ -32,6 +68,9 @@ def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = 
     login, session and tier (and a grant's public id, never its value). For people reading ``git log`` only:
     readers take who made a commit from the server's record (:func:`notegate.services.notes.change_info`), and a
     pushed commit carrying such a trailer is refused by the git door."""
+    unknown = sorted(set(extra or {}) - TRAILERS)
+    if unknown:
+        raise ValueError(f"not a trailer the server writes: {', '.join(unknown)}")
     trailers = {
         "Notegate-Client": caller.client,
         "Notegate-Connector": caller.connector_id,
@@ -48,3 +87,16 @@ def contract_trailers(contract: str, key: str) -> dict[str, str]:
     """The trailers of a machine contract's commit (:mod:`notegate.services.contracts`): which contract, and the
     idempotency key it recorded; passed to :meth:`NotesService.commit_as` beside the caller's own trailers."""
     return {"Notegate-Contract": contract, "Notegate-Idempotency": key}
+
+
+def sync_message(summary: str, connector: str) -> str:
+    """A workstation's commit message (``notegate sync``): it reaches the vault by push, so it speaks in its
+    own voice -- no ``Notegate-*`` trailer, which the origin's hook and the server's fetch would refuse --
+    and readers show it as pushed, never with a tier (docs/explanation/security-model.md, "Where
+    provenance comes from")."""
+    return f"{summary}\n\n{SYNCED_FROM}: {connector}\n"
+
+
+def sync_author_email(login: str, device: str) -> str:
+    """A workstation commit's author e-mail: the owner at that device, never one of the server's identities."""
+    return f"{login}@{device}.sync.invalid"

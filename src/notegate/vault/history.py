@@ -26,6 +26,7 @@ from notegate.vault.storebase import (
 from notegate.vault.trees import (
     _entry_blob,
     changed_paths,
+    similar_deletions,
 )
 
 
@@ -39,6 +40,12 @@ class HistoryReads:
             return listing.notes.get(path) or listing.attachments.get(path, ABSENT)
         tree = self.repo[commit].peel(pygit2.Tree)
         return _entry_blob(tree, path)
+
+    def similar_deletions(self, changes: Sequence, commit: str | None) -> int:
+        """What ``changes`` delete from ``commit`` that git's similarity detection does not pair with what
+        they add (:func:`notegate.vault.trees.similar_deletions`): how the git door counts renames."""
+        base = self.repo[commit].peel(pygit2.Tree) if commit else None
+        return similar_deletions(self.repo, base, changes)
 
     def blob_size(self, blob_id: str) -> int:
         """A blob's size from its object header, without inflating it (a listing of large attachments)."""

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import pygit2
-from pygit2.enums import FileMode, ObjectType
+from pygit2.enums import DeltaStatus, DiffFind, FileMode, ObjectType
 
+from notegate.policy import MODE_GITLINK, RENAME_LIMIT
 from notegate.vault import objects
 from notegate.vault.bulk import stored_blob
 from notegate.vault.storebase import (
@@ -167,3 +168,17 @@ def _build(
     tree_id = builder.write()
     created.append(tree_id)
     return tree_id, entries
+
+
+def similar_deletions(repo: pygit2.Repository, base: pygit2.Tree | None, changes: Sequence[Change]) -> int:
+    """The files ``changes`` delete from ``base`` that git's similarity detection (``-M``, at most
+    :data:`notegate.policy.RENAME_LIMIT` files) does not pair with a file they add: the renamed-and-edited
+    files the git door does not count as deletions.  Asked by the recipe only when exact renames leave a
+    change over ``max_deletions_per_commit``, so the server counts renames as the pre-receive hook does;
+    it writes the change's objects (the commit would write the same ones)."""
+    if base is None:
+        return 0
+    new = repo[build_tree(repo, base, changes)].peel(pygit2.Tree)
+    diff = base.diff_to_tree(new)
+    diff.find_similar(flags=DiffFind.FIND_RENAMES, rename_limit=RENAME_LIMIT)
+    return sum(1 for d in diff.deltas if d.status == DeltaStatus.DELETED and d.old_file.mode != MODE_GITLINK)
