@@ -31,6 +31,18 @@ def _port(value: int) -> str | None:
     return None if 0 < value < 65536 else "must be between 1 and 65535"
 
 
+def _meaning_installed(value: bool) -> str | None:
+    """On needs the model's packages (the ``meaning`` extra): say so at start, not at the first search."""
+    import importlib.util
+
+    missing = [name for name in ("numpy", "wordllama") if value and importlib.util.find_spec(name) is None]
+    return (
+        f"needs the 'meaning' extra (pip install 'notegate[meaning]'; missing: {', '.join(missing)})"
+        if missing
+        else None
+    )
+
+
 SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, "127.0.0.1", "Address to listen on. Keep 127.0.0.1 unless a TLS proxy is in front."),
     Setting("port", int, 8765, "TCP port for HTTP (MCP at /mcp).", _port),
@@ -142,6 +154,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         True,
         "Flush a write's objects, the origin's ref and its state rows to disk before acknowledging it "
         "(one flush per group commit). Off only to measure what it costs.",
+    ),
+    Setting(
+        "search_meaning",
+        bool,
+        False,
+        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and wordllama, ~140 MB) "
+        "fused by rank with the keyword search; vectors computed in the background after each write.",
+        _meaning_installed,
     ),
 )
 
@@ -286,6 +306,7 @@ class Config:
     devices: Mapping[str, DeviceConfig] = field(default_factory=lambda: MappingProxyType({}))
     state_url: str = field(default="", repr=False)  # the [state] url row holds the default; may hold a password
     durability: bool = True  # the [server] row holds the default (notegate.vault.durable says what it flushes)
+    search_meaning: bool = False  # the [server] row holds the default (notegate.vault.meaning)
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name``?"""
@@ -384,6 +405,7 @@ def load_config(path: str | Path) -> Config:
         devices=devices,
         state_url=state["url"],
         durability=server["durability"],
+        search_meaning=server["search_meaning"],
     )
 
 

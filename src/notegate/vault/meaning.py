@@ -1,0 +1,296 @@
+"""Search by meaning: one vector per note from a static embedding model shipped in a wheel, kept beside the
+search index and brought up to date in the background after each write.
+
+Theory of operation:
+
+- **The model** is WordLlama (``wordllama`` on PyPI, MIT): a static embedding table (one 256-dimension vector
+  per token of a 32,000-token vocabulary, 16 MB) inside the wheel; a text's vector is the mean of its tokens'
+  vectors.  No network at install or run time (it is loaded with ``disable_download``), no PyTorch, ~0.1 ms
+  to embed a query, ~150 notes a second on one core.  Chosen by measurement on a 6,289-note, 37-language vault
+  (bench/RESULTS.md, "Search by meaning"): a multilingual 64-dimension static model and two transformers
+  (USE multilingual, multilingual-e5-small) were weaker or far too slow.
+- **The vectors** live in their own SQLite file beside the index (``meaning.sqlite``: this Python's SQLite
+  cannot load a vector extension, and none is needed): one row per note, keyed by path and the blob id it
+  was computed from, 256 bytes (int8 with a per-row scale).  In memory they are one int8 matrix (2.6 MB at
+  10,000 notes); a query is a matrix-vector product in blocks, brute force, exact.
+- **Follows git like the index**: a catch-up compares the index's (path, blob) rows with its own and embeds
+  the difference; a missing or foreign-model file is rebuilt from git.  It runs in one background thread per
+  environment, woken after every advance of main, at a lower CPU priority: a write is searchable by keyword
+  when it is acknowledged, and by meaning a moment later.
+- **Visibility** is not decided here: :meth:`MeaningIndex.search` takes the caller's filter and applies it to
+  every candidate before it counts against the limit (private paths, the inbox, the folder), and the service
+  checks each hit again as it checks keyword hits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from notegate.sqlite import LocalSQLite
+from notegate.vault.query import indexed_text, title_of
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from notegate.vault.index import SearchIndex
+    from notegate.vault.store import VaultStore
+
+log = logging.getLogger("notegate")
+
+#: Names the model and the text a vector is made of; a vectors file made otherwise is rebuilt.
+MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256 title+1500 int8-1"
+#: How much of a note is embedded: its title and the start of its body.  Why not all of it: a static model's
+#: vector is a mean, and a long note's mean drifts to its vault's common words; the start says what it is
+#: about (measured: 1,000-4,000 characters within 0.03 recall of each other, 4x slower at 4,000).
+NOTE_CHARS = 1500
+EMBED_BATCH = 64  # notes embedded and written per transaction: a crash loses one batch; progress is visible
+FIRST_ROWS = 256  # candidates ranked by a partial sort; a full sort only if the caller's filter needs more
+BLOCK_ROWS = 8192  # rows per block of the query's product: bounds the float32 copy (8 MB) whatever the vault
+#: Below this cosine a note is not a meaning hit at all (a query about nothing in the vault finds nothing).
+MIN_COSINE = 0.25
+#: The background thread's niceness (Linux: per thread); the embedder yields the cores to requests.
+NICE = 10
+
+
+def missing_packages() -> str | None:
+    """None when the model and numpy import; else what is missing (the ``meaning`` extra)."""
+    try:
+        import numpy  # noqa: F401
+        import wordllama  # noqa: F401
+    except ImportError as exc:
+        return exc.name or "wordllama"
+    return None
+
+
+def note_text(path: str, data: bytes) -> str:
+    """What a note is embedded by: its title and the start of its body, front matter left out (its keys
+    are the same in every note and would pull every vector toward one another)."""
+    text = indexed_text(path, data)
+    if text.startswith("---\n"):
+        end = text.find("\n---", 3)
+        if end > 0:
+            text = text[end + 4 :]
+    return f"{title_of(path, text)}\n{text[:NOTE_CHARS]}"
+
+
+class Embedder:
+    """WordLlama, loaded from its own wheel and never from the network."""
+
+    def __init__(self) -> None:
+        import numpy
+        import wordllama
+
+        self._np = numpy
+        # The package's own directory holds ``weights/`` and ``tokenizers/``: as its cache directory, the
+        # loader finds both there (0.4.0 looks for the tokenizer under ``tokenizer/`` first, which is absent).
+        here = Path(wordllama.__file__).parent
+        self._model = wordllama.WordLlama.load(cache_dir=here, disable_download=True)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        vectors = self._model.embed(texts, norm=True, return_np=True)
+        return self._np.asarray(vectors, dtype=self._np.float32)
+
+
+class Vectors:
+    """The vectors file and its in-memory copy (an int8 matrix, a scale per row, the rows' paths)."""
+
+    SCHEMA = """
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+    CREATE TABLE IF NOT EXISTS vectors (path TEXT PRIMARY KEY, blob TEXT NOT NULL, scale REAL NOT NULL,
+                                        vec BLOB NOT NULL);
+    """
+
+    def __init__(self, path: Path) -> None:
+        import numpy
+
+        self._np = numpy
+        self._db = LocalSQLite(path)
+        conn = self._db.conn()
+        conn.executescript(self.SCHEMA)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
+        if row is None or row[0] != MODEL_FINGERPRINT:
+            with self._db.tx() as db:
+                db.execute("DELETE FROM vectors")
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (MODEL_FINGERPRINT,))
+        self._lock = threading.Lock()
+        self._blobs: dict[str, str] = {}
+        self._rows: dict[str, tuple[float, bytes]] = {}
+        for path_, blob, scale, vec in conn.execute("SELECT path, blob, scale, vec FROM vectors"):
+            self._blobs[path_] = blob
+            self._rows[path_] = (scale, vec)
+        self._snapshot: tuple[list[str], Any, Any] = self._build()
+
+    def blobs(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._snapshot[0])
+
+    def apply(self, put: dict[str, tuple[str, Any]], drop: Iterable[str]) -> None:
+        """Write ``put`` (path -> (blob, float vector)) and remove ``drop`` in one transaction, then swap the
+        in-memory snapshot (a search holds the old one until it is done: no lock on the query path)."""
+        np = self._np
+        rows = []
+        for path, (blob, vec) in put.items():
+            scale = float(np.abs(vec).max()) / 127 or 1.0
+            rows.append((path, blob, scale, np.round(vec / scale).astype(np.int8).tobytes()))
+        dropped = list(drop)
+        with self._db.tx() as db:
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            db.executemany("DELETE FROM vectors WHERE path = ?", [(p,) for p in dropped])
+        with self._lock:
+            for path, blob, scale, vec in rows:
+                self._blobs[path] = blob
+                self._rows[path] = (scale, vec)
+            for path in dropped:
+                self._blobs.pop(path, None)
+                self._rows.pop(path, None)
+            self._snapshot = self._build()
+
+    def _build(self) -> tuple[list[str], Any, Any]:
+        np = self._np
+        paths = list(self._rows)
+        if not paths:
+            return paths, np.zeros((0, 1), dtype=np.int8), np.zeros(0, dtype=np.float32)
+        matrix = np.frombuffer(b"".join(self._rows[p][1] for p in paths), dtype=np.int8).reshape(len(paths), -1)
+        scales = np.array([self._rows[p][0] for p in paths], dtype=np.float32)
+        return paths, matrix, scales
+
+    def ranked(self, query: Any) -> Iterable[tuple[str, float]]:
+        """Every row by cosine with ``query`` (a unit vector), best first, lazily: the first
+        :data:`FIRST_ROWS` by a partial sort, the rest (a filter that let few through) by a full one."""
+        np = self._np
+        paths, matrix, scales = self._snapshot
+        if not paths:
+            return
+        scores = np.empty(len(paths), dtype=np.float32)
+        for start in range(0, len(paths), BLOCK_ROWS):
+            scores[start : start + BLOCK_ROWS] = matrix[start : start + BLOCK_ROWS].astype(np.float32) @ query
+        scores *= scales
+        if len(paths) > FIRST_ROWS:
+            first = np.argpartition(-scores, FIRST_ROWS)[:FIRST_ROWS]
+            first = first[np.argsort(-scores[first], kind="stable")]
+            for i in first:
+                yield paths[i], float(scores[i])
+            seen = set(first.tolist())
+        else:
+            seen = set()
+        for i in np.argsort(-scores, kind="stable"):
+            if int(i) not in seen:
+                yield paths[i], float(scores[i])
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class MeaningIndex:
+    """One environment's vectors, kept in step with its search index by a background thread."""
+
+    def __init__(self, path: Path, embedder: Callable[[], Embedder] = Embedder) -> None:
+        self.path = path
+        self._make_embedder = embedder
+        self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()
+        self.vectors = Vectors(path)
+        self._wanted = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._stop = False
+        self._thread: threading.Thread | None = None
+        self._source: tuple[VaultStore, SearchIndex] | None = None
+        self._start_lock = threading.Lock()
+
+    def embedder(self) -> Embedder:
+        with self._embedder_lock:
+            if self._embedder is None:
+                self._embedder = self._make_embedder()
+            return self._embedder
+
+    # ------------------------------------------------------------ keeping up
+    def wake(self, store: VaultStore, index: SearchIndex) -> None:
+        """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks."""
+        self._source = (store, index)
+        self._idle.clear()
+        self._wanted.set()
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=f"meaning-{self.path.parent.name}", daemon=True)
+                self._thread.start()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """True once every wake so far has been caught up (tests and benches; the server never waits)."""
+        return self._idle.wait(timeout)
+
+    def _run(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):  # this thread's priority only (Linux: a thread id)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+        while not self._stop:
+            self._wanted.wait()
+            self._wanted.clear()
+            if self._stop:
+                break
+            source = self._source
+            try:
+                if source is not None:
+                    self.catch_up(*source)
+            except Exception:  # the vectors stay behind; the next advance tries again; keyword search is unaffected
+                log.exception("meaning index: catch-up failed")
+            if not self._wanted.is_set():
+                self._idle.set()
+
+    def catch_up(self, store: VaultStore, index: SearchIndex) -> int:
+        """Embed the notes whose (path, blob) the index holds and the vectors do not; drop the rest.
+        Returns how many were embedded.  Reads each note from git by its blob id, as the index does."""
+        wanted = index.paths()
+        have = self.vectors.blobs()
+        drop = [p for p in have if p not in wanted]
+        todo = [(p, b) for p, b in wanted.items() if have.get(p) != b]
+        if drop:
+            self.vectors.apply({}, drop)
+        done = 0
+        for start in range(0, len(todo), EMBED_BATCH):
+            if self._stop:
+                break
+            batch = []
+            for path, blob in todo[start : start + EMBED_BATCH]:
+                try:
+                    batch.append((path, blob, note_text(path, store.read_unverified_blob_fast(blob))))
+                except (KeyError, ValueError):  # gone from git since the index listed it: the next catch-up
+                    continue
+            if not batch:
+                continue
+            vectors = self.embedder().embed([text for _p, _b, text in batch])
+            put = {path: (blob, vec) for (path, blob, _t), vec in zip(batch, vectors, strict=True)}
+            self.vectors.apply(put, ())
+            done += len(batch)
+        return done
+
+    # ------------------------------------------------------------ reading
+    def search(self, query: str, *, limit: int, visible: Callable[[str], bool]) -> list[tuple[str, float]]:
+        """The ``limit`` notes nearest ``query`` in meaning that ``visible`` lets through, best first, each
+        with its cosine (at least :data:`MIN_COSINE`)."""
+        if not query.strip() or not len(self.vectors):
+            return []
+        vector = self.embedder().embed([query])[0]
+        hits: list[tuple[str, float]] = []
+        for path, score in self.vectors.ranked(vector):
+            if score < MIN_COSINE or len(hits) >= limit:
+                break
+            if visible(path):
+                hits.append((path, score))
+        return hits
+
+    def close(self) -> None:
+        self._stop = True
+        self._wanted.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5)
+        self.vectors.close()
