@@ -205,7 +205,8 @@ class MeaningIndex:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._source: tuple[VaultStore, SearchIndex] | None = None
-        self._start_lock = threading.Lock()
+        self._start_lock = threading.Lock()  # the thread's start, the wakes' count and the idle mark
+        self._asked = 0
 
     def embedder(self) -> Embedder:
         with self._embedder_lock:
@@ -216,10 +217,11 @@ class MeaningIndex:
     # ------------------------------------------------------------ keeping up
     def wake(self, store: VaultStore, index: SearchIndex) -> None:
         """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks."""
-        self._source = (store, index)
-        self._idle.clear()
-        self._wanted.set()
         with self._start_lock:
+            self._source = (store, index)
+            self._asked += 1
+            self._idle.clear()
+            self._wanted.set()
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=f"meaning-{self.path.parent.name}", daemon=True)
                 self._thread.start()
@@ -233,17 +235,19 @@ class MeaningIndex:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
         while not self._stop:
             self._wanted.wait()
-            self._wanted.clear()
             if self._stop:
                 break
-            source = self._source
+            with self._start_lock:
+                self._wanted.clear()
+                asked, source = self._asked, self._source
             try:
                 if source is not None:
                     self.catch_up(*source)
             except Exception:  # the vectors stay behind; the next advance tries again; keyword search is unaffected
                 log.exception("meaning index: catch-up failed")
-            if not self._wanted.is_set():
-                self._idle.set()
+            with self._start_lock:
+                if self._asked == asked:  # no wake came in meanwhile
+                    self._idle.set()
 
     def catch_up(self, store: VaultStore, index: SearchIndex) -> int:
         """Embed the notes whose (path, blob) the index holds and the vectors do not; drop the rest.
