@@ -12,9 +12,11 @@ paths = st.sampled_from([f"n{i}.md" for i in range(12)])
 
 
 def test_a_note_both_lists_hold_rises_and_a_lone_keyword_hit_stays_first() -> None:
-    fused = fuse([("a.md", "all-words"), ("b.md", "all-words")], ["c.md", "b.md"], 10)
-    assert [f.path for f in fused] == ["b.md", "a.md", "c.md"]
-    assert (fused[0].keyword_rank, fused[0].meaning_rank) == (1, 1)
+    fused = fuse([("a.md", "all-words"), ("b.md", "all-words"), ("x.md", "all-words")], ["c.md", "x.md"], 10)
+    assert [f.path for f in fused] == ["a.md", "x.md", "c.md", "b.md"]  # the first hit holds every word: first
+    assert (fused[1].keyword_rank, fused[1].meaning_rank) == (2, 1)
+    loose = fuse([("a.md", "any-word"), ("b.md", "any-word")], ["c.md", "b.md"], 10)
+    assert [f.path for f in loose] == ["b.md", "a.md", "c.md"]
     # A rare token: one keyword hit, and the meaning list's best neighbour of it comes after it.
     assert [f.path for f in fuse([("id-4711.md", "all-words")], ["near.md", "id-4711.md"], 10)][:1] == ["id-4711.md"]
     assert [f.path for f in fuse([("x.md", "any-word")], ["y.md"], 10)] == ["x.md", "y.md"]
@@ -37,10 +39,12 @@ def test_fusion_is_a_bounded_ranking_of_the_inputs_that_keeps_the_keyword_lead(k
     everything = {p for p, _t in keyword} | set(meaning)
     assert len(out) == len(set(out)) == min(limit, len(everything))
     assert set(out) <= everything
-    assert [f.score for f in fused if f.path not in {p for p, t in keyword if t == "phrase"}] == sorted(
-        (f.score for f in fused if f.path not in {p for p, t in keyword if t == "phrase"}), reverse=True
-    )
+    lead = keyword[0][0] if keyword and keyword[0][1] != "any-word" else None
+    ranked = [f.score for f in fused if f.path != lead and f.path not in {p for p, t in keyword if t == "phrase"}]
+    assert ranked == sorted(ranked, reverse=True)
     phrase = [p for p, t in keyword if t == "phrase"]
     assert out[: min(len(phrase), limit)] == [p for p in out if p in phrase][: min(len(phrase), limit)]
-    if keyword and limit >= 2:  # the keyword list's first hit is within the first two, whatever meaning says
+    if keyword and keyword[0][1] != "any-word":  # a first hit holding every word stays first
+        assert out[0] == keyword[0][0]
+    elif keyword and limit >= 2:  # else it is within the first two, whatever meaning says
         assert keyword[0][0] in out[:2]
