@@ -35,7 +35,8 @@ def _meaning_installed(value: bool) -> str | None:
     """On needs the model's packages (the ``meaning`` extra): say so at start, not at the first search."""
     import importlib.util
 
-    missing = [name for name in ("numpy", "wordllama") if value and importlib.util.find_spec(name) is None]
+    names = ("numpy", "safetensors", "tokenizers", "wordllama")  # notegate.vault.meaning.MEANING_PACKAGES
+    missing = [name for name in names if value and importlib.util.find_spec(name) is None]
     return (
         f"needs the 'meaning' extra (pip install 'notegate[meaning]'; missing: {', '.join(missing)})"
         if missing

@@ -5,7 +5,7 @@ Theory of operation:
 
 - **The model** is WordLlama (``wordllama`` on PyPI, MIT): a static embedding table (one 256-dimension vector
   per token of a 32,000-token vocabulary, 16 MB) inside the wheel; a text's vector is the mean of its tokens'
-  vectors.  No network at install or run time (it is loaded with ``disable_download``), no PyTorch, ~0.1 ms
+  vectors.  No network at install or run time (its two files are read from its wheel), no PyTorch, ~0.1 ms
   to embed a query, ~150 notes a second on one core.  Chosen by measurement on a 6,289-note, 37-language vault
   (bench/RESULTS.md, "Search by meaning"): a multilingual 64-dimension static model and two transformers
   (USE multilingual, multilingual-e5-small) were weaker or far too slow.
@@ -44,14 +44,14 @@ if TYPE_CHECKING:
 log = logging.getLogger("notegate")
 
 #: Names the model and the text a vector is made of; a vectors file made otherwise is rebuilt.
-MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256 title+1500 int8-1"
+MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-f16 title+1500 int8-1"
 #: How much of a note is embedded: its title and the start of its body.  Why not all of it: a static model's
 #: vector is a mean, and a long note's mean drifts to its vault's common words; the start says what it is
 #: about (measured: 1,000-4,000 characters within 0.03 recall of each other, 4x slower at 4,000).
 NOTE_CHARS = 1500
 EMBED_BATCH = 64  # notes embedded and written per transaction: a crash loses one batch; progress is visible
 FIRST_ROWS = 256  # candidates ranked by a partial sort; a full sort only if the caller's filter needs more
-BLOCK_ROWS = 8192  # rows per block of the query's product: bounds the float32 copy (8 MB) whatever the vault
+BLOCK_ROWS = 8192  # rows per block of the query's product: bounds its temporaries whatever the vault
 #: Below this cosine a note is not a meaning hit at all (a query about nothing in the vault finds nothing).
 #: Measured on the paraphrase set: the right note scored under 0.20 in 1 query of 10, and was then never in
 #: the top 10 anyway (the 10th-best cosine: median 0.34).
@@ -60,14 +60,14 @@ MIN_COSINE = 0.20
 NICE = 10
 
 
+MEANING_PACKAGES = ("numpy", "safetensors", "tokenizers", "wordllama")  # the ``meaning`` extra
+
+
 def missing_packages() -> str | None:
-    """None when the model and numpy import; else what is missing (the ``meaning`` extra)."""
-    try:
-        import numpy  # noqa: F401
-        import wordllama  # noqa: F401
-    except ImportError as exc:
-        return exc.name or "wordllama"
-    return None
+    """None when the ``meaning`` extra is installed; else the first package missing."""
+    import importlib.util
+
+    return next((name for name in MEANING_PACKAGES if importlib.util.find_spec(name) is None), None)
 
 
 def note_text(path: str, data: bytes) -> str:
@@ -82,21 +82,50 @@ def note_text(path: str, data: bytes) -> str:
 
 
 class Embedder:
-    """WordLlama, loaded from its own wheel and never from the network."""
+    """WordLlama's table and tokenizer, read from its wheel's files; never the network.
+
+    Why not ``wordllama.WordLlama.load``: importing the package costs ~29 MB of resident memory (its
+    algorithms, configuration and download modules) for nothing a mean of token vectors needs, and 0.4.0's
+    loader looks for its own tokenizer under the wrong folder name before downloading it.  The two files are
+    read directly (``safetensors``, ``tokenizers``: both its own dependencies) and the table kept in float16
+    (16 MB instead of 33): the same vectors as its ``embed(norm=True)``, to float16's precision."""
+
+    WEIGHTS = ("weights", "l2_supercat_256.safetensors")
+    TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 
     def __init__(self) -> None:
-        import numpy
-        import wordllama
+        import importlib.util
 
+        import numpy
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        spec = importlib.util.find_spec("wordllama")  # its folder, without running its __init__
+        if spec is None or not spec.submodule_search_locations:
+            raise ImportError("wordllama", name="wordllama")
+        root = Path(next(iter(spec.submodule_search_locations)))
         self._np = numpy
-        # The package's own directory holds ``weights/`` and ``tokenizers/``: as its cache directory, the
-        # loader finds both there (0.4.0 looks for the tokenizer under ``tokenizer/`` first, which is absent).
-        here = Path(wordllama.__file__).parent
-        self._model = wordllama.WordLlama.load(cache_dir=here, disable_download=True)
+        self._table = load_file(str(root.joinpath(*self.WEIGHTS)))["embedding.weight"].astype(numpy.float16)
+        self._tokenizer = Tokenizer.from_file(str(root.joinpath(*self.TOKENIZER)))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+
+    @property
+    def dimensions(self) -> int:
+        return int(self._table.shape[1])
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        vectors = self._model.embed(texts, norm=True, return_np=True)
-        return self._np.asarray(vectors, dtype=self._np.float32)
+        """Each text's unit vector: the mean of its tokens' rows (a text without tokens: zeros)."""
+        np = self._np
+        out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
+        for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
+            ids = np.asarray(encoding.ids, dtype=np.int64)
+            ids = ids[ids < self._table.shape[0]]
+            if len(ids):
+                mean = self._table[ids].astype(np.float32).mean(axis=0)
+                norm = float(np.linalg.norm(mean))
+                out[i] = mean / norm if norm else mean
+        return out
 
 
 class Vectors:
@@ -174,7 +203,9 @@ class Vectors:
             return
         scores = np.empty(len(paths), dtype=np.float32)
         for start in range(0, len(paths), BLOCK_ROWS):
-            scores[start : start + BLOCK_ROWS] = matrix[start : start + BLOCK_ROWS].astype(np.float32) @ query
+            # einsum, not ``@``: no BLAS call.  OpenBLAS wakes a thread per core for a product this small, and on
+            # a busy 2-core machine that took 30 ms at 10,000 rows instead of 1.3 ms (bench/RESULTS.md).
+            scores[start : start + BLOCK_ROWS] = np.einsum("ij,j->i", matrix[start : start + BLOCK_ROWS], query)
         scores *= scales
         if len(paths) > FIRST_ROWS:
             first = np.argpartition(-scores, FIRST_ROWS)[:FIRST_ROWS]
