@@ -11,8 +11,9 @@ Two parts:
   resolved in the linking note's language folder), paraphrase (``meaning_queries.py``: other words than the
   note's, 8 languages), exact-title (a note's file name) and rare-token (a word found in 1-2 notes).
 - ``scale``: a generated 10,000-note vault (genvault): the time to embed every note (the background
-  catch-up, timed to idle), then ``notegate serve`` with the meaning on: search p50 over MCP (the SDK client)
-  and the server's peak RSS (VmHWM); the same with the meaning off, for comparison.
+  catch-up, timed to idle), then ``notegate serve`` with the meaning on: search p50 over MCP (the SDK client,
+  bench_notes' query mix: rare, common, mid, no-hit and two-word terms) and the server's peak RSS (VmHWM);
+  the same with the meaning off, for comparison.
 
     python bench/bench_meaning.py relevance --repo PATH/TO/obsidian-help.git [--known 300] [--json OUT]
     python bench/bench_meaning.py scale [--notes 10000] [--calls 200] [--json OUT]
@@ -241,10 +242,8 @@ def scale(args: argparse.Namespace) -> dict:
         spec.paths[:] = import_dir(cfg, workdir / "src", spec.paths)
         enable_meaning(cfg)
         embedded, seconds = embed_all(cfg)
-        texts = [(workdir / "src" / p).read_text(encoding="utf-8") for p in spec.paths[:200]]
-        rng = random.Random(args.seed)
-        words = [w for t in texts for w in re.findall(r"[a-z]{4,}", t)]
-        queries = [" ".join(rng.sample(words, 2)) for _ in range(50)]
+        kinds = bench_notes.search_queries(spec)  # bench_notes' mix: rare, common, mid, no-hit, two-word
+        queries = [q for i in range(10) for qs in kinds.values() for q in qs[i : i + 1]]
         token = bench_notes.bench_token(cfg, workdir / "token")
         out: dict = {"part": "scale", "notes": args.notes, "embedded": embedded, "embed_seconds": seconds}
         for mode in ("hybrid", "keyword"):
