@@ -16,10 +16,6 @@ from notegate.vault.index import Hit
 from notegate.vault.query import indexed_text, make_snippet, parse_query
 from notegate.vault.store import ABSENT
 
-#: How many notes the meaning list brings to the fusion: past the first few dozen, a static model's
-#: neighbours are noise, and RRF gives them almost nothing anyway.
-MEANING_CANDIDATES = 50
-
 
 def view_filter(policy: Policy, folder: str, include_private: bool, include_inbox: bool) -> Callable[[str], bool]:
     """The caller's view as a predicate on paths: the rules the index applies inside SQL to keyword hits."""
@@ -52,14 +48,15 @@ def with_meaning(
     if meaning is None:
         return hits
     visible = view_filter(policy, folder, include_private, include_inbox)
-    near = meaning.search(query, limit=max(limit, MEANING_CANDIDATES), visible=visible)
-    listing = env.store.listing()
-    near = [(p, s) for p, s in near if (listing.notes.get(p) or listing.attachments.get(p, ABSENT)) != ABSENT]
+    # Enough of the meaning list to fill ``limit`` whatever the overlap: its note at rank r has r notes of its
+    # own list above it, and only those the keyword list also holds can have dropped out of the top.
+    near = meaning.search(query, limit=limit + len(hits), visible=visible)
     if not near:
         return hits
     cosine = dict(near)
     by_path = {h.path: h for h in hits}
     fused = fuse([(h.path, h.matched) for h in hits], [p for p, _s in near], limit)
+    listing = env.store.listing()
     parsed = parse_query(query)
     words = parsed.words() if parsed is not None else []
     out: list[Hit] = []
@@ -68,6 +65,8 @@ def with_meaning(
         if hit is not None:
             out.append(hit)
             continue
+        if (listing.notes.get(item.path) or listing.attachments.get(item.path, ABSENT)) == ABSENT:
+            continue  # deleted since it was embedded: the background catch-up drops its vector
         out.append(
             Hit(
                 path=item.path,
