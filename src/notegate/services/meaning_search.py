@@ -9,12 +9,16 @@ A meaning hit whose note is gone from the tip (deleted since it was embedded) is
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from notegate.policy import Policy
 from notegate.vault.fusion import MEANING, fuse
 from notegate.vault.index import Hit
 from notegate.vault.query import indexed_text, make_snippet, parse_query
 from notegate.vault.store import ABSENT
+
+if TYPE_CHECKING:
+    from notegate.services.runtime import Environment
 
 
 def view_filter(policy: Policy, folder: str, include_private: bool, include_inbox: bool) -> Callable[[str], bool]:
@@ -32,7 +36,7 @@ def view_filter(policy: Policy, folder: str, include_private: bool, include_inbo
 
 
 def with_meaning(
-    env,
+    env: Environment,
     policy: Policy,
     query: str,
     hits: list[Hit],
@@ -44,7 +48,7 @@ def with_meaning(
 ) -> list[Hit]:
     """``hits`` (the keyword search's, best first) fused with the meaning search's; unchanged when the
     environment has no meaning index."""
-    meaning = getattr(env, "meaning", None)
+    meaning = env.meaning
     if meaning is None:
         return hits
     visible = view_filter(policy, folder, include_private, include_inbox)
@@ -79,7 +83,7 @@ def with_meaning(
     return out
 
 
-def _snippet(env, path: str, words: list[str]) -> str:
+def _snippet(env: Environment, path: str, words: list[str]) -> str:
     blob = env.store.blob_id(path)
     try:
         text = indexed_text(path, env.store.read_unverified_blob_fast(blob))
