@@ -198,3 +198,14 @@ def test_the_file_notegate_init_writes_loads(vault: Path) -> None:
     assert config.default_environment == "personal"
     assert config.environment(None).owner == "owner"
     assert config.environment(None).origin_url == str((vault.parent / "origin.git").resolve())
+
+
+def test_search_by_meaning_without_its_extra_is_refused_at_start(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a))
+    text = refusal(write(tmp_path, "[server]\nsearch_meaning = true\n" + PERSONAL))
+    assert text.startswith("Refused [config-invalid]:")
+    assert "search_meaning" in text and "needs the 'meaning' extra" in text and "wordllama" in text
+    assert not load_config(write(tmp_path, "[server]\nsearch_meaning = false\n" + PERSONAL)).search_meaning
