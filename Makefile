@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python >/dev/null  # says why when no interpreter fits
 	@PYTHON='$(PYTHON)' sh tools/pick-python --venv $(VENV)
 	@test -x $(BIN)/python || '$(PY)' -m venv $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,docs]'
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,docs,meaning]'
 	@rm -f $(VENV)/.installed $(VENV)/.installed-*
 	@touch $(STAMP)
 

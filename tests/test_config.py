@@ -231,3 +231,14 @@ def test_an_oidc_table_is_checked_key_by_key(vault: Path) -> None:
     vault.write_text(base + '\n[oidc.a]\nissuer = "https://id.example.org"\nclient_id = "c"\n')
     provider = load_config(vault).oidc["a"]
     assert provider.second_factor_amr == ("mfa",) and provider.serves("personal") and "secret" not in repr(provider)
+
+
+def test_search_by_meaning_without_its_extra_is_refused_at_start(tmp_path: Path, monkeypatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a))
+    text = refusal(write(tmp_path, "[server]\nsearch_meaning = true\n" + PERSONAL))
+    assert text.startswith("Refused [config-invalid]:")
+    assert "search_meaning" in text and "needs the 'meaning' extra" in text and "wordllama" in text
+    assert not load_config(write(tmp_path, "[server]\nsearch_meaning = false\n" + PERSONAL)).search_meaning

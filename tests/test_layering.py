@@ -51,6 +51,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
+    "notegate.vault.fusion": "pure",  # search by meaning: the rank fusion of the keyword and the meaning lists
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
     "notegate.vault.baseparse": "pure",  # Bases' expression language: text to a tree (linear, bounded)
@@ -71,6 +72,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.trees": "storage",  # git trees read and built (reads git objects)
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
+    "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)

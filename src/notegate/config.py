@@ -34,6 +34,19 @@ def _port(value: int) -> str | None:
     return None if 0 < value < 65536 else "must be between 1 and 65535"
 
 
+def _meaning_installed(value: bool) -> str | None:
+    """On needs the model's packages (the ``meaning`` extra): say so at start, not at the first search."""
+    import importlib.util
+
+    names = ("numpy", "safetensors", "tokenizers", "wordllama")  # notegate.vault.meaning.MEANING_PACKAGES
+    missing = [name for name in names if value and importlib.util.find_spec(name) is None]
+    return (
+        f"needs the 'meaning' extra (pip install 'notegate[meaning]'; missing: {', '.join(missing)})"
+        if missing
+        else None
+    )
+
+
 SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, "127.0.0.1", "Address to listen on. Keep 127.0.0.1 unless a TLS proxy is in front."),
     Setting("port", int, 8765, "TCP port for HTTP (MCP at /mcp).", _port),
@@ -153,6 +166,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "Rows one Bases view shows in the console at most (a .base page's views and a base embedded in a "
         "note); the rest are counted, not drawn, so a base over a large vault stays one small page.",
         _positive,
+    ),
+    Setting(
+        "search_meaning",
+        bool,
+        False,
+        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and wordllama, ~140 MB) "
+        "fused by rank with the keyword search; vectors computed in the background after each write.",
+        _meaning_installed,
     ),
 )
 
@@ -302,6 +323,7 @@ class Config:
     tools: ToolsConfig = field(default_factory=ToolsConfig)  # [tools]: rows in notegate.tools.settings
     #: OpenID Connect providers people may log in with ([oidc.NAME]; notegate.oidcconfig)
     oidc: Mapping[str, OidcProvider] = field(default_factory=lambda: MappingProxyType({}), repr=False)
+    search_meaning: bool = False  # the [server] row holds the default (notegate.vault.meaning)
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name`` *in this file*? The file only seeds
@@ -405,6 +427,7 @@ def load_config(path: str | Path) -> Config:
         base_rows=server["base_rows"],
         tools=ToolsConfig.from_table(check_table("tools", raw.get("tools", {}), TOOLS_SETTINGS), base),
         oidc=oidc_from_table(raw.get("oidc", {}), base, environments),
+        search_meaning=server["search_meaning"],
     )
 
 

@@ -43,6 +43,7 @@ from notegate.policy import (
 )
 from notegate.safety.attachments import HEAD_BYTES
 from notegate.services import provenance
+from notegate.services.meaning_search import with_meaning
 from notegate.services.previews import Previews
 from notegate.services.recipe import (
     MAX_DIFF_CHARS,
@@ -68,6 +69,7 @@ from notegate.services.results import (
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault import ordered
 from notegate.vault.commits import _trailer_value, commit_message, contract_trailers, parse_trailers
+from notegate.vault.fusion import MEANING
 from notegate.vault.index import MATCH_TIERS
 from notegate.vault.lines import line_break_of, with_line_breaks
 from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
@@ -421,12 +423,22 @@ class NotesService(WriteRecipe):
                 include_private=sees_private(caller),
                 include_inbox=include_inbox,
             )
+            hits = with_meaning(
+                env,
+                self.policy,
+                query[:500],
+                hits,
+                folder=fpath.value,
+                limit=limit,
+                include_private=sees_private(caller),
+                include_inbox=include_inbox,
+            )
             shown = [
                 SearchHit(path=h.path, snippet=h.snippet, score=_score(h.score), quarantined=h.inbox, matched=h.matched)
                 for h in hits
                 if can_see(self.policy, caller, h.path)
             ]
-            tiers = [t for t in MATCH_TIERS if any(h.matched == t for h in shown)]
+            tiers = [t for t in (*MATCH_TIERS, MEANING) if any(h.matched == t for h in shown)]
             fallback = "no note holds every word; these hold only some of them." if "any-word" in tiers else None
             return SearchResult(query=query[:500], hits=shown, matched=tiers[-1] if tiers else None, fallback=fallback)
 

@@ -6,6 +6,7 @@ on disk (under the config's ``state_dir``)::
     state.sqlite                 tokens, previews, audit (and later sessions, grants, inbox authorship)
     envs/<name>/vault.git        the server's bare clone of the environment's origin
     envs/<name>/index.sqlite     the FTS5 search index
+    envs/<name>/meaning.sqlite   one vector per note, beside the index ([server] search_meaning)
     envs/<name>/write.lock       serialises writers across processes
 
 Environments fail alone: each is opened under its own lock, each fetch runs in its own thread
@@ -44,6 +45,8 @@ from notegate.vault.store import Author, VaultStore, bound_pack_windows
 if TYPE_CHECKING:
     import pygit2
 
+    from notegate.vault.meaning import MeaningIndex
+
 log = logging.getLogger("notegate")
 Clock = Callable[[], float]
 
@@ -68,6 +71,7 @@ class Environment:
     name: str
     store: VaultStore
     index: SearchIndex
+    meaning: MeaningIndex | None = None  # the vectors beside the index ([server] search_meaning)
 
     def on_advance(self, _old: str | None, _new: str) -> None:
         """Keep the index in step whenever main moves (our writes and fetched commits alike).
@@ -83,6 +87,8 @@ class Environment:
             if not no_space(exc):
                 raise
             event("index-behind", environment=self.name, reason="disk-full")
+        if self.meaning is not None:  # by meaning shortly after: embedded in the background
+            self.meaning.wake(self.store, self.index)
 
 
 class Runtime:
@@ -140,6 +146,10 @@ class Runtime:
         store.record = functools.partial(self._record_provenance, name)  # who made it, before it is pushed
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
+        if self.config.search_meaning:
+            from notegate.vault.meaning import MeaningIndex  # numpy and the model: only when asked for
+
+            env.meaning = MeaningIndex(directory / "meaning.sqlite")
         try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)
             store.fetch()
         except OriginUnavailable as exc:
@@ -148,6 +158,8 @@ class Runtime:
         store.listing()  # warm: the first read should not pay for it
         if index_now:
             index.catch_up(store)
+            if env.meaning is not None:
+                env.meaning.wake(store, index)
         return env
 
     def _record_provenance(self, name: str, commits: list[tuple[str, Author, str]]) -> None:
@@ -196,6 +208,8 @@ class Runtime:
         started = time.perf_counter()
         env.index.catch_up(env.store)
         event("index", environment=env.name, ms=round((time.perf_counter() - started) * 1000, 1))
+        if env.meaning is not None:
+            env.meaning.wake(env.store, env.index)
         self._compact(env)
 
     @staticmethod
@@ -265,4 +279,6 @@ class Runtime:
     def close(self) -> None:
         for env in self._envs.values():
             env.index.close()
+            if env.meaning is not None:
+                env.meaning.close()
         self.state.close()

@@ -83,13 +83,15 @@ class NoteRead(ToolResult):
     )
 
 
-Tier = Literal["phrase", "all-words", "any-word"]
+Tier = Literal["phrase", "all-words", "any-word", "meaning"]
 
 
 class SearchHit(BaseModel):
     path: str
     snippet: str
-    score: float = Field(description="bm25 relevance within its match tier (higher is better).")
+    score: float = Field(
+        description="bm25 relevance within its match tier (higher is better); for a 'meaning' hit, its cosine."
+    )
     quarantined: bool = Field(False, description="True for inbox items: unreviewed text from a restricted session.")
     matched: Tier = Field(
         "all-words",

@@ -202,7 +202,8 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
     ) -> SearchResult:
         """Full-text search: notes holding the words as a phrase first, then notes holding every word (when
         none does, notes holding some of them, said in fallback); each group ranked, names and titles weighing
-        more than body text. Returns paths and snippets; read_note gives the whole text. The inbox is left out
+        more than body text; with search by meaning on, notes near the query in meaning are fused in by rank
+        (matched 'meaning'). Returns paths and snippets; read_note gives the whole text. The inbox is left out
         unless include_inbox is true."""
         return await call(
             ctx,

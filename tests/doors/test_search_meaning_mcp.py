@@ -1,0 +1,84 @@
+"""Search by meaning as a client meets it: the official SDK client against a real `notegate serve` with
+``[server] search_meaning = true``, the model loaded from its wheel (nothing downloaded)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from notegate.vault.meaning import missing_packages
+from support import Server, mcp_http, mint, text_of
+
+pytestmark = [pytest.mark.anyio]
+
+if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQUIRE_MEANING=1
+    if os.environ.get("NOTEGATE_REQUIRE_MEANING") == "1":
+        raise RuntimeError(f"search by meaning needs the 'meaning' extra: {missing_packages()} is missing")
+    pytest.skip(f"the 'meaning' extra is not installed ({missing_packages()})", allow_module_level=True)
+
+NOTES = {
+    # No note holds the word "backup": the keyword search finds none of them for it.
+    "howto/backups.md": "# Back up your files\n\nCopy the vault folder to another disk or to cloud storage every "
+    "week, so a broken laptop loses nothing.\n",
+    "howto/cooking.md": "# Pasta\n\nBoil water, add salt, cook the spaghetti for nine minutes.\n",
+    "howto/garden.md": "# Tomatoes\n\nWater the tomato plants in the evening and tie them to stakes.\n",
+    "private/offsite.md": "# Back up the vault offsite\n\nCopy the vault folder to a second disk and to cloud "
+    "storage, so a stolen laptop loses nothing.\n",
+}
+
+
+@pytest.fixture
+def meaning_served(vault: Path):
+    text = vault.read_text()
+    assert "\nsearch_meaning = false\n" in text  # `notegate init` writes every setting with its default
+    vault.write_text(text.replace("\nsearch_meaning = false\n", "\nsearch_meaning = true\n", 1))
+    server = Server(vault).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def _search_until(client, query: str, path: str, seconds: float = 60.0) -> dict:
+    """Search until ``path`` is a hit: the vectors are computed in the background after the writes."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = await client.call_tool("search_notes", {"query": query})
+        assert not found.is_error, text_of(found)
+        result = found.structured_content
+        if any(h["path"] == path for h in result["hits"]) or time.monotonic() > deadline:
+            return result
+        time.sleep(0.05)
+
+
+async def test_a_note_found_by_meaning_says_so_and_a_private_one_only_to_who_may_see_it(
+    meaning_served: Server, vault: Path
+) -> None:
+    owner = mint(vault, name="owner", tier="trusted")
+    async with mcp_http(meaning_served.url, owner) as client:
+        for path, text in NOTES.items():
+            args = {"path": path, "content": text, "base_revision": "absent", "confirmed": True}
+            done = await client.call_tool("write_note", args)
+            assert not done.is_error, text_of(done)
+        # By keyword at once, as before: the write's own words.
+        at_once = (await client.call_tool("search_notes", {"query": "spaghetti"})).structured_content
+        assert [(h["path"], h["matched"]) for h in at_once["hits"]][:1] == [("howto/cooking.md", "all-words")]
+        # By meaning shortly after: no note holds "backup".
+        mine = await _search_until(client, "backup", "private/offsite.md")
+        matched = {h["path"]: h["matched"] for h in mine["hits"]}
+        assert matched.get("howto/backups.md") == "meaning" and matched.get("private/offsite.md") == "meaning"
+        assert "howto/cooking.md" not in matched  # nothing near it in meaning
+        assert mine["matched"] == "meaning" and mine["fallback"] is None
+        first = next(h for h in mine["hits"] if h["path"] == "howto/backups.md")
+        assert first["snippet"].startswith("# Back up your files") and 0 < first["score"] <= 1
+    phone = mint(vault, name="phone", tier="restricted")
+    async with mcp_http(meaning_served.url, phone) as client:
+        theirs = await _search_until(client, "backup", "howto/backups.md")
+        paths = [h["path"] for h in theirs["hits"]]
+        assert "howto/backups.md" in paths
+        assert not [p for p in paths if p.startswith("private/")], paths  # the nearest note, and never shown
+        folder = await client.call_tool("search_notes", {"query": "backup", "folder": "private"})
+        assert folder.is_error or folder.structured_content["hits"] == []
