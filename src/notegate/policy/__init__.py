@@ -143,9 +143,9 @@ from notegate.policy.oauth import (
     decide_registration_redirects,
 )
 from notegate.policy.settings import (
-    SESSION_START_NOTES,
     InboxItemRef,
     Policy,
+    ProjectLayout,
     glob_problem,
     policy_from_table,
     routes_reaching_guarded,
@@ -171,7 +171,6 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "PUSHER_VARIABLES",
     "READ_ACTIONS",
     "RESTRICTED_REASON",
-    "SESSION_START_NOTES",
     "SLUG",
     "TIERS",
     "Action",
@@ -184,6 +183,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "InboxKeys",
     "PlausibleRange",
     "Policy",
+    "ProjectLayout",
     "StepUp",
     "WriteLimits",
     "allow",
