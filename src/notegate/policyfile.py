@@ -15,6 +15,7 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.globs import any_match, glob_match
+from notegate.network import LOCALHOST, LOOPBACK_V4, LOOPBACK_V6
 from notegate.safety.attachments import DEFAULT_ATTACHMENT_TYPES, SIGNATURES
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
 from notegate.settings import Setting as PolicySetting
@@ -30,15 +31,15 @@ INBOX_ROOT = "inbox"
 HELD_PATH = f"{INBOX_ROOT}/_held.md"
 
 TIERS = ("restricted", "trusted", "machine")
+#: RFC 8252 loopback redirects: any port on the three loopback spellings (notegate.network's names).
+_LOOPBACK_ANY_PORT = tuple(f"http://{host}:*" for host in (LOOPBACK_V4, f"[{LOOPBACK_V6}]", LOCALHOST))
 #: The callbacks of claude.ai / Claude's apps and of ChatGPT connectors, and RFC 8252 loopback redirects (any
 #: port on the three loopback spellings) for CLI clients.  Sources: shared/STACK.md, issue 10.
 OAUTH_REDIRECT_DEFAULTS = (
     "https://claude.ai/api/mcp/auth_callback",
     "https://claude.com/api/mcp/auth_callback",
     "https://chatgpt.com/connector_platform_oauth_redirect",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "http://localhost:*",
+    *_LOOPBACK_ANY_PORT,
 )
 CLIENT_CLASSES = ("hosted", "workstation", "machine")
 
@@ -548,10 +549,12 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         if values[key] <= 0:
             raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
     for entry in values["oauth_redirect_allowlist"]:
-        if entry.endswith(":*") and entry not in ("http://127.0.0.1:*", "http://[::1]:*", "http://localhost:*"):
+        if entry.endswith(":*") and entry not in _LOOPBACK_ANY_PORT:
             raise ConfigError(
                 f"[policy] oauth_redirect_allowlist: '{entry}' uses ':*', which only loopback hosts may",
-                remedy="Write other redirect URIs exactly; ':*' is for http://127.0.0.1, http://[::1], http://localhost.",
+                remedy="Write other redirect URIs exactly; ':*' is for "
+                + ", ".join(u.removesuffix(":*") for u in _LOOPBACK_ANY_PORT)
+                + ".",
             )
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
