@@ -317,6 +317,71 @@ RULE_FAMILIES: dict[str, str] = {
 }
 
 
+#: The registry's third column: the HTTP status a door answers each rule with (a rule not listed here is
+#: 400 Bad Request).  Doors look it up with :func:`http_status`; none keeps a table of its own, so a rule has
+#: one status at every door (tests/test_errors_status.py).
+HTTP_STATUS: dict[str, int] = {
+    # -- credentials and sessions
+    "unauthenticated": 401,
+    "login-required": 401,
+    "metrics-unauthenticated": 401,
+    "metrics-not-machine": 403,
+    "csrf-missing": 403,
+    "csrf-invalid": 403,
+    "origin-mismatch": 403,
+    "passkey-unknown": 403,
+    "passkey-user-verification": 403,
+    "person-unknown": 403,
+    "console-not-owner": 403,
+    "step-up-required": 403,
+    "contract-not-for-conversations": 403,
+    # -- the owner's inbox, elevations and enrolment
+    "floor-hold": 403,
+    "author-cannot-promote": 403,
+    "elevation-approver-not-owner": 403,
+    "elevation-assertion-unverified": 403,
+    "elevation-assertion-stale": 403,
+    "file-type-refused": 403,
+    "no-such-note": 404,
+    "no-such-folder": 404,
+    "no-such-contract": 404,
+    "grant-unknown": 404,
+    "consent-unknown": 404,
+    "elevation-unknown": 404,
+    "enrol-link-unknown": 404,
+    "enrol-link-used": 410,
+    "enrol-link-expired": 410,
+    # -- the request itself
+    "event-stream-not-served": 405,
+    "request-head-timeout": 408,
+    "request-body-timeout": 408,
+    "stale-revision": 409,
+    "two-step-required": 409,
+    "idempotency-conflict": 409,
+    "request-too-large": 413,
+    "contract-body-too-large": 413,
+    "host-not-allowed": 421,
+    "contract-input-invalid": 422,
+    "credential-found": 422,
+    "output-gate": 422,
+    # -- load and the server's own state
+    "too-many-connections-per-peer": 429,
+    "too-many-open-requests": 429,
+    "server-busy": 429,
+    "write-quota": 429,
+    "origin-unavailable": 503,
+    "origin-refused": 503,
+    "busy": 503,
+    "too-many-connections": 503,
+    "disk-full": 507,  # Insufficient Storage (RFC 4918): the request may be repeated once space is freed
+}
+
+
+def http_status(rule: str) -> int:
+    """The HTTP status of ``rule`` from the registry (400 for a rule with no status of its own)."""
+    return HTTP_STATUS.get(rule, 400)
+
+
 def remedy_for(rule: str) -> str | None:
     """What to do instead of ``rule``, from the registry (None for an unregistered rule)."""
     if rule in RULES:

@@ -68,7 +68,7 @@ from notegate.doors.guard import (
 from notegate.doors.hostfirst import HostFirst
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.single_exchange import SingleExchange
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.network import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -290,7 +290,9 @@ def create_app(
                 remedy="Send no token for the bare status, or a live token of an environment for its details.",
             )
             return JSONResponse(
-                {"status": "ok", "error": refused.explain()}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                {"status": "ok", "error": refused.explain()},
+                status_code=http_status(refused.rule),
+                headers={"WWW-Authenticate": "Bearer"},
             )
         details = await anyio.to_thread.run_sync(environment_details, runtime, record)
         return JSONResponse(details)
@@ -310,9 +312,8 @@ def create_app(
         )
         if not decision.allowed:
             refused = NotegateError(decision.reason, rule=decision.rule)
-            status = 401 if record is None else 403
             headers = {"WWW-Authenticate": "Bearer"}
-            return PlainTextResponse(refused.explain() + "\n", status_code=status, headers=headers)
+            return PlainTextResponse(refused.explain() + "\n", status_code=http_status(refused.rule), headers=headers)
         environments = metrics_environments(
             decision,
             record.environment if record is not None else None,
