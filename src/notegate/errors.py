@@ -3,7 +3,46 @@
 Every error carries a machine-readable ``rule`` (what refused) and a ``remedy``
 (what the caller can do instead).  Doors turn them into an MCP ``ToolError``, a
 CLI exit status or an HTTP answer; none of them ever carries a token or a
-note's contents.
+note's contents.  The registry below gives each rule its remedy and its HTTP status.
+
+The whole family, with the module each class lives in (a class raised by one layer stays there, so that a
+pure module never imports the layer it refuses for; tests/test_exception_family.py checks that every public
+exception of the package derives from the one root and is drawn here)::
+
+    NotegateError                       the root: rule, remedy, explain()
+    +-- ConfigError                     notegate.toml or the policy is invalid; start-up stops
+    +-- PathRejected                    an unsafe or malformed note path
+    +-- PolicyDenied                    the policy refuses this caller this action
+    +-- NoSuchNote                      absent, or outside the caller's scope (the same answer)
+    +-- StaleRevision                   the note changed since the revision the write was based on
+    +-- ContentRejected                 a note's text cannot be written as it is
+    |   +-- FormatError                 vault.frontmatter: a fixed note format refuses the text
+    |       +-- FrontMatterError        vault.frontmatter: YAML front matter outside the safe subset
+    +-- GateRejected                    a content gate refused (secrets, instructions, the floor)
+    |   +-- OutputGateError             safety.outputgate: a model's answer fails its schema or gates
+    +-- OriginUnavailable               the git origin cannot be reached
+    +-- OriginRefused                   the origin refused the push
+    +-- DiskFull                        too little free space to finish a write
+    +-- UnknownEnvironment              no such environment on this server
+    +-- AuthError                       a credential cannot be used
+    +-- InitError                       notegate init cannot lay out the vault
+    +-- Conflict                        vault.storebase: the target exists or moved under the write
+    +-- CaseCollision                   vault.storebase: a path differing only in case exists
+    +-- CimdRefused                     auth.cimd: a client metadata document is refused
+    +-- Refusal                         doors.guard: the door refuses before any tool runs
+    +-- BodyTooLarge                    doors.guard: a request body over the door's limit
+    +-- ModelError                      models.base: a provider gave no answer
+    |   +-- ModelTimeout                models.base: it did not answer in time
+    |   +-- ModelRefused                models.base: the model declined
+    +-- ModelSkipped                    models.base: the 'none' provider, nothing asked
+    +-- ManifestInvalid                 services.backup_manifest: a backup's manifest is unusable
+    +-- TomlEditRefused                 setup.tomledit: a client config setup will not edit
+    +-- NotAClone                       sync.workclone: the folder is no notegate clone
+    +-- BrowserMissing                  lab.browser: the lab's browser is not installed
+    +-- SettingsError                   hooks.settings: client.toml cannot be used
+    +-- HookError                       hooks.mcpclient: a hook's call to the server failed
+        +-- Unavailable                 hooks.mcpclient: the server cannot be reached or read
+        +-- Refused                     hooks.mcpclient: the server refused (its rule kept)
 """
 
 from __future__ import annotations
@@ -168,6 +207,8 @@ RULES: dict[str, str] = {
     "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
     "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",
+    "client-settings-invalid": "Fix the named key in client.toml (or NOTEGATE_URL / NOTEGATE_TOKEN).",
+    "hook-server-unavailable": "Check that the notegate server is up and that url in client.toml names it.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
     "state-unavailable": "Check that the PostgreSQL server in [state] url is running and reachable, and that its "
