@@ -23,6 +23,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.errors": "pure",
     "notegate.settings": "pure",
     "notegate.globs": "pure",
+    "notegate.network": "pure",  # the default host and port, the loopback names: constants only
     "notegate.policyfile": "pure",
     "notegate.policy": "pure",  # the package: every decision, re-exported by its __init__
     "notegate.policy.decision": "pure",  # Decision, allow, deny, Action

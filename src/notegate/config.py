@@ -20,6 +20,7 @@ from typing import Any
 from notegate.errors import ConfigError
 from notegate.livesync.settings import LiveSyncConfig, livesync_from_table
 from notegate.models.config import ModelsConfig, models_from_table
+from notegate.network import DEFAULT_HOST, DEFAULT_PORT
 from notegate.oidcconfig import OidcProvider, oidc_from_table
 from notegate.policy import Policy, policy_from_table
 from notegate.settings import Setting, check_table
@@ -48,8 +49,8 @@ def _meaning_installed(value: bool) -> str | None:
 
 
 SERVER_SETTINGS: tuple[Setting, ...] = (
-    Setting("host", str, "127.0.0.1", "Address to listen on. Keep 127.0.0.1 unless a TLS proxy is in front."),
-    Setting("port", int, 8765, "TCP port for HTTP (MCP at /mcp).", _port),
+    Setting("host", str, DEFAULT_HOST, f"Address to listen on. Keep {DEFAULT_HOST} unless a TLS proxy is in front."),
+    Setting("port", int, DEFAULT_PORT, "TCP port for HTTP (MCP at /mcp).", _port),
     Setting("public_url", str, "", "Public base URL when behind a proxy (e.g. https://notes.example.org)."),
     Setting("default_environment", str, "personal", "Environment used when a caller names none."),
     Setting(

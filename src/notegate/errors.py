@@ -3,7 +3,46 @@
 Every error carries a machine-readable ``rule`` (what refused) and a ``remedy``
 (what the caller can do instead).  Doors turn them into an MCP ``ToolError``, a
 CLI exit status or an HTTP answer; none of them ever carries a token or a
-note's contents.
+note's contents.  The registry below gives each rule its remedy and its HTTP status.
+
+The whole family, with the module each class lives in (a class raised by one layer stays there, so that a
+pure module never imports the layer it refuses for; tests/test_exception_family.py checks that every public
+exception of the package derives from the one root and is drawn here)::
+
+    NotegateError                       the root: rule, remedy, explain()
+    +-- ConfigError                     notegate.toml or the policy is invalid; start-up stops
+    +-- PathRejected                    an unsafe or malformed note path
+    +-- PolicyDenied                    the policy refuses this caller this action
+    +-- NoSuchNote                      absent, or outside the caller's scope (the same answer)
+    +-- StaleRevision                   the note changed since the revision the write was based on
+    +-- ContentRejected                 a note's text cannot be written as it is
+    |   +-- FormatError                 vault.frontmatter: a fixed note format refuses the text
+    |       +-- FrontMatterError        vault.frontmatter: YAML front matter outside the safe subset
+    +-- GateRejected                    a content gate refused (secrets, instructions, the floor)
+    |   +-- OutputGateError             safety.outputgate: a model's answer fails its schema or gates
+    +-- OriginUnavailable               the git origin cannot be reached
+    +-- OriginRefused                   the origin refused the push
+    +-- DiskFull                        too little free space to finish a write
+    +-- UnknownEnvironment              no such environment on this server
+    +-- AuthError                       a credential cannot be used
+    +-- InitError                       notegate init cannot lay out the vault
+    +-- Conflict                        vault.storebase: the target exists or moved under the write
+    +-- CaseCollision                   vault.storebase: a path differing only in case exists
+    +-- CimdRefused                     auth.cimd: a client metadata document is refused
+    +-- Refusal                         doors.guard: the door refuses before any tool runs
+    +-- BodyTooLarge                    doors.guard: a request body over the door's limit
+    +-- ModelError                      models.base: a provider gave no answer
+    |   +-- ModelTimeout                models.base: it did not answer in time
+    |   +-- ModelRefused                models.base: the model declined
+    +-- ModelSkipped                    models.base: the 'none' provider, nothing asked
+    +-- ManifestInvalid                 services.backup_manifest: a backup's manifest is unusable
+    +-- TomlEditRefused                 setup.tomledit: a client config setup will not edit
+    +-- NotAClone                       sync.workclone: the folder is no notegate clone
+    +-- BrowserMissing                  lab.browser: the lab's browser is not installed
+    +-- SettingsError                   hooks.settings: client.toml cannot be used
+    +-- HookError                       hooks.mcpclient: a hook's call to the server failed
+        +-- Unavailable                 hooks.mcpclient: the server cannot be reached or read
+        +-- Refused                     hooks.mcpclient: the server refused (its rule kept)
 """
 
 from __future__ import annotations
@@ -199,6 +238,8 @@ RULES: dict[str, str] = {
     "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
     "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",
+    "client-settings-invalid": "Fix the named key in client.toml (or NOTEGATE_URL / NOTEGATE_TOKEN).",
+    "hook-server-unavailable": "Check that the notegate server is up and that url in client.toml names it.",
     "init-refused": "Choose an empty directory.",
     "origin-unavailable": "Nothing was acknowledged. Check that the origin is reachable, then try again.",
     "state-unavailable": "Check that the PostgreSQL server in [state] url is running and reachable, and that its "
@@ -428,6 +469,71 @@ RULE_FAMILIES: dict[str, str] = {
     "rendered-floor:": "Nothing was written; the floor held the model's text.",
     "staged-floor:": "Nothing was written; the floor held the model's text.",
 }
+
+
+#: The registry's third column: the HTTP status a door answers each rule with (a rule not listed here is
+#: 400 Bad Request).  Doors look it up with :func:`http_status`; none keeps a table of its own, so a rule has
+#: one status at every door (tests/test_errors_status.py).
+HTTP_STATUS: dict[str, int] = {
+    # -- credentials and sessions
+    "unauthenticated": 401,
+    "login-required": 401,
+    "metrics-unauthenticated": 401,
+    "metrics-not-machine": 403,
+    "csrf-missing": 403,
+    "csrf-invalid": 403,
+    "origin-mismatch": 403,
+    "passkey-unknown": 403,
+    "passkey-user-verification": 403,
+    "person-unknown": 403,
+    "console-not-owner": 403,
+    "step-up-required": 403,
+    "contract-not-for-conversations": 403,
+    # -- the owner's inbox, elevations and enrolment
+    "floor-hold": 403,
+    "author-cannot-promote": 403,
+    "elevation-approver-not-owner": 403,
+    "elevation-assertion-unverified": 403,
+    "elevation-assertion-stale": 403,
+    "file-type-refused": 403,
+    "no-such-note": 404,
+    "no-such-folder": 404,
+    "no-such-contract": 404,
+    "grant-unknown": 404,
+    "consent-unknown": 404,
+    "elevation-unknown": 404,
+    "enrol-link-unknown": 404,
+    "enrol-link-used": 410,
+    "enrol-link-expired": 410,
+    # -- the request itself
+    "event-stream-not-served": 405,
+    "request-head-timeout": 408,
+    "request-body-timeout": 408,
+    "stale-revision": 409,
+    "two-step-required": 409,
+    "idempotency-conflict": 409,
+    "request-too-large": 413,
+    "contract-body-too-large": 413,
+    "host-not-allowed": 421,
+    "contract-input-invalid": 422,
+    "credential-found": 422,
+    "output-gate": 422,
+    # -- load and the server's own state
+    "too-many-connections-per-peer": 429,
+    "too-many-open-requests": 429,
+    "server-busy": 429,
+    "write-quota": 429,
+    "origin-unavailable": 503,
+    "origin-refused": 503,
+    "busy": 503,
+    "too-many-connections": 503,
+    "disk-full": 507,  # Insufficient Storage (RFC 4918): the request may be repeated once space is freed
+}
+
+
+def http_status(rule: str) -> int:
+    """The HTTP status of ``rule`` from the registry (400 for a rule with no status of its own)."""
+    return HTTP_STATUS.get(rule, 400)
 
 
 def remedy_for(rule: str) -> str | None:

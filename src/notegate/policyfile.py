@@ -15,6 +15,7 @@ from typing import Any
 
 from notegate.errors import ConfigError
 from notegate.globs import any_match, glob_match
+from notegate.network import LOCALHOST, LOOPBACK_V4, LOOPBACK_V6
 from notegate.safety.attachments import DEFAULT_ATTACHMENT_TYPES, SIGNATURES
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, validate_instruction_files
 from notegate.settings import Setting as PolicySetting
@@ -23,17 +24,22 @@ from notegate.settings import check_table
 SLUG = r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?"
 _SLUG_RE = re.compile(rf"{SLUG}\Z")
 _TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{(project|slug)\}\.md$")
+_FOLDER_TEMPLATE = re.compile(r"^((?:[a-z0-9_-]+/)+)\{project\}$")
+#: The quarantine's folder: every inbox template must lie under it (the templates themselves are settings).
+INBOX_ROOT = "inbox"
+#: The readable list of held items; a reserved inbox file (its row below names it too).
+HELD_PATH = f"{INBOX_ROOT}/_held.md"
 
 TIERS = ("restricted", "trusted", "machine")
+#: RFC 8252 loopback redirects: any port on the three loopback spellings (notegate.network's names).
+_LOOPBACK_ANY_PORT = tuple(f"http://{host}:*" for host in (LOOPBACK_V4, f"[{LOOPBACK_V6}]", LOCALHOST))
 #: The callbacks of claude.ai / Claude's apps and of ChatGPT connectors, and RFC 8252 loopback redirects (any
 #: port on the three loopback spellings) for CLI clients.  Sources: shared/STACK.md, issue 10.
 OAUTH_REDIRECT_DEFAULTS = (
     "https://claude.ai/api/mcp/auth_callback",
     "https://claude.com/api/mcp/auth_callback",
     "https://chatgpt.com/connector_platform_oauth_redirect",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "http://localhost:*",
+    *_LOOPBACK_ANY_PORT,
 )
 CLIENT_CLASSES = ("hosted", "workstation", "machine")
 
@@ -141,7 +147,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
     PolicySetting(
         "inbox_reserved",
         list,
-        ["inbox/_held.md", "inbox/README.md"],
+        [HELD_PATH, "inbox/README.md"],
         "Inbox files no restricted caller may touch.",
         enforced_by=("notegate.policy:Policy.is_reserved",),
     ),
@@ -201,6 +207,21 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         "rules/digest.md",
         "The rules digest injected at session start.",
         enforced_by=("notegate.services.sessions:SessionsService.start",),
+    ),
+    PolicySetting(
+        "project_summary",
+        str,
+        "projects/{project}.md",
+        "Each project's summary: session_start loads its 'Context to resume', the session hooks rebuild its "
+        "Recent sessions block (folders, then {project}.md).",
+        enforced_by=("notegate.policy:Policy.project_layout", "notegate.policy:Policy.session_loaded_area"),
+    ),
+    PolicySetting(
+        "session_notes",
+        str,
+        "sessions/{project}",
+        "The folder of each project's immutable session notes, written by the session hooks.",
+        enforced_by=("notegate.policy:Policy.project_layout",),
     ),
     PolicySetting(
         "review_batch_size",
@@ -498,12 +519,16 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         if not value.endswith(".md") or value.startswith(("/", ".")) or ".." in value.split("/"):
             raise ConfigError(f"[policy] {key} must be a relative note path ending in .md")
     if any_match(values["protected"], values["reflect_state_path"]) or values["reflect_state_path"].startswith(
-        "inbox/"
+        INBOX_ROOT + "/"
     ):
         raise ConfigError("[policy] reflect_state_path may not be a protected or inbox path")
-    if values["reflect_state_path"].casefold().startswith(("handoffs/", "projects/", "log/", "design/")):
+    folders = session_folders(values["routes"], values["project_summary"])
+    if values["reflect_state_path"].casefold().startswith(folders):
         # Those are loaded at session start or reached by routes; a model's summary belongs elsewhere.
-        raise ConfigError("[policy] reflect_state_path may not be under handoffs/, projects/, log/ or design/")
+        raise ConfigError(
+            f"[policy] reflect_state_path may not be under {', '.join(folders)} (the routes' folders and the "
+            "project summaries': sessions load them)"
+        )
     if values["restricted_writes_per_hour"] < 0 or values["restricted_bytes_per_hour"] < 0:
         raise ConfigError("[policy] restricted_writes_per_hour and restricted_bytes_per_hour must be 0 or more")
     for key in ("machine_writes_per_hour", "machine_bytes_per_hour", "connector_open_tasks"):
@@ -524,10 +549,12 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
         if values[key] <= 0:
             raise ConfigError(f"[policy] {key} must be above 0", remedy=_ROWS[key].help)
     for entry in values["oauth_redirect_allowlist"]:
-        if entry.endswith(":*") and entry not in ("http://127.0.0.1:*", "http://[::1]:*", "http://localhost:*"):
+        if entry.endswith(":*") and entry not in _LOOPBACK_ANY_PORT:
             raise ConfigError(
                 f"[policy] oauth_redirect_allowlist: '{entry}' uses ':*', which only loopback hosts may",
-                remedy="Write other redirect URIs exactly; ':*' is for http://127.0.0.1, http://[::1], http://localhost.",
+                remedy="Write other redirect URIs exactly; ':*' is for "
+                + ", ".join(u.removesuffix(":*") for u in _LOOPBACK_ANY_PORT)
+                + ".",
             )
     if values["fetch_interval_seconds"] <= 0:
         raise ConfigError("[policy] fetch_interval_seconds must be positive")
@@ -581,7 +608,7 @@ def _check_inbox_and_routes(values: dict[str, Any]) -> None:
     for kind, template in inbox.items():
         if not is_slug(kind):
             raise ConfigError(f"[policy] inbox kind '{kind}' must be a lowercase name")
-        if not _TEMPLATE.match(template) or not template.startswith("inbox/"):
+        if not _TEMPLATE.match(template) or not template.startswith(INBOX_ROOT + "/"):
             raise ConfigError(
                 f"[policy] inbox.{kind} = '{template}' must look like 'inbox/<folder>/{{project}}.md'",
                 remedy="Inbox items live under inbox/: literal folders, then {project} or {slug}, then .md.",
@@ -601,10 +628,26 @@ def _check_inbox_and_routes(values: dict[str, Any]) -> None:
                 f"[policy] routes.{kind} = '{template}' must look like '<folder>/{{project}}.md'",
                 remedy="A route is literal folders then {project} (or {slug}) .md; nothing else can vary.",
             )
+    # The session hooks write the summary and the session notes directly, like a route's target.
+    summary, notes = values["project_summary"], values["session_notes"]
+    if not _TEMPLATE.match(summary) or "{slug}" in summary:
+        raise ConfigError(f"[policy] project_summary = '{summary}' must look like '<folder>/{{project}}.md'")
+    if not _FOLDER_TEMPLATE.match(notes):
+        raise ConfigError(f"[policy] session_notes = '{notes}' must look like '<folder>/{{project}}'")
+    targets = [(f"routes.{kind}", template) for kind, template in values["routes"] if template]
+    targets += [("project_summary", summary), ("session_notes", notes + "/x.md")]
+    for name, template in targets:
         for probe in sorted(p for p in probes if is_slug(p)):
             target = fill_template(template, probe)
-            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith("inbox/"):
+            if any(glob_match(g, target) for g in guarded) or target.casefold().startswith(INBOX_ROOT + "/"):
                 raise ConfigError(
-                    f"[policy] routes.{kind} = '{template}' could reach '{target}', a path no route may reach",
+                    f"[policy] {name} = '{template}' could reach '{target}', a path no route may reach",
                     remedy="Point routes at ordinary folders such as handoffs/, log/ or design/.",
                 )
+
+
+def session_folders(routes: Any, project_summary: str) -> tuple[str, ...]:
+    """The folders sessions load at start besides the digest: those of the routes' targets (the handoff is
+    read from its route) and of the project summaries, casefolded with their trailing ``/``."""
+    templates = [t for _, t in routes if t] + [project_summary]
+    return tuple(sorted({t.rsplit("/", 1)[0].casefold() + "/" for t in templates if "/" in t}))

@@ -74,7 +74,7 @@ async def test_session_start_sends_each_part_once(served: Server, vault: Path) -
     data = started.structured_content
     assert set(data) == {
         *("handle", "expires_after_idle_hours", "login", "client", "tier", "project", "notice"),
-        *("handoff_on_your_branch", "handoff_written", "inbox_count", "context"),
+        *("handoff_on_your_branch", "handoff_written", "inbox_count", "context", "layout"),
     }
     [block] = started.content
     assert json.loads(block.text) == data  # the mirror, not a second copy of any part

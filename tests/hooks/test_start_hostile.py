@@ -37,7 +37,7 @@ ALLOWED = [
     r"(?: \((?:written \d{4}-\d{2}-\d{2})?(?:; )?(?:on your branch: (?:yes|no))?\))?:",
     r"Note: this handoff was written on another branch than yours \(both are in the session facts\)\.",
     r"No handoff exists yet for this project\.",
-    r"The last handoff did not fit in the hook's budget: read handoffs/ for this project\.",
+    r"The last handoff did not fit in the hook's budget: read this project's handoff note\.",
     r"Inbox: \d+ items? waiting for review\.",
     r"You are restricted: to leave a handoff, a log entry, a decision or a capture, use inbox_write\.",
     r"Your session handle is ngs_[A-Za-z0-9_-]+ — pass it as `handle` to every other notegate tool\.",

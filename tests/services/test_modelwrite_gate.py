@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from notegate.errors import GateRejected
 from notegate.hooks import writes
 from notegate.models.gated import exact_bytes
+from notegate.policy import Policy
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
 from notegate.services.modelwrite import refuse_unsafe
 
@@ -46,7 +47,7 @@ def _rendered(where: str) -> writes.Rendered:
 @pytest.mark.parametrize(("text", "stage", "rule"), HOSTILE)
 def test_jobs_and_hook_refuse_the_same_bytes_with_the_same_rule(text: str, stage: str, rule: str) -> None:
     rendered = _rendered(text)
-    hook = writes.unsafe(rendered, project="p")
+    hook = writes.unsafe(rendered, Policy().project_layout("p"))
     assert hook is not None and hook.stage == stage
     with pytest.raises(GateRejected) as refused:
         refuse_unsafe("rendered", rendered.handoff, DEFAULT_INSTRUCTION_FILES, "handoffs/p.md")
@@ -56,7 +57,7 @@ def test_jobs_and_hook_refuse_the_same_bytes_with_the_same_rule(text: str, stage
 
 def test_clean_bytes_pass_both() -> None:
     rendered = _rendered("The parser handles nested lists; tests pass.")
-    assert writes.unsafe(rendered, project="p") is None
+    assert writes.unsafe(rendered, Policy().project_layout("p")) is None
     refuse_unsafe("rendered", rendered.handoff, DEFAULT_INSTRUCTION_FILES, "handoffs/p.md")  # no raise
 
 

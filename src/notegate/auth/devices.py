@@ -52,6 +52,7 @@ from joserfc.jwk import OKPKey
 
 from notegate.config import PUBLIC_KEY_PREFIX, is_device_name, parse_public_key
 from notegate.errors import NotegateError
+from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy import Caller, decide_device_tier
 
 if TYPE_CHECKING:
@@ -68,7 +69,6 @@ MAX_JTI_CHARS = 128
 MAX_AUDITED_JTIS = 1024  # signed headers remembered so that each is audited once, not once per request
 _B64URL = re.compile(r"[A-Za-z0-9_-]*\Z")
 _HEADER_KEYS = frozenset({"alg", "kid", "typ"})
-_LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 
 
 class Reason(StrEnum):
@@ -219,7 +219,7 @@ def server_audiences(public_url: str, host: str, port: int) -> frozenset[str]:
     if public_url:
         return frozenset({audience_of(public_url)})
     shown = f"[{host}]" if ":" in host else host
-    names = _LOOPBACK if shown in _LOOPBACK else (shown,)
+    names = LOOPBACK_URL_HOSTS if shown in LOOPBACK_URL_HOSTS else (shown,)
     return frozenset(f"http://{name}:{port}" for name in names)
 
 

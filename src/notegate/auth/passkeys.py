@@ -46,6 +46,7 @@ from webauthn.helpers.structs import (
 from notegate.auth.websession import hash_secret, mint_secret, parse_secret
 from notegate.config import Config
 from notegate.errors import NotegateError
+from notegate.network import LOCALHOST
 from notegate.policy import decide_person
 from notegate.state import StateDB
 
@@ -73,7 +74,7 @@ def relying_party(public_url: str, port: int) -> RelyingParty:
     if public_url:
         parts = urlsplit(public_url)
         return RelyingParty(rp_id=(parts.hostname or "").lower(), origin=f"{parts.scheme}://{parts.netloc}")
-    return RelyingParty(rp_id="localhost", origin=f"http://localhost:{port}")
+    return RelyingParty(rp_id=LOCALHOST, origin=f"http://{LOCALHOST}:{port}")
 
 
 def persons(config: Config) -> frozenset[str]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from notegate.errors import NotegateError
+from notegate.network import LOOPBACK_HOSTS
 from notegate.state import StateDB
 
 #: A person's console session never outlives this, whatever else happens.
@@ -45,7 +46,6 @@ SECRET_BYTES = 32
 _SECRET_BODY = re.compile(r"[A-Za-z0-9_-]{43}")  # 32 bytes, base64url without padding
 _CSRF_RE = re.compile(r"[A-Za-z0-9_-]{43}")
 CSRF_CONTEXT = b"notegate-csrf-v1"
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: What a session opened by an OpenID Connect login records instead of a passkey id: ``oidc:`` + the identity's id
 #: when the provider did not prove a second factor, ``oidc2:`` + it when it did (auth/oidc.py, policy/oidc.py).
 OIDC_UNPROVEN = "oidc:"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from notegate.cli.common import _sub
+from notegate.network import DEFAULT_LOCAL_URL
 
 
 def add_hook(subs) -> None:
@@ -30,7 +31,7 @@ def add_setup(subs) -> None:
     p.add_argument("client", choices=["claude-code", "codex"])
     p.add_argument("--remove", action="store_true", help="undo exactly what setup did (its journal), nothing else")
     p.add_argument("--scope", choices=["user"], default="user", help="Claude Code scope (user: works in every folder)")
-    p.add_argument("--url", default=None, help="the server's URL (default: from --config, else http://localhost:8765)")
+    p.add_argument("--url", default=None, help=f"the server's URL (default: from --config, else {DEFAULT_LOCAL_URL})")
     p.add_argument("--token-file", default=None, help="token file (default: $XDG_CONFIG_HOME/notegate/token)")
     p.add_argument(
         "--config",

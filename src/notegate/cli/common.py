@@ -9,6 +9,8 @@ import os
 import sys
 from pathlib import Path
 
+from notegate.network import local_url
+
 EXAMPLES = {
     "tools": "notegate tools serve --config ./vault/notegate.toml --key-file /etc/notegate/tools.key",
     "init": "notegate init ./vault",
@@ -116,7 +118,7 @@ def _print_rows(rows, as_json: bool, line) -> int:
 
 def console_url(config, port: int | None = None) -> str:
     """Where a person opens the console: the public URL, or http://localhost:PORT (passkeys need a domain)."""
-    return config.public_url.rstrip("/") if config.public_url else f"http://localhost:{port or config.port}"
+    return config.public_url.rstrip("/") if config.public_url else local_url(port or config.port)
 
 
 def _progress(total: int | None, desc: str, quiet: bool, unit: str = "note"):

@@ -8,13 +8,14 @@ import time
 from pathlib import Path
 
 from notegate.cli.common import _config_arg, _fail, _load, _sub, console_url, self_command
+from notegate.network import DEFAULT_HOST, DEFAULT_PORT
 
 
 def add_serve(subs) -> None:
     p = _sub(subs, "serve", "serve MCP over Streamable HTTP at /mcp (and /healthz)")
     _config_arg(p)
-    p.add_argument("--host", default=None, help="listen address (default: from config, 127.0.0.1)")
-    p.add_argument("--port", type=int, default=None, help="listen port (default: from config, 8765)")
+    p.add_argument("--host", default=None, help=f"listen address (default: from config, {DEFAULT_HOST})")
+    p.add_argument("--port", type=int, default=None, help=f"listen port (default: from config, {DEFAULT_PORT})")
     p.add_argument("--token-file", default=None, help="a token file to show in the connection hint")
     p.add_argument(
         "--log-format",

@@ -21,30 +21,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from notegate.auth.tokens import TokenRecord
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.policy import Caller, decide_host
 from notegate.services.contracts import ContractsService
 
-#: The HTTP status of each refusal a machine may meet here (anything else: 400).
-STATUS = {
-    "unauthenticated": 401,
-    "host-not-allowed": 421,
-    "contract-not-for-conversations": 403,
-    "no-such-contract": 404,
-    "idempotency-conflict": 409,
-    "contract-body-too-large": 413,
-    "contract-body-not-json": 400,
-    "contract-input-invalid": 422,
-    "credential-found": 422,
-    "output-gate": 422,
-    "origin-unavailable": 503,
-    "origin-refused": 503,
-    "disk-full": 507,  # Insufficient Storage (RFC 4918): the request may be repeated once space is freed
-    "busy": 503,
-    "too-many-open-requests": 429,
-    "write-quota": 429,
-    "server-busy": 429,
-}
+# The HTTP status of each refusal is the registry's (errors.http_status): none is decided here.
 BODY_SECONDS = 30.0
 
 
@@ -67,7 +48,7 @@ def _caller(credential: Any) -> tuple[Caller, tuple[str, ...]]:
 
 def _refused(exc: NotegateError) -> JSONResponse:
     body = {"status": "refused", "rule": exc.rule, "error": exc.explain()}
-    return JSONResponse(body, status_code=STATUS.get(exc.rule, 400))
+    return JSONResponse(body, status_code=http_status(exc.rule))
 
 
 def _unauthenticated() -> JSONResponse:

@@ -20,7 +20,7 @@ from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.single_exchange import replayed
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_host
 from notegate.services.eventlog import event
 
@@ -55,9 +55,9 @@ def body_limit(max_note_bytes: int) -> int:
 class Refusal(NotegateError):
     """A refusal of the door itself, answered before any tool runs; carries its HTTP status."""
 
-    def __init__(self, message: str, *, rule: str, remedy: str, status: int, **data: object) -> None:
+    def __init__(self, message: str, *, rule: str, remedy: str, **data: object) -> None:
         super().__init__(message, rule=rule, remedy=remedy)
-        self.status = status
+        self.status = http_status(rule)  # the registry's, like every door's
         self.data = data
 
 
@@ -183,7 +183,7 @@ class DoorGuard:
         if self.allowed_hosts is not None:  # before the bearer check: a foreign Host is 421, token or none
             host = _header(scope, b"host")
             if not decide_host(host, self.allowed_hosts).allowed:
-                event("refused", status=421, reason="host-not-allowed")
+                event("refused", status=http_status("host-not-allowed"), reason="host-not-allowed")
                 await answer(send, wrong_host((host or "")[:100]))
                 return
         send = self._explain_wrong_host(scope, send)  # the SDK's own check stays behind, in the same words
@@ -194,7 +194,11 @@ class DoorGuard:
         record = await anyio.to_thread.run_sync(self.verify, token) if token else None
         if scope["method"] != "POST" or record is None:
             if scope["method"] == "POST" and self.failure is not None:  # the SDK answers 401: say why in the log
-                event("refused", status=401, reason=await anyio.to_thread.run_sync(self.failure, token))
+                event(
+                    "refused",
+                    status=http_status("unauthenticated"),
+                    reason=await anyio.to_thread.run_sync(self.failure, token),
+                )
             await self.app(scope, receive, send)  # the SDK answers: 401 with its challenge, 405, CORS
             return
         refusal = self._take(record.id)
@@ -271,7 +275,6 @@ class DoorGuard:
                 f"(the server allows {self.per_credential} per credential and {self.total} in all)",
                 rule="too-many-open-requests",
                 remedy="Wait for your open requests to finish (close idle connections), then retry.",
-                status=429,
                 per_credential=self.per_credential,
                 total=self.total,
             )
@@ -280,7 +283,6 @@ class DoorGuard:
                 f"the server already has {self.open_total} requests open, the most it serves at once",
                 rule="server-busy",
                 remedy="Retry in a moment.",
-                status=429,
                 per_credential=self.per_credential,
                 total=self.total,
             )
@@ -303,7 +305,6 @@ class DoorGuard:
             rule="request-too-large",
             remedy=f"Send a note of at most {self.max_note_bytes} bytes; split a longer text into several notes "
             "(or append_note in parts).",
-            status=413,
             limit_bytes=self.limit,
             max_note_bytes=self.max_note_bytes,
         )
@@ -313,7 +314,6 @@ class DoorGuard:
             f"the request body did not arrive within {self.body_timeout:g} seconds",
             rule="request-body-timeout",
             remedy="Send the whole request at once, then retry.",
-            status=408,
         )
 
     @staticmethod
@@ -322,7 +322,6 @@ class DoorGuard:
             "this server sends nothing on a standalone event stream (it is stateless), so GET /mcp is not served",
             rule="event-stream-not-served",
             remedy="Send each request as POST /mcp; the answer comes in the response.",
-            status=405,
         )
 
 
@@ -358,6 +357,5 @@ def wrong_host(host: str) -> Refusal:
         rule="host-not-allowed",
         remedy="Connect through localhost or 127.0.0.1, or add that host to [server] allowed_hosts in "
         "notegate.toml (a public address: set [server] public_url).",
-        status=421,
         setting="allowed_hosts",
     )

@@ -68,7 +68,16 @@ from notegate.doors.guard import (
 from notegate.doors.hostfirst import HostFirst
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.single_exchange import SingleExchange
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
+from notegate.network import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    LOOPBACK_HOSTS,
+    LOOPBACK_PEERS,
+    LOOPBACK_URL_HOSTS,
+    WILDCARD_HOSTS,
+    local_url,
+)
 from notegate.policy import decide_metrics_reader, metrics_environments
 from notegate.services import diskspace
 from notegate.services.container import Services
@@ -86,10 +95,8 @@ WORKER_THREADS = 8
 OAUTH_SWEEP_SECONDS = 3600.0
 
 
-#: Listen addresses that mean "this machine only": the server names itself ``localhost`` on them.
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-#: Peer addresses of a connection from this machine (what /metrics lets in without a token).
-LOOPBACK_PEERS = frozenset({"127.0.0.1", "::1"})
+# Listen addresses that mean "this machine only" (the server names itself ``localhost`` on them) and the peer
+# addresses of a connection from this machine (what /metrics lets in without a token): notegate.network.
 
 
 def base_url(runtime: Runtime, host: str, port: int) -> str:
@@ -101,21 +108,21 @@ def base_url(runtime: Runtime, host: str, port: int) -> str:
     if runtime.config.public_url:
         return runtime.config.public_url.rstrip("/")
     if host in LOOPBACK_HOSTS:
-        return f"http://localhost:{port}"
+        return local_url(port)
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}"
 
 
 def _transport_security(runtime: Runtime, host: str) -> TransportSecuritySettings:
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", *runtime.config.allowed_hosts]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    hosts = [f"{name}:*" for name in LOOPBACK_URL_HOSTS] + list(runtime.config.allowed_hosts)
+    origins = [f"http://{name}:*" for name in LOOPBACK_URL_HOSTS]
     if runtime.config.public_url:
         from urllib.parse import urlparse
 
         public = urlparse(runtime.config.public_url)
         hosts.append(public.netloc)
         origins.append(f"{public.scheme}://{public.netloc}")
-    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):  # noqa: S104 - comparison only
+    if host not in LOOPBACK_HOSTS | WILDCARD_HOSTS:
         hosts.append(f"{host}:*")
     return TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=origins)
 
@@ -237,7 +244,7 @@ def environment_details(runtime: Runtime, record: Credential | None) -> dict[str
 
 
 def create_app(
-    runtime: Runtime, *, host: str = "127.0.0.1", port: int = 8765, consent: ConsentBackend | None = None
+    runtime: Runtime, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, consent: ConsentBackend | None = None
 ) -> Starlette:
     url = base_url(runtime, host, port)
     provider = DoorOAuthProvider(runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock)
@@ -285,7 +292,9 @@ def create_app(
                 remedy="Send no token for the bare status, or a live token of an environment for its details.",
             )
             return JSONResponse(
-                {"status": "ok", "error": refused.explain()}, status_code=401, headers={"WWW-Authenticate": "Bearer"}
+                {"status": "ok", "error": refused.explain()},
+                status_code=http_status(refused.rule),
+                headers={"WWW-Authenticate": "Bearer"},
             )
         details = await anyio.to_thread.run_sync(environment_details, runtime, record)
         return JSONResponse(details)
@@ -305,9 +314,8 @@ def create_app(
         )
         if not decision.allowed:
             refused = NotegateError(decision.reason, rule=decision.rule)
-            status = 401 if record is None else 403
             headers = {"WWW-Authenticate": "Bearer"}
-            return PlainTextResponse(refused.explain() + "\n", status_code=status, headers=headers)
+            return PlainTextResponse(refused.explain() + "\n", status_code=http_status(refused.rule), headers=headers)
         environments = metrics_environments(
             decision,
             record.environment if record is not None else None,

@@ -37,24 +37,25 @@ import contextlib
 import ipaddress
 import socket
 import time
+from http import HTTPStatus
 from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_connection
 from notegate.services.eventlog import event
 
-#: The HTTP status each refusal of the listener is written with, before the connection closes.
-STATUS = {
-    "too-many-connections-per-peer": (429, "Too Many Requests"),
-    "too-many-connections": (503, "Service Unavailable"),
-    "request-head-timeout": (408, "Request Timeout"),
-}
 #: A refusal of the listener is logged at most this often per rule, with how many there were since: a
 #: flood of connections must not become a flood of log lines.
 LOG_EVERY_SECONDS = 10.0
+
+
+def _status_line(rule: str) -> tuple[int, str]:
+    """The status and reason phrase a refusal of the listener is written with (the registry's status)."""
+    status = http_status(rule)
+    return status, HTTPStatus(status).phrase
 
 
 def bind_listener(host: str, port: int) -> socket.socket:
@@ -134,7 +135,7 @@ class ListenerBounds:
         self._refused[rule] = self._refused.get(rule, 0) + 1
         now = time.monotonic()
         if now - self._logged.get(rule, -LOG_EVERY_SECONDS) >= LOG_EVERY_SECONDS:
-            event("refused", status=STATUS[rule][0], reason=rule, connections=self._refused.pop(rule))
+            event("refused", status=http_status(rule), reason=rule, connections=self._refused.pop(rule))
             self._logged[rule] = now
 
 
@@ -161,8 +162,8 @@ class BoundedH11Protocol(H11Protocol):
         if not decision.allowed:
             self.transport = transport
             bounds.refused(decision.rule)
-            status, phrase = STATUS[decision.rule]
-            transport.write(http_refusal(status, phrase, NotegateError(decision.reason, rule=decision.rule).explain()))
+            refusal = NotegateError(decision.reason, rule=decision.rule)
+            transport.write(http_refusal(*_status_line(decision.rule), refusal.explain()))
             transport.close()
             return
         if decision.rule == "connection-replaces-waiting":
@@ -210,7 +211,7 @@ class BoundedH11Protocol(H11Protocol):
                 f"the request head did not arrive within {seconds} seconds", rule="request-head-timeout"
             )
             self.bounds.refused("request-head-timeout")
-            self._close(refusal=http_refusal(*STATUS["request-head-timeout"], refused.explain()))
+            self._close(refusal=http_refusal(*_status_line("request-head-timeout"), refused.explain()))
         else:  # nothing came: close quietly, as uvicorn closes an idle kept-alive connection
             self._close(refusal=None)
 

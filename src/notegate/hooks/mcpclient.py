@@ -25,6 +25,8 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from notegate.errors import NotegateError
+
 PROTOCOL_VERSION = "2025-11-25"
 SESSION_HEADER = "X-Notegate-Session"
 #: Largest reply read (a note is at most 1 MiB; JSON escaping can double it).
@@ -33,8 +35,11 @@ _RULE = re.compile(r"\[([a-z0-9][a-z0-9:-]{0,60})\]")
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-class HookError(Exception):
-    """Base of the client's errors; ``str()`` is safe to log (no content)."""
+class HookError(NotegateError):
+    """Base of the client's errors (one family with the server's: :mod:`notegate.errors`); ``str()`` is safe
+    to log (no content)."""
+
+    rule = "hook-server-unavailable"
 
 
 class Unavailable(HookError):
@@ -45,8 +50,7 @@ class Refused(HookError):
     """The server refused the call. ``rule`` names its rule; ``text`` is the refusal (may quote a diff)."""
 
     def __init__(self, rule: str, text: str) -> None:
-        super().__init__(f"refused [{rule}]")
-        self.rule = rule
+        super().__init__(f"refused [{rule}]", rule=rule)
         self.text = text
 
 

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from notegate.errors import NotegateError
+
 #: Set by notegate's own model processes (and by anyone who wants hooks off for one command).
 HOOK_GUARD_ENV = "NOTEGATE_HOOK_ACTIVE"
 #: Keys of client.toml; anything else is refused with this list as the hint.
@@ -49,8 +51,10 @@ _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 _CLIENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 
 
-class SettingsError(Exception):
+class SettingsError(NotegateError):
     """client.toml cannot be used; the message names the key, never a value."""
+
+    rule = "client-settings-invalid"
 
 
 @dataclass(frozen=True)

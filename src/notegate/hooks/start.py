@@ -79,7 +79,7 @@ def compose_context(result: Mapping[str, Any], branch: str | None, *, budget: in
             parts += [lead, shorten_fenced(handoff, room)]
             left -= len(parts[-1]) + len(lead) + 4
         else:
-            parts.append("The last handoff did not fit in the hook's budget: read handoffs/ for this project.")
+            parts.append("The last handoff did not fit in the hook's budget: read this project's handoff note.")
     resume = quotes.get("context to resume")
     if resume is not None and left >= 600:
         parts.append(shorten_fenced(resume, left - 2))

@@ -13,8 +13,8 @@ Theory of operation
    The child stops itself after :data:`WRITEBACK_BUDGET` seconds.  ``NOTEGATE_HOOK_FOREGROUND=1``
    keeps everything in the foreground (tests, debugging).
 3. **Ask the model** (the ``[models]`` chain of client.toml) with the session schema; the user
-   turn holds only fenced data: the transcript window, ``projects/<project>.md``,
-   ``handoffs/<project>.md`` and a ``MEMORY.md``: the owner's (client.toml's ``[memory]``,
+   turn holds only fenced data: the transcript window, the project summary and handoff (where the
+   server's ``session_start`` layout says they are) and a ``MEMORY.md``: the owner's (client.toml's ``[memory]``,
    labelled authoritative) or else the checkout's (labelled repository data).
 4. **Gate**: the jobs' gated call, :func:`notegate.models.gated.ask` (strict JSON, schema,
    content gates), render with the pure formats, then the jobs' check of the exact bytes,
@@ -271,15 +271,20 @@ def _read_memory(path: Path) -> str | None:
     return text if text.strip() else None
 
 
-def _data_parts(vault: Any, job: Job, data_part: type, memory: Mapping[str, Path] | None = None) -> list[Any]:
+def _data_parts(
+    vault: Any, job: Job, data_part: type, layout: Any, memory: Mapping[str, Path] | None = None
+) -> list[Any]:
     """The quoted data for the model.  Sources are fixed names, never built from the project, the
-    session id or a path: a fence's frame line is outside the quote."""
+    session id or a path: a fence's frame line is outside the quote.  ``layout`` is the server's
+    (:class:`notegate.policy.ProjectLayout`): where this project's summary and handoff live."""
     project = job.place.project
     parts = [data_part("session transcript", "transcript:this-session", window(job.segment.turns))]
     for label, path, source in (
-        ("project summary", f"projects/{project}.md", "vault:project-summary"),
-        ("current handoff", f"handoffs/{project}.md", "vault:current-handoff"),
+        ("project summary", layout.summary, "vault:project-summary"),
+        ("current handoff", layout.handoff, "vault:current-handoff"),
     ):
+        if not path:
+            continue
         text, _ = vault.read(path)
         if text is not None:
             parts.append(data_part(label, source, text))
@@ -347,8 +352,13 @@ def _execute(
     project = job.place.project or ""
     branch = job.place.branch or "-"
     try:
-        tier = vault.start(project, job.place.branch).get("tier")
-        parts = _data_parts(vault, job, DataPart, settings.memory)
+        started_as = vault.start(project, job.place.branch)
+        tier, layout = started_as.get("tier"), writes.layout_of(started_as)
+        if layout is None:
+            say("not written: the server's session_start gave no layout for this project's notes")
+            release(settings, job)
+            return
+        parts = _data_parts(vault, job, DataPart, layout, settings.memory)
     except HookError as exc:
         say(f"not written: {exc}")
         release(settings, job)
@@ -375,7 +385,7 @@ def _execute(
     except FormatError as exc:
         say(f"not written: the answer does not fit the note formats [{exc.rule}]")
         return
-    unsafe = writes.unsafe(rendered, project=project)
+    unsafe = writes.unsafe(rendered, layout)
     if unsafe is not None:
         say(f"not written: {UNSAFE_SAYS[unsafe.stage]} [{', '.join(unsafe.names)}]")
         return
@@ -386,6 +396,7 @@ def _execute(
             vault,
             rendered,
             **meta,
+            layout=layout,
             segment=job.segment.index,
             turns=len(job.segment.turns),
             previous_log=previous if isinstance(previous, str) else None,

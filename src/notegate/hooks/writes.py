@@ -5,10 +5,13 @@ writes Markdown structure.  Every rendered text is re-scanned and held to the fl
 bytes to be committed (:func:`unsafe`: the jobs' own check) before anything is written: one
 finding and nothing of this answer is written.
 
-* **trusted** — the segment's log entry goes to the top of ``log/<project>.md`` (replacing the
-  entry this machine wrote earlier for the same segment, so a segment has one entry), the handoff
-  replaces ``handoffs/<project>.md``; at the end of a segment (``final``) also an immutable session
-  note ``sessions/<project>/<YYYY-MM-DD>-<session8>[-s<segment>].md`` (created with base ``absent``,
+Where each note goes is the server's word (``session_start``'s ``layout``, from the owner's policy: the
+routes, ``project_summary`` and ``session_notes``); this module names no folder of its own.
+
+* **trusted** — the segment's log entry goes to the top of the log (``log/<project>.md`` by default,
+  replacing the entry this machine wrote earlier for the same segment, so a segment has one entry), the
+  handoff replaces the project's handoff; at the end of a segment (``final``) also an immutable session
+  note ``<session_notes>/<YYYY-MM-DD>-<session8>[-s<segment>].md`` (created with base ``absent``,
   never rewritten) and the project summary's Recent sessions block, rebuilt by code from the 10
   newest session notes.  A write refused as stale is redone once on the fresh text.
 * **restricted** — ``inbox_write(kind="log")`` and ``inbox_write(kind="handoff")``; a reviewer
@@ -26,6 +29,7 @@ from typing import Any
 from notegate.hooks.mcpclient import Refused
 from notegate.hooks.vaultclient import ABSENT, VaultClient
 from notegate.models.gated import Unsafe, exact_bytes
+from notegate.policy.settings import ProjectLayout
 from notegate.vault import formats
 
 # Matched against the file name only (anchored): searching the whole path retried at every offset.
@@ -53,6 +57,17 @@ class Outcome:
     failed: list[str] = field(default_factory=list)
     log_rendered: str | None = None
     session_note: str | None = None
+
+
+def layout_of(result: dict[str, Any]) -> ProjectLayout | None:
+    """The project's layout from a ``session_start`` answer, or None when it sent none (or not as text)."""
+    raw = result.get("layout")
+    if not isinstance(raw, dict):
+        return None
+    values = {name: raw.get(name) for name in ("handoff", "log", "summary", "sessions")}
+    if not all(isinstance(v, str) for v in values.values()):
+        return None
+    return ProjectLayout(**values)
 
 
 def one_line(text: str) -> str:
@@ -102,7 +117,7 @@ def render(
     )
 
 
-def unsafe(rendered: Rendered, *, project: str) -> Unsafe | None:
+def unsafe(rendered: Rendered, layout: ProjectLayout) -> Unsafe | None:
     """Why the exact texts to commit are refused (``None`` = clean): the jobs' re-scan and floor.
 
     The floor runs here for every tier: the trusted route skips the inbox, and with it the review
@@ -111,8 +126,8 @@ def unsafe(rendered: Rendered, *, project: str) -> Unsafe | None:
     """
     return exact_bytes(
         [
-            (rendered.log_rendered, f"log/{project}.md"),
-            (rendered.handoff, f"handoffs/{project}.md"),
+            (rendered.log_rendered, layout.log or None),
+            (rendered.handoff, layout.handoff or None),
             (rendered.note_text, None),  # its name is chosen later, by code
         ]
     )
@@ -138,9 +153,7 @@ def _without(log_text: str, previous: str | None) -> str:
     return log_text
 
 
-def write_log(vault: VaultClient, project: str, rendered: Rendered, previous: str | None) -> str:
-    path = f"log/{project}.md"
-
+def write_log(vault: VaultClient, path: str, project: str, rendered: Rendered, previous: str | None) -> str:
     def attempt() -> str:
         text, revision = vault.read(path)
         updated = formats.insert_log_entry(_without(text or "", previous) or None, project, rendered.log_entry)
@@ -150,9 +163,7 @@ def write_log(vault: VaultClient, project: str, rendered: Rendered, previous: st
     return _retry_stale(attempt)
 
 
-def write_handoff(vault: VaultClient, project: str, rendered: Rendered) -> str:
-    path = f"handoffs/{project}.md"
-
+def write_handoff(vault: VaultClient, path: str, rendered: Rendered) -> str:
     def attempt() -> str:
         _, revision = vault.read(path)
         vault.write(path, rendered.handoff, revision)
@@ -161,9 +172,9 @@ def write_handoff(vault: VaultClient, project: str, rendered: Rendered) -> str:
     return _retry_stale(attempt)
 
 
-def session_note_path(project: str, session: str, segment: int, when: datetime) -> str:
+def session_note_path(folder: str, session: str, segment: int, when: datetime) -> str:
     suffix = f"-s{segment}" if segment else ""
-    return f"sessions/{project}/{when:%Y-%m-%d}-{session_short(session)}{suffix}.md"
+    return f"{folder}/{when:%Y-%m-%d}-{session_short(session)}{suffix}.md"
 
 
 def write_session_note(vault: VaultClient, path: str, rendered: Rendered, turns: int) -> str:
@@ -179,9 +190,8 @@ def write_session_note(vault: VaultClient, path: str, rendered: Rendered, turns:
     return other
 
 
-def newest_sessions(vault: VaultClient, project: str, fresh: tuple[str, date, str]) -> list[formats.SessionRef]:
-    """The 10 newest session notes (by the date in their name, then path), with their summaries."""
-    folder = f"sessions/{project}"
+def newest_sessions(vault: VaultClient, folder: str, fresh: tuple[str, date, str]) -> list[formats.SessionRef]:
+    """The 10 newest session notes in ``folder`` (by the date in their name, then path), with their summaries."""
     dated: list[tuple[date, str]] = []
     for path in vault.list_paths(folder):
         match = _SESSION_FILE.match(path.rpartition("/")[2])
@@ -235,9 +245,7 @@ def rebuilt_summary(text: str | None, project: str, refs: Sequence[formats.Sessi
     ).render()
 
 
-def write_summary(vault: VaultClient, project: str, refs: Sequence[formats.SessionRef]) -> str:
-    path = f"projects/{project}.md"
-
+def write_summary(vault: VaultClient, path: str, project: str, refs: Sequence[formats.SessionRef]) -> str:
     def attempt() -> str:
         text, revision = vault.read(path)
         vault.write(path, rebuilt_summary(text, project, refs), revision)
@@ -262,6 +270,7 @@ def _step(outcome: Outcome, name: str, action: Callable[[], Any]) -> Any:
 def write_trusted(
     vault: VaultClient,
     *,
+    layout: ProjectLayout,
     project: str,
     session: str,
     segment: int,
@@ -272,17 +281,22 @@ def write_trusted(
     now: datetime,
 ) -> Outcome:
     outcome = Outcome()
-    if _step(outcome, "log", lambda: write_log(vault, project, rendered, previous_log)):
+    if layout.log and _step(outcome, "log", lambda: write_log(vault, layout.log, project, rendered, previous_log)):
         outcome.log_rendered = rendered.log_rendered
-    _step(outcome, "handoff", lambda: write_handoff(vault, project, rendered))
+    if layout.handoff:
+        _step(outcome, "handoff", lambda: write_handoff(vault, layout.handoff, rendered))
     if not final:
         return outcome
-    path = session_note_path(project, session, segment, now)
+    path = session_note_path(layout.sessions, session, segment, now)
     written = _step(outcome, "session-note", lambda: write_session_note(vault, path, rendered, turns))
     if written:
         outcome.session_note = written
         fresh = (written, now.astimezone(UTC).date(), rendered.summary_line)
-        _step(outcome, "summary", lambda: write_summary(vault, project, newest_sessions(vault, project, fresh)))
+
+        def summary() -> str:
+            return write_summary(vault, layout.summary, project, newest_sessions(vault, layout.sessions, fresh))
+
+        _step(outcome, "summary", summary)
     return outcome
 
 
@@ -302,6 +316,7 @@ def write_as(
     vault: VaultClient,
     rendered: Rendered,
     *,
+    layout: ProjectLayout,
     project: str,
     branch: str,
     client: str,
@@ -316,6 +331,7 @@ def write_as(
     if tier == "trusted":
         return write_trusted(
             vault,
+            layout=layout,
             project=project,
             session=session,
             segment=segment,

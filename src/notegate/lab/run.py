@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from notegate.lab.standins import MetadataHost, ModelStandIn, RedirectCatcher
+from notegate.network import LOCALHOST, LOOPBACK_V4
 
 PROJECT = "lab"
 #: How old a passkey check may be to approve an elevation, in the lab (default 300 s): long enough for a
@@ -129,7 +130,7 @@ def _free_port() -> int:
     import socket
 
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((LOOPBACK_V4, 0))
         return s.getsockname()[1]
 
 
@@ -154,7 +155,7 @@ def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
     config = init_directory(base / "vault")
     household = init_directory(base / "household")  # a second vault: its origin (with the hook) serves env 2
     text = config.read_text()
-    text = _set_keys(text, "server", {"port": port, "cimd_ca_file": str(ca), "cimd_private_hosts": ["localhost"]})
+    text = _set_keys(text, "server", {"port": port, "cimd_ca_file": str(ca), "cimd_private_hosts": [LOCALHOST]})
     # the approval wants a passkey check at most ASSERTION_SECONDS old, so the lab can show a stale one refused
     text = _set_keys(text, "policy", {"elevation_assertion_seconds": ASSERTION_SECONDS, "fetch_interval_seconds": 1.0})
     text = text.replace(
@@ -174,7 +175,7 @@ def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
 class ServerProcess:
     def __init__(self, config: Path, port: int, environ: dict[str, str]) -> None:
         self.config, self.port, self.environ = config, port, environ
-        self.url = f"http://localhost:{port}"
+        self.url = f"http://{LOCALHOST}:{port}"
         self.log = config.parent / "serve.log"
         self.proc: subprocess.Popen | None = None
 
@@ -197,7 +198,7 @@ class ServerProcess:
                 if self.proc is None or self.proc.poll() is not None:
                     raise RuntimeError("the server exited; see serve.log")
                 with contextlib.suppress(httpx2.HTTPError):
-                    if (await http.get(f"http://127.0.0.1:{self.port}/healthz")).status_code == 200:
+                    if (await http.get(f"http://{LOOPBACK_V4}:{self.port}/healthz")).status_code == 200:
                         return
                 await asyncio.sleep(0.05)
         raise RuntimeError(f"the server did not answer /healthz in {timeout} s; see serve.log")

@@ -16,6 +16,7 @@ from notegate.lab.run import (
     phone_session,
     refused_rule,
 )
+from notegate.network import LOOPBACK_V4
 
 HANDOFF = "inbox/handoffs/lab.md"
 
@@ -61,7 +62,7 @@ async def _phone_and_reviewer(lab: Lab, owner: Any, metadata: Any, metadata_url:
     async with phone_session(url, owner, metadata_url, redirect) as phone:
         tier = (phone.started.structured_content or {}).get("tier")
         consent = phone.consent_shown
-        shown = "Lab phone" in consent.get("client", "") and consent.get("redirect") == f"127.0.0.1:{redirect.port}"
+        shown = "Lab phone" in consent.get("client", "") and consent.get("redirect") == f"{LOOPBACK_V4}:{redirect.port}"
         c.check(
             "phone-oauth-cimd-restricted",
             not phone.started.is_error

@@ -23,6 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from notegate.network import LOCALHOST, LOOPBACK_V4
+
 #: An item as the reviewer quotes it: the fence's source line "path@version".
 ITEM_RE = re.compile(r"(inbox/[A-Za-z0-9._/-]+\.md)@([0-9a-f]{40})")
 
@@ -103,14 +105,14 @@ class ModelStandIn(_Served):
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = _Quiet(("127.0.0.1", 0), Handler)
+        self.server = _Quiet((LOOPBACK_V4, 0), Handler)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"http://{LOOPBACK_V4}:{self.port}/v1"
 
 
-def make_ca(directory: Path, host: str = "localhost") -> tuple[Path, Path, Path]:
+def make_ca(directory: Path, host: str = LOCALHOST) -> tuple[Path, Path, Path]:
     """A throwaway CA and a server certificate for ``host`` (and 127.0.0.1): (ca.pem, cert.pem, key.pem)."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
@@ -143,7 +145,7 @@ def make_ca(directory: Path, host: str = "localhost") -> tuple[Path, Path, Path]
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(host), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            x509.SubjectAlternativeName([x509.DNSName(host), x509.IPAddress(ipaddress.ip_address(LOOPBACK_V4))]),
             critical=False,
         )
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
@@ -183,13 +185,13 @@ class MetadataHost(_Served):
                 self.end_headers()
                 self.wfile.write(body or b"")
 
-        self.server = _Quiet(("127.0.0.1", 0), Handler)
+        self.server = _Quiet((LOOPBACK_V4, 0), Handler)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(cert, key)
         self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
 
     def url(self, path: str) -> str:
-        return f"https://localhost:{self.port}{path}"
+        return f"https://{LOCALHOST}:{self.port}{path}"
 
     def serve(self, path: str, document: dict) -> str:
         self.documents[path] = json.dumps(document).encode()
@@ -209,7 +211,7 @@ class RedirectCatcher(_Served):
 
             def do_GET(self) -> None:
                 if self.path.startswith("/callback"):  # not the browser's own /favicon.ico after it
-                    landed.append(f"http://127.0.0.1:{self.server.server_address[1]}{self.path}")
+                    landed.append(f"http://{LOOPBACK_V4}:{self.server.server_address[1]}{self.path}")
                 body = b"You may close this window."
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
@@ -217,8 +219,8 @@ class RedirectCatcher(_Served):
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = _Quiet(("127.0.0.1", 0), Handler)
+        self.server = _Quiet((LOOPBACK_V4, 0), Handler)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/callback"
+        return f"http://{LOOPBACK_V4}:{self.port}/callback"

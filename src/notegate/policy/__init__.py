@@ -163,9 +163,9 @@ from notegate.policy.oauth import (
 )
 from notegate.policy.oidc import decide_authorized_party, decide_provider_step_up
 from notegate.policy.settings import (
-    SESSION_START_NOTES,
     InboxItemRef,
     Policy,
+    ProjectLayout,
     glob_problem,
     policy_from_table,
     routes_reaching_guarded,
@@ -201,7 +201,6 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "READ_ACTIONS",
     "RENAME_LIMIT",
     "RESTRICTED_REASON",
-    "SESSION_START_NOTES",
     "SLUG",
     "TIERS",
     "Action",
@@ -216,6 +215,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "InboxKeys",
     "PlausibleRange",
     "Policy",
+    "ProjectLayout",
     "StepUp",
     "WriteLimits",
     "allow",

@@ -8,12 +8,13 @@ import re
 from collections.abc import Iterable
 from typing import Protocol
 
+from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.caller import Caller, decide_reader
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.settings import Policy
 
 #: An RFC 8252 loopback redirect: http, a loopback host, an optional port, a path (no user info, no fragment).
-_LOOPBACK = re.compile(r"http://(127\.0\.0\.1|\[::1\]|localhost)(?::[0-9]{1,5})?(/[^#@\s]*)?\Z")
+_LOOPBACK = re.compile(r"http://(" + "|".join(map(re.escape, LOOPBACK_URL_HOSTS)) + r")(?::[0-9]{1,5})?(/[^#@\s]*)?\Z")
 
 
 def _loopback_key(uri: str) -> tuple[str, str] | None:

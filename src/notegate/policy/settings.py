@@ -17,10 +17,12 @@ from notegate.globs import any_match, glob_match
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.names import instruction_file_named
 from notegate.policyfile import (
+    INBOX_ROOT,
     default,
     fill_template,
     is_slug,
     policy_values,
+    session_folders,
     template_regex,
 )
 
@@ -30,6 +32,18 @@ class InboxItemRef:
     kind: str
     key: str  # the project (or the capture's slug)
     path: str
+
+
+@dataclass(frozen=True)
+class ProjectLayout:
+    """Where one project's notes live, all from the policy: what ``session_start`` reads and what the session
+    hooks write (the server sends this with ``session_start``, so a hook never assumes a folder).  ``''``:
+    the policy gives that note no place (a route set to '')."""
+
+    handoff: str  # the handoff route's target: read at session start, replaced by a trusted write-back
+    log: str  # the log route's target: a trusted write-back adds its entry on top
+    summary: str  # the project summary: its "Context to resume" is read at start
+    sessions: str  # the folder of the immutable session notes
 
 
 @dataclass(frozen=True)
@@ -54,6 +68,8 @@ class Policy:
     session_gate_classes: tuple[str, ...] = default("session_gate_classes")
     session_idle_seconds: int = default("session_idle_seconds")
     digest_path: str = default("digest_path")
+    project_summary: str = default("project_summary")
+    session_notes: str = default("session_notes")
     review_batch_size: int = default("review_batch_size")
     reflect_state_path: str = default("reflect_state_path")
     reflect_min_interval_seconds: int = default("reflect_min_interval_seconds")
@@ -95,7 +111,7 @@ class Policy:
 
     @property
     def inbox_root(self) -> str:
-        return "inbox"
+        return INBOX_ROOT
 
     def is_inbox(self, path: str) -> bool:
         """Anything under inbox/ (compared case-insensitively, so INBOX/x.md is not a way around it)."""
@@ -121,11 +137,20 @@ class Policy:
     def route_template(self, kind: str) -> str:
         return dict(self.routes).get(kind, "")
 
+    def project_layout(self, project: str) -> ProjectLayout:
+        """The paths of ``project``'s notes (``project`` is a slug: the caller checked it)."""
+        return ProjectLayout(
+            handoff=fill_template(self.route_template("handoff"), project),
+            log=fill_template(self.route_template("log"), project),
+            summary=fill_template(self.project_summary, project),
+            sessions=self.session_notes.replace("{project}", project),
+        )
+
     def is_session_loaded(self, path: str) -> bool:
         """Is ``path`` what sessions load at start or what routes reach: the protected globs, the digest,
-        and the folders of the routes and of the notes ``session_start`` reads (handoffs/, log/, design/,
-        projects/ by default)?  Compared case-insensitively (a case-insensitive clone loads ``HANDOFFS/x.md``
-        as ``handoffs/x.md``).  The git door protects these: the floor runs on what is pushed there, and only
+        and the folders of the routes and of the project summaries (the notes ``session_start`` reads)?
+        Compared case-insensitively (a case-insensitive clone loads ``HANDOFFS/x.md`` as ``handoffs/x.md``).
+        The git door protects these: the floor runs on what is pushed there, and only
         the owner may change them."""
         return self.session_loaded_area(path) is not None
 
@@ -139,7 +164,8 @@ class Policy:
         folded = path.casefold()
         if folded == self.digest_path.casefold():
             return self.digest_path
-        return next((folder for folder in _session_folders(self.routes) if folded.startswith(folder)), None)
+        folders = _session_folders(self.routes, self.project_summary)
+        return next((folder for folder in folders if folded.startswith(folder)), None)
 
     def names_instruction_file(self, path: str) -> bool:
         """Is any segment of the path an instruction file's name, as some file system or agent would see it?"""
@@ -164,15 +190,9 @@ class Policy:
         return allow("route", target)
 
 
-#: The notes ``session_start`` reads besides the digest (services/sessions.py): their folders are loaded at
-#: start just like the routes' targets.
-SESSION_START_NOTES = ("handoffs/{project}.md", "projects/{project}.md")
-
-
 @lru_cache(maxsize=16)
-def _session_folders(routes: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
-    templates = [t for _, t in routes if t] + list(SESSION_START_NOTES)
-    return tuple(sorted({t.rsplit("/", 1)[0].casefold() + "/" for t in templates if "/" in t}))
+def _session_folders(routes: tuple[tuple[str, str], ...], project_summary: str) -> tuple[str, ...]:
+    return session_folders(routes, project_summary)
 
 
 def policy_from_table(table: dict[str, Any]) -> Policy:

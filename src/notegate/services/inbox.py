@@ -40,6 +40,7 @@ from notegate.policy import (
     is_slug,
 )
 from notegate.policy.plan import Hold, Intent
+from notegate.policyfile import HELD_PATH
 from notegate.safety.floor import FloorVerdict, check_item
 from notegate.services import provenance
 from notegate.services.notes import NotesService, WriteResult
@@ -51,7 +52,7 @@ from notegate.vault.store import ABSENT, Change, Listing
 PREVIEW_CHARS = 280
 FLOOR_CACHE_ITEMS = 4096  # verdicts kept (a verdict is a few reasons: small)
 APPEND_RETRIES = 3
-HELD_PATH = "inbox/_held.md"
+
 TASK_KIND = "task"
 TASK_AUTHOR = "notegate (the server)"
 

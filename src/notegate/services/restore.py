@@ -37,6 +37,7 @@ import pyrage
 from notegate.auth.tokens import create_token
 from notegate.config import load_config
 from notegate.errors import NotegateError
+from notegate.network import LOOPBACK_V4
 from notegate.policy import (
     decide_backup_file,
     decide_backup_manifest,
@@ -251,7 +252,7 @@ def _restored_config(original: dict, backup: OpenedBackup, port: int | None, sta
     if state_url:
         doc["state"] = {"url": state_url}
     if port is not None:
-        server["host"] = "127.0.0.1"
+        server["host"] = LOOPBACK_V4
         server["port"] = port
         server["public_url"] = ""
     for name in backup.manifest.environments:
@@ -267,7 +268,7 @@ def _restored_config(original: dict, backup: OpenedBackup, port: int | None, sta
 # ------------------------------------------------------------------ rehearsal
 def free_port() -> int:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind((LOOPBACK_V4, 0))
         return s.getsockname()[1]
 
 
@@ -394,7 +395,7 @@ def _http(
     port: int, method: str, path: str, body: bytes | None = None, headers: dict | None = None
 ) -> tuple[int, bytes]:
     """One HTTP request to the rehearsal's own server on loopback."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = http.client.HTTPConnection(LOOPBACK_V4, port, timeout=30)
     try:
         conn.request(method, path, body=body, headers=headers or {})
         answer = conn.getresponse()

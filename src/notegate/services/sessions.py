@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from notegate.errors import NotegateError, PolicyDenied
-from notegate.policy import Caller, can_see, decide_reader, is_slug, needs_session_handle
+from notegate.policy import Caller, ProjectLayout, can_see, decide_reader, is_slug, needs_session_handle
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.vault import formats
@@ -60,6 +60,9 @@ class SessionStartResult:
     #: resume", each fenced once, with the facts above in fixed sentences.  The parts are not sent again
     #: on their own (issue 12): a reader that needs one cuts it out (vault.fence.quoted_blocks).
     context: str
+    #: Where this project's notes live, from the policy (None without a project): the session hooks write
+    #: there, so an owner who moves the routes moves what sessions read and write together.
+    layout: ProjectLayout | None = None
 
 
 def _hash(handle: str) -> str:
@@ -147,14 +150,17 @@ class SessionsService:
                     now=now,
                 )
             _, digest = self._fenced_note(caller, env.name, self.policy.digest_path, "rules digest", show_source=True)
-            handoff = handoff_branch = handoff_written = context = None
+            handoff = handoff_branch = handoff_written = context = layout = None
             if project:
-                raw, handoff = self._fenced_note(caller, env.name, f"handoffs/{project}.md", "last handoff")
+                layout = self.policy.project_layout(project)
+                raw, handoff = None, None
+                if layout.handoff:
+                    raw, handoff = self._fenced_note(caller, env.name, layout.handoff, "last handoff")
                 if raw is not None:
                     meta, _ = _front_matter(raw)
                     handoff_branch = _scalar(meta.get("branch"), _BRANCH)
                     handoff_written = _date_of(meta.get("written"))
-                summary, _ = self._fenced_note(caller, env.name, f"projects/{project}.md", "project summary")
+                summary, _ = self._fenced_note(caller, env.name, layout.summary, "project summary")
                 if summary is not None:
                     resume = formats.section(summary, "Context to resume")
                     if resume and resume.strip():
@@ -187,6 +193,7 @@ class SessionsService:
                 handoff_written=handoff_written,
                 inbox_count=count,
                 context=combined,
+                layout=layout,
             )
 
 

@@ -16,11 +16,12 @@ from typing import Any
 
 from notegate.auth.tokens import PREFIX, issue_token, make_private_dirs, revoke_token, write_token_file
 from notegate.errors import NotegateError
+from notegate.network import DEFAULT_LOCAL_URL, local_url
 from notegate.setup import plugin
 from notegate.setup.tomledit import TomlEditRefused, add_table, remove_block
 
 CLIENTS = ("claude-code", "codex")
-DEFAULT_URL = "http://localhost:8765"
+DEFAULT_URL = DEFAULT_LOCAL_URL
 SERVER_NAME = "notegate"  # the MCP server's name in Claude Code and Codex
 CLAUDE_TIMEOUT = 120
 
@@ -149,7 +150,7 @@ def _url(options: Options) -> str:
         from notegate.config import load_config
 
         config = load_config(options.config)
-        return config.public_url.rstrip("/") if config.public_url else f"http://localhost:{config.port}"
+        return config.public_url.rstrip("/") if config.public_url else local_url(config.port)
     return DEFAULT_URL
 
 

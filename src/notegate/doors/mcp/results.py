@@ -156,6 +156,15 @@ class ReviewResult(ToolResult):
     commit: str | None = None
 
 
+class ProjectLayout(BaseModel):
+    """Where the project's notes live in this vault (the owner's policy decides; '' = no place)."""
+
+    handoff: str = Field(description="The project's last handoff.")
+    log: str = Field(description="The project's session log, newest entry first.")
+    summary: str = Field(description="The project summary.")
+    sessions: str = Field(description="The folder of the project's immutable session notes.")
+
+
 class SessionStartResult(ToolResult):
     handle: str | None = Field(description="Pass this as `handle` to every other tool (hosted clients must).")
     expires_after_idle_hours: float
@@ -171,6 +180,9 @@ class SessionStartResult(ToolResult):
     context: str = Field(
         description="Read this first: the owner's house rules for this vault, quoted, then the project's last "
         "handoff and its 'Context to resume', each fenced as data from an earlier session, with the facts above."
+    )
+    layout: ProjectLayout | None = Field(
+        default=None, description="Where this project's notes live (null when you passed no project)."
     )
 
 

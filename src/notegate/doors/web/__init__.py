@@ -30,6 +30,7 @@ from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.oidc_pages import OidcPages
 from notegate.doors.web.review_page import OwnerPages
 from notegate.doors.web.stepup import StepUpGate
+from notegate.network import DEFAULT_PORT, LOOPBACK_URL_HOSTS
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
@@ -57,7 +58,7 @@ def _version() -> str:
 
 def console_hosts(runtime: Runtime, port: int) -> frozenset[str]:
     """The Host values the console answers to: loopback names on its port, the public host, allowed_hosts."""
-    hosts = {f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"}
+    hosts = {f"{name}:{port}" for name in LOOPBACK_URL_HOSTS}
     if runtime.config.public_url:
         parts = urlsplit(runtime.config.public_url)
         hosts.add(parts.netloc.lower())
@@ -72,7 +73,7 @@ def web_routes(
     *,
     consent: ConsentBackend | None = None,
     elevation: ElevationBackend | None = None,
-    port: int = 8765,
+    port: int = DEFAULT_PORT,
     services: Services | None = None,
 ) -> list[Route]:
     """The console's routes. ``consent`` is the authorization server's side of the consent page; without

@@ -37,37 +37,12 @@ from notegate.auth.websession import (
 from notegate.doors.web.environments import Environments
 from notegate.doors.web.headers import provider_csp
 from notegate.doors.web.snippets import plain_snippet
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_console_action
 
 HERE = Path(__file__).parent
 MAX_JSON_BYTES = 64 << 10
-#: HTTP status of each console refusal (anything else: 400).
-STATUS = {
-    "login-required": 401,
-    "csrf-missing": 403,
-    "csrf-invalid": 403,
-    "origin-mismatch": 403,
-    "passkey-unknown": 403,
-    "passkey-user-verification": 403,
-    "person-unknown": 403,
-    "console-not-owner": 403,
-    "step-up-required": 403,
-    # the owner's inbox and elevations pages: the services' own rules
-    "floor-hold": 403,
-    "author-cannot-promote": 403,
-    "stale-revision": 409,
-    "no-such-note": 404,
-    "grant-unknown": 404,
-    "consent-unknown": 404,
-    "elevation-unknown": 404,
-    "elevation-approver-not-owner": 403,
-    "elevation-assertion-unverified": 403,
-    "elevation-assertion-stale": 403,
-    "enrol-link-unknown": 404,
-    "enrol-link-used": 410,
-    "enrol-link-expired": 410,
-}
+# The HTTP status of each refusal is the registry's (errors.http_status), the same at every door.
 
 #: The nav bar's entry each page template belongs to (base.html marks it as the current page).
 NAV_OF = {
@@ -174,11 +149,11 @@ class Console:
         return HTMLResponse(html, status_code=status, headers=headers)
 
     def refused_page(self, exc: NotegateError, session: WebSession | None = None) -> HTMLResponse:
-        return self.page("refused.html", STATUS.get(exc.rule, 400), rule=exc.rule, text=exc.explain(), session=session)
+        return self.page("refused.html", http_status(exc.rule), rule=exc.rule, text=exc.explain(), session=session)
 
     @staticmethod
     def refused_json(exc: NotegateError) -> JSONResponse:
-        return JSONResponse({"error": exc.explain(), "rule": exc.rule}, status_code=STATUS.get(exc.rule, 400))
+        return JSONResponse({"error": exc.explain(), "rule": exc.rule}, status_code=http_status(exc.rule))
 
     def with_pre_cookie(self, request: Request, render: Callable[[str], Response]) -> Response:
         """Render with the browser's pre-session secret, minting one (and its cookie) if it has none."""

@@ -25,7 +25,7 @@ from notegate.doors.web.bases_view import render_base
 from notegate.doors.web.canvas_view import render_canvas
 from notegate.doors.web.console import Console
 from notegate.doors.web.render import BaseEmbedder, note_url, render_note
-from notegate.errors import NoSuchNote, NotegateError, StaleRevision
+from notegate.errors import NoSuchNote, NotegateError, StaleRevision, http_status
 from notegate.policy import Caller, attachment_media_type, fixed_caller, sees_private
 from notegate.services.basefacts import BaseFacts
 from notegate.vault.links import LinkTargets
@@ -33,14 +33,6 @@ from notegate.vault.links import LinkTargets
 LIST_PAGE = 1000
 #: How many deleted notes the deleted page lists (newest deletion first).
 DELETED_PAGE = 100
-#: HTTP status of the refusals these pages add to the console's table (anything else: the console's).
-NOTES_STATUS = {
-    "no-such-note": 404,
-    "no-such-folder": 404,
-    "stale-revision": 409,
-    "two-step-required": 409,
-    "file-type-refused": 403,
-}
 #: Files served inline (shown in an <img>); anything else downloads, never rendered on this origin.
 INLINE_PREFIX = "image/"
 #: The CSP of a served file: no script, no plugin, no frame, a sandbox whatever the browser sniffs.
@@ -121,10 +113,7 @@ class NotesPages:
         return Owner(session, caller, environment, "?" + urlencode({"env": environment}) if asked else "")
 
     def refused(self, exc: NotegateError, session: WebSession | None) -> Response:
-        response = self.console.refused_page(exc, session)
-        if exc.rule in NOTES_STATUS:
-            response.status_code = NOTES_STATUS[exc.rule]
-        return response
+        return self.console.refused_page(exc, session)
 
     def page(self, name: str, who: Owner, **values: Any) -> Response:
         return self.console.page(
@@ -417,7 +406,7 @@ class NotesPages:
             response = self.page(
                 "stale.html", who, path=path, rule=exc.rule, text=exc.explain(), diff=diff_lines(exc.diff)
             )
-            response.status_code = NOTES_STATUS[exc.rule]
+            response.status_code = http_status(exc.rule)
             return response
         return self.refused(exc, who.session)
 

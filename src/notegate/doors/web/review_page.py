@@ -20,10 +20,10 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.grants import ElevationBackend, Grant, Grants, PendingElevation
 from notegate.auth.websession import WebSession
-from notegate.doors.web.console import STATUS, Console
+from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
-from notegate.errors import NotegateError
+from notegate.errors import NotegateError, http_status
 from notegate.policy import Caller, fixed_caller
 from notegate.services.notes import unified_diff
 
@@ -183,7 +183,7 @@ class OwnerPages:
             shown = refusal.explain() if remedy is None else f"Refused [{refusal.rule}]: {refusal.message} {remedy}"
         return console.page(
             "inbox.html",
-            STATUS.get(refusal.rule, 400) if refusal is not None else 200,
+            http_status(refusal.rule) if refusal is not None else 200,
             session=session,
             csrf=session.csrf,
             environment=environment,
