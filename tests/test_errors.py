@@ -160,8 +160,4 @@ ALLOWED_ROOTS = {
     "doors/mcp/surface.py:_Recursive",  # a self-referring schema: listed as pydantic wrote it, caught right there
     "vault/index.py:_OldRowUnreadable",  # a row's old blob is gone: caught in SearchIndex._apply, which rebuilds
     "vault/commit.py:_OriginMoved",  # a push's negotiation found the origin moved: caught in _push_remote (retry)
-    # a base's YAML or expression the console cannot read: caught by the planner (vault/bases.py) and the view
-    # (doors/web/bases_view.py) and shown as a note inside the view, never a refusal of the page
-    "vault/bases.py:BaseError",
-    "vault/baseparse.py:ExprError",
 }

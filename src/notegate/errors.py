@@ -39,6 +39,11 @@ exception of the package derives from the one root and is drawn here)::
     +-- TomlEditRefused                 setup.tomledit: a client config setup will not edit
     +-- NotAClone                       sync.workclone: the folder is no notegate clone
     +-- BrowserMissing                  lab.browser: the lab's browser is not installed
+    +-- ExprError                       vault.baseparse: a Bases expression cannot be parsed or evaluated
+    |   +-- Unsupported                 vault.baseparse: Obsidian has it, the console does not evaluate it
+    +-- BaseError                       vault.bases: a .base file (YAML) the console cannot read
+    +-- DocumentError                   livesync.documents: a LiveSync document the bridge cannot read
+    +-- GateRefused                     livesync.gate: the LiveSync gate refuses a device's request
     +-- SettingsError                   hooks.settings: client.toml cannot be used
     +-- HookError                       hooks.mcpclient: a hook's call to the server failed
         +-- Unavailable                 hooks.mcpclient: the server cannot be reached or read
@@ -88,6 +93,10 @@ RULES: dict[str, str] = {
     "bad-route-key": "Use a lowercase project or slug name.",
     "route-protected": "Point routes at ordinary folders such as handoffs/, log/ or design/.",
     "route-target-malformed": "Fix the target note's structure as a trusted session, then promote again.",
+    "base-expression-invalid": "Fix the expression in the .base file (Obsidian's Bases syntax); the view says "
+    "which one.",
+    "base-expression-unsupported": "Open the base in Obsidian: the console does not evaluate this function.",
+    "base-unreadable": "Fix the .base file's YAML (plain mappings and lists, no anchors, under 64 KiB).",
     "two-step-required": "Call again with confirmed=false, show the diff, then repeat with confirmed=true.",
     "write-quota": "Try again later, or ask the owner for a trusted session.",
     "task-cap": "Fix what the caller sends; its open task notes and the audit rows already say what was dropped.",

@@ -17,9 +17,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from notegate.errors import ConfigError
+from notegate.network import LOOPBACK_HOSTS
 from notegate.settings import Setting, check_table
 
-LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+LOOPBACK = LOOPBACK_HOSTS
 #: Signature algorithms an ID token may use unless the table narrows them: asymmetric only (an HS256 token is
 #: signed with the client secret, which the relying party holds too: it proves nothing about the provider).
 DEFAULT_ALGORITHMS = ["RS256", "ES256", "EdDSA"]

@@ -282,7 +282,8 @@ def test_any_text_parses_or_raises_expr_error(text: str) -> None:
 
 
 def _parse_and_evaluate(text: str) -> None:
-    evaluate(parse(text), Context(DUNE, at=NOW, budget=10**6))
+    with contextlib.suppress(ExprError):  # refusing fast is fine; slowly is not
+        evaluate(parse(text), Context(DUNE, at=NOW, budget=10**6))
 
 
 SHAPES = {

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from notegate.cli.common import _config_arg, _fail, _load, _sub
+from notegate.network import LOOPBACK_V4
 
 
 def add_tools(subs) -> None:
@@ -190,6 +191,6 @@ def _serve(args: argparse.Namespace, config, state) -> int:
         flush=True,
     )
     uvicorn.run(
-        create_tools_app(gateway), host="127.0.0.1", port=port, log_level="warning", log_config=None, access_log=False
+        create_tools_app(gateway), host=LOOPBACK_V4, port=port, log_level="warning", log_config=None, access_log=False
     )
     return 0

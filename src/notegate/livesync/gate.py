@@ -88,7 +88,7 @@ FORWARD_RESPONSE_HEADERS = ("content-type", "cache-control", "etag", "x-couch-re
 MAX_TOKEN_BYTES = 8192
 
 
-class Refused(NotegateError):
+class GateRefused(NotegateError):
     """A gate refusal: its rule and message, answered as CouchDB-style JSON."""
 
 
@@ -112,11 +112,11 @@ def parse_json_body(raw: bytes) -> Any:
     try:
         return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (ValueError, RecursionError, UnicodeDecodeError):
-        raise Refused("the body is not UTF-8 JSON, or it repeats a key", rule="livesync-body-not-json") from None
+        raise GateRefused("the body is not UTF-8 JSON, or it repeats a key", rule="livesync-body-not-json") from None
 
 
-def _deny(decision: Decision) -> Refused:
-    return Refused(decision.reason, rule=decision.rule)
+def _deny(decision: Decision) -> GateRefused:
+    return GateRefused(decision.reason, rule=decision.rule)
 
 
 def upstream_headers(headers: dict[str, str], auth: str | None) -> dict[str, str]:
@@ -221,19 +221,19 @@ class Gate:
                 await self._preflight(send, origin, headers.get("access-control-request-method"), cors)
                 return
             if self.open_total >= self.config.max_open_requests:
-                raise Refused("the gate holds as many requests as it serves at once", rule="server-busy")
+                raise GateRefused("the gate holds as many requests as it serves at once", rule="server-busy")
             source = self._source(scope, headers)
             if self.blocked.get(source, 0.0) > self.clock():
-                raise Refused("this address sent too many refused tokens; it waits", rule="rate-limited")
+                raise GateRefused("this address sent too many refused tokens; it waits", rule="rate-limited")
             try:
                 device = await self._authenticate(headers)
-            except Refused as exc:
+            except GateRefused as exc:
                 if STATUS.get(exc.rule) == 401:
                     self._failed(source)
                 raise
             held = self.open_per_device.get(device.kid, 0)
             if held >= self.config.max_open_requests_per_device:
-                raise Refused("this device holds as many open requests as it may", rule="too-many-open-requests")
+                raise GateRefused("this device holds as many open requests as it may", rule="too-many-open-requests")
             self.open_total += 1
             self.open_per_device[device.kid] = held + 1
             try:
@@ -245,7 +245,7 @@ class Gate:
                 self.open_per_device[device.kid] -= 1
                 if not self.open_per_device[device.kid]:
                     del self.open_per_device[device.kid]
-        except Refused as exc:
+        except GateRefused as exc:
             outcome = exc.rule
             await _answer(send, STATUS.get(exc.rule, 403), _refusal_body(exc), extra=[*_challenge(exc.rule), *cors])
         if device is not None:
@@ -284,20 +284,20 @@ class Gate:
     async def _authenticate(self, headers: dict[str, str]):
         auth = headers.get("authorization")
         if auth is None:
-            raise Refused("the request carries no device token", rule="livesync-unauthenticated")
+            raise GateRefused("the request carries no device token", rule="livesync-unauthenticated")
         scheme, _, token = auth.partition(" ")
         if scheme.lower() == "basic":
-            raise Refused("a password (Basic auth) was sent", rule="livesync-basic-auth")
+            raise GateRefused("a password (Basic auth) was sent", rule="livesync-basic-auth")
         if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_BYTES:
-            raise Refused("the Authorization header is not one Bearer token", rule="livesync-token-malformed")
+            raise GateRefused("the Authorization header is not one Bearer token", rule="livesync-token-malformed")
         token = token.strip()
         parts = token.split(".")
         if len(parts) != 3:
-            raise Refused("the token is not a compact JWS", rule="livesync-token-malformed")
+            raise GateRefused("the token is not a compact JWS", rule="livesync-token-malformed")
         try:
             header = _b64json(parts[0])
         except (ValueError, binascii.Error, UnicodeDecodeError, RecursionError):
-            raise Refused("the token's header is not base64url JSON", rule="livesync-token-malformed") from None
+            raise GateRefused("the token's header is not base64url JSON", rule="livesync-token-malformed") from None
         kid = header.get("kid") if isinstance(header, dict) else None
         row = await anyio.to_thread.run_sync(self.lookup, kid) if isinstance(kid, str) and len(kid) <= 64 else None
         facts = (
@@ -315,7 +315,7 @@ class Gate:
             verified = jws.deserialize_compact(token, key, algorithms=[row.algorithm])
             claims = json.loads(verified.payload)
         except (JoseError, ValueError, UnicodeDecodeError):
-            raise Refused(
+            raise GateRefused(
                 "the token's signature does not verify with the device's key", rule="livesync-token-signature"
             ) from None
         verdict = decide_token_claims(
@@ -348,7 +348,7 @@ class Gate:
         method = scope["method"]
         for name in METHOD_OVERRIDES:
             if name in headers:
-                raise Refused(f"the request asks for another method ({name})", rule="livesync-method-override")
+                raise GateRefused(f"the request asks for another method ({name})", rule="livesync-method-override")
         raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
         raw_path = raw_path.decode("latin-1").partition("?")[0]
         raw_query = scope.get("query_string", b"").decode("latin-1")
@@ -364,7 +364,7 @@ class Gate:
             body = await self._body(receive, headers)
             parsed = parse_json_body(body) if body else None
             if method == "PUT" and parsed is None:
-                raise Refused("a PUT carries no document", rule="livesync-body-invalid")
+                raise GateRefused("a PUT carries no document", rule="livesync-body-invalid")
             check = decide_body(route, parsed)
             if not check.allowed:
                 raise _deny(check)
@@ -382,14 +382,14 @@ class Gate:
 
     async def _body(self, receive, headers: dict[str, str]) -> bytes:
         if headers.get("content-encoding", "identity") != "identity":
-            raise Refused("the body is compressed; the gate reads bodies as JSON", rule="livesync-body-not-json")
+            raise GateRefused("the body is compressed; the gate reads bodies as JSON", rule="livesync-body-not-json")
         type_ = headers.get("content-type", "application/json").split(";")[0].strip().lower()
         if type_ != "application/json":
-            raise Refused(f"the body is {type_[:40]}, not JSON", rule="livesync-body-not-json")
+            raise GateRefused(f"the body is {type_[:40]}, not JSON", rule="livesync-body-not-json")
         limit = self.config.max_body_bytes
         declared = headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
-            raise Refused(f"the body is larger than {limit} bytes", rule="livesync-body-too-large")
+            raise GateRefused(f"the body is larger than {limit} bytes", rule="livesync-body-too-large")
         chunks: list[bytes] = []
         size = 0
         try:
@@ -397,16 +397,16 @@ class Gate:
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
-                        raise Refused("the device went away mid-body", rule="request-body-timeout")
+                        raise GateRefused("the device went away mid-body", rule="request-body-timeout")
                     chunk = message.get("body", b"")
                     size += len(chunk)
                     if size > limit:
-                        raise Refused(f"the body is larger than {limit} bytes", rule="livesync-body-too-large")
+                        raise GateRefused(f"the body is larger than {limit} bytes", rule="livesync-body-too-large")
                     chunks.append(chunk)
                     if not message.get("more_body"):
                         break
         except TimeoutError:
-            raise Refused("the body did not arrive in time", rule="request-body-timeout") from None
+            raise GateRefused("the body did not arrive in time", rule="request-body-timeout") from None
         return b"".join(chunks)
 
     def _clamp_feed(self, raw_query: str) -> str:
@@ -435,7 +435,7 @@ class Gate:
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise Refused(
+            raise GateRefused(
                 f"CouchDB did not answer ({type(exc).__name__})", rule="livesync-upstream-unavailable"
             ) from None
         try:
@@ -466,7 +466,7 @@ def _headers(scope) -> dict[str, str]:
         name = raw_name.decode("latin-1").lower()
         value = raw_value.decode("latin-1")
         if name == "authorization" and name in out:
-            raise Refused("the request carries two Authorization headers", rule="livesync-token-malformed")
+            raise GateRefused("the request carries two Authorization headers", rule="livesync-token-malformed")
         out[name] = value if name not in out else out[name] + ", " + value
     return out
 
@@ -485,7 +485,7 @@ def _cors_headers(origin: str) -> list[tuple[bytes, bytes]]:
     ]
 
 
-def _refusal_body(exc: Refused) -> dict[str, str]:
+def _refusal_body(exc: GateRefused) -> dict[str, str]:
     error = "unauthorized" if STATUS.get(exc.rule) == 401 else "forbidden"
     return {"error": error, "reason": sentence(exc.explain()), "rule": exc.rule}
 

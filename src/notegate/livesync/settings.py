@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from notegate.network import LOCALHOST, LOOPBACK_V4
 from notegate.settings import Setting, check_table
 
 
@@ -33,7 +34,9 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "database", str, "notes", "The one CouchDB database the gate serves (LiveSync's Database name).", _database
     ),
-    Setting("couchdb_url", str, "http://127.0.0.1:5984", "CouchDB as the gate reaches it (loopback or a private net)."),
+    Setting(
+        "couchdb_url", str, f"http://{LOOPBACK_V4}:5984", "CouchDB as the gate reaches it (loopback or a private net)."
+    ),
     Setting(
         "couchdb_user",
         str,
@@ -42,7 +45,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         " only for a test server).",
     ),
     Setting("couchdb_password_file", str, "", "File holding that login's password (else $NOTEGATE_COUCHDB_PASSWORD)."),
-    Setting("host", str, "127.0.0.1", "Address the gate listens on; put a TLS proxy in front for phones.", None),
+    Setting("host", str, LOOPBACK_V4, "Address the gate listens on; put a TLS proxy in front for phones.", None),
     Setting("port", int, 8767, "The gate's own port.", _port),
     Setting("public_url", str, "", "The gate's address as devices reach it (what the Setup URI names)."),
     Setting(
@@ -101,7 +104,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "cors_origins",
         list,
-        ["app://obsidian.md", "capacitor://localhost", "http://localhost"],
+        ["app://obsidian.md", "capacitor://localhost", f"http://{LOCALHOST}"],
         "Origins whose pages may read the gate's answers: Obsidian desktop and mobile (LiveSync uses the app's"
         " fetch unless Use Request API is on).",
     ),
@@ -120,10 +123,10 @@ class LiveSyncConfig:
 
     environment: str = ""
     database: str = "notes"
-    couchdb_url: str = "http://127.0.0.1:5984"
+    couchdb_url: str = f"http://{LOOPBACK_V4}:5984"
     couchdb_user: str = ""
     couchdb_password_file: str = ""
-    host: str = "127.0.0.1"
+    host: str = LOOPBACK_V4
     port: int = 8767
     public_url: str = ""
     max_token_seconds: int = 900
@@ -137,7 +140,7 @@ class LiveSyncConfig:
     max_connections: int = 128
     header_timeout_seconds: float = 10.0
     allow_maintenance: bool = False
-    cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", "http://localhost")
+    cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", f"http://{LOCALHOST}")
     failed_logins_per_minute: int = 30
     trusted_proxies: tuple[str, ...] = ()
 

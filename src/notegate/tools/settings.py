@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.settings import Setting
 
 
@@ -16,7 +17,7 @@ def _positive(value: Any) -> str | None:
 
 
 def _loopback_url(value: str) -> str | None:
-    if value == "" or value.startswith(("http://127.0.0.1:", "http://[::1]:", "http://localhost:")):
+    if value == "" or value.startswith(tuple(f"http://{host}:" for host in LOOPBACK_URL_HOSTS)):
         return None
     return "must be '' (no tools gateway) or http://127.0.0.1:PORT (the tools process listens on loopback only)"
 

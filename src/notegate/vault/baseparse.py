@@ -13,18 +13,25 @@ from __future__ import annotations
 
 import re
 
+from notegate.errors import NotegateError
+
 __all__ = ["MAX_DEPTH", "MAX_EXPR_CHARS", "ExprError", "Node", "Unsupported", "parse"]
 
 MAX_EXPR_CHARS = 64 << 10
 MAX_DEPTH = 32
 
 
-class ExprError(ValueError):
-    """An expression that cannot be parsed or evaluated (the only error the Bases modules raise for one)."""
+class ExprError(NotegateError):
+    """An expression that cannot be parsed or evaluated (the only error the Bases modules raise for one).
+    Caught by the view, which shows it as a note inside the base: it never refuses the page."""
+
+    rule = "base-expression-invalid"
 
 
 class Unsupported(ExprError):
     """Syntax or a function Obsidian has that this page does not evaluate."""
+
+    rule = "base-expression-unsupported"
 
 
 #: A node: ("lit", v) ("name", s) ("call", name, args) ("chain", base, steps) ("unary", op, x)

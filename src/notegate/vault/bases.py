@@ -22,6 +22,7 @@ from datetime import datetime
 
 import yaml
 
+from notegate.errors import NotegateError
 from notegate.vault.basefuncs import check, get_field
 from notegate.vault.basesummary import summarize
 from notegate.vault.basexpr import (
@@ -63,8 +64,11 @@ MAX_COLUMNS = 40
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class BaseError(ValueError):
-    """A base (or a front matter) this page cannot read: not YAML, too big, too deep, aliases."""
+class BaseError(NotegateError):
+    """A base (or a front matter) this page cannot read: not YAML, too big, too deep, aliases. Caught by the
+    planner and the view, which show it as a note inside the view: it never refuses the page."""
+
+    rule = "base-unreadable"
 
 
 def load_yaml(text: str, max_bytes: int = MAX_BASE_BYTES) -> object:

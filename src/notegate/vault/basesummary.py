@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 from datetime import datetime
 
+from notegate.vault.baseparse import ExprError
 from notegate.vault.basexpr import Context, DateValue, FileFacts, Node, display, evaluate
 
 __all__ = ["DEFAULTS", "summarize"]
@@ -90,5 +91,5 @@ def summarize(
     ctx = Context(FileFacts(""), at=now, budget=budget, locals={"values": values})
     try:
         return evaluate(node, ctx), budget - max(ctx.budget, 0)
-    except ValueError:
+    except ExprError:
         return None, budget - max(ctx.budget, 0)
