@@ -23,7 +23,19 @@ from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
 from notegate.vault.canvas import is_canvas
-from notegate.vault.query import FIELDS, TOKENIZER, Term, field_values, indexed_text, make_snippet, parse_query
+from notegate.vault import names
+from notegate.vault.notefields import matched_part, note_fields
+from notegate.vault.query import (
+    FIELDS,
+    TOKENIZER,
+    Term,
+    field_values,
+    hit_pattern,
+    indexed_text,
+    make_snippet,
+    note_row,
+    parse_query,
+)
 
 # The query language lives in ``vault/query.py`` (pure); these names are still imported from here.
 from notegate.vault.query import MATCH_TIERS as MATCH_TIERS
@@ -31,6 +43,7 @@ from notegate.vault.query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
 from notegate.vault.query import fts_query as fts_query
 from notegate.vault.query import segmented as segmented
 from notegate.vault.store import ABSENT, VaultStore, servable, servable_file
+from notegate.vault.wordforms import STEMMER_VERSION
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -45,6 +58,7 @@ CREATE TABLE IF NOT EXISTS notes (
 );
 CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 """
+SCHEMA += names.SCHEMA  # a note's exact names (vault/names.py), kept with its row
 #: The two FTS5 tables (public, private), created with the schema and again by :func:`_empty_tables`.
 #:
 #: Contentless (``content=''``): the tables hold the inverted index only, never a copy of the text.  Why: git
@@ -62,7 +76,10 @@ FTS_TABLES = tuple(
 #: The layout of the FTS tables and of the values :func:`field_values` makes, part of the fingerprint an index
 #: is opened with: an index made by another layout (or by another ``field_values``, whose deletes would then not
 #: match its rows) is emptied and rebuilt from git, as after a policy change.
-INDEX_FORMAT = "contentless-2"  # 2: scripts written without spaces are cut into characters
+#: 2: scripts written without spaces are cut into characters; 3: title, aliases, headings, tags, body and word
+#: forms as fields, and the names table (the forms depend on the stemmer: a new one rebuilds the index).
+INDEX_FORMAT = f"contentless-3 stemmer-{STEMMER_VERSION}"
+LANGUAGES_META = "languages"  # meta key: the Snowball algorithms of the indexed notes, comma-separated
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 HISTORY_WALK_LIMIT = 2000
 #: A full build walks only this many recent commits for last-commit ids; older notes get theirs on first read
@@ -78,6 +95,7 @@ class Hit:
     score: float
     inbox: bool
     matched: str = "all-words"  # the tier that found it (MATCH_TIERS)
+    part: str = "body"  # the part its words are in (notefields.PARTS)
 
 
 Classifier = Callable[[str], tuple[bool, bool]]  # path -> (private, inbox)
@@ -135,6 +153,8 @@ def _empty_tables(db: sqlite3.Connection) -> None:
     a delete marker for each of its words (a second build's worth of work at 100,000 notes), and the markers
     stay in the index, slowing searches, until merges drop them."""
     db.execute("DELETE FROM notes")
+    db.execute("DELETE FROM names")
+    db.execute("DELETE FROM meta WHERE key = ?", (LANGUAGES_META,))
     for table in ("fts", "fts_private"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in FTS_TABLES:
@@ -160,6 +180,7 @@ class SearchIndex:
         self._refreshed: dict[str, int] = {}  # table -> its notes at the last _refresh_stats
         self._common: dict[tuple[str, str, int], bool] = {}
         self._generation = 0
+        self._languages: tuple[str, ...] | None = None  # LANGUAGES_META, read once
         self._db = LocalSQLite(path)
         self._conn = self._db.conn
         self._tx = self._db.tx
@@ -400,9 +421,9 @@ class SearchIndex:
             (rowid, *field_values(path, indexed_text(path, data))),
         )
         db.execute("DELETE FROM notes WHERE id = ?", (rowid,))
+        names.delete(db, rowid)
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
+    def _insert(self, db: sqlite3.Connection, rows: list[tuple]) -> None:
         if not rows:
             return
         start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
@@ -410,11 +431,18 @@ class SearchIndex:
             "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
             [(start + i, *row[:6]) for i, row in enumerate(rows)],
         )
+        made = [note_row(row[0], row[6]) for row in rows]
+        names.insert(db, [(start + i, fields) for i, (_values, fields, _language) in enumerate(made)])
         for table, private in (("fts", 0), ("fts_private", 1)):
             db.executemany(
                 f"INSERT INTO {table} (rowid, {_COLUMNS}) VALUES (?, {_MARKS})",  # noqa: S608 - fixed names
-                [(start + i, *field_values(row[0], row[6])) for i, row in enumerate(rows) if row[4] == private],
+                [(start + i, *made[i][0]) for i, row in enumerate(rows) if row[4] == private],
             )
+        have = self.languages()
+        new = {language for _v, _f, language in made if language and language not in have}
+        if new:  # a query's words are stemmed in each language the index holds notes in
+            self._languages = tuple(sorted({*have, *new}))
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LANGUAGES_META, ",".join(self._languages)))
 
     def remember_last_commit(self, path: str, commit: str) -> None:
         """Cache a note's last commit found by a history walk (full builds leave it to the first read)."""
@@ -452,13 +480,20 @@ class SearchIndex:
         tier returned: the phrase, then all the words, until ``limit`` hits; any word only when neither found
         a note (a fallback: OR over common words scores most of the vault, 15-90 ms at 10,000 notes, and
         notes holding one word of several are noise next to notes holding them all).  Visibility (private
-        table, inbox, folder) is part of every statement, before its LIMIT."""
-        parsed = parse_query(query)
+        table, inbox, folder) is part of every statement, before its LIMIT.  A note the query names exactly
+        (its file name, first heading or an alias, any case: ``vault/names.py``) comes first."""
+        parsed = parse_query(query, self.languages())
         if parsed is None:
             return []
-        words = parsed.words()
-        hits: list[Hit] = []
+        words = parsed.forms()
         taken: dict[str, list[int]] = {"fts": [], "fts_private": []}
+        where, params = self._filters("fts", folder, include_inbox)
+        if not include_private:
+            where.append("n.private = 0")
+        named = names.lookup(self._conn(), names.query_key(query), where, params, limit)
+        for row in named:
+            taken[row[4]].append(row[0])
+        hits = self._hits(named, words, parsed.tiers()[0][0], None)
         for tier, expr in parsed.tiers():
             if len(hits) >= limit or (tier == "any-word" and hits):
                 break
@@ -495,10 +530,20 @@ class SearchIndex:
             taken[row[4]].append(row[0])
         return ranked
 
+    def languages(self) -> tuple[str, ...]:
+        """The Snowball algorithms of the indexed notes (``LANGUAGES_META``): a query's words are stemmed in each."""
+        if self._languages is None:
+            value = self._meta(LANGUAGES_META)
+            self._languages = tuple(value.split(",")) if value else ()
+        return self._languages
+
     def _hits(self, ranked: list[tuple], words: list[str], tier: str, phrase: tuple[Term, ...] | None) -> list[Hit]:
+        """Hits of ranked rows, each with its snippet and the part it matched in (a named row: the part its
+        name is; else the first part holding a word or form of the query)."""
         if not ranked:
             return []
         bodies = self._bodies([r[0] for r in ranked])
+        pattern = hit_pattern(words) if words else None
         return [
             Hit(
                 path=r[1],
@@ -506,6 +551,7 @@ class SearchIndex:
                 score=-float(r[2]),
                 inbox=bool(r[3]),
                 matched=tier,
+                part=r[5] if len(r) > 5 else matched_part(note_fields(r[1], bodies.get(r[0], "")), pattern),
             )
             for r in ranked
         ]

@@ -84,6 +84,8 @@ class NoteRead(ToolResult):
 
 
 Tier = Literal["phrase", "all-words", "any-word"]
+#: Where a hit matched (vault/notefields.py PARTS); another way of finding notes adds its value to both.
+Part = Literal["title", "alias", "heading", "tag", "body"]
 
 
 class SearchHit(BaseModel):
@@ -95,6 +97,12 @@ class SearchHit(BaseModel):
         "all-words",
         description="How the note matched: 'phrase' (the words together, in order), 'all-words' (every word, "
         "anywhere) or 'any-word' (only some of the words). Hits come in that order.",
+    )
+    part: Part = Field(
+        "body",
+        description="Where the words (or other forms of them) were found: the note's 'title' (file name or first "
+        "heading), an 'alias' (front matter aliases), a 'heading', a 'tag', or only its 'body'. The snippet is "
+        "plain text with the match in **bold**.",
     )
 
 

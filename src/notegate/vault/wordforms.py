@@ -1,0 +1,169 @@
+"""Word forms: the Snowball stem of a word in the language of the note it stands in (pure string work).
+
+Why: the index matches tokens exactly, so *financially contribute* never found *Financial contributions*
+(issue 33).  A note's words are stemmed in its language into two extra FTS columns of lower weight
+(``vault/query.py`` FIELDS); a query word is stemmed the same way and looked for as itself or as a stem, so a
+word form finds the note and the exact form still scores higher.
+
+Theory of operation:
+
+- A stem column holds only the stems that differ from their word (``contributions`` -> ``contribut``), each
+  once per note.  A stem equal to its word (``run``, ``the``: most words) is already in the exact columns,
+  and a query looks for its stems in every column, so ``runs`` finds a note holding ``run``: storing it twice
+  would only double the work.  Why each once: the stem columns say that a form is present; the exact columns
+  count.  This keeps a build's extra work to one C call per distinct word (PyStemmer, ~0.6 us) and the stem
+  columns a fraction of the body's size.
+- A note's language (:func:`language_of`): its front matter ``lang`` (or ``language``), else a language code
+  as its first folder (``es/Guía.md``, ``pt-br/…``: how multilingual vaults are laid out), else its script
+  (Cyrillic, Greek, Arabic…), else a vote of a few common words over its first lines, else English.
+- A query has no language of its own: each word is stemmed in every language the index holds notes in (the
+  store remembers them); a one-language vault pays one stem per word.
+- Unspaced scripts (CJK) and words holding a digit are never stemmed: they are found by their exact form,
+  as before.
+
+The stems are part of what a contentless row is deleted with, so the stemmer's version is part of the index
+format (``vault/index.py`` INDEX_FORMAT): a new PyStemmer rebuilds the index rather than misdelete rows.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import Stemmer
+
+#: ISO 639-1 code (as a folder or a ``lang`` property names it) -> Snowball algorithm.  Source: the Snowball
+#: project's list of stemmers, as PyStemmer 3.1 ships them (``Stemmer.algorithms()``).  A code not listed here
+#: (Japanese, Chinese, Korean, Thai, Vietnamese, Ukrainian…) means a language without a stemmer: exact forms.
+LANGUAGES = {
+    "ar": "arabic",
+    "hy": "armenian",
+    "eu": "basque",
+    "ca": "catalan",
+    "cs": "czech",
+    "da": "danish",
+    "nl": "dutch",
+    "en": "english",
+    "eo": "esperanto",
+    "et": "estonian",
+    "fi": "finnish",
+    "fr": "french",
+    "de": "german",
+    "el": "greek",
+    "hi": "hindi",
+    "hu": "hungarian",
+    "id": "indonesian",
+    "ga": "irish",
+    "it": "italian",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "no": "norwegian",
+    "nb": "norwegian",
+    "nn": "norwegian",
+    "fa": "persian",
+    "pl": "polish",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "sr": "serbian",
+    "es": "spanish",
+    "sv": "swedish",
+    "ta": "tamil",
+    "tr": "turkish",
+    "yi": "yiddish",
+}
+#: The language of a note nothing else names.
+DEFAULT_LANGUAGE = "english"
+STEMMER_VERSION = Stemmer.version()
+#: A language code as a folder or a property writes it: ``es``, ``pt-br``, ``zh_TW`` (two letters first, so
+#: folders such as ``doc`` or ``app`` are never taken for languages).
+_CODE = re.compile(r"([a-z]{2})(?:[-_][a-z0-9]{2,8})?")
+_WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+")
+#: Never stemmed: a digit, or a character of a script written without spaces (searched by character).
+_UNSTEMMED = re.compile(r"[\d\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+#: The cheap detector's first step: a script that names its language (the first such letter decides).
+#: Cyrillic is taken for Russian, the Arabic script for Arabic: the most common language of each.
+_SCRIPTS = (
+    (re.compile(r"[\u0400-\u04ff]"), "russian"),
+    (re.compile(r"[\u0370-\u03ff]"), "greek"),
+    (re.compile(r"[\u0600-\u06ff]"), "arabic"),
+    (re.compile(r"[\u0530-\u058f]"), "armenian"),
+    (re.compile(r"[\u0900-\u097f]"), "hindi"),
+    (re.compile(r"[\u0b80-\u0bff]"), "tamil"),
+    (re.compile(r"[\u0590-\u05ff\u0e00-\u0e7f\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]"), ""),  # no stemmer
+)
+#: Its second step, for Latin script: the language with the most common words in the first lines, when it
+#: has two at least and more than any other (else the default).
+#: A few words each that are frequent in one language and rare in the others (Wikipedia frequency lists).
+_COMMON_WORDS = {
+    "english": "the and of to is in that for with this you are it be",
+    "spanish": "el los las del que para por una con es se",
+    "french": "le les des est pour dans une que et avec sur pas",
+    "german": "der die das und ist nicht mit ein eine zu auf sie",
+    "italian": "il di che non una gli della sono con",
+    "portuguese": "o os do da que para não uma com em são",
+    "dutch": "het een van en dat niet op met zijn voor",
+    "swedish": "och att det som är för med inte på en",
+}
+_VOTES = {word: language for language, words in _COMMON_WORDS.items() for word in words.split()}
+_ALGORITHMS = frozenset(LANGUAGES.values())
+DETECT_CHARS = 2000  # how much of a note the detector reads: bounded, whatever the note's size
+
+
+def language_of(path: str, declared: str = "", text: str = "") -> str | None:
+    """The Snowball algorithm of a note (see the module's docstring); None: a language without a stemmer."""
+    if declared.strip().lower() in _ALGORITHMS:  # a language's name: `lang: spanish`
+        return declared.strip().lower()
+    for code in (declared, path.split("/", 1)[0] if "/" in path else ""):
+        match = _CODE.fullmatch(code.strip().lower())
+        if match:
+            return LANGUAGES.get(match.group(1))
+    return detect(text)
+
+
+def detect(text: str) -> str | None:
+    """The cheap detector: a script that names a language, else a vote of common words, else English.
+    Reads :data:`DETECT_CHARS` characters at most (one regex pass over them)."""
+    head = text[:DETECT_CHARS]
+    if not head.isascii():
+        for pattern, language in _SCRIPTS:
+            if pattern.search(head):
+                return language or None
+    votes: dict[str, int] = {}
+    for word in _WORD.findall(head.lower()):
+        language = _VOTES.get(word)
+        if language is not None:
+            votes[language] = votes.get(language, 0) + 1
+    ranked = sorted(votes.values(), reverse=True)
+    best = max(votes, key=votes.__getitem__) if votes else DEFAULT_LANGUAGE
+    # A clear winner only: two of its words at least, more than any other language's (else the default).
+    return best if ranked and ranked[0] >= 2 and (len(ranked) == 1 or ranked[0] > ranked[1]) else DEFAULT_LANGUAGE
+
+
+def stem_forms(text: str, algorithm: str | None) -> str:
+    """What a stem column holds for ``text``: the stems of its distinct words that differ from the word
+    (lower case), each once, space-separated.  One regex pass and one C call; words never stemmed are left
+    out."""
+    if algorithm is None:
+        return ""
+    words = list(dict.fromkeys(_WORD.findall(text.lower())))
+    if _UNSTEMMED.search(text):
+        words = [w for w in words if not _UNSTEMMED.search(w)]
+    stems = Stemmer.Stemmer(algorithm).stemWords(words)
+    return " ".join(dict.fromkeys(s for w, s in zip(words, stems, strict=True) if s != w))
+
+
+def stems_of(word: str, algorithms: tuple[str, ...]) -> tuple[str, ...]:
+    """The distinct stems of one query word across ``algorithms`` that differ from it (lower case), in their
+    order; () for a word that is never stemmed."""
+    low = word.lower()
+    if _UNSTEMMED.search(low) or not _WORD.fullmatch(low):
+        return ()
+    return tuple(dict.fromkeys(s for s in (_stem(low, a) for a in algorithms) if s != low))
+
+
+@functools.lru_cache(maxsize=8192)
+def _stem(word: str, algorithm: str) -> str:
+    """One query word's stem, remembered (a query stems each word in every language of the vault).  A new
+    stemmer each time: PyStemmer's objects are not to be shared between threads, and one costs ~1 us."""
+    return Stemmer.Stemmer(algorithm).stemWord(word)
