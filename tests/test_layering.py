@@ -44,6 +44,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
+    "notegate.vault.notefields": "pure",  # a note's title, aliases, headings, tags, language (search's parts)
+    "notegate.vault.wordforms": "pure",  # word forms: Snowball stems, a note's language
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
     "notegate.vault": "pure",  # the package itself
@@ -59,6 +61,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.trees": "storage",  # git trees read and built (reads git objects)
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
+    "notegate.vault.names": "storage",  # exact naming: the names table of the search index
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
@@ -131,7 +134,7 @@ PURE_STDLIB = {
     "textwrap",
     "importlib.resources",  # the output gate's shipped schemas (package data); not import_module
 }
-PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic"}
+PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic", "Stemmer"}
 
 
 def _module_name(path: Path) -> str:

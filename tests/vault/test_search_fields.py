@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from notegate.vault import names, notefields, query
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
-from notegate.vault.wordforms import language_of, stem_forms, stems_of
+from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 
 from .test_index import commit
 
@@ -51,7 +51,12 @@ def test_front_matter_aliases_tags_and_lang_are_read_leniently() -> None:
         name="Pay", heading="Pay up", aliases=("Donate", "Support us"), headings="Pay up\nHow",
         tags="money help inline", lang="es",
     )  # fmt: skip
-    assert names.names_of(fields) == [("pay", "title"), ("pay up", "title"), ("donate", "alias"), ("support us", "alias")]
+    assert names.names_of(fields) == [
+        ("pay", "title"),
+        ("pay up", "title"),
+        ("donate", "alias"),
+        ("support us", "alias"),
+    ]
 
 
 def test_exact_form_outranks_a_stemmed_one_and_both_are_found(index: SearchIndex, store: VaultStore) -> None:
@@ -66,7 +71,7 @@ def test_a_stem_that_is_a_word_finds_its_other_forms(index: SearchIndex, store: 
     """A stem equal to its word (``run``) is not stored twice: it is found in the exact columns."""
     commit(store, {"n/a.md": "I run daily\n", "n/b.md": "running is fun\n", "n/c.md": "runs\n"})
     index.catch_up(store)
-    assert [p for p, _ in _top(index, "run")][0] == "n/a.md"
+    assert next(p for p, _ in _top(index, "run")) == "n/a.md"
     assert {p for p, _ in _top(index, "run")} == {"n/a.md", "n/b.md", "n/c.md"}
     assert {p for p, _ in _top(index, "running")} == {"n/a.md", "n/b.md", "n/c.md"}
 
@@ -100,7 +105,9 @@ def test_snippets_are_plain_text_with_the_match_in_bold() -> None:
     assert query.make_snippet(text, ["donate"]).startswith("--- aliases: [**Donate**]")
 
 
-WORD = st.text(alphabet=st.characters(categories=["Ll"], max_codepoint=0x24F), min_size=3, max_size=10)
+# lower-case letters whose upper case is one letter that lowers back to them (not 'ı', 'ß'): any case names it
+LETTER = st.characters(categories=["Ll"], max_codepoint=0x24F).filter(lambda c: c.upper().lower() == c)
+WORD = st.text(alphabet=LETTER, min_size=3, max_size=10)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -132,9 +139,11 @@ def test_field_values_never_raise_and_are_the_same_each_time(text: str, path: st
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.characters(categories=["L"]), min_size=1, max_size=20))
 def test_a_word_and_its_stem_agree_between_note_and_query(word: str) -> None:
-    """The stem a query looks for is the one a note holding the word stores (or, equal to the word, none)."""
+    """The stem a query looks for is the one a note holding the word stores (or, equal to the word, none);
+    a word whose lower case is several words ('İ' -> 'i' and a combining dot) looks for none."""
     for algorithm in ("english", "spanish", "russian", "german"):
-        assert stem_forms(word, algorithm).split() == list(stems_of(word, (algorithm,)))
+        stored, wanted = stem_forms(word, algorithm).split(), list(stems_of(word, (algorithm,)))
+        assert stored == wanted if stem_key(word) is not None else wanted == []
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
-from notegate.vault.canvas import is_canvas
 from notegate.vault import names
+from notegate.vault.canvas import is_canvas
 from notegate.vault.notefields import matched_part, note_fields
 from notegate.vault.query import (
     FIELDS,
     TOKENIZER,
     Term,
+    exact_only,
     field_values,
     hit_pattern,
     indexed_text,
@@ -485,6 +486,8 @@ class SearchIndex:
         parsed = parse_query(query, self.languages())
         if parsed is None:
             return []
+        tables = ("fts", "fts_private") if include_private else ("fts",)
+        parsed = parsed.keeping(self._held(tables, parsed.probes()))
         words = parsed.forms()
         taken: dict[str, list[int]] = {"fts": [], "fts_private": []}
         where, params = self._filters("fts", folder, include_inbox)
@@ -529,6 +532,18 @@ class SearchIndex:
         for row in ranked:
             taken[row[4]].append(row[0])
         return ranked
+
+    def _held(self, tables: tuple[str, ...], probes: list[str]) -> set[str]:
+        """The FTS5 expressions some row of ``tables`` matches: one statement, a first match each at most."""
+        if not probes:
+            return set()
+        # Only integers and fixed names are interpolated; each expression is a bound parameter.
+        union = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT {i} FROM {table} WHERE {table} MATCH ?{i + 1} LIMIT 1)"  # noqa: S608
+            for table in tables
+            for i in range(len(probes))
+        )
+        return {probes[row[0]] for row in self._conn().execute(union, probes)}
 
     def languages(self) -> tuple[str, ...]:
         """The Snowball algorithms of the indexed notes (``LANGUAGES_META``): a query's words are stemmed in each."""
@@ -593,12 +608,14 @@ class SearchIndex:
         hold every word; any word ranks the rows holding a rarer word, then the rest newest first; a query
         of common words only lists newest first (what bm25 would return is a near-tie anyway)."""
         filters, params = self._filters(table, folder, include_inbox)
-        common = set() if tier == "phrase" else self._common_terms(table, terms)
+        exact = tier in ("phrase", "all-words")  # the exact words; word forms and any word: their forms too
+        common = set() if tier == "phrase" else self._common_terms(table, terms, exact=exact)
         if not common:
             return self._select(table, "", expr, filters, params, exclude, limit)
-        rare = [t.fts() for i, t in enumerate(terms) if i not in common]
-        if tier == "all-words" and rare:
-            return self._select(table, " AND ".join(rare), expr, filters, params, exclude, limit)
+        rare = [t.exact() if exact else t.fts() for i, t in enumerate(terms) if i not in common]
+        if tier != "any-word" and rare:
+            ranked = exact_only(" AND ".join(rare)) if exact else " AND ".join(rare)
+            return self._select(table, ranked, expr, filters, params, exclude, limit)
         rows = self._select(table, " OR ".join(rare), "", filters, params, exclude, limit) if rare else []
         if len(rows) < limit:  # the rows holding only common words: newest first
             seen = exclude + [r[0] for r in rows]
@@ -715,7 +732,7 @@ class SearchIndex:
                 self._refresh_stats()
                 return
 
-    def _common_terms(self, table: str, terms: tuple[Term, ...]) -> set[int]:
+    def _common_terms(self, table: str, terms: tuple[Term, ...], *, exact: bool = False) -> set[int]:
         """The terms found in more than half of a large table's notes, by index.  Estimated from
         :data:`SAMPLE_WINDOWS` windows of :data:`SAMPLE_WIDTH` rowids spread over the table: one statement
         for every term at once, bounded work whatever the vault's size (counting every match walks the whole
@@ -724,7 +741,7 @@ class SearchIndex:
         if total < COMMON_TERM_MIN_NOTES or not sampled:
             return set()
         generation = self._generation
-        exprs = [t.fts() for t in terms]
+        exprs = [t.exact() if exact else t.fts() for t in terms]
         unknown = sorted({e for e in exprs if (table, e, generation) not in self._common})
         if unknown:
             # Only integers we computed and fixed names are interpolated; each term is a bound parameter.

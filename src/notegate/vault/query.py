@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from notegate.vault.canvas import canvas_text, is_canvas
 from notegate.vault.frontmatter import front_matter_end
 from notegate.vault.notefields import NoteFields, note_fields
-from notegate.vault.wordforms import language_of, stem_forms, stems_of
+from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 
 # ------------------------------------------------------------ the query: terms, phrases, tiers
 # How a free-text query becomes FTS5 expressions (theory of operation).
@@ -29,13 +29,16 @@ from notegate.vault.wordforms import language_of, stem_forms, stems_of
 # The caller's text is never handed to FTS5 as syntax: it is cut into *terms* (a word, ``word*`` for a prefix,
 # or a ``"quoted phrase"``), and every word is re-quoted by us, so nothing the caller writes can become an
 # operator, a column filter (``title:x``), ``NEAR``, ``^`` or a parenthesis.  The only syntax in an expression
-# is ours: quoted strings, ``*`` after a string, `` + `` (phrase), ``AND``, ``OR``.  Three tiers are searched in
+# is ours: quoted strings, ``*`` after a string, `` + `` (phrase), ``AND``, ``OR``.  The tiers are searched in
 # order, each ranked by bm25 and deduplicated against the tiers before it, until the limit is filled:
-#   phrase     every term, in order, standing together ("a" + "b"): the notes about exactly that;
-#   all-words  every term somewhere in the note ("a" AND "b");
-#   any-word   some of the terms ("a" OR "b"): only when no note holds them all; reported as a fallback.
-# A query of one term has one tier (a quoted phrase is "phrase", a word "all-words").
-MATCH_TIERS = ("phrase", "all-words", "any-word")
+#   phrase      every term, in order, standing together ("a" + "b"): the notes about exactly that;
+#   all-words   every term somewhere in the note ("a" AND "b");
+#   word-forms  every term, as written or as another form of it (("a" OR "a1") AND "b"), when a word has other
+#               forms the index holds (vault/wordforms.py): below every exact match, so a rare word or an
+#               exact title never loses to a note holding only other forms of it;
+#   any-word    some of the terms, or their forms ("a" OR "b"): only when no note holds them all; a fallback.
+# A query of one term has one tier (a quoted phrase is "phrase", a word "all-words"), and a word "word-forms".
+MATCH_TIERS = ("phrase", "all-words", "word-forms", "any-word")
 #: At most this many terms are read from a query; the rest is ignored.  Why: each tier's cost is one
 #: posting-list walk per term, so a query costs O(terms) lookups; 32 is more than any real search needs
 #: (the service also cuts the text at 500 characters) and keeps the worst query to a few dozen lookups.
@@ -56,14 +59,20 @@ _UNSPACED = (
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+_UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
+
+
+def _spaced(run: re.Match[str]) -> str:
+    return " " + "  ".join(run.group()) + " "  # as a space on each side of each character
 
 
 def segmented(text: str) -> str:
-    """``text`` with a space on each side of every character of an unspaced script (what FTS5 indexes, and
-    what a query word is cut by).  Linear: one scan; an ASCII text is returned as it is."""
+    """``text`` with a space between and around the characters of an unspaced script (what FTS5 indexes, and
+    what a query word is cut by).  Linear: one scan, one call per run (a template per character was ~2x the
+    cost on a multilingual vault); an ASCII text is returned as it is."""
     if text.isascii():
         return text
-    return _UNSPACED_CHAR.sub(r" \g<0> ", text)
+    return _UNSPACED_RUN.sub(_spaced, text)
 
 
 def _tokens(word: str) -> tuple[str, ...]:
@@ -82,6 +91,8 @@ class Term:
     written: tuple[str, ...] = ()
     #: a lone word's stems in the languages of the indexed notes, those that differ from it (vault/wordforms.py)
     forms: tuple[str, ...] = ()
+    #: a lone word that is stemmed: a forms column may hold it as the stem of another form (``run`` of ``runs``)
+    stemmed: bool = False
 
     def exact(self) -> str:
         return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
@@ -110,14 +121,41 @@ class Query:
 
     def tiers(self) -> list[tuple[str, str]]:
         """(tier, FTS5 expression) in the order they are searched."""
-        parts = [t.fts() for t in self.terms]
-        if len(parts) == 1:
-            return [("phrase" if self.terms[0].phrase else "all-words", parts[0])]
+        exact = [t.exact() for t in self.terms]
+        loose = [t.fts() for t in self.terms]
+        forms = [("word-forms", " AND ".join(loose))] if any(t.forms or t.stemmed for t in self.terms) else []
+        if len(exact) == 1:
+            return [("phrase" if self.terms[0].phrase else "all-words", exact_only(exact[0])), *forms]
         # The phrase tier is the exact words together: no phrase of stems.  Why: each word's stems in every
         # language of the vault made a phrase walk (positions) each, tripling the statement's time on a
-        # 30-language vault for no gain in recall; a note holding other forms is found by all-words.
-        phrase = " + ".join(t.exact() for t in self.terms)
-        return [("phrase", phrase), ("all-words", " AND ".join(parts)), ("any-word", " OR ".join(parts))]
+        # 30-language vault for no gain in recall; a note holding other forms is found by word-forms.
+        phrase = exact_only(" + ".join(exact))
+        all_words = exact_only(" AND ".join(exact))
+        return [("phrase", phrase), ("all-words", all_words), *forms, ("any-word", " OR ".join(loose))]
+
+    def tier_terms(self, tier: str) -> list[str]:
+        """Each term's expression in ``tier`` (what the store samples for common words)."""
+        return [t.exact() if tier in ("phrase", "all-words") else t.fts() for t in self.terms]
+
+    def probes(self) -> list[str]:
+        """What the store checks the index for: each form anywhere, each stemmed word in a forms column."""
+        forms = [f'"{form}"' for term in self.terms for form in term.forms]
+        words = [f'{FORMS_COLUMNS} : "{term.words[0]}"' for term in self.terms if term.stemmed]
+        return list(dict.fromkeys([*forms, *words]))
+
+    def keeping(self, known: set[str]) -> Query:
+        """The query with only the ``known`` probes (those some note holds).  Why: a form no note holds would
+        add a posting-list lookup to every statement, and the word-forms tier runs only when a form is held."""
+        return Query(
+            tuple(
+                replace(
+                    t,
+                    forms=tuple(f for f in t.forms if f'"{f}"' in known),
+                    stemmed=t.stemmed and f'{FORMS_COLUMNS} : "{t.words[0]}"' in known,
+                )
+                for t in self.terms
+            )
+        )
 
     def words(self) -> list[str]:
         """Every word, prefix words marked with a trailing '*' (for snippets)."""
@@ -155,9 +193,16 @@ def parse_query(text: str, languages: tuple[str, ...] = ()) -> Query | None:
             prefix = False
         budget -= len(words)
         lone = match.group(3) is not None and len(words) == 1 and not prefix
-        forms = stems_of(words[0], languages) if lone and languages else ()
-        terms.append(Term(words, prefix, written if words != written else (), forms))
+        stemmed = lone and bool(languages) and words[0] == written[0] and stem_key(words[0]) is not None
+        forms = stems_of(words[0], languages) if stemmed else ()
+        terms.append(Term(words, prefix, written if words != written else (), forms, stemmed))
     return Query(tuple(terms)) if terms else None
+
+
+def exact_only(expr: str) -> str:
+    """``expr`` in the exact columns only: a forms column holds stems, and a stem that is a word (``run`` of
+    ``runs``) must not make another form an exact match."""
+    return f"{EXACT_COLUMNS} : ({expr})"
 
 
 def fts_query(text: str, *, any_term: bool = False) -> str | None:
@@ -172,10 +217,10 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 # ------------------------------------------------------------ the row: its text, its title, its fields
 #: The fields a note is searched by, one FTS5 column each, in the table's order, with its BM25 weight.  Why these
 #: weights: a note whose name, alias or heading holds the query is the one a person searching for it meant, and
-#: must outrank a long note that merely mentions the words (bench/bench_known_item.py); the ``*_forms``
-#: columns hold the note's other word forms (vault/wordforms.py) at half its exact field's weight or less, so
-#: a word form finds the note and the exact form still scores higher.  :func:`field_values` makes a row's
-#: values in this order; the store makes its tables and statements from these names.  Changing a field changes
+#: must outrank a long note that merely mentions the words (bench/bench_known_item.py).  The ``*_forms``
+#: columns hold a note's other word forms (vault/wordforms.py): those of its names, and those of its headings
+#: and opening (:data:`BODY_FORMS_CHARS`); only the word-forms tier looks for them, below every exact match.
+#: :func:`field_values` makes a row's values in this order; the store makes its tables and statements from these names.  Changing a field changes
 #: what rows hold, so it goes with a new ``INDEX_FORMAT`` (vault/index.py): indexes are then rebuilt from git.
 FIELDS: tuple[tuple[str, float], ...] = (
     ("path", 4.0),
@@ -185,8 +230,16 @@ FIELDS: tuple[tuple[str, float], ...] = (
     ("tags", 3.0),
     ("body", 1.0),
     ("name_forms", 4.0),  # the stems of the title's and the aliases' words
-    ("body_forms", 0.5),  # the stems of every word of the note
+    ("body_forms", 1.0),  # the stems of the headings' and the opening's words
 )
+#: How much of a note's text its body forms are read from (its headings are read whole).  Why not all of it:
+#: stemming every word of every note tripled a first build's CPU (Obsidian's help, 25 MB: 2.6 -> 7.3 s); a
+#: note's opening says what it is about, and 2,000 characters hold the whole of most notes (42 % of that
+#: vault's text).  A word past it is still found by its exact form, and by a stem that is a word (``run``).
+BODY_FORMS_CHARS = 2000
+#: The FTS5 column filter of the exact fields (every field but the forms).
+EXACT_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if not name.endswith("_forms")) + "}"
+FORMS_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if name.endswith("_forms")) + "}"
 #: FTS5's tokenizer for every field.  :data:`_WORD_CHARS` and :func:`segmented` cut a query's words as it
 #: cuts a note's, so a change to it changes them too, and the ``INDEX_FORMAT``.
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -211,13 +264,14 @@ def field_values(path: str, text: str) -> tuple[str, ...]:
 def note_row(path: str, text: str) -> tuple[tuple[str, ...], NoteFields, str | None]:
     """What the store inserts for a note, from one reading of it: its :data:`FIELDS` values, its parts (for
     its names, ``vault/names.py``) and the Snowball algorithm its forms were stemmed with (None: not
-    stemmed).  Linear in the text: a few regex passes and one stemming pass over its distinct words."""
+    stemmed).  Linear in the text: a few regex passes; the stemming reads a bounded part of it."""
     fields = note_fields(path, text)
     language = language_of(path, fields.lang, text)
     names = path.replace("/", " ").replace("-", " ").replace("_", " ")
     aliases = "\n".join(fields.aliases)
     exact = (names, fields.title, aliases, fields.headings, fields.tags, text)
-    forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(text, language))
+    opening = f"{fields.headings}\n{text[:BODY_FORMS_CHARS]}"
+    forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(opening, language))
     return tuple(segmented(value) for value in exact) + forms, fields, language
 
 

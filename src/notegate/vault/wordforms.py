@@ -80,7 +80,9 @@ STEMMER_VERSION = Stemmer.version()
 _CODE = re.compile(r"([a-z]{2})(?:[-_][a-z0-9]{2,8})?")
 _WORD = re.compile(r"(?:[^\W_]|[\u0300-\u036f])+")
 #: Never stemmed: a digit, or a character of a script written without spaces (searched by character).
-_UNSTEMMED = re.compile(r"[\d\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_UNSTEMMED = re.compile(
+    r"[\d\u3005-\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
 #: The cheap detector's first step: a script that names its language (the first such letter decides).
 #: Cyrillic is taken for Russian, the Arabic script for Arabic: the most common language of each.
 _SCRIPTS = (
@@ -140,24 +142,40 @@ def detect(text: str) -> str | None:
     return best if ranked and ranked[0] >= 2 and (len(ranked) == 1 or ranked[0] > ranked[1]) else DEFAULT_LANGUAGE
 
 
+_TOKEN = re.compile(r"\w+")
+
+
 def stem_forms(text: str, algorithm: str | None) -> str:
-    """What a stem column holds for ``text``: the stems of its distinct words that differ from the word
-    (lower case), each once, space-separated.  One regex pass and one C call; words never stemmed are left
-    out."""
+    """What a stem column holds for ``text``: the stems of its distinct words that are no word of ``text``
+    (lower case), sorted, space-separated; words never stemmed (a digit, ``_``, a combining mark, an unspaced
+    script) are left out.  A stem that is a word of the text is found there by the exact columns.
+
+    Why this shape: C does the work (one ``findall``, set operations, one ``stemWords`` call, a sort); a
+    Python loop over the words cost twice as much.  Sorted: a contentless row is deleted with exactly the
+    values it was inserted with, so the value must not depend on a set's order."""
     if algorithm is None:
         return ""
-    words = list(dict.fromkeys(_WORD.findall(text.lower())))
-    if _UNSTEMMED.search(text):
-        words = [w for w in words if not _UNSTEMMED.search(w)]
-    stems = Stemmer.Stemmer(algorithm).stemWords(words)
-    return " ".join(dict.fromkeys(s for w, s in zip(words, stems, strict=True) if s != w))
+    words = {w for w in _TOKEN.findall(text.lower()) if w.isalpha()}
+    if not text.isascii():
+        words = {w for w in words if w.isascii() or not _UNSTEMMED.search(w)}
+    stems = set(Stemmer.Stemmer(algorithm).stemWords(list(words)))
+    return " ".join(sorted(stems.difference(words)))
+
+
+def stem_key(word: str) -> str | None:
+    """The word as :func:`stem_forms` reads it in a note (lower case, one ``\\w`` run of letters), or None
+    when a note's copy of it would not be stemmed."""
+    tokens = _TOKEN.findall(word.lower())
+    if len(tokens) != 1 or not tokens[0].isalpha() or _UNSTEMMED.search(tokens[0]):
+        return None
+    return tokens[0]
 
 
 def stems_of(word: str, algorithms: tuple[str, ...]) -> tuple[str, ...]:
     """The distinct stems of one query word across ``algorithms`` that differ from it (lower case), in their
     order; () for a word that is never stemmed."""
-    low = word.lower()
-    if _UNSTEMMED.search(low) or not _WORD.fullmatch(low):
+    low = stem_key(word)
+    if low is None:
         return ()
     return tuple(dict.fromkeys(s for s in (_stem(low, a) for a in algorithms) if s != low))
 
