@@ -220,8 +220,9 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 #: must outrank a long note that merely mentions the words (bench/bench_known_item.py).  The ``*_forms``
 #: columns hold a note's other word forms (vault/wordforms.py): those of its names, and those of its headings
 #: and opening (:data:`BODY_FORMS_CHARS`); only the word-forms tier looks for them, below every exact match.
-#: :func:`field_values` makes a row's values in this order; the store makes its tables and statements from these names.  Changing a field changes
-#: what rows hold, so it goes with a new ``INDEX_FORMAT`` (vault/index.py): indexes are then rebuilt from git.
+#: :func:`field_values` makes a row's values in this order; the store makes its tables and statements from
+#: these names.  Changing a field changes what rows hold, so it goes with a new ``INDEX_FORMAT``
+#: (vault/index.py): indexes are then rebuilt from git.
 FIELDS: tuple[tuple[str, float], ...] = (
     ("path", 4.0),
     ("title", 8.0),
