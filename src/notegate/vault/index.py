@@ -43,6 +43,9 @@ from notegate.vault.query import MATCH_TIERS as MATCH_TIERS
 from notegate.vault.query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
 from notegate.vault.query import fts_query as fts_query
 from notegate.vault.query import segmented as segmented
+from notegate.vault.ranked import COMMON_SCORE as COMMON_SCORE
+from notegate.vault.ranked import INBOX_HIDDEN as INBOX_HIDDEN
+from notegate.vault.ranked import RankedStatements
 from notegate.vault.store import ABSENT, VaultStore, servable, servable_file
 from notegate.vault.wordforms import STEMMER_VERSION
 
@@ -102,7 +105,6 @@ class Hit:
 Classifier = Callable[[str], tuple[bool, bool]]  # path -> (private, inbox)
 
 
-INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
 INSERT_BATCH = 500
 #: FTS5's pending-terms buffer during a first build (its ``hashsize`` option; SQLite's default is 1 MiB). Why:
 #: each time the buffer fills, FTS5 writes a segment and merges segments as they pile up, so a 1 MiB buffer
@@ -131,8 +133,6 @@ COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (
 SAMPLE_WINDOWS = 8
 SAMPLE_WIDTH = 64
 COMMON_CACHE = 4096  # remembered verdicts (term, table, commit); cleared when full
-#: The score of a row listed newest first because its only words are common: FTS5's clamped IDF.
-COMMON_SCORE = -1e-6
 
 
 class _OldRowUnreadable(Exception):
@@ -162,12 +162,8 @@ def _empty_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-class SearchIndex:
+class SearchIndex(RankedStatements):
     """The FTS5 index of one environment's notes."""
-
-    #: Rank inside the FTS table before joining ``notes`` (``_select``); False: the joined statement, the
-    #: reference the equivalence tests compare against.
-    RANK_FIRST = True
 
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
         self.path = path
@@ -621,73 +617,6 @@ class SearchIndex:
             seen = exclude + [r[0] for r in rows]
             rows += self._select(table, "", expr, filters, params, seen, limit - len(rows), newest=True)
         return rows
-
-    def _filters(self, table: str, folder: str, include_inbox: bool) -> tuple[list[str], list[object]]:
-        """The visibility conditions every statement of a search carries (before its LIMIT)."""
-        where: list[str] = []
-        params: list[object] = []
-        if folder:
-            where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
-            escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            params += [folder, f"{escaped}/%"]
-        if not include_inbox:
-            where.append(INBOX_HIDDEN)
-        return where, params
-
-    def _select(
-        self,
-        table: str,
-        rank_expr: str,
-        match_expr: str,
-        filters: list[str],
-        params: list[object],
-        exclude: list[int],
-        limit: int,
-        *,
-        newest: bool = False,
-    ) -> list[tuple]:
-        """One ranked statement: rows matching ``rank_expr`` (scored by bm25 over it) and, when given,
-        ``match_expr`` too (a sub-select: its words are required but not scored); or, ``newest``, the rows
-        matching ``match_expr`` newest first, unscored (bm25 of common words only is ~0: FTS5's clamp)."""
-        where = list(filters)
-        values: list[object] = list(params)
-        if newest:
-            where.insert(0, f"{table} MATCH ?")
-            values.insert(0, match_expr)
-        else:
-            where.insert(0, f"{table} MATCH ?")
-            values.insert(0, rank_expr or match_expr)
-            if rank_expr and match_expr:
-                where.append(f"{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
-                values.append(match_expr)
-        if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
-            where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
-            values += exclude
-        weights = ", ".join(str(weight) for _name, weight in FIELDS)  # bm25() takes them in column order
-        score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
-        order = f"{table}.rowid DESC" if newest else "score"
-        # Only fixed fragments are interpolated; every value is a bound parameter.
-        if self.RANK_FIRST and all(f == INBOX_HIDDEN for f in filters):
-            # Rank and limit inside the FTS table, then look the few rows up in ``notes``.  Why: joining
-            # first looks every match up in ``notes`` before the LIMIT (two rare words at 100,000 notes:
-            # 2,719 matches, ~24 ms); the inbox filter stays before the LIMIT, as a NOT IN over the partial
-            # index ``notes_inbox`` (the inbox's ids only).  A folder filter needs ``notes``: joined below.
-            inner = [w for w in where if w != INBOX_HIDDEN]
-            if INBOX_HIDDEN in filters:
-                inner.append(f"{table}.rowid NOT IN (SELECT id FROM notes WHERE inbox = 1)")  # noqa: S608 - fixed names
-            outer = "r.rowid DESC" if newest else "r.score"
-            rank_sql = (
-                f"SELECT r.rowid, n.path, r.score, n.inbox, '{table}' FROM ("  # noqa: S608
-                f"SELECT {table}.rowid AS rowid, {score} AS score FROM {table} WHERE {' AND '.join(inner)} "
-                f"ORDER BY {order} LIMIT ?) r JOIN notes n ON n.id = r.rowid ORDER BY {outer}"
-            )
-        else:
-            rank_sql = (
-                f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
-                f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} "
-                f"ORDER BY {order} LIMIT ?"
-            )
-        return self._conn().execute(rank_sql, [*values, limit]).fetchall()
 
     def _refresh_stats(self) -> None:
         """Count each table's notes and the notes in its sample windows (``_common_terms``).  Why here and
