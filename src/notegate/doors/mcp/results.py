@@ -83,7 +83,7 @@ class NoteRead(ToolResult):
     )
 
 
-Tier = Literal["phrase", "all-words", "any-word"]
+Tier = Literal["phrase", "all-words", "word-forms", "any-word"]
 #: Where a hit matched (vault/notefields.py PARTS); another way of finding notes adds its value to both.
 Part = Literal["title", "alias", "heading", "tag", "body"]
 
@@ -96,7 +96,8 @@ class SearchHit(BaseModel):
     matched: Tier = Field(
         "all-words",
         description="How the note matched: 'phrase' (the words together, in order), 'all-words' (every word, "
-        "anywhere) or 'any-word' (only some of the words). Hits come in that order.",
+        "anywhere), 'word-forms' (every word, some as another form: contributions for contribute) or "
+        "'any-word' (only some of the words). Hits come in that order, after a note the query names.",
     )
     part: Part = Field(
         "body",
