@@ -36,7 +36,7 @@ def test_the_row_layout_is_pinned_to_the_index_format() -> None:
     assert (index_module.INDEX_FORMAT, layout) == (
         f"contentless-3 stemmer-{wordforms.STEMMER_VERSION}",
         (
-            ["path", "title", "aliases", "headings", "tags", "body", "name_forms", "body_forms"],
+            ["path", "title", "aliases", "headings", "tags", "body", "name_forms", "heading_forms"],
             "unicode61 remove_diacritics 2",
         ),
     )

@@ -60,20 +60,25 @@ def test_front_matter_aliases_tags_and_lang_are_read_leniently() -> None:
 
 
 def test_exact_form_outranks_a_stemmed_one_and_both_are_found(index: SearchIndex, store: VaultStore) -> None:
-    commit(store, {"n/a.md": "contributions matter here\n", "n/b.md": "we contribute here\n", "n/c.md": "other\n"})
+    commit(store, {"n/a.md": "# Contributions\n\nmatter\n", "n/b.md": "# We contribute\n\nhere\n", "n/c.md": "x\n"})
     index.catch_up(store)
-    assert [p for p, _ in _top(index, "contributions")] == ["n/a.md", "n/b.md"]
+    assert [(h.path, h.matched) for h in index.search("contributions")] == [
+        ("n/a.md", "all-words"),
+        ("n/b.md", "word-forms"),
+    ]
     assert [p for p, _ in _top(index, "contribute")] == ["n/b.md", "n/a.md"]
-    assert _top(index, '"contribute"') == [("n/b.md", "body")]  # a quoted word is searched as written
+    assert _top(index, '"contribute"') == [("n/b.md", "title")]  # a quoted word is searched as written
 
 
 def test_a_stem_that_is_a_word_finds_its_other_forms(index: SearchIndex, store: VaultStore) -> None:
-    """A stem equal to its word (``run``) is not stored twice: it is found in the exact columns."""
-    commit(store, {"n/a.md": "I run daily\n", "n/b.md": "running is fun\n", "n/c.md": "runs\n"})
+    """A stem equal to a word (``run``) is found as that word in a body, and as a form in names and headings;
+    the body's own other forms are not stemmed (``runs`` in a body is found by its exact form only)."""
+    commit(store, {"n/a.md": "I run daily\n", "n/Running.md": "is fun\n", "n/c.md": "## Runs\n\nfast\n"})
     index.catch_up(store)
-    assert next(p for p, _ in _top(index, "run")) == "n/a.md"
-    assert {p for p, _ in _top(index, "run")} == {"n/a.md", "n/b.md", "n/c.md"}
-    assert {p for p, _ in _top(index, "running")} == {"n/a.md", "n/b.md", "n/c.md"}
+    found = [p for p, _ in _top(index, "run")]
+    assert found[0] == "n/a.md" and set(found) == {"n/a.md", "n/Running.md", "n/c.md"}
+    assert _top(index, "running")[0] == ("n/Running.md", "title")
+    assert {p for p, _ in _top(index, "running")} == {"n/a.md", "n/Running.md", "n/c.md"}
 
 
 def test_a_query_naming_a_note_puts_it_first_in_any_case(index: SearchIndex, store: VaultStore) -> None:

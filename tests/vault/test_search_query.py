@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from notegate.config import load_config
 from notegate.services.runtime import Runtime, policy_fingerprint
-from notegate.vault.index import MAX_QUERY_TERMS, SearchIndex, Term, make_snippet, parse_query
+from notegate.vault.index import MATCH_TIERS, MAX_QUERY_TERMS, SearchIndex, Term, make_snippet, parse_query
 from notegate.vault.query import EXACT_COLUMNS, exact_only
 from notegate.vault.store import Author, Change, VaultStore
 from timing import assert_catches_quadratic, assert_linear, fill
@@ -138,7 +138,7 @@ def test_any_text_answers_hits_or_nothing_never_an_sqlite_error(index: SearchInd
                 hits = index.search(text, include_private=private, include_inbox=inbox, folder="ideas" * private)
             except sqlite3.Error as exc:  # pragma: no cover - the property's failure
                 pytest.fail(f"{text!r}: {exc}")
-            assert all(h.matched in ("phrase", "all-words", "any-word") for h in hits)
+            assert all(h.matched in MATCH_TIERS for h in hits)
             assert len({h.path for h in hits}) == len(hits)
             assert private or not any(h.path.startswith("private/") for h in hits)
             assert inbox or not any(h.path.startswith("inbox/") for h in hits)

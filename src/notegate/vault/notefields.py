@@ -52,9 +52,10 @@ def _scalar(raw: str) -> str:
     return raw.strip()
 
 
-def properties(text: str) -> dict[str, list[str]]:
-    """The front matter's aliases, tags and language (keys ``aliases``, ``tags``, ``lang``), read leniently."""
-    end = front_matter_end(text)
+def properties(text: str, end: int | None = None) -> dict[str, list[str]]:
+    """The front matter's aliases, tags and language (keys ``aliases``, ``tags``, ``lang``), read leniently
+    (``end``: where the front matter ends, when the caller has it)."""
+    end = front_matter_end(text) if end is None else end
     found: dict[str, list[str]] = {}
     if not end:
         return found
@@ -79,10 +80,11 @@ def properties(text: str) -> dict[str, list[str]]:
 
 
 def note_fields(path: str, text: str) -> NoteFields:
-    props = properties(text)
+    end = front_matter_end(text)
+    props = properties(text, end) if end else {}
     name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
     first = _H1.search(text[:_TITLE_CHARS])
-    body = text[front_matter_end(text) :]
+    body = text[end:]
     tags = [t.lstrip("#") for t in props.get("tags", [])]
     if "#" in body:
         tags += [m.group(1) for m in _INLINE_TAG.finditer(body) if m.start() == 0 or body[m.start() - 1] in _BEFORE_TAG]

@@ -218,8 +218,12 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 #: The fields a note is searched by, one FTS5 column each, in the table's order, with its BM25 weight.  Why these
 #: weights: a note whose name, alias or heading holds the query is the one a person searching for it meant, and
 #: must outrank a long note that merely mentions the words (bench/bench_known_item.py).  The ``*_forms``
-#: columns hold a note's other word forms (vault/wordforms.py): those of its names, and those of its headings
-#: and opening (:data:`BODY_FORMS_CHARS`); only the word-forms tier looks for them, below every exact match.
+#: columns hold the other word forms (vault/wordforms.py) of the parts that name a note: its title and aliases,
+#: its headings; only the word-forms tier looks for them, below every exact match.  Why not the body's forms:
+#: stemming every word of every note tripled a first build's CPU (Obsidian's help, 25 MB: 2.6 -> 7.3 s), and
+#: even a note's first 2,000 characters cost a third more build for no gain in known-item recall (0.917
+#: without, 0.916 with: bench/RESULTS.md).  A body's word is still found by its exact form, and by a query's
+#: stem that is a word of its own (``runs`` finds ``run``).
 #: :func:`field_values` makes a row's values in this order; the store makes its tables and statements from
 #: these names.  Changing a field changes what rows hold, so it goes with a new ``INDEX_FORMAT``
 #: (vault/index.py): indexes are then rebuilt from git.
@@ -231,13 +235,8 @@ FIELDS: tuple[tuple[str, float], ...] = (
     ("tags", 3.0),
     ("body", 1.0),
     ("name_forms", 4.0),  # the stems of the title's and the aliases' words
-    ("body_forms", 1.0),  # the stems of the headings' and the opening's words
+    ("heading_forms", 2.0),  # the stems of the headings' words
 )
-#: How much of a note's text its body forms are read from (its headings are read whole).  Why not all of it:
-#: stemming every word of every note tripled a first build's CPU (Obsidian's help, 25 MB: 2.6 -> 7.3 s); a
-#: note's opening says what it is about, and 2,000 characters hold the whole of most notes (42 % of that
-#: vault's text).  A word past it is still found by its exact form, and by a stem that is a word (``run``).
-BODY_FORMS_CHARS = 2000
 #: The FTS5 column filter of the exact fields (every field but the forms).
 EXACT_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if not name.endswith("_forms")) + "}"
 FORMS_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if name.endswith("_forms")) + "}"
@@ -265,14 +264,13 @@ def field_values(path: str, text: str) -> tuple[str, ...]:
 def note_row(path: str, text: str) -> tuple[tuple[str, ...], NoteFields, str | None]:
     """What the store inserts for a note, from one reading of it: its :data:`FIELDS` values, its parts (for
     its names, ``vault/names.py``) and the Snowball algorithm its forms were stemmed with (None: not
-    stemmed).  Linear in the text: a few regex passes; the stemming reads a bounded part of it."""
+    stemmed).  Linear in the text: a few regex passes; the stemming reads the names and headings only."""
     fields = note_fields(path, text)
     language = language_of(path, fields.lang, text)
     names = path.replace("/", " ").replace("-", " ").replace("_", " ")
     aliases = "\n".join(fields.aliases)
     exact = (names, fields.title, aliases, fields.headings, fields.tags, text)
-    opening = f"{fields.headings}\n{text[:BODY_FORMS_CHARS]}"
-    forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(opening, language))
+    forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(fields.headings, language))
     return tuple(segmented(value) for value in exact) + forms, fields, language
 
 
