@@ -62,6 +62,10 @@ CREATE TABLE IF NOT EXISTS notes (
 CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 """
 SCHEMA += names.SCHEMA  # a note's exact names (vault/names.py), kept with its row
+#: ``stems``: every stem the forms columns hold (never removed: a stale one only runs a tier that finds less).
+#: Why: "does a forms column hold ``the``" asked of FTS5 walks the posting list of ``the`` (every note) looking
+#: for a row that has it in those columns; this answers by one index lookup.
+SCHEMA += "CREATE TABLE IF NOT EXISTS stems (stem TEXT PRIMARY KEY) WITHOUT ROWID;\n"
 #: The two FTS5 tables (public, private), created with the schema and again by :func:`_empty_tables`.
 #:
 #: Contentless (``content=''``): the tables hold the inverted index only, never a copy of the text.  Why: git
@@ -154,6 +158,7 @@ def _empty_tables(db: sqlite3.Connection) -> None:
     stay in the index, slowing searches, until merges drop them."""
     db.execute("DELETE FROM notes")
     db.execute("DELETE FROM names")
+    db.execute("DELETE FROM stems")
     db.execute("DELETE FROM meta WHERE key = ?", (LANGUAGES_META,))
     for table in ("fts", "fts_private"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -434,6 +439,8 @@ class SearchIndex(RankedStatements):
                 f"INSERT INTO {table} (rowid, {_COLUMNS}) VALUES (?, {_MARKS})",  # noqa: S608 - fixed names
                 [(start + i, *made[i][0]) for i, row in enumerate(rows) if row[4] == private],
             )
+        forms = {stem for values, _f, _l in made for value in values[-2:] for stem in value.split()}
+        db.executemany("INSERT OR IGNORE INTO stems VALUES (?)", [(stem,) for stem in forms])
         have = self.languages()
         new = {language for _v, _f, language in made if language and language not in have}
         if new:  # a query's words are stemmed in each language the index holds notes in
@@ -482,7 +489,7 @@ class SearchIndex(RankedStatements):
         if parsed is None:
             return []
         tables = ("fts", "fts_private") if include_private else ("fts",)
-        parsed = parsed.keeping(self._held(tables, parsed.probes()))
+        parsed = parsed.keeping(self._held(tables, parsed.probes()), self._stems_held(parsed.stemmed_words()))
         words = parsed.forms()
         taken: dict[str, list[int]] = {"fts": [], "fts_private": []}
         where, params = self._filters("fts", folder, include_inbox)
@@ -539,6 +546,12 @@ class SearchIndex(RankedStatements):
             for i in range(len(probes))
         )
         return {probes[row[0]] for row in self._conn().execute(union, probes)}
+
+    def _stems_held(self, words: list[str]) -> set[str]:
+        if not words:
+            return set()
+        marks = ",".join("?" for _ in words)
+        return {r[0] for r in self._conn().execute(f"SELECT stem FROM stems WHERE stem IN ({marks})", words)}  # noqa: S608
 
     def languages(self) -> tuple[str, ...]:
         """The Snowball algorithms of the indexed notes (``LANGUAGES_META``): a query's words are stemmed in each."""

@@ -141,20 +141,23 @@ class Query:
         return [t.exact() if tier in ("phrase", "all-words") else t.fts() for t in self.terms]
 
     def probes(self) -> list[str]:
-        """What the store checks the index for: each form anywhere, each stemmed word in a forms column."""
-        forms = [f'"{form}"' for term in self.terms for form in term.forms]
-        words = [f'{FORMS_COLUMNS} : "{term.words[0]}"' for term in self.terms if term.stemmed]
-        return list(dict.fromkeys([*forms, *words]))
+        """Each form as an FTS5 expression: what the store checks the index for (a first match each)."""
+        return list(dict.fromkeys(f'"{form}"' for term in self.terms for form in term.forms))
 
-    def keeping(self, known: set[str]) -> Query:
-        """The query with only the ``known`` probes (those some note holds).  Why: a form no note holds would
-        add a posting-list lookup to every statement, and the word-forms tier runs only when a form is held."""
+    def stemmed_words(self) -> list[str]:
+        """The stemmed words, as a forms column would hold them (what the store's stems table is asked)."""
+        return list(dict.fromkeys(term.words[0].lower() for term in self.terms if term.stemmed))
+
+    def keeping(self, known: set[str], held: set[str]) -> Query:
+        """The query with only the ``known`` forms (a first match each) and the ``held`` stemmed words (a forms
+        column holds them).  Why: a form no note holds would add a posting-list lookup to every statement, and
+        the word-forms tier runs only when a form or a stemmed word is held."""
         return Query(
             tuple(
                 replace(
                     t,
                     forms=tuple(f for f in t.forms if f'"{f}"' in known),
-                    stemmed=t.stemmed and f'{FORMS_COLUMNS} : "{t.words[0]}"' in known,
+                    stemmed=t.stemmed and t.words[0].lower() in held,
                 )
                 for t in self.terms
             )
@@ -242,7 +245,6 @@ FIELDS: tuple[tuple[str, float], ...] = (
 )
 #: The FTS5 column filter of the exact fields (every field but the forms).
 EXACT_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if not name.endswith("_forms")) + "}"
-FORMS_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if name.endswith("_forms")) + "}"
 #: FTS5's tokenizer for every field.  :data:`_WORD_CHARS` and :func:`segmented` cut a query's words as it
 #: cuts a note's, so a change to it changes them too, and the ``INDEX_FORMAT``.
 TOKENIZER = "unicode61 remove_diacritics 2"
