@@ -53,6 +53,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.fusion": "pure",  # search by meaning: the rank fusion of the keyword and the meaning lists
+    "notegate.vault.notefields": "pure",  # a note's title, aliases, headings, tags, language (search's parts)
+    "notegate.vault.wordforms": "pure",  # word forms: Snowball stems, a note's language
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
     "notegate.vault.listing": "pure",  # the store's listing of main in memory (copy-on-write maps, ranges)
     "notegate.vault.baseparse": "pure",  # Bases' expression language: text to a tree (linear, bounded)
@@ -74,6 +76,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
+    "notegate.vault.names": "storage",  # exact naming: the names table of the search index
+    "notegate.vault.ranked": "storage",  # the ranked statements of a search (a SearchIndex mixin)
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
@@ -154,8 +158,18 @@ PURE_STDLIB = {
     "textwrap",
     "importlib.resources",  # the output gate's shipped schemas (package data); not import_module
 }
-#: yaml: the safe loader only (notegate.vault.bases bounds it), a parser with no I/O of its own.
-PURE_THIRD_PARTY = {"jsonschema", "markdown_it", "mdit_py_plugins", "re2", "unicodedata2", "pydantic", "yaml"}
+#: yaml: the safe loader only (notegate.vault.bases bounds it), a parser with no I/O of its own. Stemmer:
+#: PyStemmer's Snowball stemmers (word forms), pure string work.
+PURE_THIRD_PARTY = {
+    "jsonschema",
+    "markdown_it",
+    "mdit_py_plugins",
+    "re2",
+    "unicodedata2",
+    "pydantic",
+    "yaml",
+    "Stemmer",
+}
 
 
 def _module_name(path: Path) -> str:

@@ -71,3 +71,40 @@ async def test_a_missing_folder_is_refused_and_a_private_one_looks_the_same(serv
         mine = await client.call_tool("list_notes", {"folder": "private"})
         assert "private/diary.md" in [n["path"] for n in mine.structured_content["notes"]]
         assert "Refused [no-such-folder]" in text_of(await client.call_tool("list_notes", {"folder": "nothing-here"}))
+
+
+FIELD_NOTES = {
+    # a long note that mentions the words many times, and the short notes the queries name
+    "guide/Everything.md": "# Everything\n\n" + "customize your site and contributions to the internal links. " * 30,
+    "guide/Customize your site.md": "# Customize your site\n\nThemes and fonts.\n",
+    "guide/Financial contributions.md": "---\naliases: [Donate, Support us]\n---\n# Financial contributions\n\nMoney.",
+    "guide/Setup.md": "# Setup\n\n## Internal links\n\nHow notes point at each other.\n",
+    "es/Contribuciones financieras.md": "# Contribuciones financieras\n\n**Dinero** para [[Proyecto|el proyecto]].\n",
+}
+
+
+async def test_named_notes_and_word_forms_come_first_and_each_hit_says_where(served: Server, vault: Path) -> None:
+    """Issue 33: a note named by the query (title, alias, heading) outranks a long note that mentions the
+    words; other forms of a word find the note (stemmed in the note's language: its folder); each hit says
+    which part matched, with a plain-text snippet.  Before: the long note came first, 'financially
+    contribute' found nothing, 'contribución' missed the Spanish note, hits had no part, snippets were
+    Markdown.  Every note is searched for right after its write (no wait: searchable at once)."""
+    owner = mint(vault, name="owner", tier="trusted")
+    async with mcp_http(served.url, owner) as client:
+        for path, text in FIELD_NOTES.items():
+            args = {"path": path, "content": text, "base_revision": "absent", "confirmed": True}
+            done = await client.call_tool("write_note", args)
+            assert not done.is_error, text_of(done)
+
+        async def top(query: str) -> list[tuple[str, str]]:
+            found = await client.call_tool("search_notes", {"query": query})
+            assert not found.is_error, text_of(found)
+            return [(h["path"], h["part"]) for h in found.structured_content["hits"]]
+
+        assert (await top("customizing your site"))[0] == ("guide/Customize your site.md", "title")
+        assert (await top("financially contribute"))[0] == ("guide/Financial contributions.md", "title")
+        assert (await top("support US"))[0] == ("guide/Financial contributions.md", "alias")  # any case
+        assert (await top("internal link"))[0] == ("guide/Setup.md", "heading")
+        assert (await top("contribución financiera"))[0] == ("es/Contribuciones financieras.md", "title")
+        body = (await client.call_tool("search_notes", {"query": "dinero"})).structured_content["hits"][0]
+        assert body["part"] == "body" and body["snippet"] == "Contribuciones financieras **Dinero** para el proyecto."

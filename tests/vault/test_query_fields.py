@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from notegate.vault import index as index_module
 from notegate.vault import query as query_module
+from notegate.vault import wordforms
 
 
 @given(path=st.text(min_size=1, max_size=40), text=st.text(max_size=200))
@@ -33,6 +34,9 @@ def test_the_row_layout_is_pinned_to_the_index_format() -> None:
     this line), so existing indexes start over from git instead of deleting rows by values they never held."""
     layout = ([name for name, _weight in query_module.FIELDS], query_module.TOKENIZER)
     assert (index_module.INDEX_FORMAT, layout) == (
-        "contentless-2",
-        (["path", "title", "body"], "unicode61 remove_diacritics 2"),
+        f"contentless-3 stemmer-{wordforms.STEMMER_VERSION}",
+        (
+            ["path", "title", "aliases", "headings", "tags", "body", "name_forms", "heading_forms"],
+            "unicode61 remove_diacritics 2",
+        ),
     )

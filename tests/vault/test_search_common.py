@@ -44,7 +44,7 @@ def index(tmp_path_factory: pytest.TempPathFactory):
 
 def plain(idx: SearchIndex, query: str, monkeypatch: pytest.MonkeyPatch) -> list:
     with monkeypatch.context() as m:
-        m.setattr(idx, "_common_terms", lambda table, terms: set())
+        m.setattr(idx, "_common_terms", lambda table, terms, **_: set())
         return idx.search(query, limit=1000, include_private=True)
 
 

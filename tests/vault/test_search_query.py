@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from notegate.config import load_config
 from notegate.services.runtime import Runtime, policy_fingerprint
-from notegate.vault.index import MAX_QUERY_TERMS, SearchIndex, Term, make_snippet, parse_query
+from notegate.vault.index import MATCH_TIERS, MAX_QUERY_TERMS, SearchIndex, Term, make_snippet, parse_query
+from notegate.vault.query import EXACT_COLUMNS, exact_only
 from notegate.vault.store import Author, Change, VaultStore
 from timing import assert_catches_quadratic, assert_linear, fill
 
@@ -26,7 +27,11 @@ from timing import assert_catches_quadratic, assert_linear, fill
 # spaces, optionally a prefix star.  Nothing else may appear inside or between terms but our joiners.
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _TERM = rf'"(?:[^\W_]|[{_MARKS}])+(?: (?:[^\W_]|[{_MARKS}])+)*"\*?'
-GRAMMAR = re.compile(rf"{_TERM}(?:(?: \+ | AND | OR ){_TERM})*")
+# A word with its other forms is a group of terms: ("word" OR "form"); the exact tiers are held to the exact
+# columns by our one column filter around the whole expression (query.exact_only).
+_ALT = rf"(?:{_TERM}|\({_TERM}(?: OR {_TERM})*\))"
+_EXPR = rf"{_ALT}(?:(?: \+ | AND | OR ){_ALT})*"
+GRAMMAR = re.compile(rf"(?:{_EXPR}|{re.escape(EXACT_COLUMNS)} : \({_EXPR}\))")
 SYNTAX = [
     '"', "*", "-", "NEAR", "NEAR(", "NEAR/3", ":", "(", ")", "^", "AND", "OR", "NOT", "+", "title:", "body:",
     "{path title}:", "path : x", "'", "\\", "_", "\u0301", "\x00", "  ", "hand", "zebra*", "é", "日本",
@@ -71,15 +76,21 @@ def test_words_prefixes_and_quoted_phrases() -> None:
     assert q is not None
     assert q.terms == (Term(("release",)), Term(("plan",), True), Term(("exact", "phrase"), True), Term(("x",)))
     assert q.tiers() == [
-        ("phrase", '"release" + "plan"* + "exact phrase"* + "x"'),
-        ("all-words", '"release" AND "plan"* AND "exact phrase"* AND "x"'),
+        ("phrase", '"release" + "plan"* + "exact phrase"* + "x"'),  # no column filter: see Query.tiers
+        ("all-words", exact_only('"release" AND "plan"* AND "exact phrase"* AND "x"')),
         ("any-word", '"release" OR "plan"* OR "exact phrase"* OR "x"'),
     ]
 
 
 def test_one_term_has_one_tier() -> None:
-    assert parse_query("hand*").tiers() == [("all-words", '"hand"*')]
+    assert parse_query("hand*").tiers() == [("all-words", exact_only('"hand"*'))]
     assert parse_query('"merge conflict"').tiers() == [("phrase", '"merge conflict"')]
+    # a word with other forms: its exact tier, then its forms (issue 33)
+    forms = parse_query("contributions", ("english",))
+    assert forms.tiers() == [
+        ("all-words", exact_only('"contributions"')),
+        ("word-forms", '("contributions" OR "contribut")'),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -109,7 +120,7 @@ def test_at_most_max_query_terms_words_are_read() -> None:
 @settings(max_examples=250, deadline=None)
 @given(text=hostile)
 def test_every_expression_holds_only_our_syntax(text: str) -> None:
-    q = parse_query(text)
+    q = parse_query(text, ("english", "spanish", "russian"))
     if q is None:
         return
     for _, expr in q.tiers():
@@ -127,7 +138,7 @@ def test_any_text_answers_hits_or_nothing_never_an_sqlite_error(index: SearchInd
                 hits = index.search(text, include_private=private, include_inbox=inbox, folder="ideas" * private)
             except sqlite3.Error as exc:  # pragma: no cover - the property's failure
                 pytest.fail(f"{text!r}: {exc}")
-            assert all(h.matched in ("phrase", "all-words", "any-word") for h in hits)
+            assert all(h.matched in MATCH_TIERS for h in hits)
             assert len({h.path for h in hits}) == len(hits)
             assert private or not any(h.path.startswith("private/") for h in hits)
             assert inbox or not any(h.path.startswith("inbox/") for h in hits)
@@ -158,7 +169,8 @@ def test_a_prefix_is_ranked_with_real_scores(index: SearchIndex) -> None:
 
 
 def test_statements_per_search_do_not_grow_with_terms(index: SearchIndex) -> None:
-    """Three tiers at most, each one statement per table plus one to fetch bodies: whatever the term count."""
+    """Four tiers at most, each one statement per table, plus one to fetch bodies, one for a note the query
+    names exactly and one for the word forms the index holds (issue 33): whatever the term count."""
     statements: list[str] = []
     conn = index._conn()
     conn.set_trace_callback(lambda sql: sql.startswith("--") or statements.append(sql))  # ours, not FTS5's
@@ -166,7 +178,7 @@ def test_statements_per_search_do_not_grow_with_terms(index: SearchIndex) -> Non
         for n in (2, 8, 32, 200):
             statements.clear()
             index.search(" ".join(["zebra", *(f"w{i}" for i in range(n - 1))]), include_private=True, limit=50)
-            assert len(statements) <= 3 * 2 + 2, (n, "\n".join(statements))
+            assert len(statements) <= 4 * 2 + 3, (n, "\n".join(statements))
     finally:
         conn.set_trace_callback(None)
 

@@ -78,6 +78,7 @@ def with_meaning(
                 score=cosine[item.path],  # a meaning hit's score is its cosine with the query
                 inbox=policy.is_inbox(item.path),
                 matched=MEANING,
+                part=MEANING,  # found by meaning, not by a word in one of its parts
             )
         )
     return out

@@ -434,7 +434,14 @@ class NotesService(WriteRecipe):
                 include_inbox=include_inbox,
             )
             shown = [
-                SearchHit(path=h.path, snippet=h.snippet, score=_score(h.score), quarantined=h.inbox, matched=h.matched)
+                SearchHit(
+                    path=h.path,
+                    snippet=h.snippet,
+                    score=_score(h.score),
+                    quarantined=h.inbox,
+                    matched=h.matched,
+                    part=h.part,
+                )
                 for h in hits
                 if can_see(self.policy, caller, h.path)
             ]

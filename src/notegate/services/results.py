@@ -72,6 +72,7 @@ class SearchHit:
     score: float
     quarantined: bool = False
     matched: str = "all-words"  # the tier that found it: phrase, all-words or any-word
+    part: str = "body"  # where it matched: title, alias, heading, tag or body (vault/notefields.py PARTS)
 
 
 @dataclass(frozen=True, kw_only=True)

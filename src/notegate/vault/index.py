@@ -22,15 +22,31 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
+from notegate.vault import names
 from notegate.vault.canvas import is_canvas
-from notegate.vault.query import FIELDS, TOKENIZER, Term, field_values, indexed_text, make_snippet, parse_query
+from notegate.vault.notefields import matched_part, note_fields
+from notegate.vault.query import (
+    FIELDS,
+    TOKENIZER,
+    Term,
+    field_values,
+    hit_pattern,
+    indexed_text,
+    make_snippet,
+    note_row,
+    parse_query,
+)
 
 # The query language lives in ``vault/query.py`` (pure); these names are still imported from here.
 from notegate.vault.query import MATCH_TIERS as MATCH_TIERS
 from notegate.vault.query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
 from notegate.vault.query import fts_query as fts_query
 from notegate.vault.query import segmented as segmented
+from notegate.vault.ranked import COMMON_SCORE as COMMON_SCORE
+from notegate.vault.ranked import INBOX_HIDDEN as INBOX_HIDDEN
+from notegate.vault.ranked import RankedStatements
 from notegate.vault.store import ABSENT, VaultStore, servable, servable_file
+from notegate.vault.wordforms import STEMMER_VERSION
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -45,6 +61,11 @@ CREATE TABLE IF NOT EXISTS notes (
 );
 CREATE INDEX IF NOT EXISTS notes_inbox ON notes(id) WHERE inbox = 1;
 """
+SCHEMA += names.SCHEMA  # a note's exact names (vault/names.py), kept with its row
+#: ``stems``: every stem the forms columns hold (never removed: a stale one only runs a tier that finds less).
+#: Why: "does a forms column hold ``the``" asked of FTS5 walks the posting list of ``the`` (every note) looking
+#: for a row that has it in those columns; this answers by one index lookup.
+SCHEMA += "CREATE TABLE IF NOT EXISTS stems (stem TEXT PRIMARY KEY) WITHOUT ROWID;\n"
 #: The two FTS5 tables (public, private), created with the schema and again by :func:`_empty_tables`.
 #:
 #: Contentless (``content=''``): the tables hold the inverted index only, never a copy of the text.  Why: git
@@ -62,7 +83,10 @@ FTS_TABLES = tuple(
 #: The layout of the FTS tables and of the values :func:`field_values` makes, part of the fingerprint an index
 #: is opened with: an index made by another layout (or by another ``field_values``, whose deletes would then not
 #: match its rows) is emptied and rebuilt from git, as after a policy change.
-INDEX_FORMAT = "contentless-2"  # 2: scripts written without spaces are cut into characters
+#: 2: scripts written without spaces are cut into characters; 3: title, aliases, headings, tags, body and word
+#: forms as fields, and the names table (the forms depend on the stemmer: a new one rebuilds the index).
+INDEX_FORMAT = f"contentless-3 stemmer-{STEMMER_VERSION}"
+LANGUAGES_META = "languages"  # meta key: the Snowball algorithms of the indexed notes, comma-separated
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 HISTORY_WALK_LIMIT = 2000
 #: A full build walks only this many recent commits for last-commit ids; older notes get theirs on first read
@@ -78,12 +102,12 @@ class Hit:
     score: float
     inbox: bool
     matched: str = "all-words"  # the tier that found it (MATCH_TIERS)
+    part: str = "body"  # the part its words are in (notefields.PARTS)
 
 
 Classifier = Callable[[str], tuple[bool, bool]]  # path -> (private, inbox)
 
 
-INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
 INSERT_BATCH = 500
 #: FTS5's pending-terms buffer during a first build (its ``hashsize`` option; SQLite's default is 1 MiB). Why:
 #: each time the buffer fills, FTS5 writes a segment and merges segments as they pile up, so a 1 MiB buffer
@@ -112,8 +136,6 @@ COMMON_TERM_MIN_NOTES = 256  # below this, scoring every match is cheap anyway (
 SAMPLE_WINDOWS = 8
 SAMPLE_WIDTH = 64
 COMMON_CACHE = 4096  # remembered verdicts (term, table, commit); cleared when full
-#: The score of a row listed newest first because its only words are common: FTS5's clamped IDF.
-COMMON_SCORE = -1e-6
 
 
 class _OldRowUnreadable(Exception):
@@ -135,18 +157,17 @@ def _empty_tables(db: sqlite3.Connection) -> None:
     a delete marker for each of its words (a second build's worth of work at 100,000 notes), and the markers
     stay in the index, slowing searches, until merges drop them."""
     db.execute("DELETE FROM notes")
+    db.execute("DELETE FROM names")
+    db.execute("DELETE FROM stems")
+    db.execute("DELETE FROM meta WHERE key = ?", (LANGUAGES_META,))
     for table in ("fts", "fts_private"):
         db.execute(f"DROP TABLE IF EXISTS {table}")
     for statement in FTS_TABLES:
         db.execute(statement)
 
 
-class SearchIndex:
+class SearchIndex(RankedStatements):
     """The FTS5 index of one environment's notes."""
-
-    #: Rank inside the FTS table before joining ``notes`` (``_select``); False: the joined statement, the
-    #: reference the equivalence tests compare against.
-    RANK_FIRST = True
 
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
         self.path = path
@@ -160,6 +181,7 @@ class SearchIndex:
         self._refreshed: dict[str, int] = {}  # table -> its notes at the last _refresh_stats
         self._common: dict[tuple[str, str, int], bool] = {}
         self._generation = 0
+        self._languages: tuple[str, ...] | None = None  # LANGUAGES_META, read once
         self._db = LocalSQLite(path)
         self._conn = self._db.conn
         self._tx = self._db.tx
@@ -400,9 +422,9 @@ class SearchIndex:
             (rowid, *field_values(path, indexed_text(path, data))),
         )
         db.execute("DELETE FROM notes WHERE id = ?", (rowid,))
+        names.delete(db, rowid)
 
-    @staticmethod
-    def _insert(db: sqlite3.Connection, rows: list[tuple]) -> None:
+    def _insert(self, db: sqlite3.Connection, rows: list[tuple]) -> None:
         if not rows:
             return
         start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
@@ -410,11 +432,20 @@ class SearchIndex:
             "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
             [(start + i, *row[:6]) for i, row in enumerate(rows)],
         )
+        made = [note_row(row[0], row[6]) for row in rows]
+        names.insert(db, [(start + i, fields) for i, (_values, fields, _language) in enumerate(made)])
         for table, private in (("fts", 0), ("fts_private", 1)):
             db.executemany(
                 f"INSERT INTO {table} (rowid, {_COLUMNS}) VALUES (?, {_MARKS})",  # noqa: S608 - fixed names
-                [(start + i, *field_values(row[0], row[6])) for i, row in enumerate(rows) if row[4] == private],
+                [(start + i, *made[i][0]) for i, row in enumerate(rows) if row[4] == private],
             )
+        forms = {stem for values, _f, _l in made for value in values[-2:] for stem in value.split()}
+        db.executemany("INSERT OR IGNORE INTO stems VALUES (?)", [(stem,) for stem in forms])
+        have = self.languages()
+        new = {language for _v, _f, language in made if language and language not in have}
+        if new:  # a query's words are stemmed in each language the index holds notes in
+            self._languages = tuple(sorted({*have, *new}))
+            db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LANGUAGES_META, ",".join(self._languages)))
 
     def remember_last_commit(self, path: str, commit: str) -> None:
         """Cache a note's last commit found by a history walk (full builds leave it to the first read)."""
@@ -452,13 +483,22 @@ class SearchIndex:
         tier returned: the phrase, then all the words, until ``limit`` hits; any word only when neither found
         a note (a fallback: OR over common words scores most of the vault, 15-90 ms at 10,000 notes, and
         notes holding one word of several are noise next to notes holding them all).  Visibility (private
-        table, inbox, folder) is part of every statement, before its LIMIT."""
-        parsed = parse_query(query)
+        table, inbox, folder) is part of every statement, before its LIMIT.  A note the query names exactly
+        (its file name, first heading or an alias, any case: ``vault/names.py``) comes first."""
+        parsed = parse_query(query, self.languages())
         if parsed is None:
             return []
-        words = parsed.words()
-        hits: list[Hit] = []
+        tables = ("fts", "fts_private") if include_private else ("fts",)
+        parsed = parsed.keeping(self._held(tables, parsed.probes()), self._stems_held(parsed.stemmed_words()))
+        words = parsed.forms()
         taken: dict[str, list[int]] = {"fts": [], "fts_private": []}
+        where, params = self._filters("fts", folder, include_inbox)
+        if not include_private:
+            where.append("n.private = 0")
+        named = names.lookup(self._conn(), names.query_key(query), where, params, limit)
+        for row in named:
+            taken[row[4]].append(row[0])
+        hits = self._hits(named, words, parsed.tiers()[0][0], None)
         for tier, expr in parsed.tiers():
             if len(hits) >= limit or (tier == "any-word" and hits):
                 break
@@ -495,10 +535,38 @@ class SearchIndex:
             taken[row[4]].append(row[0])
         return ranked
 
+    def _held(self, tables: tuple[str, ...], probes: list[str]) -> set[str]:
+        """The FTS5 expressions some row of ``tables`` matches: one statement, a first match each at most."""
+        if not probes:
+            return set()
+        # Only integers and fixed names are interpolated; each expression is a bound parameter.
+        union = " UNION ALL ".join(
+            f"SELECT * FROM (SELECT {i} FROM {table} WHERE {table} MATCH ?{i + 1} LIMIT 1)"  # noqa: S608
+            for table in tables
+            for i in range(len(probes))
+        )
+        return {probes[row[0]] for row in self._conn().execute(union, probes)}
+
+    def _stems_held(self, words: list[str]) -> set[str]:
+        if not words:
+            return set()
+        marks = ",".join("?" for _ in words)
+        return {r[0] for r in self._conn().execute(f"SELECT stem FROM stems WHERE stem IN ({marks})", words)}  # noqa: S608
+
+    def languages(self) -> tuple[str, ...]:
+        """The Snowball algorithms of the indexed notes (``LANGUAGES_META``): a query's words are stemmed in each."""
+        if self._languages is None:
+            value = self._meta(LANGUAGES_META)
+            self._languages = tuple(value.split(",")) if value else ()
+        return self._languages
+
     def _hits(self, ranked: list[tuple], words: list[str], tier: str, phrase: tuple[Term, ...] | None) -> list[Hit]:
+        """Hits of ranked rows, each with its snippet and the part it matched in (a named row: the part its
+        name is; else the first part holding a word or form of the query)."""
         if not ranked:
             return []
         bodies = self._bodies([r[0] for r in ranked])
+        pattern = hit_pattern(words) if words else None
         return [
             Hit(
                 path=r[1],
@@ -506,6 +574,7 @@ class SearchIndex:
                 score=-float(r[2]),
                 inbox=bool(r[3]),
                 matched=tier,
+                part=r[5] if len(r) > 5 else matched_part(note_fields(r[1], bodies.get(r[0], "")), pattern),
             )
             for r in ranked
         ]
@@ -547,84 +616,22 @@ class SearchIndex:
         hold every word; any word ranks the rows holding a rarer word, then the rest newest first; a query
         of common words only lists newest first (what bm25 would return is a near-tie anyway)."""
         filters, params = self._filters(table, folder, include_inbox)
-        common = set() if tier == "phrase" else self._common_terms(table, terms)
+        exact = tier in ("phrase", "all-words")  # the exact words; word forms and any word: their forms too
+        common = set() if tier == "phrase" else self._common_terms(table, terms, exact=exact)
         if not common:
             return self._select(table, "", expr, filters, params, exclude, limit)
-        rare = [t.fts() for i, t in enumerate(terms) if i not in common]
-        if tier == "all-words" and rare:
-            return self._select(table, " AND ".join(rare), expr, filters, params, exclude, limit)
+        rare = [t.exact() if exact else t.fts() for i, t in enumerate(terms) if i not in common]
+        if tier != "any-word" and rare:
+            # Without the exact tier's column filter: with it, FTS5 reads the words' position lists column by
+            # column (a common and a rare word: 2-2.6x the time).  The price: a word that is also the stem of
+            # a title's or heading's other form matches that form here, at the forms columns' lower weight.
+            required = " AND ".join(t.exact() for t in terms) if exact else expr
+            return self._select(table, " AND ".join(rare), required, filters, params, exclude, limit)
         rows = self._select(table, " OR ".join(rare), "", filters, params, exclude, limit) if rare else []
         if len(rows) < limit:  # the rows holding only common words: newest first
             seen = exclude + [r[0] for r in rows]
             rows += self._select(table, "", expr, filters, params, seen, limit - len(rows), newest=True)
         return rows
-
-    def _filters(self, table: str, folder: str, include_inbox: bool) -> tuple[list[str], list[object]]:
-        """The visibility conditions every statement of a search carries (before its LIMIT)."""
-        where: list[str] = []
-        params: list[object] = []
-        if folder:
-            where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
-            escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            params += [folder, f"{escaped}/%"]
-        if not include_inbox:
-            where.append(INBOX_HIDDEN)
-        return where, params
-
-    def _select(
-        self,
-        table: str,
-        rank_expr: str,
-        match_expr: str,
-        filters: list[str],
-        params: list[object],
-        exclude: list[int],
-        limit: int,
-        *,
-        newest: bool = False,
-    ) -> list[tuple]:
-        """One ranked statement: rows matching ``rank_expr`` (scored by bm25 over it) and, when given,
-        ``match_expr`` too (a sub-select: its words are required but not scored); or, ``newest``, the rows
-        matching ``match_expr`` newest first, unscored (bm25 of common words only is ~0: FTS5's clamp)."""
-        where = list(filters)
-        values: list[object] = list(params)
-        if newest:
-            where.insert(0, f"{table} MATCH ?")
-            values.insert(0, match_expr)
-        else:
-            where.insert(0, f"{table} MATCH ?")
-            values.insert(0, rank_expr or match_expr)
-            if rank_expr and match_expr:
-                where.append(f"{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
-                values.append(match_expr)
-        if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
-            where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
-            values += exclude
-        weights = ", ".join(str(weight) for _name, weight in FIELDS)  # bm25() takes them in column order
-        score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
-        order = f"{table}.rowid DESC" if newest else "score"
-        # Only fixed fragments are interpolated; every value is a bound parameter.
-        if self.RANK_FIRST and all(f == INBOX_HIDDEN for f in filters):
-            # Rank and limit inside the FTS table, then look the few rows up in ``notes``.  Why: joining
-            # first looks every match up in ``notes`` before the LIMIT (two rare words at 100,000 notes:
-            # 2,719 matches, ~24 ms); the inbox filter stays before the LIMIT, as a NOT IN over the partial
-            # index ``notes_inbox`` (the inbox's ids only).  A folder filter needs ``notes``: joined below.
-            inner = [w for w in where if w != INBOX_HIDDEN]
-            if INBOX_HIDDEN in filters:
-                inner.append(f"{table}.rowid NOT IN (SELECT id FROM notes WHERE inbox = 1)")  # noqa: S608 - fixed names
-            outer = "r.rowid DESC" if newest else "r.score"
-            rank_sql = (
-                f"SELECT r.rowid, n.path, r.score, n.inbox, '{table}' FROM ("  # noqa: S608
-                f"SELECT {table}.rowid AS rowid, {score} AS score FROM {table} WHERE {' AND '.join(inner)} "
-                f"ORDER BY {order} LIMIT ?) r JOIN notes n ON n.id = r.rowid ORDER BY {outer}"
-            )
-        else:
-            rank_sql = (
-                f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
-                f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} "
-                f"ORDER BY {order} LIMIT ?"
-            )
-        return self._conn().execute(rank_sql, [*values, limit]).fetchall()
 
     def _refresh_stats(self) -> None:
         """Count each table's notes and the notes in its sample windows (``_common_terms``).  Why here and
@@ -669,7 +676,7 @@ class SearchIndex:
                 self._refresh_stats()
                 return
 
-    def _common_terms(self, table: str, terms: tuple[Term, ...]) -> set[int]:
+    def _common_terms(self, table: str, terms: tuple[Term, ...], *, exact: bool = False) -> set[int]:
         """The terms found in more than half of a large table's notes, by index.  Estimated from
         :data:`SAMPLE_WINDOWS` windows of :data:`SAMPLE_WIDTH` rowids spread over the table: one statement
         for every term at once, bounded work whatever the vault's size (counting every match walks the whole
@@ -678,7 +685,7 @@ class SearchIndex:
         if total < COMMON_TERM_MIN_NOTES or not sampled:
             return set()
         generation = self._generation
-        exprs = [t.fts() for t in terms]
+        exprs = [t.exact() if exact else t.fts() for t in terms]
         unknown = sorted({e for e in exprs if (table, e, generation) not in self._common})
         if unknown:
             # Only integers we computed and fixed names are interpolated; each term is a bound parameter.

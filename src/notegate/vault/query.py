@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from notegate.vault.canvas import canvas_text, is_canvas
+from notegate.vault.frontmatter import front_matter_end
+from notegate.vault.notefields import NoteFields, note_fields
+from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 
 # ------------------------------------------------------------ the query: terms, phrases, tiers
 # How a free-text query becomes FTS5 expressions (theory of operation).
@@ -26,13 +29,16 @@ from notegate.vault.canvas import canvas_text, is_canvas
 # The caller's text is never handed to FTS5 as syntax: it is cut into *terms* (a word, ``word*`` for a prefix,
 # or a ``"quoted phrase"``), and every word is re-quoted by us, so nothing the caller writes can become an
 # operator, a column filter (``title:x``), ``NEAR``, ``^`` or a parenthesis.  The only syntax in an expression
-# is ours: quoted strings, ``*`` after a string, `` + `` (phrase), ``AND``, ``OR``.  Three tiers are searched in
+# is ours: quoted strings, ``*`` after a string, `` + `` (phrase), ``AND``, ``OR``.  The tiers are searched in
 # order, each ranked by bm25 and deduplicated against the tiers before it, until the limit is filled:
-#   phrase     every term, in order, standing together ("a" + "b"): the notes about exactly that;
-#   all-words  every term somewhere in the note ("a" AND "b");
-#   any-word   some of the terms ("a" OR "b"): only when no note holds them all; reported as a fallback.
-# A query of one term has one tier (a quoted phrase is "phrase", a word "all-words").
-MATCH_TIERS = ("phrase", "all-words", "any-word")
+#   phrase      every term, in order, standing together ("a" + "b"): the notes about exactly that;
+#   all-words   every term somewhere in the note ("a" AND "b");
+#   word-forms  every term, as written or as another form of it (("a" OR "a1") AND "b"), when a word has other
+#               forms the index holds (vault/wordforms.py): below every exact match, so a rare word or an
+#               exact title never loses to a note holding only other forms of it;
+#   any-word    some of the terms, or their forms ("a" OR "b"): only when no note holds them all; a fallback.
+# A query of one term has one tier (a quoted phrase is "phrase", a word "all-words"), and a word "word-forms".
+MATCH_TIERS = ("phrase", "all-words", "word-forms", "any-word")
 #: At most this many terms are read from a query; the rest is ignored.  Why: each tier's cost is one
 #: posting-list walk per term, so a query costs O(terms) lookups; 32 is more than any real search needs
 #: (the service also cuts the text at 500 characters) and keeps the worst query to a few dozen lookups.
@@ -53,14 +59,20 @@ _UNSPACED = (
     "\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+_UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
+
+
+def _spaced(run: re.Match[str]) -> str:
+    return " " + "  ".join(run.group()) + " "  # as a space on each side of each character
 
 
 def segmented(text: str) -> str:
-    """``text`` with a space on each side of every character of an unspaced script (what FTS5 indexes, and
-    what a query word is cut by).  Linear: one scan; an ASCII text is returned as it is."""
+    """``text`` with a space between and around the characters of an unspaced script (what FTS5 indexes, and
+    what a query word is cut by).  Linear: one scan, one call per run (a template per character was ~2x the
+    cost on a multilingual vault); an ASCII text is returned as it is."""
     if text.isascii():
         return text
-    return _UNSPACED_CHAR.sub(r" \g<0> ", text)
+    return _UNSPACED_RUN.sub(_spaced, text)
 
 
 def _tokens(word: str) -> tuple[str, ...]:
@@ -77,9 +89,20 @@ class Term:
     #: the words as the caller wrote them, when the index's words differ (a word of an unspaced script is the
     #: phrase of its characters): what snippets look for and mark
     written: tuple[str, ...] = ()
+    #: a lone word's stems in the languages of the indexed notes, those that differ from it (vault/wordforms.py)
+    forms: tuple[str, ...] = ()
+    #: a lone word that is stemmed: a forms column may hold it as the stem of another form (``run`` of ``runs``)
+    stemmed: bool = False
+
+    def exact(self) -> str:
+        return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
 
     def fts(self) -> str:
-        return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
+        """The word as written, or one of its stems (in any column: a stem column holds a note's other forms
+        of it, an exact column the stem as a word of its own)."""
+        if not self.forms:
+            return self.exact()
+        return "(" + " OR ".join([self.exact(), *(f'"{form}"' for form in self.forms)]) + ")"
 
     def marked(self) -> tuple[str, ...]:
         """The words as written, the prefix one marked with a trailing '*' (for snippets)."""
@@ -98,19 +121,63 @@ class Query:
 
     def tiers(self) -> list[tuple[str, str]]:
         """(tier, FTS5 expression) in the order they are searched."""
-        parts = [t.fts() for t in self.terms]
-        if len(parts) == 1:
-            return [("phrase" if self.terms[0].phrase else "all-words", parts[0])]
-        return [("phrase", " + ".join(parts)), ("all-words", " AND ".join(parts)), ("any-word", " OR ".join(parts))]
+        exact = [t.exact() for t in self.terms]
+        loose = [t.fts() for t in self.terms]
+        forms = [("word-forms", " AND ".join(loose))] if any(t.forms or t.stemmed for t in self.terms) else []
+        if len(exact) == 1:
+            one = exact[0] if self.terms[0].phrase else exact_only(exact[0])
+            return [("phrase" if self.terms[0].phrase else "all-words", one), *forms]
+        # The phrase tier is the exact words together: no phrase of stems.  Why: each word's stems in every
+        # language of the vault made a phrase walk (positions) each, tripling the statement's time on a
+        # 30-language vault for no gain in recall; a note holding other forms is found by word-forms.
+        # No column filter here: a filter makes FTS5 read every position list by column (a common and a rare
+        # word: 2-2.6x the time), and the forms columns hold sorted stems, where a phrase is a coincidence.
+        phrase = " + ".join(exact)
+        all_words = exact_only(" AND ".join(exact))
+        return [("phrase", phrase), ("all-words", all_words), *forms, ("any-word", " OR ".join(loose))]
+
+    def tier_terms(self, tier: str) -> list[str]:
+        """Each term's expression in ``tier`` (what the store samples for common words)."""
+        return [t.exact() if tier in ("phrase", "all-words") else t.fts() for t in self.terms]
+
+    def probes(self) -> list[str]:
+        """Each form as an FTS5 expression: what the store checks the index for (a first match each)."""
+        return list(dict.fromkeys(f'"{form}"' for term in self.terms for form in term.forms))
+
+    def stemmed_words(self) -> list[str]:
+        """The stemmed words, as a forms column would hold them (what the store's stems table is asked)."""
+        return list(dict.fromkeys(term.words[0].lower() for term in self.terms if term.stemmed))
+
+    def keeping(self, known: set[str], held: set[str]) -> Query:
+        """The query with only the ``known`` forms (a first match each) and the ``held`` stemmed words (a forms
+        column holds them).  Why: a form no note holds would add a posting-list lookup to every statement, and
+        the word-forms tier runs only when a form or a stemmed word is held."""
+        return Query(
+            tuple(
+                replace(
+                    t,
+                    forms=tuple(f for f in t.forms if f'"{f}"' in known),
+                    stemmed=t.stemmed and t.words[0].lower() in held,
+                )
+                for t in self.terms
+            )
+        )
 
     def words(self) -> list[str]:
         """Every word, prefix words marked with a trailing '*' (for snippets)."""
         return [w for term in self.terms for w in term.marked()]
 
+    def forms(self) -> list[str]:
+        """The words, then each stem as a prefix (``contribut*``): what a snippet marks and a hit's part is
+        found by."""
+        return [*self.words(), *dict.fromkeys(f"{form}*" for term in self.terms for form in term.forms)]
 
-def parse_query(text: str) -> Query | None:
+
+def parse_query(text: str, languages: tuple[str, ...] = ()) -> Query | None:
     """Free text as terms (see above); None when it holds no word.  Linear in the text, at most
-    :data:`MAX_QUERY_TERMS` terms (a quoted phrase counts each of its words)."""
+    :data:`MAX_QUERY_TERMS` terms (a quoted phrase counts each of its words).  A lone word that is no prefix
+    also matches its stems in ``languages`` (Snowball algorithms: those of the indexed notes); a quoted
+    phrase is searched as written."""
     text = unicodedata.normalize("NFC", text)
     terms: list[Term] = []
     budget = MAX_QUERY_TERMS
@@ -131,8 +198,17 @@ def parse_query(text: str) -> Query | None:
             written = ()
             prefix = False
         budget -= len(words)
-        terms.append(Term(words, prefix, written if words != written else ()))
+        lone = match.group(3) is not None and len(words) == 1 and not prefix
+        stemmed = lone and bool(languages) and words[0] == written[0] and stem_key(words[0]) is not None
+        forms = stems_of(words[0], languages) if stemmed else ()
+        terms.append(Term(words, prefix, written if words != written else (), forms, stemmed))
     return Query(tuple(terms)) if terms else None
+
+
+def exact_only(expr: str) -> str:
+    """``expr`` in the exact columns only: a forms column holds stems, and a stem that is a word (``run`` of
+    ``runs``) must not make another form an exact match."""
+    return f"{EXACT_COLUMNS} : ({expr})"
 
 
 def fts_query(text: str, *, any_term: bool = False) -> str | None:
@@ -145,22 +221,37 @@ def fts_query(text: str, *, any_term: bool = False) -> str | None:
 
 
 # ------------------------------------------------------------ the row: its text, its title, its fields
-#: The fields a note is searched by, one FTS5 column each, in the table's order, with its BM25 weight: a hit in
-#: a note's name or title outranks one in its body.  :func:`field_values` makes a row's values in this order;
-#: the store makes its tables and statements from these names.  Why here: which fields a note has, what each
-#: holds and how much each weighs is string work, the store only keeps them.  Changing a field changes what
-#: rows hold, so it goes with a new ``INDEX_FORMAT`` (vault/index.py): indexes are then rebuilt from git.
-FIELDS: tuple[tuple[str, float], ...] = (("path", 4.0), ("title", 8.0), ("body", 1.0))
+#: The fields a note is searched by, one FTS5 column each, in the table's order, with its BM25 weight.  Why these
+#: weights: a note whose name, alias or heading holds the query is the one a person searching for it meant, and
+#: must outrank a long note that merely mentions the words (bench/bench_known_item.py).  The ``*_forms``
+#: columns hold the other word forms (vault/wordforms.py) of the parts that name a note: its title and aliases,
+#: its headings; only the word-forms tier looks for them, below every exact match.  Why not the body's forms:
+#: stemming every word of every note tripled a first build's CPU (Obsidian's help, 25 MB: 2.6 -> 7.3 s), and
+#: even a note's first 2,000 characters cost a third more build for no gain in known-item recall (0.917
+#: without, 0.916 with: bench/RESULTS.md).  A body's word is still found by its exact form, and by a query's
+#: stem that is a word of its own (``runs`` finds ``run``).
+#: :func:`field_values` makes a row's values in this order; the store makes its tables and statements from
+#: these names.  Changing a field changes what rows hold, so it goes with a new ``INDEX_FORMAT``
+#: (vault/index.py): indexes are then rebuilt from git.
+FIELDS: tuple[tuple[str, float], ...] = (
+    ("path", 4.0),
+    ("title", 8.0),
+    ("aliases", 8.0),
+    ("headings", 4.0),
+    ("tags", 3.0),
+    ("body", 1.0),
+    ("name_forms", 4.0),  # the stems of the title's and the aliases' words
+    ("heading_forms", 2.0),  # the stems of the headings' words
+)
+#: The FTS5 column filter of the exact fields (every field but the forms).
+EXACT_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if not name.endswith("_forms")) + "}"
 #: FTS5's tokenizer for every field.  :data:`_WORD_CHARS` and :func:`segmented` cut a query's words as it
-#: cuts a note's, so a change to it (stemming, say) changes them too, and the ``INDEX_FORMAT``.
+#: cuts a note's, so a change to it changes them too, and the ``INDEX_FORMAT``.
 TOKENIZER = "unicode61 remove_diacritics 2"
-_H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
 
 
 def title_of(path: str, text: str) -> str:
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
-    match = _H1.search(text[:4000])
-    return f"{stem} {match.group(1)}" if match else stem
+    return note_fields(path, text).title
 
 
 def indexed_text(path: str, data: bytes) -> str:
@@ -169,12 +260,23 @@ def indexed_text(path: str, data: bytes) -> str:
     return canvas_text(data) if is_canvas(path) else data.decode("utf-8", errors="replace")
 
 
-def field_values(path: str, text: str) -> tuple[str, str, str]:
-    """The values of a row's :data:`FIELDS` (path, title, body): made by this one function at insert and at
-    delete, since a contentless table removes a row only given exactly the values it was inserted with
-    (``INDEX_FORMAT``)."""
+def field_values(path: str, text: str) -> tuple[str, ...]:
+    """The values of a row's :data:`FIELDS`: made by this one function at insert and at delete, since a
+    contentless table removes a row only given exactly the values it was inserted with (``INDEX_FORMAT``)."""
+    return note_row(path, text)[0]
+
+
+def note_row(path: str, text: str) -> tuple[tuple[str, ...], NoteFields, str | None]:
+    """What the store inserts for a note, from one reading of it: its :data:`FIELDS` values, its parts (for
+    its names, ``vault/names.py``) and the Snowball algorithm its forms were stemmed with (None: not
+    stemmed).  Linear in the text: a few regex passes; the stemming reads the names and headings only."""
+    fields = note_fields(path, text)
+    language = language_of(path, fields.lang, text)
     names = path.replace("/", " ").replace("-", " ").replace("_", " ")
-    return segmented(names), segmented(title_of(path, text)), segmented(text)
+    aliases = "\n".join(fields.aliases)
+    exact = (names, fields.title, aliases, fields.headings, fields.tags, text)
+    forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(fields.headings, language))
+    return tuple(segmented(value) for value in exact) + forms, fields, language
 
 
 # ------------------------------------------------------------ snippets
@@ -230,6 +332,11 @@ def _hit_pattern(terms: list[str]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(_start(t) + _word_pattern(t) for t in terms) + ")", re.IGNORECASE)
 
 
+def hit_pattern(terms: list[str]) -> re.Pattern[str]:
+    """The pattern of a search's words and forms in a note: what a hit's part is found by (notefields)."""
+    return _hit_pattern(terms)
+
+
 def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None) -> re.Match[str] | None:
     """The first place one of ``terms`` starts a word, as ``\b(?:t1|t2…)`` with IGNORECASE finds it.  Why not
     that pattern: as for :func:`_find_phrase`, a leading ``\b`` and IGNORECASE defeat the engine's literal
@@ -252,21 +359,46 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
 _WORD_START = re.compile(r"\w")
 
 
+#: Markdown's marks, dropped from a snippet's window so it reads as plain text (the hits are then the only
+#: ``**`` in it): a link or embed as its label, headings', quotes' and lists' leading marks, emphasis, code
+#: ticks, highlights and HTML tags; runs of white space as one space.
+_MARKUP = (
+    (re.compile(r"!?\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]"), r"\1"),
+    (re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)"), r"\1"),
+    (re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?(?:\[![^\]]*\][+-]?[ \t]*)?|[-*+][ \t]+(?:\[.\][ \t]+)?)", re.M), ""),
+    (re.compile(r"\*\*|__|==|~~|`+|\[\[|\]\]|<[^<>\n]{1,200}>"), ""),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def plain(text: str) -> str:
+    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only."""
+    for pattern, repl in _MARKUP:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None) -> str:
-    """A short window around the first hit (of the whole ``phrase``, when one is given and found), hits in
-    **bold**.
+    """A short window of plain text around the first hit (of the whole ``phrase``, when one is given and
+    found), hits in **bold**: in the body after the front matter, else in the front matter (an alias, a tag).
 
     Why not FTS5's ``snippet()``: it is super-linear in the number of hits, and a word present in every note
     makes the top-ranked (longest) notes cost hundreds of milliseconds each. This is one regex pass.
     """
+    skip = front_matter_end(body)
     if not terms:
-        return body[: 2 * SNIPPET_RADIUS]
+        return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
     pattern = _hit_pattern(terms)
-    first = _find_phrase(body, [w for term in phrase for w in term.marked()]) if phrase else None
-    first = first or _first_word(body, terms, pattern)
+    words = [w for term in phrase for w in term.marked()] if phrase else None
+    first, offset = None, 0
+    for offset in (skip, 0) if skip else (0,):
+        text = body[offset:] if offset else body
+        first = (_find_phrase(text, words) if words else None) or _first_word(text, terms, pattern)
+        if first is not None:
+            break
     if first is None:
-        return body[: 2 * SNIPPET_RADIUS].strip()
-    start = max(0, first.start() - SNIPPET_RADIUS)
-    end = min(len(body), first.end() + SNIPPET_RADIUS)
-    window = pattern.sub(lambda m: f"**{m.group(0)}**", body[start:end])
-    return ("…" if start else "") + window.strip() + ("…" if end < len(body) else "")
+        return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
+    start = max(offset, offset + first.start() - SNIPPET_RADIUS)
+    end = min(len(body), offset + first.end() + SNIPPET_RADIUS)
+    window = pattern.sub(lambda m: f"**{m.group(0)}**", plain(body[start:end]))
+    return ("…" if start > offset else "") + window.strip() + ("…" if end < len(body) else "")

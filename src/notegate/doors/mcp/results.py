@@ -83,7 +83,9 @@ class NoteRead(ToolResult):
     )
 
 
-Tier = Literal["phrase", "all-words", "any-word", "meaning"]
+Tier = Literal["phrase", "all-words", "word-forms", "any-word", "meaning"]
+#: Where a hit matched (vault/notefields.py PARTS); another way of finding notes adds its value to both.
+Part = Literal["title", "alias", "heading", "tag", "body", "meaning"]
 
 
 class SearchHit(BaseModel):
@@ -96,7 +98,14 @@ class SearchHit(BaseModel):
     matched: Tier = Field(
         "all-words",
         description="How the note matched: 'phrase' (the words together, in order), 'all-words' (every word, "
-        "anywhere) or 'any-word' (only some of the words). Hits come in that order.",
+        "anywhere), 'word-forms' (every word, some as another form: contributions for contribute) or "
+        "'any-word' (only some of the words). Hits come in that order, after a note the query names.",
+    )
+    part: Part = Field(
+        "body",
+        description="Where the words (or other forms of them) were found: the note's 'title' (file name or first "
+        "heading), an 'alias' (front matter aliases), a 'heading', a 'tag', or only its 'body'. The snippet is "
+        "plain text with the match in **bold**.",
     )
 
 

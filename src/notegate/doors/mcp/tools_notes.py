@@ -200,11 +200,13 @@ def register(mcp: MCPServer, services: Services, call: ToolCall) -> None:
         handle: HandleArg = None,
         grant: GrantArg = None,
     ) -> SearchResult:
-        """Full-text search: notes holding the words as a phrase first, then notes holding every word (when
-        none does, notes holding some of them, said in fallback); each group ranked, names and titles weighing
-        more than body text; with search by meaning on, notes near the query in meaning are fused in by rank
-        (matched 'meaning'). Returns paths and snippets; read_note gives the whole text. The inbox is left out
-        unless include_inbox is true."""
+        """Full-text search: a note whose file name, title or alias is the query first (any case), then notes
+        holding the words as a phrase, then notes holding every word (when none does, notes holding some of
+        them, said in fallback); each group ranked, names, aliases and headings weighing more than body text,
+        other forms of a word (contribute, contributions) found below the exact form; with search by meaning
+        on, notes near the query in meaning are fused in by rank (matched 'meaning'). Returns paths, plain-text
+        snippets and the part that matched; read_note gives the whole text. The inbox is left out unless
+        include_inbox is true."""
         return await call(
             ctx,
             notes.search_notes,

@@ -1,0 +1,109 @@
+"""The parts of a note search tells apart: its title, aliases, headings, tags and language (pure).
+
+Why apart from the body: a note whose name, alias or heading is what a person typed is the note they meant,
+and must outrank a long note that merely mentions the words (issue 33); and a hit says which part matched,
+so the caller knows why it was found.  The store indexes each part as its own weighted field
+(``vault/query.py`` FIELDS) and looks exact names up in ``vault/names.py``.
+
+Front matter is read leniently, in one pass over its lines: ``key: a``, ``key: [a, b]`` or ``- a`` items under
+``key:``.  Why not ``split_front_matter``: it refuses what it cannot round-trip, and search should still see
+the aliases of a hand-written note whose front matter also holds a nested map.  What it does not understand
+it skips.  Everything here is linear in the note's text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from notegate.vault.frontmatter import front_matter_end
+
+#: The parts a hit can have matched in, in the order they are looked at (``Hit.part``).  Another way of finding
+#: a note adds its own value to the MCP door's ``Part`` (a hit found by meaning says "meaning").
+PARTS = ("title", "alias", "heading", "tag", "body")
+_H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_INLINE_TAG = re.compile(r"#([^\W\d][\w/-]*)")  # after white space, '(' or '[' (checked: a lookbehind was 30x slower)
+#: The front matter properties read (lower case): a note's other names, its tags, its language.
+_BEFORE_TAG = frozenset(" \t\n\r([")
+_KEYS = {"aliases": "aliases", "alias": "aliases", "tags": "tags", "tag": "tags", "lang": "lang", "language": "lang"}
+_TITLE_CHARS = 4000  # the first heading is looked for this far into a note (a title stands at its top)
+
+
+@dataclass(frozen=True)
+class NoteFields:
+    name: str  # the file name without its extension
+    heading: str  # the first level-one heading ('' when none)
+    aliases: tuple[str, ...]
+    headings: str  # every heading, one a line
+    tags: str  # front matter and inline tags, space-separated, without '#'
+    lang: str  # the front matter's language code or name, as written ('' when none)
+
+    @property
+    def title(self) -> str:
+        """What the title field holds: the file name and the first heading."""
+        return f"{self.name} {self.heading}" if self.heading else self.name
+
+
+def _scalar(raw: str) -> str:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        raw = raw[1:-1]
+    return raw.strip()
+
+
+def properties(text: str, end: int | None = None) -> dict[str, list[str]]:
+    """The front matter's aliases, tags and language (keys ``aliases``, ``tags``, ``lang``), read leniently
+    (``end``: where the front matter ends, when the caller has it)."""
+    end = front_matter_end(text) if end is None else end
+    found: dict[str, list[str]] = {}
+    if not end:
+        return found
+    key = ""
+    for line in text[4:end].split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("- ") and key:
+            value = _scalar(stripped[2:])
+            if value:
+                found.setdefault(key, []).append(value)
+            continue
+        name, colon, rest = line.partition(":")
+        key = _KEYS.get(name.strip().lower(), "") if colon and not line[:1].isspace() else ""
+        rest = rest.strip()
+        if not key or not rest:
+            continue
+        if rest.startswith("[") and rest.endswith("]"):
+            found.setdefault(key, []).extend(v for v in (_scalar(x) for x in rest[1:-1].split(",")) if v)
+        else:
+            found.setdefault(key, []).append(_scalar(rest))
+    return found
+
+
+def note_fields(path: str, text: str) -> NoteFields:
+    end = front_matter_end(text)
+    props = properties(text, end) if end else {}
+    name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
+    first = _H1.search(text[:_TITLE_CHARS])
+    body = text[end:]
+    tags = [t.lstrip("#") for t in props.get("tags", [])]
+    if "#" in body:
+        tags += [m.group(1) for m in _INLINE_TAG.finditer(body) if m.start() == 0 or body[m.start() - 1] in _BEFORE_TAG]
+    return NoteFields(
+        name=name,
+        heading=first.group(1) if first else "",
+        aliases=tuple(props.get("aliases", ())),
+        headings="\n".join(_HEADING.findall(body)),
+        tags=" ".join(dict.fromkeys(tags)),
+        lang=(props.get("lang") or [""])[0],
+    )
+
+
+def matched_part(fields: NoteFields, hits: re.Pattern[str] | None) -> str:
+    """The first part, in :data:`PARTS` order, that holds a word of the query or one of its forms: what a
+    caller is told about why the note was found.  ``hits``: the search's one pattern of its words."""
+    if hits is not None:
+        values = (fields.title, "\n".join(fields.aliases), fields.headings, fields.tags)
+        for part, value in zip(PARTS, values, strict=False):
+            if value and hits.search(value) is not None:
+                return part
+    return "body"

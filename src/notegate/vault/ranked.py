@@ -1,0 +1,88 @@
+"""The ranked statements of a search (a :class:`~notegate.vault.index.SearchIndex` mixin): the visibility
+conditions every statement carries, and the one SELECT that ranks an FTS table's rows by bm25 (or lists them
+newest first).  Moved out of ``vault/index.py`` unchanged, so the store stays one readable module."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from notegate.vault.query import FIELDS
+
+INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
+#: The score of a row listed newest first because its only words are common: FTS5's clamped IDF.
+COMMON_SCORE = -1e-6
+
+
+class RankedStatements:
+    #: Rank inside the FTS table before joining ``notes`` (``_select``); False: the joined statement, the
+    #: reference the equivalence tests compare against.
+    RANK_FIRST = True
+    _conn: Callable[[], sqlite3.Connection]
+
+    def _filters(self, table: str, folder: str, include_inbox: bool) -> tuple[list[str], list[object]]:
+        """The visibility conditions every statement of a search carries (before its LIMIT)."""
+        where: list[str] = []
+        params: list[object] = []
+        if folder:
+            where.append("(n.folder = ? OR n.folder LIKE ? ESCAPE '\\')")
+            escaped = folder.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            params += [folder, f"{escaped}/%"]
+        if not include_inbox:
+            where.append(INBOX_HIDDEN)
+        return where, params
+
+    def _select(
+        self,
+        table: str,
+        rank_expr: str,
+        match_expr: str,
+        filters: list[str],
+        params: list[object],
+        exclude: list[int],
+        limit: int,
+        *,
+        newest: bool = False,
+    ) -> list[tuple]:
+        """One ranked statement: rows matching ``rank_expr`` (scored by bm25 over it) and, when given,
+        ``match_expr`` too (a sub-select: its words are required but not scored); or, ``newest``, the rows
+        matching ``match_expr`` newest first, unscored (bm25 of common words only is ~0: FTS5's clamp)."""
+        where = list(filters)
+        values: list[object] = list(params)
+        if newest:
+            where.insert(0, f"{table} MATCH ?")
+            values.insert(0, match_expr)
+        else:
+            where.insert(0, f"{table} MATCH ?")
+            values.insert(0, rank_expr or match_expr)
+            if rank_expr and match_expr:
+                where.append(f"{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
+                values.append(match_expr)
+        if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
+            where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
+            values += exclude
+        weights = ", ".join(str(weight) for _name, weight in FIELDS)  # bm25() takes them in column order
+        score = f"{COMMON_SCORE}" if newest else f"bm25({table}, {weights})"
+        order = f"{table}.rowid DESC" if newest else "score"
+        # Only fixed fragments are interpolated; every value is a bound parameter.
+        if self.RANK_FIRST and all(f == INBOX_HIDDEN for f in filters):
+            # Rank and limit inside the FTS table, then look the few rows up in ``notes``.  Why: joining
+            # first looks every match up in ``notes`` before the LIMIT (two rare words at 100,000 notes:
+            # 2,719 matches, ~24 ms); the inbox filter stays before the LIMIT, as a NOT IN over the partial
+            # index ``notes_inbox`` (the inbox's ids only).  A folder filter needs ``notes``: joined below.
+            inner = [w for w in where if w != INBOX_HIDDEN]
+            if INBOX_HIDDEN in filters:
+                inner.append(f"{table}.rowid NOT IN (SELECT id FROM notes WHERE inbox = 1)")  # noqa: S608 - fixed names
+            outer = "r.rowid DESC" if newest else "r.score"
+            rank_sql = (
+                f"SELECT r.rowid, n.path, r.score, n.inbox, '{table}' FROM ("  # noqa: S608
+                f"SELECT {table}.rowid AS rowid, {score} AS score FROM {table} WHERE {' AND '.join(inner)} "
+                f"ORDER BY {order} LIMIT ?) r JOIN notes n ON n.id = r.rowid ORDER BY {outer}"
+            )
+        else:
+            rank_sql = (
+                f"SELECT {table}.rowid, n.path, {score} AS score, n.inbox, '{table}' "  # noqa: S608
+                f"FROM {table} JOIN notes n ON n.id = {table}.rowid WHERE {' AND '.join(where)} "
+                f"ORDER BY {order} LIMIT ?"
+            )
+        return self._conn().execute(rank_sql, [*values, limit]).fetchall()
