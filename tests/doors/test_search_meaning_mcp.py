@@ -20,8 +20,9 @@ if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQU
     pytest.skip(f"the 'meaning' extra is not installed ({missing_packages()})", allow_module_level=True)
 
 NOTES = {
-    # No note holds the word "backup": the keyword search finds none of them for it.
-    "howto/backups.md": "# Back up your files\n\nCopy the vault folder to another disk or to cloud storage every "
+    # No note holds the word "backup", nor a form of it in its name (a file named backups.md is found by the
+    # word forms of its name): the keyword search finds none of them for it.
+    "howto/copies.md": "# Back up your files\n\nCopy the vault folder to another disk or to cloud storage every "
     "week, so a broken laptop loses nothing.\n",
     "howto/cooking.md": "# Pasta\n\nBoil water, add salt, cook the spaghetti for nine minutes.\n",
     "howto/garden.md": "# Tomatoes\n\nWater the tomato plants in the evening and tie them to stakes.\n",
@@ -69,16 +70,18 @@ async def test_a_note_found_by_meaning_says_so_and_a_private_one_only_to_who_may
         # By meaning shortly after: no note holds "backup".
         mine = await _search_until(client, "backup", "private/offsite.md")
         matched = {h["path"]: h["matched"] for h in mine["hits"]}
-        assert matched.get("howto/backups.md") == "meaning" and matched.get("private/offsite.md") == "meaning"
+        assert matched.get("howto/copies.md") == "meaning" and matched.get("private/offsite.md") == "meaning"
         assert "howto/cooking.md" not in matched  # nothing near it in meaning
         assert mine["matched"] == "meaning" and mine["fallback"] is None
-        first = next(h for h in mine["hits"] if h["path"] == "howto/backups.md")
-        assert first["snippet"].startswith("# Back up your files") and 0 < first["score"] <= 1
+        first = next(h for h in mine["hits"] if h["path"] == "howto/copies.md")
+        assert first["snippet"].startswith(
+            "Back up your files"
+        )  # plain text, as every snippet and 0 < first["score"] <= 1
     phone = mint(vault, name="phone", tier="restricted")
     async with mcp_http(meaning_served.url, phone) as client:
-        theirs = await _search_until(client, "backup", "howto/backups.md")
+        theirs = await _search_until(client, "backup", "howto/copies.md")
         paths = [h["path"] for h in theirs["hits"]]
-        assert "howto/backups.md" in paths
+        assert "howto/copies.md" in paths
         assert not [p for p in paths if p.startswith("private/")], paths  # the nearest note, and never shown
         folder = await client.call_tool("search_notes", {"query": "backup", "folder": "private"})
         assert folder.is_error or folder.structured_content["hits"] == []
