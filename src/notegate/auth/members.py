@@ -11,9 +11,11 @@ Theory of operation:
 * **Invitations** are ``ngi_`` + 256 random bits, stored as SHA-256, shown once, valid :data:`INVITE_SECONDS`,
   spent exactly once (one UPDATE) by the person enrolling a passkey or linking a provider account through it.
 * **Removal is one transaction** (``StateDB.member_remove``): the membership row, every static token, OAuth
-  grant family, elevation grant and pending request, invitation of that person in that environment, and every
-  console session of theirs end together, and one audit row names what ended. Device keys live in the config
-  file: the MCP door refuses every non-machine caller whose person is no longer a member
+  grant family, elevation grant and pending request, invitation and LiveSync device of that person in that
+  environment, and every console session of theirs end together, and one audit row names what ended (the
+  LiveSync gate also asks :meth:`Membership.check_caller` at every request, so a device row a restore left
+  live is refused too). Workstation device keys live in the config file: the MCP door refuses every
+  non-machine caller whose person is no longer a member
   (:func:`notegate.policy.decide_member_caller`), so a device key of a removed member raises nothing, and the
   doctor names the ``[devices.NAME]`` tables to delete.
 * ``now`` is always a parameter.
