@@ -390,3 +390,30 @@ async def test_a_restricted_phone_with_an_approved_grant_calls_a_write_tool(gate
         assert not done.is_error and text_of(done) == "written"
     row = gateway["state"].tool_calls("check")[-1]
     assert (row["tool"], row["tier"], row["client"], row["outcome"]) == ("write_thing", "trusted", "phone", "ok")
+
+
+async def test_a_removed_members_mounted_tools_end_at_their_next_call(gateway) -> None:
+    """The mounts a member sees follow the state database's membership (an invited member the config file does
+    not list sees them); once removed, their running session's next call to a mounted tool is refused by name,
+    as a notes call is, and the listing shows no mounted tool."""
+    from notegate.auth.members import Membership
+
+    config_path, server, state = gateway["config"], gateway["server"], gateway["state"]
+    config = load_config(config_path)
+    members = Membership(state, lambda: config)
+    members.accept(
+        members.invite("personal", "dana", by="owner", now=time.time()).token, how="passkey", now=time.time()
+    )
+    assert "dana" not in config.environments["personal"].members
+    token = mint(config_path, name="dana-phone", login="dana", client_class="hosted", environment="personal")
+    digest = hashlib.sha256(CHECK_TOKEN.encode()).hexdigest()
+    async with _mcp_http(server.url, token, start_session=True) as phone:
+        assert "check__check" in {t.name for t in (await phone.list_tools()).tools}
+        assert text_of(await phone.call_tool("check__check", {"expected_sha256": digest})) == "match"
+        with state.tx() as db:  # the membership ends while the token lives on (a restore, another replica)
+            db.execute("UPDATE members SET removed_at = ?, removed_by = 'owner' WHERE login = 'dana'", (time.time(),))
+        refused = await phone.call_tool("check__check", {"expected_sha256": digest})
+        assert refused.is_error and text_of(refused).startswith("Refused [member-removed]"), text_of(refused)
+        assert not any("__" in t.name for t in (await phone.list_tools()).tools)
+    assert all(r["login"] != "dana" or r["outcome"] == "ok" for r in state.tool_calls("check"))
+    assert len([r for r in state.tool_calls("check") if r["login"] == "dana"]) == 1  # the refused call never left
