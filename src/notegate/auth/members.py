@@ -226,7 +226,8 @@ class Membership:
                     added_at=row["added_at"] if row is not None else 0.0,
                     tokens=tokens,
                     oauth=oauth,
-                    devices=sorted(d.name for d in config.devices.values() if d.person == login),
+                    devices=sorted(d.name for d in config.devices.values() if d.person == login)
+                    + [f"{d.name} (LiveSync)" for d in self.state.livesync_devices(env.name) if d.person == login],
                     grants=grants,
                     passkeys=sum(1 for p in self.state.passkeys(login) if p["revoked_at"] is None),
                     identities=[i["provider"] for i in self.state.oidc_identities(login) if i["revoked_at"] is None],
