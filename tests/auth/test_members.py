@@ -4,6 +4,7 @@ transaction, and the doctor's report of where the two disagree."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ from notegate.config import load_config
 from notegate.doctor.members import check_members
 from notegate.errors import NotegateError
 from notegate.policy import decide_member_caller, effective_members
-from notegate.state import StateDB
+from notegate.state import LiveSyncDevice, StateDB
+from support import notegate
 
 NOW = 1_700_000_000.0
 
@@ -107,6 +109,46 @@ def test_removal_ends_every_credential_in_one_transaction(vault: Path, db: State
     with pytest.raises(NotegateError) as refused:
         members.remove("personal", "owner", by="owner", now=NOW + 2)
     assert refused.value.rule == "member-is-owner"
+
+
+def test_removal_revokes_the_members_livesync_devices_in_that_environment_only(vault: Path, db: StateDB) -> None:
+    config = with_members(vault, "bob")
+    seed_members(db, config, now=NOW)
+    for kid, environment, person in (
+        ("k-bob", "personal", "bob"),
+        ("k-bob-other", "work", "bob"),
+        ("k-own", "personal", "owner"),
+    ):
+        db.add_livesync_device(
+            LiveSyncDevice(kid, kid, environment, person, f"livesync:{kid}", "ES256", "PEM", NOW, None, None)
+        )
+    ended = Membership(db, lambda: config).remove("personal", "bob", by="owner", now=NOW + 1)
+    assert ended["livesync_devices"] == ["k-bob"]
+    revoked = db.livesync_device("k-bob")
+    assert revoked.public_key is None and revoked.revoked_at == NOW + 1
+    assert db.livesync_device("k-bob-other").public_key == "PEM"  # another environment: not this removal's
+    assert db.livesync_device("k-own").public_key == "PEM"
+
+
+def test_the_doctor_names_the_device_table_of_a_removed_member(vault: Path) -> None:
+    """A [devices.NAME] key of a person the console removed raises nothing any more (the MCP door refuses the
+    person); `notegate doctor` names the table so the owner deletes it."""
+    from notegate.auth.devices import generate_device_key
+
+    _pem, public_key = generate_device_key()
+    text = vault.read_text(encoding="utf-8").replace("members = []", 'members = ["bob"]', 1)
+    vault.write_text(text + f'\n[devices.bobs-laptop]\npublic_key = "{public_key}"\nperson = "bob"\n', encoding="utf-8")
+    config = load_config(vault)
+    state = StateDB.for_config(config)
+    try:
+        seed_members(state, config, now=NOW)
+        Membership(state, lambda: config).remove("personal", "bob", by="owner", now=NOW)
+    finally:
+        state.close()
+    done = notegate("doctor", "--config", str(vault), "--json")
+    [row] = [r for r in json.loads(done.stdout) if r["check"] == "members.config"]
+    assert row["status"] == "warn"
+    assert "[devices.bobs-laptop] belongs to 'bob', no longer a member" in row["found"]
 
 
 def test_the_doctor_reports_where_the_database_and_the_file_disagree(vault: Path) -> None:

@@ -40,8 +40,8 @@ def cli(config: Path, *args: str, input: str | None = None) -> subprocess.Comple
 
 
 class ToolsProcess:
-    def __init__(self, config: Path, key: Path, port: int) -> None:
-        self.config, self.key, self.port = config, key, port
+    def __init__(self, config: Path, key: Path, port: int, mint_key: str) -> None:
+        self.config, self.key, self.port, self.mint_key = config, key, port, mint_key
         self.url = f"http://127.0.0.1:{port}"
         self.log = config.parent / "tools.log"
         self.proc: subprocess.Popen | None = None
@@ -61,6 +61,8 @@ class ToolsProcess:
                     str(self.key),
                     "--port",
                     str(self.port),
+                    "--mint-key",
+                    self.mint_key,
                 ],
                 stdout=handle,
                 stderr=subprocess.STDOUT,
@@ -165,7 +167,8 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
         "personal",
     )
     cli(config, "credential", "check", "CHECK_TOKEN", input=CHECK_TOKEN + "\n")
-    tools = ToolsProcess(config, key, tools_port).start()
+    mint_key = cli(config, "mint-key").stdout.strip()  # the knowledge service's key id, pinned at the start
+    tools = ToolsProcess(config, key, tools_port, mint_key).start()
     state = StateDB.for_config(load_config(config))
     tokens = {
         "phone": mint(config, name="phone", client_class="hosted", environment="personal"),
@@ -302,6 +305,45 @@ def test_the_tools_process_accepts_only_its_own_minted_tokens(gateway) -> None:
     assert again.status_code == 401 and again.json()["rule"] == "tools-token-invalid"
 
 
+def test_a_mint_key_recorded_in_the_database_alone_is_refused(gateway, tmp_path: Path) -> None:
+    """Whoever can write the state database can record a mint key of their own, but the tools process trusts
+    only the key id it was started with: their token is refused, and so is their key put under the pinned id."""
+    from notegate.policy import Caller
+    from notegate.tools.tokens import MINT_PURPOSE_PREFIX, Minter
+
+    tools, state = gateway["tools"], gateway["state"]
+    caller = Caller(
+        login="owner",
+        display_name="owner",
+        client="phone",
+        client_class="hosted",
+        tier="trusted",
+        environment="personal",
+        connector="token:x",
+    )
+    body = {"mount": "clock", "tool": "get_current_time", "arguments": {"timezone": "UTC"}}
+    intruder = Minter(state, tmp_path)  # records its public key in tools_keys, as the real one does
+    assert state.tools_key(MINT_PURPOSE_PREFIX + intruder.kid) is not None
+    token = intruder.mint(caller, "personal", "tools:call", mount="clock", tool="get_current_time")
+    refused = httpx2.post(f"{tools.url}/v1/call", json=body, headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401 and refused.json()["rule"] == "tools-token-invalid", refused.text
+    pinned = tools.mint_key
+    real = state.tools_key(MINT_PURPOSE_PREFIX + pinned)
+    with state.tx() as db:  # the intruder's public key under the pinned id
+        db.execute(
+            "UPDATE tools_keys SET public_key = ? WHERE purpose = ?",
+            (json.dumps(intruder._key.as_dict(private=False)), MINT_PURPOSE_PREFIX + pinned),
+        )
+    try:
+        intruder.kid = pinned
+        forged = intruder.mint(caller, "personal", "tools:call", mount="clock", tool="get_current_time")
+        refused = httpx2.post(f"{tools.url}/v1/call", json=body, headers={"Authorization": f"Bearer {forged}"})
+        assert refused.status_code == 401 and refused.json()["rule"] == "tools-token-invalid", refused.text
+    finally:
+        with state.tx() as db:
+            db.execute("UPDATE tools_keys SET public_key = ? WHERE purpose = ?", (real, MINT_PURPOSE_PREFIX + pinned))
+
+
 def test_the_key_file_is_the_only_way_to_open_a_credential(gateway) -> None:
     """A copy of the database plus the config reveal no credential; the tools process's key opens it."""
     from notegate.tools.sealing import read_key_file
@@ -390,3 +432,30 @@ async def test_a_restricted_phone_with_an_approved_grant_calls_a_write_tool(gate
         assert not done.is_error and text_of(done) == "written"
     row = gateway["state"].tool_calls("check")[-1]
     assert (row["tool"], row["tier"], row["client"], row["outcome"]) == ("write_thing", "trusted", "phone", "ok")
+
+
+async def test_a_removed_members_mounted_tools_end_at_their_next_call(gateway) -> None:
+    """The mounts a member sees follow the state database's membership (an invited member the config file does
+    not list sees them); once removed, their running session's next call to a mounted tool is refused by name,
+    as a notes call is, and the listing shows no mounted tool."""
+    from notegate.auth.members import Membership
+
+    config_path, server, state = gateway["config"], gateway["server"], gateway["state"]
+    config = load_config(config_path)
+    members = Membership(state, lambda: config)
+    members.accept(
+        members.invite("personal", "dana", by="owner", now=time.time()).token, how="passkey", now=time.time()
+    )
+    assert "dana" not in config.environments["personal"].members
+    token = mint(config_path, name="dana-phone", login="dana", client_class="hosted", environment="personal")
+    digest = hashlib.sha256(CHECK_TOKEN.encode()).hexdigest()
+    async with _mcp_http(server.url, token, start_session=True) as phone:
+        assert "check__check" in {t.name for t in (await phone.list_tools()).tools}
+        assert text_of(await phone.call_tool("check__check", {"expected_sha256": digest})) == "match"
+        with state.tx() as db:  # the membership ends while the token lives on (a restore, another replica)
+            db.execute("UPDATE members SET removed_at = ?, removed_by = 'owner' WHERE login = 'dana'", (time.time(),))
+        refused = await phone.call_tool("check__check", {"expected_sha256": digest})
+        assert refused.is_error and text_of(refused).startswith("Refused [member-removed]"), text_of(refused)
+        assert not any("__" in t.name for t in (await phone.list_tools()).tools)
+    assert all(r["login"] != "dana" or r["outcome"] == "ok" for r in state.tool_calls("check"))
+    assert len([r for r in state.tool_calls("check") if r["login"] == "dana"]) == 1  # the refused call never left

@@ -84,3 +84,13 @@ def test_the_tools_process_will_not_start_without_its_key(tools_vault) -> None:
     config, _key = tools_vault
     done = notegate("tools", "serve", "--config", str(config), env={"PATH": "/usr/bin:/bin"})
     assert done.returncode == 1 and "Refused [tools-key-file]" in done.stderr
+
+
+def test_the_tools_process_will_not_start_without_a_pinned_mint_key(tools_vault) -> None:
+    """Trusting every mint key the state database records would trust whoever can write it."""
+    config, key = tools_vault
+    done = serve(config, key)  # an empty catalog loads: the pin is what is missing
+    assert done.returncode == 1 and "Refused [tools-mint-unpinned]" in done.stderr, done.stderr
+    kid = notegate("tools", "mint-key", "--config", str(config)).stdout.strip()
+    assert kid == notegate("tools", "mint-key", "--config", str(config)).stdout.strip()  # one key, made once
+    assert len(kid) == 43  # an RFC 7638 thumbprint (SHA-256, base64url): the public key's id, no secret

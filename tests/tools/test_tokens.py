@@ -101,3 +101,42 @@ class _NoKeys:
 def test_header_parsing_refuses_what_is_not_an_object() -> None:
     with pytest.raises(ValueError):
         _header("WzFd.x.y")  # "[1]"
+
+
+def test_a_pinned_verifier_refuses_a_key_the_database_alone_records(pair, tmp_path: Path) -> None:
+    """A second mint key recorded in the same database (whoever can write it) is refused by a verifier pinned to
+    the knowledge service's key id; the pinned key still verifies."""
+    minter, verifier, clock = pair
+    pinned = Verifier(verifier.state, clock, pinned=[minter.kid])
+    intruder = Minter(verifier.state, tmp_path / "intruder", clock)
+    assert refused(pinned, intruder.mint(CALLER, "personal", "tools:list"), "tools:list") == "tools-token-invalid"
+    assert pinned.verify(minter.mint(CALLER, "personal", "tools:list"), "tools:list").login == "owner"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", min_size=1, max_size=64))
+def test_a_recorded_key_under_another_id_is_refused(kid: str) -> None:
+    """Whatever id a database writer files a (valid) key under, unless it is that key's own thumbprint, the
+    verifier refuses: a pinned id cannot be given another key."""
+    from joserfc.jwk import OKPKey
+
+    key = OKPKey.generate_key("Ed25519")
+    if kid == key.thumbprint():
+        return
+    public = json.dumps(key.as_dict(private=False))
+
+    class _Recorded:
+        def tools_key(self, purpose: str) -> str:
+            return public
+
+    from joserfc import jwt
+
+    now = 1_800_000_000
+    claims = {"iss": "notegate", "aud": "notegate-tools", "act": {"sub": "notegate-knowledge-service"}}
+    token = jwt.encode(
+        {"alg": "Ed25519", "typ": "notegate-tools+jwt", "kid": kid}, claims | {"iat": now}, key, algorithms=["Ed25519"]
+    )
+    verifier = Verifier(state=_Recorded(), clock=lambda: float(now), pinned=[kid])
+    with pytest.raises(NotegateError) as caught:
+        verifier.verify(token, "tools:list")
+    assert caught.value.rule == "tools-token-invalid" and "not the one its id names" in str(caught.value)

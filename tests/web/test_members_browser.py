@@ -112,16 +112,24 @@ def test_invite_join_with_the_provider_connect_and_remove(console, provider: str
     assert session.first_done.wait(WAIT) and session.error is None, session.error
     assert "Refused" not in session.first
 
+    from notegate.state import LiveSyncDevice
+
+    bobs_phone = LiveSyncDevice(
+        "k-bob", "bobs-phone", "personal", "bob", "livesync:k-bob", "ES256", "PEM", 0, None, None
+    )
+    console.runtime.state.add_livesync_device(bobs_phone)  # his phone's LiveSync key (tests/livesync: the real gate)
     page.goto(f"{console.url}/members")
     row = page.locator("tr[data-member=bob]")
     assert "bob-laptop" in row.locator(".connectors").inner_text()
+    assert "bobs-phone (LiveSync)" in row.inner_text()
     assert "real" in row.inner_text()  # the linked provider account
     row.locator("button.remove").click()
     page.wait_for_url("**/members?env=personal&done=member-removed")
     assert page.locator("tr[data-member=bob]").count() == 0
     removed = _audit(console, "web:member-remove")
     assert len(removed) == 1 and removed[0].startswith("ok:bob:") and "tokens=" in removed[0]
-    assert "console_sessions=1" in removed[0]
+    assert "console_sessions=1" in removed[0] and "livesync_devices=k-bob" in removed[0]
+    assert console.runtime.state.livesync_device("k-bob").public_key is None
 
     session.go.set()
     session.join(WAIT)

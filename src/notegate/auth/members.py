@@ -11,9 +11,11 @@ Theory of operation:
 * **Invitations** are ``ngi_`` + 256 random bits, stored as SHA-256, shown once, valid :data:`INVITE_SECONDS`,
   spent exactly once (one UPDATE) by the person enrolling a passkey or linking a provider account through it.
 * **Removal is one transaction** (``StateDB.member_remove``): the membership row, every static token, OAuth
-  grant family, elevation grant and pending request, invitation of that person in that environment, and every
-  console session of theirs end together, and one audit row names what ended. Device keys live in the config
-  file: the MCP door refuses every non-machine caller whose person is no longer a member
+  grant family, elevation grant and pending request, invitation and LiveSync device of that person in that
+  environment, and every console session of theirs end together, and one audit row names what ended (the
+  LiveSync gate also asks :meth:`Membership.check_caller` at every request, so a device row a restore left
+  live is refused too). Workstation device keys live in the config file: the MCP door refuses every
+  non-machine caller whose person is no longer a member
   (:func:`notegate.policy.decide_member_caller`), so a device key of a removed member raises nothing, and the
   doctor names the ``[devices.NAME]`` tables to delete.
 * ``now`` is always a parameter.
@@ -224,7 +226,8 @@ class Membership:
                     added_at=row["added_at"] if row is not None else 0.0,
                     tokens=tokens,
                     oauth=oauth,
-                    devices=sorted(d.name for d in config.devices.values() if d.person == login),
+                    devices=sorted(d.name for d in config.devices.values() if d.person == login)
+                    + [f"{d.name} (LiveSync)" for d in self.state.livesync_devices(env.name) if d.person == login],
                     grants=grants,
                     passkeys=sum(1 for p in self.state.passkeys(login) if p["revoked_at"] is None),
                     identities=[i["provider"] for i in self.state.oidc_identities(login) if i["revoked_at"] is None],

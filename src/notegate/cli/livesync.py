@@ -209,6 +209,7 @@ def _upstream_auth(settings, config_dir: Path) -> str | None:
 def _gate(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from notegate.auth.members import Membership
     from notegate.doors.listen import bind_listener, bounded_protocol
     from notegate.livesync.gate import Gate
     from notegate.state import StateDB
@@ -231,6 +232,7 @@ def _gate(args: argparse.Namespace) -> int:
         audit=audit,
         upstream_auth=_upstream_auth(settings, config.path.parent),
         record=lambda kid, keys: db.record_livesync_revisions(environment, kid, keys, now=time.time()),
+        members=Membership(db, lambda: config).check_caller,  # the MCP door's membership (auth/members.py)
     )
     print(
         f"livesync gate for {environment}/{settings.database} on http://{settings.host}:{port} -> "

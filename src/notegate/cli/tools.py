@@ -24,6 +24,19 @@ def add_tools(subs) -> None:
         "--key-file", default=None, help="the seal identity (default: $CREDENTIALS_DIRECTORY/notegate-tools-key)"
     )
     s.add_argument("--port", type=int, default=None, help="default: [tools] port")
+    s.add_argument(
+        "--mint-key",
+        action="append",
+        default=[],
+        help="the id of a knowledge service's mint key to trust (`notegate tools mint-key` prints it; repeat)",
+    )
+    s.add_argument(
+        "--mint-key-file",
+        default=None,
+        help="a file of mint key ids, one a line (default: $CREDENTIALS_DIRECTORY/notegate-tools-mint)",
+    )
+    mk = t.add_parser("mint-key", help="print the id of the knowledge service's mint key (made if missing)")
+    _config_arg(mk)
     k = t.add_parser(
         "keygen", help="make the seal key: the identity goes to --output (mode 600), the recipient to the database"
     )
@@ -78,6 +91,11 @@ def cmd_tools(args: argparse.Namespace) -> int:
     action = args.tools_command
     if action == "serve":
         return _serve(args, config, state)
+    if action == "mint-key":
+        from notegate.tools.tokens import Minter
+
+        print(Minter(state, config.state_dir).kid)  # the public key's thumbprint: no secret
+        return 0
     if action == "keygen":
         from notegate.tools.sealing import SEAL_PURPOSE, keygen, write_key_file
 
@@ -171,6 +189,20 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mint_keys(args: argparse.Namespace) -> list[str]:
+    """The mint key ids this tools process trusts: --mint-key, then the file (or systemd credential)."""
+    keys = list(args.mint_key)
+    from notegate.tools.tokens import MINT_PIN_CREDENTIAL
+
+    folder = os.environ.get("CREDENTIALS_DIRECTORY")
+    path = Path(args.mint_key_file) if args.mint_key_file else None
+    if path is None and folder and (Path(folder) / MINT_PIN_CREDENTIAL).is_file():
+        path = Path(folder) / MINT_PIN_CREDENTIAL
+    if path is not None:
+        keys += [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return keys
+
+
 def _serve(args: argparse.Namespace, config, state) -> int:
     import uvicorn
 
@@ -182,8 +214,12 @@ def _serve(args: argparse.Namespace, config, state) -> int:
         from notegate.errors import NotegateError
 
         raise NotegateError("the tools process was given no key file", rule="tools-key-file")
-    gateway = Gateway(state, read_key_file(key_file), config.tools)
+    gateway = Gateway(state, read_key_file(key_file), config.tools, mint_keys=_mint_keys(args))
     gateway.load()  # a pin that does not hold stops the start here, before anything listens
+    if not gateway.verifier.pinned:  # trusting every key the database records trusts whoever writes it
+        from notegate.errors import NotegateError
+
+        raise NotegateError("the tools process was given no mint key id to trust", rule="tools-mint-unpinned")
     port = args.port or config.tools.port
     print(
         f"notegate tools: serving {len(gateway.upstreams)} mount(s) on http://127.0.0.1:{port}",

@@ -6,7 +6,9 @@ Per request, in this order (each step's refusal names its rule, ``notegate.polic
 1. the bounds: open requests per device and in all, a body's size and the time it takes to arrive;
 2. the device's token (``Authorization: Bearer``): the key is the one enrolled under the header's ``kid``,
    looked up at every request (a revocation counts at once), verified with that device's pinned algorithm
-   only; then ``exp``/``iat``/``sub``;
+   only; then ``exp``/``iat``/``sub``; then its person must still belong to the environment, asked of the
+   membership the MCP door asks (removing a member revokes their devices; this holds even for a row that
+   a restore or a hand edit left live);
 3. the request line (every segment decoded once, strictly) against the replication allow-list;
 4. a JSON body's ids (no design document, reserved id or attachment, also inside bulk bodies);
 5. forwarded to CouchDB with the gate's own member login: the device's token, cookies and any
@@ -148,7 +150,8 @@ def config_answer(config: LiveSyncConfig) -> dict[str, Any]:
 
 class Gate:
     """The ASGI app. ``lookup(kid)`` returns the device row (or None); ``audit(**row)`` records a request;
-    both run in a worker thread (the state database is synchronous)."""
+    ``members(login, environment, client_class)`` is the membership's Decision (auth/members.py
+    ``Membership.check_caller``); all run in a worker thread (the state database is synchronous)."""
 
     def __init__(
         self,
@@ -159,6 +162,7 @@ class Gate:
         audit: Callable[..., None],
         upstream_auth: str | None = None,
         record: Callable[[str, list[str]], None] | None = None,
+        members: Callable[[str, str | None, str], Decision] | None = None,
         clock: Callable[[], float] = time.time,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
@@ -168,6 +172,7 @@ class Gate:
         self.audit = audit
         self.upstream_auth = upstream_auth
         self.record = record
+        self.members = members
         self.clock = clock
         self.transport = transport
         self.client: httpx.AsyncClient | None = None
@@ -231,6 +236,10 @@ class Gate:
                 if STATUS.get(exc.rule) == 401:
                     self._failed(source)
                 raise
+            if self.members is not None:  # after the signature: only the device itself learns it was removed
+                verdict = await anyio.to_thread.run_sync(self.members, device.person, device.environment, "livesync")
+                if not verdict.allowed:
+                    raise _deny(verdict)
             held = self.open_per_device.get(device.kid, 0)
             if held >= self.config.max_open_requests_per_device:
                 raise GateRefused("this device holds as many open requests as it may", rule="too-many-open-requests")

@@ -56,8 +56,8 @@ class MemberTables(StateCore):
     ) -> dict[str, list[str]] | None:
         """End ``login``'s membership of ``environment`` and, in the same transaction, every credential of that
         person there: static tokens, OAuth grant families (and their tokens), elevation grants and requests,
-        pending invitations; and every console session of that person. What ended, by kind (ids, never a
-        secret), or None when ``login`` was not a live member. ``default_environment``: rows that name no
+        pending invitations, LiveSync devices; and every console session of that person. What ended, by kind
+        (ids, never a secret), or None when ``login`` was not a live member. ``default_environment``: rows that name no
         environment belong to this one."""
         here = (environment, 1 if default_environment else 0)
         with self.tx(claim=f"members:{environment}") as db:
@@ -112,6 +112,15 @@ class MemberTables(StateCore):
                 for r in db.execute(
                     "UPDATE member_invites SET used_at = ?, used_how = 'member-removed' WHERE login = ?"
                     " AND environment = ? AND used_at IS NULL RETURNING invite_id",
+                    (now, login, environment),
+                ).fetchall()
+            ]
+            # a LiveSync device is revoked as `livesync device revoke` does it: its public key deleted
+            ended["livesync_devices"] = [
+                r[0]
+                for r in db.execute(
+                    "UPDATE livesync_devices SET public_key = NULL, revoked_at = ? WHERE person = ?"
+                    " AND environment = ? AND revoked_at IS NULL RETURNING kid",
                     (now, login, environment),
                 ).fetchall()
             ]

@@ -17,7 +17,7 @@ import json
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,12 +65,19 @@ class Mount:
 class Gateway:
     """The catalog, the mounts and their upstreams, inside the tools process."""
 
-    def __init__(self, state, opener: Opener, config: ToolsConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        state,
+        opener: Opener,
+        config: ToolsConfig,
+        clock: Callable[[], float] = time.time,
+        mint_keys: Collection[str] | None = None,
+    ) -> None:
         self.state = state
         self.opener = opener
         self.config = config
         self.clock = clock
-        self.verifier = Verifier(state, clock)
+        self.verifier = Verifier(state, clock, pinned=mint_keys)  # the knowledge service's key ids, from the start
         self.mounts: dict[str, Mount] = {}
         self.upstreams: dict[str, Upstream] = {}
         self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)

@@ -10,7 +10,10 @@ Theory of operation
   knowledge service acting for them; ``aud`` is the tools process; the token names the connector login, the
   client, the environment and the tier, and a call token also the mount and the tool it may call.
 * The tools process (:class:`Verifier`) accepts nothing else: the signature must verify with a recorded mint
-  key, ``typ``, ``iss``, ``aud`` and ``scope`` must be exactly ours, it must be fresh (at most
+  key whose id (its RFC 7638 thumbprint, checked against the recorded key) the tools process was started with
+  (``notegate tools serve --mint-key``; ``notegate tools mint-key`` prints it): whoever can write the state
+  database can record a key, but cannot make the tools process trust it, so cannot use the mounted
+  credentials. Then ``typ``, ``iss``, ``aud`` and ``scope`` must be exactly ours, it must be fresh (at most
   ``TOKEN_SECONDS`` old, never issued in the future) and a call token is spent by its first use. A client's
   token (an opaque ``ngt_…`` or OAuth token) is no JWS at all and is refused.
 * The reverse holds at ``/mcp``: its verifier knows only its own opaque tokens (by hash), so a token minted
@@ -24,7 +27,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +49,8 @@ SKEW_SECONDS = 5
 SCOPES = ("tools:list", "tools:call")
 MINT_FILE = "tools-mint.jwk"
 MINT_PURPOSE_PREFIX = "mint:"
+#: The systemd credential (LoadCredential) holding the mint key ids the tools process trusts, one a line.
+MINT_PIN_CREDENTIAL = "notegate-tools-mint"
 
 
 @dataclass(frozen=True)
@@ -112,11 +117,13 @@ def _refuse(why: str) -> NotegateError:
 
 
 class Verifier:
-    """The tools process's side: accepts only fresh tokens minted for it, each call token once."""
+    """The tools process's side: accepts only fresh tokens minted for it, each call token once. ``pinned``: the
+    mint key ids it trusts (None: every recorded one; `notegate tools serve` never starts without a pin)."""
 
-    def __init__(self, state, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, state, clock: Callable[[], float] = time.time, pinned: Collection[str] | None = None) -> None:
         self.state = state
         self.clock = clock
+        self.pinned = frozenset(pinned) if pinned is not None else None
         self._spent: dict[str, float] = {}
 
     def verify(self, token: str | None, scope: str) -> ToolsCaller:
@@ -128,13 +135,19 @@ class Verifier:
             raise _refuse("not a token of ours") from None
         if header.get("alg") != ALGORITHM or header.get("typ") != TOKEN_TYPE or not isinstance(header.get("kid"), str):
             raise _refuse("not a token of ours")
+        if self.pinned is not None and header["kid"] not in self.pinned:
+            raise _refuse("signed by a key this tools process was not started with")
         public = self.state.tools_key(MINT_PURPOSE_PREFIX + header["kid"])
         if public is None:
             raise _refuse("signed by an unknown key")
         try:
-            claims = jwt.decode(token, OKPKey.import_key(json.loads(public)), algorithms=[ALGORITHM]).claims
+            key = OKPKey.import_key(json.loads(public))
+            named = key.thumbprint() == header["kid"]  # the recorded key is the one its (pinned) id names
+            claims = jwt.decode(token, key, algorithms=[ALGORITHM]).claims if named else None
         except (JoseError, ValueError):
             raise _refuse("the signature does not verify") from None
+        if claims is None:
+            raise _refuse("the recorded key is not the one its id names")
         now = self.clock()
         if claims.get("iss") != ISSUER or claims.get("aud") != AUDIENCE or claims.get("act") != {"sub": ACTOR}:
             raise _refuse("issued for another audience")
