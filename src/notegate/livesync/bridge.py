@@ -36,7 +36,7 @@ from notegate.livesync import documents
 from notegate.livesync.bridge_rules import BRIDGE_KID, LIVESYNC_TASK, device_caller, refused_task_text
 from notegate.policy.plan import Intent
 from notegate.services.eventlog import event
-from notegate.vault.storebase import ABSENT, Change
+from notegate.services.notes import ABSENT, Change  # a door reaches the store through the service
 
 CHECKPOINT = "_local/notegate-bridge"
 #: Changes read in one long poll: one commit per device per batch, so the deletion limit sees a mass deletion.
@@ -44,6 +44,9 @@ BATCH = 200
 #: How long a note whose writer (or a chunk) is not known yet is waited for before it is passed over: the gate
 #: records a revision's writer right after CouchDB takes it, so the bridge can see the change first.
 WAIT_SECONDS = 30.0
+#: How long a deletion waits before it is judged, so the rest of a mass deletion pushed in several requests
+#: arrives and the deletion limit counts it whole (LiveSync pushes one within seconds).
+SETTLE_SECONDS = 5.0
 
 
 @dataclass
@@ -73,6 +76,7 @@ class Bridge:
         self.rt, self.notes, self.environment, self.clock = runtime, notes, environment, clock
         headers = {"Authorization": auth} if auth else {}
         self.db_url = f"{couchdb_url.rstrip('/')}/{quote(database, safe='')}"
+        self._settle: dict[str, float] = {}  # deletion revision key -> when first seen
         self._pending: dict[str, float] = {}  # revision key -> when first seen without its writer or chunks
         self.http = httpx.Client(headers=headers, timeout=httpx.Timeout(30.0, read=90.0))
 
@@ -146,8 +150,13 @@ class Bridge:
             }
         )
         chunks = self._chunks(children)
-        by_device: dict[str, list[documents.LiveSyncNote]] = {}
         since = feed.get("last_seq")
+        now = time.monotonic()
+        for row in results:  # every deletion in the batch starts settling now, not when the loop reaches it
+            if documents.is_note(row["doc"]) and (row["doc"].get("deleted") or row["doc"].get("_deleted")):
+                self._settle.setdefault(documents.revision_key(row["doc"]["_id"], str(row["doc"].get("_rev"))), now)
+        taken: list[tuple[dict, str, documents.LiveSyncNote]] = []
+        stopped = False
         for row in results:
             meta = row["doc"]
             if not documents.is_note(meta):  # chunks, control documents; a hard deletion carries no path
@@ -155,7 +164,7 @@ class Bridge:
             key = documents.revision_key(meta["_id"], str(meta.get("_rev")))
             author = self.rt.state.livesync_revision_author(self.environment, key)
             if author is None and self._waiting(key):
-                since = self._before(results, row, point)
+                since, stopped = self._before(results, row, point), True
                 break
             if author is None or author == BRIDGE_KID:  # the bridge's own, or written behind the gate's back
                 done.skipped += 1
@@ -164,11 +173,22 @@ class Bridge:
                 note = documents.read_note(meta, chunks)
             except documents.DocumentError as exc:
                 if exc.rule == "livesync-document-incomplete" and self._waiting(key):
-                    since = self._before(results, row, point)
+                    since, stopped = self._before(results, row, point), True
                     break
                 done.refused.append((str(meta.get("path")), exc.rule or "refused"))
                 continue
+            if note.deleted and self._settling(key):
+                since, stopped = self._before(results, row, point), True
+                break
             self._pending.pop(key, None)
+            taken.append((row, author, note))
+        if stopped:  # a deletion is judged only with the rest of its batch: none goes ahead of a stop
+            first = next((i for i, (_r, _a, n) in enumerate(taken) if n.deleted), None)
+            if first is not None:
+                since = self._before(results, taken[first][0], point)
+                taken = taken[:first]
+        by_device: dict[str, list[documents.LiveSyncNote]] = {}
+        for _row, author, note in taken:
             by_device.setdefault(author, []).append(note)
         for kid, notes in by_device.items():
             self._commit_device(env, kid, notes, done)
@@ -182,6 +202,16 @@ class Bridge:
         if time.monotonic() - first < WAIT_SECONDS:
             return True
         self._pending.pop(key, None)
+        return False
+
+    def _settling(self, key: str) -> bool:
+        """Is this deletion younger than SETTLE_SECONDS here? A device pushes a mass deletion in several
+        requests; holding deletions that long lets the bridge read them as one batch, so the deletion limit
+        judges them together instead of one request's share at a time."""
+        first = self._settle.setdefault(key, time.monotonic())
+        if time.monotonic() - first < SETTLE_SECONDS:
+            return True
+        self._settle.pop(key, None)
         return False
 
     @staticmethod
