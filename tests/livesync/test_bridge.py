@@ -147,6 +147,7 @@ def test_an_mcp_write_reaches_the_device_and_is_not_echoed_back(bridged: Bridged
             break
         time.sleep(1)
     assert doc_id in docs, bridged.bridge_log()
+    assert documents.doc_id_of("notes/phone-edit.md") in docs  # and the second device sees the phone's edit
     pieces = [d["data"] for cid, d in docs.items() if cid.startswith("h:") and d.get("data")]
     assert any("written over MCP" in p for p in pieces)
 
