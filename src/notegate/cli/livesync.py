@@ -44,6 +44,12 @@ def add_livesync(subs) -> None:
     gate = lsubs.add_parser("gate", help="serve the gate ([livesync] host and port) in front of CouchDB")
     _config_arg(gate)
     gate.add_argument("--port", type=int, default=None, help="override [livesync] port")
+    bridge = lsubs.add_parser(
+        "bridge", help="replicate the notes database to and from the environment's repository, through the rules"
+    )
+    _config_arg(bridge)
+    bridge.add_argument("--poll-seconds", type=float, default=10.0, help="longest one _changes long poll waits")
+    bridge.add_argument("--once", action="store_true", help="one pass each way, then exit")
 
 
 def _settings(config):
@@ -57,6 +63,8 @@ def _settings(config):
 def cmd_livesync(args: argparse.Namespace) -> int:
     if args.livesync_command == "gate":
         return _gate(args)
+    if args.livesync_command == "bridge":
+        return _bridge(args)
     if args.livesync_command == "couchdb-config":
         return _couchdb_config(args)
     return _device(args)
@@ -263,3 +271,47 @@ def _gate(args: argparse.Namespace) -> int:
     server.run(sockets=[listener])
     db.close()
     return 0
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    import httpx
+
+    from notegate.livesync.bridge import Bridge
+    from notegate.services.container import Services
+    from notegate.services.runtime import Runtime
+
+    config = _load(args)
+    settings, environment = _settings(config)
+    runtime = Runtime(config)
+    bridge = Bridge(
+        runtime,
+        Services.build(runtime).notes,
+        environment=environment,
+        couchdb_url=settings.couchdb_url,
+        database=settings.database,
+        auth=_upstream_auth(settings, config.path.parent),
+    )
+    print(
+        f"livesync bridge for {environment}/{settings.database} <- {settings.couchdb_url}", file=sys.stderr, flush=True
+    )
+    try:
+        while True:
+            try:
+                done = bridge.run_once(args.poll_seconds)
+            except httpx.HTTPError as exc:  # CouchDB restarting or out of reach: try again, the checkpoint holds
+                print(f"livesync bridge: CouchDB unreachable ({type(exc).__name__}); retrying", file=sys.stderr)
+                if args.once:
+                    return 1
+                time.sleep(min(args.poll_seconds, 5.0) or 1.0)
+                continue
+            if done.committed or done.refused or done.exported:
+                print(
+                    f"committed {len(done.committed)}, refused {len(done.refused)}, exported {done.exported}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if args.once:
+                return 0
+    finally:
+        bridge.close()
+        runtime.close()
