@@ -129,6 +129,9 @@ def test_a_phone_edit_is_in_the_origin_within_a_minute_and_served_over_mcp(bridg
 
 
 def test_an_mcp_write_reaches_the_device_and_is_not_echoed_back(bridged: Bridged) -> None:
+    secret = {"path": "private/plans.md", "content": "# Plans\n\nnot for devices\n", "base_revision": "absent"}
+    wrote = asyncio.run(bridged.mcp("write_note", {**secret, "confirmed": True}))
+    assert not wrote.is_error, text_of(wrote)
     text = "# From a session\n\nwritten over MCP\n"
     wrote = asyncio.run(
         bridged.mcp(
@@ -150,6 +153,9 @@ def test_an_mcp_write_reaches_the_device_and_is_not_echoed_back(bridged: Bridged
     assert documents.doc_id_of("notes/phone-edit.md") in docs  # and the second device sees the phone's edit
     pieces = [d["data"] for cid, d in docs.items() if cid.startswith("h:") and d.get("data")]
     assert any("written over MCP" in p for p in pieces)
+    # A private note (written before) never reaches the one database every device pulls, a member's too.
+    assert documents.doc_id_of("private/plans.md") not in docs
+    assert not any("not for devices" in p for p in pieces)
 
 
 @pytest.mark.parametrize(

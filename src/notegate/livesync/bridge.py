@@ -295,6 +295,10 @@ class Bridge:
                 paths.update({delta.old_file.path, delta.new_file.path})
         notes = env.store.listing().notes
         for path in sorted(paths):
+            if self.rt.policy.is_private(path):
+                # One notes database serves every device, a restricted member's too, and a restricted caller
+                # never reads a private path: private notes stay out of it until devices get views of their own.
+                continue
             if path in notes or env.store.read(path) is None:
                 self._export_note(env, path, done)
         self._save_checkpoint({**self.checkpoint(), "commit": head})
