@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -74,6 +75,20 @@ def copy_vault(template: Path, target: Path) -> Path:
     return cfg
 
 
+def strip_unknown_settings(cfg: Path, src: str) -> None:
+    """Drop the settings the older build does not know, one at a time, so a comparison can cross a commit
+    that added a setting (each build refuses an unknown key at start-up, as it should)."""
+    probe = "import sys; from notegate.config import load_config; load_config(sys.argv[1])"
+    for _ in range(50):
+        env = {**os.environ, "PYTHONPATH": src}
+        done = subprocess.run([sys.executable, "-c", probe, str(cfg)], env=env, capture_output=True, text=True)
+        found = re.search(r"unknown key '([A-Za-z0-9_]+)'", done.stderr)
+        if done.returncode == 0 or not found:
+            return
+        lines = cfg.read_text(encoding="utf-8").splitlines(keepends=True)
+        cfg.write_text("".join(ln for ln in lines if not ln.startswith(f"{found.group(1)} =")), encoding="utf-8")
+
+
 def p50(samples: list[float]) -> float:
     return statistics.median(samples) if samples else float("nan")
 
@@ -110,6 +125,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         token = bench_notes.bench_token(template / "notegate.toml", workdir / "bench.token")
         srcs = [str(Path(args.base_src).resolve()), None]
         cfgs = [copy_vault(template, workdir / f"vault-{name}") for name in "ab"]
+        strip_unknown_settings(cfgs[0], srcs[0])
         probe = next(iter(spec.rare_terms))
         rows: dict[str, list[float]] = {}
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from notegate.sqlite import LocalSQLite
 from notegate.vault import names
 from notegate.vault.canvas import is_canvas
-from notegate.vault.notefields import matched_part, note_fields
+from notegate.vault.notefields import part_of
 from notegate.vault.query import (
     FIELDS,
     TOKENIZER,
@@ -574,7 +574,7 @@ class SearchIndex(RankedStatements):
                 score=-float(r[2]),
                 inbox=bool(r[3]),
                 matched=tier,
-                part=r[5] if len(r) > 5 else matched_part(note_fields(r[1], bodies.get(r[0], "")), pattern),
+                part=r[5] if len(r) > 5 else part_of(r[1], bodies.get(r[0], ""), pattern),
             )
             for r in ranked
         ]

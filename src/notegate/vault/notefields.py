@@ -23,6 +23,9 @@ from notegate.vault.frontmatter import front_matter_end
 PARTS = ("title", "alias", "heading", "tag", "body")
 _H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+#: :data:`_HEADING` over ``"\n" + body``: the same headings (every line start is then after a newline), but a
+#: pattern that starts with the literal ``\n#`` is scanned for at C speed, not tried at every position (~4x).
+_HEADING_AFTER_NL = re.compile(r"\n#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _INLINE_TAG = re.compile(r"#([^\W\d][\w/-]*)")  # after white space, '(' or '[' (checked: a lookbehind was 30x slower)
 #: The front matter properties read (lower case): a note's other names, its tags, its language.
 _BEFORE_TAG = frozenset(" \t\n\r([")
@@ -79,23 +82,65 @@ def properties(text: str, end: int | None = None) -> dict[str, list[str]]:
     return found
 
 
-def note_fields(path: str, text: str) -> NoteFields:
-    end = front_matter_end(text)
-    props = properties(text, end) if end else {}
-    name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
-    first = _H1.search(text[:_TITLE_CHARS])
-    body = text[end:]
+def _headings(body: str) -> str:
+    """Every heading of ``body``, one a line (:data:`_HEADING_AFTER_NL`)."""
+    return "\n".join(_HEADING_AFTER_NL.findall("\n" + body)) if "#" in body else ""
+
+
+def _tags(props: dict[str, list[str]], body: str) -> str:
+    """Front matter and inline tags, space-separated, without '#', each once."""
     tags = [t.lstrip("#") for t in props.get("tags", [])]
     if "#" in body:
         tags += [m.group(1) for m in _INLINE_TAG.finditer(body) if m.start() == 0 or body[m.start() - 1] in _BEFORE_TAG]
+    return " ".join(dict.fromkeys(tags))
+
+
+def _title(path: str, text: str) -> tuple[str, str]:
+    """The file name without its extension, and the first level-one heading ('' when none)."""
+    name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
+    first = _H1.search(text[:_TITLE_CHARS])
+    return name, first.group(1) if first else ""
+
+
+def note_fields(path: str, text: str) -> NoteFields:
+    end = front_matter_end(text)
+    props = properties(text, end) if end else {}
+    name, heading = _title(path, text)
+    body = text[end:]
     return NoteFields(
         name=name,
-        heading=first.group(1) if first else "",
+        heading=heading,
         aliases=tuple(props.get("aliases", ())),
-        headings="\n".join(_HEADING.findall(body)),
-        tags=" ".join(dict.fromkeys(tags)),
+        headings=_headings(body),
+        tags=_tags(props, body),
         lang=(props.get("lang") or [""])[0],
     )
+
+
+def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
+    """``matched_part(note_fields(path, text), hits)``, each part read only when the parts before it did not
+    match.  Why: a search asks this of each of its hits, and a common word is rarely in a title, so every
+    hit's headings and tags were read in full (half of a common-word search's CPU); the title and aliases
+    cost a few hundred characters, and most hits stop there or at the headings."""
+    if hits is None:
+        return "body"
+    name, heading = _title(path, text)
+    if hits.search(f"{name} {heading}" if heading else name) is not None:
+        return "title"
+    end = front_matter_end(text)
+    keys = text[:end].lower() if end else ""
+    props = properties(text, end) if "alias" in keys or "tag" in keys else {}  # only a named key is read
+    aliases = "\n".join(props.get("aliases", ()))
+    if aliases and hits.search(aliases) is not None:
+        return "alias"
+    body = text[end:]
+    headings = _headings(body)
+    if headings and hits.search(headings) is not None:
+        return "heading"
+    tags = _tags(props, body)
+    if tags and hits.search(tags) is not None:
+        return "tag"
+    return "body"
 
 
 def matched_part(fields: NoteFields, hits: re.Pattern[str] | None) -> str:

@@ -14,6 +14,7 @@ hardest, and the layering test can hold it to the pure rules (tests/test_layerin
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, replace
@@ -329,7 +330,20 @@ def _find_phrase(body: str, words: list[str]) -> re.Match[str] | None:
 def _hit_pattern(terms: list[str]) -> re.Pattern[str]:
     """The one pattern of a hit: one of ``terms`` starting a word (or anywhere, for a word of an unspaced
     script), any case (the bold marks; the oracle of :func:`_first_word`)."""
+    return _hit_pattern_of(tuple(terms))
+
+
+@functools.lru_cache(maxsize=256)
+def _hit_pattern_of(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """Why cached: a search asks for the same pattern once per hit (20 a search), and building its text is
+    most of the cost (``re``'s own cache only saves the compile)."""
     return re.compile("(?:" + "|".join(_start(t) + _word_pattern(t) for t in terms) + ")", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=256)
+def _lowered_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """:func:`_first_word`'s pattern of the lowered terms (cached as :func:`_hit_pattern_of` is)."""
+    return re.compile("|".join(_word_pattern(t.lower()) for t in terms))
 
 
 def hit_pattern(terms: list[str]) -> re.Pattern[str]:
@@ -349,7 +363,7 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     low = body.lower()
     if len(low) != len(body) or not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
         return (hits or _hit_pattern(terms)).search(body)
-    pattern = re.compile("|".join(_word_pattern(t.lower()) for t in terms))
+    pattern = _lowered_pattern(tuple(terms))
     for match in pattern.finditer(low):
         if match.start() == 0 or not _WORD_START.match(low, match.start() - 1):
             return match
