@@ -114,3 +114,34 @@ def test_the_lab_refuses_a_directory_that_is_not_empty(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "is not empty; give an empty or new directory" in result.stderr
     assert (tmp_path / "mine.md").read_text() == "someone's note\n"  # nothing of theirs is touched or removed
+
+
+def test_an_optional_part_that_cannot_run_is_skipped_with_its_reason(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Without Node (or the npm fixtures) and without oidc-provider-mock the lab still runs its other checks: each
+    part prints one SKIP line saying what is missing, and writes none of its config."""
+    import builtins
+    import contextlib
+
+    from notegate.lab import obsidian, run
+    from notegate.lab.run import Checks, Lab, Shell
+
+    real_import = builtins.__import__
+
+    def no_provider(name: str, *args, **kwargs):
+        if name.startswith("oidc_provider_mock"):
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_provider)
+    monkeypatch.setattr(obsidian.shutil, "which", lambda _name: None)
+    lab = Lab(tmp_path, Checks(), Shell.of({}))
+    with contextlib.ExitStack() as optional:
+        tables = run._optional_parts(lab, optional)
+    assert tables == "" and lab.parts == {}
+    out = capsys.readouterr().out
+    assert "SKIP second-person: oidc-provider-mock is missing (the dev extra: pip install -e '.[dev]')" in out
+    assert "SKIP obsidian-phone: node is missing (apt-get install -y nodejs)" in out
+
+    monkeypatch.setattr(obsidian.shutil, "which", lambda _name: "/usr/bin/node")
+    monkeypatch.setattr(obsidian, "POUCHDB_SERVER", tmp_path / "absent" / "pouchdb-server")
+    assert obsidian.missing() == f"the npm fixtures are missing ({obsidian.NPM}: make livesync-npm)"

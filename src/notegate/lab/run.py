@@ -9,7 +9,13 @@ What runs, each a real process or a real protocol on loopback:
   lab CA), session_start, restricted writes and an elevation request;
 * the owner: Chromium (Debian's) with a CDP virtual authenticator, enrolling a passkey, approving the
   phone's consent and its elevation in the console;
-* a workstation: a git clone under `notegate sync --once`, and a plain git clone pushing to the origin.
+* a workstation: a git clone under `notegate sync --once`, and a plain git clone pushing to the origin;
+* a second person (lab/people.py): invited by the owner, logging in through an OpenID Connect provider run
+  on loopback (oidc-provider-mock, the dev extra), connecting an AI client, removed;
+* the phone as an Obsidian device (lab/obsidian.py): pouchdb-server, `notegate livesync gate` and `bridge`,
+  and PouchDB under Node replicating through the gate with the phone's own key.
+
+The last two are optional parts: where their tools are missing, each prints "SKIP part: why" and the rest runs.
 
 Every check prints one line, "PASS name: detail" or "FAIL name: detail"; the exit status is 1 if any failed.
 Details are produced by code (rules, counts, yes/no), never a note's text or a token.
