@@ -144,7 +144,7 @@ async def play(lab: Any, owner: Any, browser: Any, metadata_url: str, redirect: 
         return await person.consent(authorize_url, prefix)
 
     storage = PhoneStorage()
-    next_call = ""
+    next_call, held = "", ""
     removed_yet = False
     try:
         async with phone_session(console, _Consenting(consent), metadata_url, redirect, storage) as client:
@@ -164,6 +164,7 @@ async def play(lab: Any, owner: Any, browser: Any, metadata_url: str, redirect: 
                 + ", ".join(f"{n} {t}" for t, n in sorted(rows.items())),
             )
 
+            held = storage.tokens.access_token  # the login's access token, to ask the server about it after
             # --------------------------------------- the owner removes them, once the last check went stale
             await asyncio.sleep(max(0.0, ASSERTION_SECONDS + 0.5 - (time.monotonic() - stepped_up)))
             first, done = await owner.remove(console, PERSON)
@@ -194,7 +195,7 @@ async def play(lab: Any, owner: Any, browser: Any, metadata_url: str, redirect: 
         next_call = next_call or f"refused ({type(exc).__name__})"
     finally:
         logging.getLogger("mcp.client.auth").setLevel(logging.NOTSET)
-    probe = await _probe(console, storage)
+    probe = await _probe(console, held)
     await person.page.goto(f"{console}/")
     console_ended = "/login" in person.page.url
     if console_ended:
@@ -202,9 +203,13 @@ async def play(lab: Any, owner: Any, browser: Any, metadata_url: str, redirect: 
     login_again = await person.refusal()
     c.check(
         "removed-member-refused-at-next-call",
-        next_call.startswith("refused") and probe == 401 and console_ended and login_again == "person-unknown",
-        f"the running MCP session's next call {next_call}, its token answers {probe}, console session "
-        f"ended={console_ended}, provider login again [{login_again}]",
+        next_call.startswith("refused")
+        and consents > 1
+        and probe == "401 invalid_token"
+        and console_ended
+        and login_again == "person-unknown",
+        f"the running MCP session's next call {next_call} (its client sent to log in again={consents > 1}), its "
+        f"token answers {probe}, console session ended={console_ended}, provider login again [{login_again}]",
     )
     await person.page.context.close()
 
@@ -225,15 +230,17 @@ def _summary(outcome: str) -> str:
     return f"ok:{login}:ended {', '.join(ended) or 'nothing'}"
 
 
-async def _probe(console: str, storage: Any) -> int:
-    """The status the removed login's access token gets now (the SDK hides it behind its re-login)."""
+async def _probe(console: str, token: str) -> str:
+    """What the server answers the removed login's access token now (the SDK hides it behind its re-login)."""
     import httpx2
 
-    token = getattr(getattr(storage, "tokens", None), "access_token", "")
+    if not token:
+        return "no token held"
     async with httpx2.AsyncClient(timeout=10) as http:
         answer = await http.post(
             f"{console}/mcp",
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         )
-    return answer.status_code
+    error = "invalid_token" if "invalid_token" in answer.headers.get("www-authenticate", "") else "-"
+    return f"{answer.status_code} {error}"

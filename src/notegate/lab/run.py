@@ -452,6 +452,9 @@ async def run_lab(base: Path, sh: Shell) -> int:
                     finally:
                         await browser.close()
             finally:
+                phone = lab.parts.get("obsidian-phone")
+                if hasattr(phone, "stop"):  # its processes, whatever stopped the run before its phase did
+                    phone.stop()
                 lab.server.stop()
     except Exception as exc:  # the stack did not come up (or a stand-in broke): one FAIL line, by type only
         checks.check("lab-stack-ran", False, f"{type(exc).__name__}; see the lab's serve.log (--keep)")
