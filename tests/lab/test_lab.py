@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parent.parent  # this suite's environment, already installed: nothing downloads
@@ -145,3 +147,21 @@ def test_an_optional_part_that_cannot_run_is_skipped_with_its_reason(tmp_path: P
     monkeypatch.setattr(obsidian.shutil, "which", lambda _name: "/usr/bin/node")
     monkeypatch.setattr(obsidian, "POUCHDB_SERVER", tmp_path / "absent" / "pouchdb-server")
     assert obsidian.missing() == f"the npm fixtures are missing ({obsidian.NPM}: make livesync-npm)"
+
+
+ID = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=4, max_size=12)
+
+
+KINDS = st.sampled_from(["tokens", "oauth_families", "grants", "devices", "console_sessions"])
+
+
+@settings(max_examples=50)
+@given(kinds=st.dictionaries(KINDS, st.lists(ID, max_size=3)))
+def test_a_removals_audit_row_is_shown_by_the_kinds_that_ended_never_their_ids(kinds: dict[str, list[str]]) -> None:
+    """The lab prints the member-remove row as the kinds of credential that ended: the ids stay in the audit."""
+    from notegate.lab.people import _summary
+
+    row = "ok:sam:" + ";".join(f"{k}={','.join(ids) if ids else '-'}" for k, ids in sorted(kinds.items()))
+    shown = _summary(row)
+    assert shown.startswith("ok:sam:ended ")
+    assert {k for k, ids in kinds.items() if ids} == (set(shown.split("ended ", 1)[1].split(", ")) - {"nothing"})
