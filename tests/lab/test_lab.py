@@ -3,7 +3,9 @@
 reads its named PASS/FAIL lines; the checks themselves live in the lab module (src/notegate/lab/scenario.py).
 
 The lab needs Debian's Chromium: this test skips without it unless NOTEGATE_REQUIRE_BROWSER is set (CI sets it,
-so there it fails instead of skipping)."""
+so there it fails instead of skipping). Its optional parts (the second person, the phone as an Obsidian device)
+print a SKIP line when their tools are missing; NOTEGATE_REQUIRE_OIDC and NOTEGATE_REQUIRE_LIVESYNC make that a
+failure here."""
 
 from __future__ import annotations
 
