@@ -64,7 +64,8 @@ security-pdf: docs
 
 # The whole stack on this machine (server, origins, model stand-in, phone over OAuth, owner in Chromium,
 # workstation under sync), then the promises as named PASS/FAIL checks; exit 1 on any FAIL. Needs
-# /usr/bin/chromium (apt-get install -y chromium). LAB_ARGS="--dir DIR --keep" keeps what it made.
+# /usr/bin/chromium (apt-get install -y chromium). LAB_ARGS="--dir DIR --keep" keeps what it made. The phone as an
+# Obsidian device needs node and `make livesync-npm`, the second person the dev extra: else each is skipped, saying why.
 lab: $(ENV_READY)
 	$(RUN_ENV) $(BIN)/notegate lab $(LAB_ARGS)
 

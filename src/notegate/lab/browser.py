@@ -122,3 +122,65 @@ class Owner:
         if await self.page.locator("#outcome").count():
             return (await self.page.locator("#outcome").get_attribute("data-decision")) or ""
         return (await self.page.locator("#status").get_attribute("data-rule")) or ""
+
+    # ------------------------------------------------------------------ members (issue 35)
+    async def refusal(self) -> str | None:
+        """The rule of the refused page showing now, or None."""
+        if await self.page.locator("#refusal").count():
+            return await self.page.locator("#refusal").get_attribute("data-rule")
+        return None
+
+    async def step_up(self) -> None:
+        """On a step-up-required page: "Confirm with your passkey" (a fresh check), back where the page says."""
+        await self._ceremony_then_leave()
+
+    async def _owner_post(self, submit: Any) -> str | None:
+        """Submit a console form; when refused for a stale check, step up and submit again.
+        Returns the first refusal's rule (None when the first try went through)."""
+        await submit()
+        first = await self.refusal()
+        if first == "step-up-required":
+            await self.step_up()
+            await submit()
+        return first
+
+    async def invite(self, console: str, login: str) -> tuple[str | None, str]:
+        """Invite ``login`` from the members page: (the first try's refusal, the one-time link shown)."""
+
+        async def submit() -> None:
+            await self.page.goto(f"{console}/members")
+            await self.page.fill("#invite-login", login)
+            await self.page.click("#invite")
+            await self.page.wait_for_selector("#refusal, #invite-link", timeout=WAIT_MS)
+
+        first = await self._owner_post(submit)
+        link = await self.page.locator("#invite-link").text_content() if not await self.refusal() else ""
+        return first, (link or "").strip()
+
+    async def member_row(self, console: str, login: str) -> str:
+        await self.page.goto(f"{console}/members")
+        row = self.page.locator(f"tr[data-member={login}]")
+        return (await row.inner_text()) if await row.count() else ""
+
+    async def remove(self, console: str, login: str) -> tuple[str | None, str]:
+        """Remove ``login`` from the members page: (the first try's refusal, the page's done marker)."""
+
+        async def submit() -> None:
+            await self.page.goto(f"{console}/members")
+            await self.page.locator(f"tr[data-member={login}] button.remove").click()
+            await self.page.wait_for_selector("#refusal, #done", timeout=WAIT_MS)
+
+        first = await self._owner_post(submit)
+        done = self.page.locator("#done")
+        return first, ((await done.get_attribute("data-done")) or "") if await done.count() else ""
+
+    async def at_provider(self, button: str, sub: str) -> None:
+        """Click a console button that goes to the OpenID Connect provider, log in there as ``sub`` (the mock
+        provider's form), and wait until the browser is back at the console."""
+        await self.page.click(button)
+        await self.page.fill("input[name=sub]", sub)
+        await self.page.click("button[type=submit]:has-text('Authorize')")
+        await self.page.wait_for_selector("#who, #refusal", timeout=WAIT_MS)
+
+    async def who(self) -> str:
+        return (await self.page.locator("#who").text_content() or "") if await self.page.locator("#who").count() else ""

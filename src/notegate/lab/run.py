@@ -9,7 +9,13 @@ What runs, each a real process or a real protocol on loopback:
   lab CA), session_start, restricted writes and an elevation request;
 * the owner: Chromium (Debian's) with a CDP virtual authenticator, enrolling a passkey, approving the
   phone's consent and its elevation in the console;
-* a workstation: a git clone under `notegate sync --once`, and a plain git clone pushing to the origin.
+* a workstation: a git clone under `notegate sync --once`, and a plain git clone pushing to the origin;
+* a second person (lab/people.py): invited by the owner, logging in through an OpenID Connect provider run
+  on loopback (oidc-provider-mock, the dev extra), connecting an AI client, removed;
+* the phone as an Obsidian device (lab/obsidian.py): pouchdb-server, `notegate livesync gate` and `bridge`,
+  and PouchDB under Node replicating through the gate with the phone's own key.
+
+The last two are optional parts: where their tools are missing, each prints "SKIP part: why" and the rest runs.
 
 Every check prints one line, "PASS name: detail" or "FAIL name: detail"; the exit status is 1 if any failed.
 Details are produced by code (rules, counts, yes/no), never a note's text or a token.
@@ -149,7 +155,8 @@ def _set_keys(text: str, section: str, values: dict[str, object]) -> str:
     return "\n".join(out) + "\n"
 
 
-def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
+def build_vault(base: Path, *, port: int, ca: Path, model_url: str, tables: str = "") -> Path:
+    """The lab's deployment; ``tables`` are the optional parts' own config tables (a provider, LiveSync)."""
     from notegate.services.vaultinit import init_directory
 
     config = init_directory(base / "vault")
@@ -168,7 +175,7 @@ def build_vault(base: Path, *, port: int, ca: Path, model_url: str) -> Path:
         '\n[models]\nchain = ["openai", "none"]\ntimeout_seconds = 10\n'
         f'[models.openai]\nmodel = "lab-model"\nbase_url = "{model_url}"\napi_key_env = "{MODEL_KEY_ENV}"\n'
     )
-    config.write_text(text)
+    config.write_text(text + tables)
     return config
 
 
@@ -334,6 +341,39 @@ class Lab:
     loop: asyncio.AbstractEventLoop | None = None
     #: the phone's first OAuth login (its token memory), to reconnect as that login later
     first_phone: Any = None
+    #: Chromium (a second person opens their own context in it)
+    browser: Any = None
+    #: the optional parts that run (an OpenID Connect provider, the Obsidian phone), by name
+    parts: dict[str, Any] = field(default_factory=dict)
+    #: the optional parts that cannot run here, with the reason (printed as SKIP lines)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def skip(self, part: str, why: str) -> None:
+        self.skipped[part] = why
+        self.checks.out(f"SKIP {part}: {why}")
+
+    def state(self, read: Callable[[Any], Any]) -> Any:
+        """``read(db)`` on the deployment's state database (the lab's checks read the audit and tasks)."""
+        from notegate.config import load_config
+        from notegate.state import StateDB
+
+        assert self.config is not None
+        db = StateDB.for_config(load_config(self.config))
+        try:
+            return read(db)
+        finally:
+            db.close()
+
+    def audit(self, **where: Any) -> list[Any]:
+        """Audit rows, oldest first (``where``: the audit_rows filters: tool, connector, outcome, ...)."""
+        return self.state(lambda db: db.audit_rows(limit=1000, **where))
+
+    @property
+    def default_environment(self) -> str:
+        from notegate.config import load_config
+
+        assert self.config is not None
+        return load_config(self.config).default_environment
 
     def answer(self, items: list[tuple[str, str]]) -> Any:
         assert self.script is not None
@@ -377,9 +417,12 @@ async def run_lab(base: Path, sh: Shell) -> int:
             ModelStandIn(lab.answer, api_key="lab-model-key") as model,
             MetadataHost(base / "tls") as metadata,
             RedirectCatcher() as redirect,
+            contextlib.ExitStack() as optional,
         ):
-            lab.config = build_vault(base, port=port, ca=metadata.ca, model_url=model.base_url)
+            tables = _optional_parts(lab, optional)
+            lab.config = build_vault(base, port=port, ca=metadata.ca, model_url=model.base_url, tables=tables)
             lab.origin = lab.config.parent / "origin.git"
+            _optional_stacks(lab)
             metadata_url = metadata.serve(
                 "/oauth/client.json",
                 {
@@ -398,6 +441,7 @@ async def run_lab(base: Path, sh: Shell) -> int:
                         asyncio.to_thread(sh.notegate, "owner", "enroll", "--config", str(lab.config)),
                         lab.server.ready(),
                     )
+                    lab.browser = browser
                     try:
                         owner = await Owner.open(browser)
                         await owner.enrol(link.stdout.strip())
@@ -408,16 +452,54 @@ async def run_lab(base: Path, sh: Shell) -> int:
                     finally:
                         await browser.close()
             finally:
+                phone = lab.parts.get("obsidian-phone")
+                if hasattr(phone, "stop"):  # its processes, whatever stopped the run before its phase did
+                    phone.stop()
                 lab.server.stop()
     except Exception as exc:  # the stack did not come up (or a stand-in broke): one FAIL line, by type only
         checks.check("lab-stack-ran", False, f"{type(exc).__name__}; see the lab's serve.log (--keep)")
     elapsed = time.monotonic() - started
     failed = checks.failed
     print(
-        f"lab: {len(checks.results) - len(failed)} passed, {len(failed)} failed in {elapsed:.1f} s"
+        f"lab: {len(checks.results) - len(failed)} passed, {len(failed)} failed"
+        + (f", {len(lab.skipped)} part(s) skipped" if lab.skipped else "")
+        + f" in {elapsed:.1f} s"
         + (f" (failed: {', '.join(failed)})" if failed else "")
     )
     return 1 if failed else 0
+
+
+def _optional_parts(lab: Lab, optional: contextlib.ExitStack) -> str:
+    """Start what the optional parts need before the config is written (the provider's issuer is in it);
+    each part that cannot run here is printed as SKIP with the reason. Returns their config tables."""
+    from notegate.lab import obsidian, people
+
+    tables = ""
+    why = people.missing()
+    if why:
+        lab.skip("second-person", why)
+    else:
+        lab.parts["second-person"] = issuer = optional.enter_context(people.provider())
+        tables += people.config_table(issuer)
+    why = obsidian.missing()
+    if why:
+        lab.skip("obsidian-phone", why)
+    else:
+        lab.parts["obsidian-phone"] = ports = (_free_port(), _free_port())
+        tables += obsidian.config_table(*ports)
+    return tables
+
+
+def _optional_stacks(lab: Lab) -> None:
+    """After the config exists: the provider's client secret beside it, the phone's stack (started later)."""
+    from notegate.lab import obsidian, people
+
+    assert lab.config is not None
+    if "second-person" in lab.parts:
+        (lab.config.parent / people.SECRET_FILE).write_text("a-lab-client-secret\n")
+    if "obsidian-phone" in lab.parts:
+        couch_port, gate_port = lab.parts["obsidian-phone"]
+        lab.parts["obsidian-phone"] = obsidian.Stack(lab.base, lab.config, couch_port, gate_port, lab.sh.environ)
 
 
 async def _scenario(lab: Lab, owner: Any, metadata: MetadataHost, metadata_url: str, redirect) -> None:

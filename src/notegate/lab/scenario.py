@@ -41,6 +41,12 @@ async def play(lab: Lab, owner: Any, metadata: Any, metadata_url: str, redirect:
         ("sync-origin-down", lambda: _sync(_sync_origin_down, lab)),
         ("elevation", lambda: _elevation(lab, owner, metadata_url, redirect)),
     ]
+    if "obsidian-phone" in lab.parts:  # its stack comes up while the second person's browser steps run
+        phases.append(("obsidian-phone-start", lambda: _start_phone(lab)))
+    if "second-person" in lab.parts:
+        phases.append(("second-person", lambda: _second_person(lab, owner, metadata_url, redirect)))
+    if "obsidian-phone" in lab.parts:
+        phases.append(("obsidian-phone", lambda: _obsidian_phone(lab)))
     for name, phase in phases:
         try:
             await phase()
@@ -438,3 +444,30 @@ async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> 
         and lab.sh.origin_file(lab.origin, "projects/stolen.md") is None,
         f"hosted token [{refused_rule(stolen)}], the same client's other OAuth login [{refused_rule(sibling)}]",
     )
+
+
+async def _second_person(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> None:
+    from notegate.lab import people
+
+    await people.play(lab, owner, lab.browser, metadata_url, redirect)
+
+
+async def _start_phone(lab: Lab) -> None:
+    """pouchdb-server, the phone's key, the gate, the bridge and a trusted session's token, in the background."""
+    import asyncio
+
+    stack = lab.parts["obsidian-phone"]
+    token = asyncio.to_thread(_mint, lab, "lab-desk", "workstation", "trusted")
+    lab.parts["obsidian-phone-up"] = asyncio.ensure_future(asyncio.gather(token, stack.start(lab.sh.notegate)))
+
+
+async def _obsidian_phone(lab: Lab) -> None:
+    """The phone as an Obsidian device: once its stack is up, its checks; the stack stops whatever happened."""
+    from notegate.lab import obsidian
+
+    stack = lab.parts["obsidian-phone"]
+    try:
+        token, _ = await lab.parts["obsidian-phone-up"]
+        await obsidian.play(lab, stack, token)
+    finally:
+        stack.stop()
