@@ -22,6 +22,7 @@ KINDS = (
     "python-oauth",
     "sh-machine",
     "sh-vault",
+    "sh-backup",
     "first-hour-serve",
     "first-hour-claude",
     "first-hour-agent",
