@@ -27,6 +27,7 @@ KINDS = (
     "first-hour-claude",
     "first-hour-agent",
     "first-hour-phone",
+    "first-hour-public",
 )
 
 

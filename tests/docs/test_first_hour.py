@@ -184,6 +184,62 @@ def test_claude_code_connects_and_its_note_is_committed(first_hour: FirstHour, c
     assert re.search(rf"^[0-9a-f]{{7,}} create {re.escape(path)}$", agent.stdout, re.M), agent.stdout
 
 
+# ------------------------------------------------------------------ the phone itself: a public name
+def test_the_public_name_lines_change_the_demo_config_and_the_server_names_itself_by_them(vault: Path) -> None:
+    """Step 4's TOML, applied as the page says (the lines are already under [server]: change them): the config
+    loads, the enrol line prints a link under the public name (the passkey from step 2 belongs to localhost),
+    and the server, reached through the proxy under that name, binds OAuth to it."""
+    import asyncio
+    import io
+    import tomllib
+    from concurrent.futures import ThreadPoolExecutor
+    from contextlib import redirect_stdout
+
+    import httpx2
+
+    from notegate.cli import main
+    from notegate.config import SERVER_SETTINGS, load_config
+    from notegate.doors.http import create_app
+    from notegate.services.runtime import Runtime
+
+    settings = tomllib.loads(the_block("first-hour-public"))
+    assert set(settings) <= {setting.name for setting in SERVER_SETTINGS}, settings
+    text = vault.read_text()
+    server_table = text[text.index("[server]\n") : text.index("\n[", text.index("[server]\n") + 1)]
+    for key in settings:
+        [line] = [ln for ln in server_table.splitlines() if ln.split("=")[0].strip() == key]  # already there
+        rendered = next(ln for ln in the_block("first-hour-public").splitlines() if ln.startswith(f"{key} ="))
+        text = text.replace(f"\n{line}\n", f"\n{rendered}\n", 1)
+    vault.write_text(text)
+    config = load_config(vault)
+    public = settings["public_url"]
+    assert config.public_url == public and set(settings["trusted_proxies"]) <= set(config.trusted_proxies)
+
+    printed = io.StringIO()
+    with redirect_stdout(printed):  # the enrol command, in this process (a second interpreter costs seconds)
+        assert main(["owner", "enroll", "--config", str(vault)]) == 0
+    assert printed.getvalue().strip().startswith(f"{public}/enroll/nge_"), printed.getvalue()
+
+    runtime = Runtime(config)
+    try:
+        app = create_app(runtime, host="127.0.0.1", port=config.port)
+
+        async def ask(path: str) -> dict:
+            transport = httpx2.ASGITransport(app=app)
+            async with httpx2.AsyncClient(transport=transport, base_url=public) as client:
+                answer = await client.get(path, headers={"X-Forwarded-For": "203.0.113.9"})
+                assert answer.status_code == 200, answer.text
+                return answer.json()
+
+        with ThreadPoolExecutor(1) as pool:  # a loop of its own: a browser test's may be marked running here
+            resource = pool.submit(asyncio.run, ask("/.well-known/oauth-protected-resource/mcp")).result()
+            issuer = pool.submit(asyncio.run, ask("/.well-known/oauth-authorization-server")).result()
+    finally:
+        runtime.close()
+    assert resource["resource"] == f"{public}/mcp" and resource["authorization_servers"] == [public]
+    assert issuer["issuer"] == public and issuer["authorization_endpoint"] == f"{public}/authorize"
+
+
 # ------------------------------------------------------------------ the console and the phone app over OAuth
 @pytest.fixture(scope="module")
 def browser():
