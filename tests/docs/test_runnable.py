@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from docs.runnable import KINDS, Block, blocks, marked
 from support import mint, notegate, running
@@ -30,6 +33,37 @@ def test_a_marker_inside_a_list_item_is_read_at_its_indentation(tmp_path: Path) 
     page.write_text("- item\n\n  <!-- runnable: sh-machine -->\n  ```sh\n  echo one \\\n    two\n  ```\n")
     [block] = blocks(tmp_path)
     assert block.code == "echo one \\\n  two\n" and block.lang == "sh"
+
+
+#: A line of a block's body as a page holds it: no fence of its own, not starting with white space.
+BODY_LINE = st.text(st.characters(blacklist_categories=("Cs", "Zl", "Zp", "Cc")), min_size=1, max_size=30).filter(
+    lambda line: not line[0].isspace() and "```" not in line
+)
+
+
+@given(
+    indent=st.sampled_from(["", "  ", "    ", "\t"]),
+    name=st.sampled_from(KINDS),
+    lang=st.sampled_from(["sh", "python", "toml", ""]),
+    body=st.lists(st.tuples(st.sampled_from(["", "  "]), BODY_LINE), min_size=1, max_size=6),
+    before=st.sampled_from(["", "Some prose.\n\n", "```sh\nnot marked\n```\n\n"]),
+)
+@examples(max_examples=60, deadline=None)
+def test_any_marked_block_reads_back_as_written_at_its_indentation(
+    indent: str, name: str, lang: str, body: list[tuple[str, str]], before: str
+) -> None:
+    """The class of pages: whatever a marked block holds and however deep it sits, the runner gets exactly its
+    lines (the block's own indentation removed, the rest kept); an unmarked block before it is not taken."""
+    import tempfile
+
+    lines = [extra + line for extra, line in body]
+    lines[0] = body[0][1]  # the first line sits at the block's indentation, so the indentation is the block's
+    page = before + f"{indent}<!-- runnable: {name} -->\n{indent}```{lang}\n"
+    page += "".join(f"{indent}{line}\n" for line in lines) + f"{indent}```\n"
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "p.md").write_text(page, encoding="utf-8")
+        found = blocks(Path(folder))
+    assert found == [Block(name, "p.md", lang, "".join(f"{line}\n" for line in lines))]
 
 
 def test_the_machine_contract_examples_commit_as_written(vault: Path, tmp_path: Path) -> None:
