@@ -168,6 +168,7 @@ def test_claude_code_connects_and_its_note_is_committed(first_hour: FirstHour, c
     connected = page("first-hour-claude")
     assert connected.returncode == 0, connected.stdout + connected.stderr
     assert "ran:           claude mcp add --scope user --transport http notegate" in connected.stdout
+    assert "nothing answers" not in connected.stdout  # setup found the server at the page's URL
     assert f"notegate: {first_hour.url}/mcp (HTTP) - ✔ Connected" in connected.stdout, connected.stdout
 
     # The model is a stand-in: it calls the note tool for the path the page's prompt names, as a model would.
