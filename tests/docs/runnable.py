@@ -15,8 +15,20 @@ MARKED = re.compile(
     r"(?P=indent)```(?P<lang>\w*)\n(?P<body>.*?)^(?P=indent)```",
     re.M | re.S,
 )
-#: Every marker a runner exists for (tests/docs/test_runnable.py and tests/doors/test_readme_client.py).
-KINDS = ("python-token", "python-oauth", "sh-machine", "sh-vault")
+#: Every marker a runner exists for (tests/docs/test_runnable.py, tests/docs/test_first_hour.py and
+#: tests/doors/test_readme_client.py).
+KINDS = (
+    "python-token",
+    "python-oauth",
+    "sh-machine",
+    "sh-vault",
+    "sh-backup",
+    "first-hour-serve",
+    "first-hour-claude",
+    "first-hour-agent",
+    "first-hour-phone",
+    "first-hour-public",
+)
 
 
 @dataclass(frozen=True)

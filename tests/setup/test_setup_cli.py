@@ -240,3 +240,23 @@ def test_a_hook_runs_the_notegate_it_was_set_up_with(tmp_path: Path) -> None:
 def test_hook_commands_quote_the_path(path: str) -> None:
     command = _hook(path, "stop")
     assert command.endswith("exec '/opt/it'\"'\"'s here/notegate' hook stop")
+
+
+def test_setup_says_when_nothing_answers_at_the_url(
+    home: Path, config: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server on another port than the one named (`make run PORT=N`, then a URL for 8765): setup still does
+    every step, and says so at once instead of leaving it to `claude mcp list`. In this process, so the checkout's
+    code runs (the entry point beside the interpreter may be another checkout's)."""
+    from notegate.cli import main
+
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no claude: the commands are printed
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "NOTEGATE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["setup", "claude-code", "--config", str(config), "--url", "http://localhost:9"]) == 0
+    out = capsys.readouterr().out
+    [said] = [line.strip() for line in out.splitlines() if line.strip().startswith("server:")]
+    assert said.startswith("server:        nothing answers at http://localhost:9 now ("), out
+    assert said.endswith("set up again with the URL the server printed (--url)"), said
+    assert out.index("server:") < out.index("journal:")  # with the steps, before how to undo them

@@ -56,9 +56,12 @@ def _connect_hint(url: str, token_file: str | None, config: str | Path | None = 
         "Any MCP client: Streamable HTTP at the URL above with that Authorization header.\n"
         f"Make a token: {notegate} token create --config {config_arg} --name NAME --class workstation "
         "[--tier trusted]\n"
+        # The enrol command is printed once, on the console's line (with --port when it differs): a second copy
+        # here without it sent the link to the config's port, where nothing served.
         "Hosted apps (claude.ai, ChatGPT, phones) connect with OAuth to the same URL, no token: enrol your passkey\n"
-        f"first ({notegate} owner enroll --config {config_arg} prints a one-time link), then approve the app on the\n"
-        "consent page. They stay restricted; put notegate behind TLS for them (docs/how-to/hosted-oauth.md)."
+        "first (the 'first passkey' line below), then approve the app on the consent page. They stay restricted.\n"
+        "A phone needs TLS (docs/how-to/hosted-oauth.md); a program on this machine signs in over this URL as it is\n"
+        "(docs/how-to/sdk-client.md)."
     )
 
 

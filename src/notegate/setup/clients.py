@@ -24,6 +24,7 @@ CLIENTS = ("claude-code", "codex")
 DEFAULT_URL = DEFAULT_LOCAL_URL
 SERVER_NAME = "notegate"  # the MCP server's name in Claude Code and Codex
 CLAUDE_TIMEOUT = 120
+PROBE_SECONDS = 2.0  # how long setup waits for the server's /healthz before saying nothing answers
 
 
 @dataclass(frozen=True)
@@ -335,7 +336,33 @@ def set_up(client: str, where: Where, options: Options) -> list[str]:
     except BaseException:
         _undo(where, journal.steps, [])
         raise
-    return [*journal.lines, f"journal:       {journal_path}", f"undo all of it: notegate setup {client} --remove"]
+    done = [*journal.lines, f"journal:       {journal_path}", f"undo all of it: notegate setup {client} --remove"]
+    silent = _not_answering(url)
+    if silent is not None:  # done all the same (the server may start later), but said now, not by `claude mcp list`
+        done.insert(
+            len(journal.lines),
+            f"server:        nothing answers at {url} now ({silent}): start it, or undo (--remove) and set up again "
+            "with the URL the server printed (--url)",
+        )
+    return done
+
+
+def _not_answering(url: str, timeout: float = PROBE_SECONDS) -> str | None:
+    """Why the server's ``/healthz`` does not answer at ``url`` now, or None when it does. A newcomer whose server
+    runs on another port than the config's (``make run PORT=N``) otherwise learns it only when the client fails
+    to connect. Only http(s) URLs are probed (urllib would open a ``file:`` one)."""
+    import urllib.error
+    import urllib.request
+
+    if not url.startswith(("http://", "https://")):
+        return None
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=timeout) as answer:  # noqa: S310 (http(s) only)
+            return None if answer.status == 200 else f"HTTP {answer.status}"
+    except urllib.error.HTTPError as error:
+        return f"HTTP {error.code}"
+    except (OSError, ValueError) as error:
+        return str(getattr(error, "reason", None) or error)
 
 
 def remove(client: str, where: Where) -> list[str]:
