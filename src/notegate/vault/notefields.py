@@ -129,7 +129,7 @@ def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
         return "title"
     end = front_matter_end(text)
     keys = text[:end].lower() if end else ""
-    props = properties(text, end) if "alias" in keys or "tag" in keys else {}  # only a named key is read
+    props = properties(text, end) if "alias" in keys else {}  # read when a key could name aliases
     aliases = "\n".join(props.get("aliases", ()))
     if aliases and hits.search(aliases) is not None:
         return "alias"
@@ -137,6 +137,8 @@ def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
     headings = _headings(body)
     if headings and hits.search(headings) is not None:
         return "heading"
+    if not props and "tag" in keys:  # the front matter's tags, read only now
+        props = properties(text, end)
     tags = _tags(props, body)
     if tags and hits.search(tags) is not None:
         return "tag"
