@@ -13,6 +13,7 @@ from notegate.livesync.documents import (
     doc_id_of,
     read_note,
     split_text,
+    write_file,
     write_note,
 )
 
@@ -58,9 +59,10 @@ def test_deleted_encrypted_missing_and_binary_notes() -> None:
     with pytest.raises(DocumentError) as marked:
         read_note(meta, {c["_id"]: {**c, "e_": True} for c in _chunks})
     assert marked.value.rule == "livesync-document-unsupported"
-    with pytest.raises(DocumentError) as binary:
-        read_note({**meta, "type": "newnote"}, {})
-    assert binary.value.rule == "livesync-document-unsupported"
+    image = bytes(range(256)) * 2000  # a binary file: base64 chunks of a newnote, read back byte for byte
+    meta, chunks = write_file("pictures/a.png", image, ctime=0, mtime=0)
+    assert meta["type"] == "newnote" and len(chunks) > 1
+    assert read_note(meta, {c["_id"]: c for c in chunks}).data == image
     legacy = {"_id": "old.md", "path": "old.md", "type": "notes", "data": ["a", "b"], "ctime": 0, "mtime": 0}
     assert read_note(legacy, {}).text == "ab"
 
