@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -76,3 +78,18 @@ def test_written_revisions_are_the_note_documents_of_a_replicated_batch() -> Non
     assert written_revisions({**batch, "new_edits": True}) == []  # CouchDB picks the revision: not known here
     assert written_revisions({"docs": "x", "new_edits": False}) == []
     assert "a.md" not in revision_key("a.md", "1-a")
+
+
+def test_assigned_revisions_are_read_from_couchdbs_answer_to_a_direct_write() -> None:
+    from notegate.livesync.documents import assigned_revisions, revision_key
+
+    meta, chunks = write_note("a.md", "x", ctime=0, mtime=0)
+    answer = [{"ok": True, "id": c["_id"], "rev": "1-c"} for c in chunks] + [{"ok": True, "id": "a.md", "rev": "1-a"}]
+    assert assigned_revisions({"docs": [*chunks, meta]}, json.dumps(answer).encode()) == [revision_key("a.md", "1-a")]
+    refused = [{"id": "a.md", "error": "conflict", "reason": "Document update conflict."}]
+    assert assigned_revisions({"docs": [meta]}, json.dumps(refused).encode()) == []
+    one = json.dumps({"ok": True, "id": "a.md", "rev": "2-b"}).encode()
+    assert assigned_revisions(meta, one) == [revision_key("a.md", "2-b")]  # PUT /db/a.md
+    assert assigned_revisions({"docs": [meta], "new_edits": False}, one) == []  # replication: from the body
+    assert assigned_revisions({"_id": "x", "type": "leaf", "data": "d"}, one) == []  # a chunk is no note
+    assert assigned_revisions(meta, b"not json") == []

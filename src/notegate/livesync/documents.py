@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -162,13 +163,8 @@ def read_note(meta: Mapping, chunks: Mapping[str, Mapping], cipher: Cipher | Non
         if not isinstance(data, str):
             raise DocumentError("a chunk without text", rule="livesync-document-unsupported")
         pieces.append(data)
-    if kind == NOTE_BINARY and not is_plain_path(path):
+    if kind == NOTE_BINARY:
         return LiveSyncNote(text=None, binary=_joined_base64(pieces), **common)
-    if kind == NOTE_BINARY:  # a text type LiveSync once stored as binary: its bytes, read as the text they are
-        try:
-            return LiveSyncNote(text=_joined_base64(pieces).decode("utf-8"), **common)
-        except UnicodeDecodeError as exc:
-            raise DocumentError("a text file that is not UTF-8", rule="livesync-document-unsupported") from exc
     return LiveSyncNote(text="".join(pieces), **common)
 
 
@@ -327,4 +323,36 @@ def written_revisions(body: object) -> list[str]:
             and isinstance(doc.get("_rev"), str)
         ):
             out.append(revision_key(doc["_id"], doc["_rev"]))
+    return out
+
+
+#: The most of CouchDB's answer to a direct write the gate keeps to read the revisions it assigned (an answer
+#: is ~100 bytes a document; a longer one is not read, and its notes wait, then are passed over, as unrecorded).
+MAX_ANSWER_BYTES = 1 << 20
+
+
+def assigned_revisions(body: object, answer: bytes) -> list[str]:
+    """The revision keys CouchDB gave the note documents of a direct write: a ``_bulk_docs`` without
+    ``new_edits: false``, or a ``PUT`` of one document (how LiveSync's own DirectFileManipulator writes, and its
+    headless tools). The body carries no revision then, so they are read from CouchDB's answer."""
+    if isinstance(body, dict) and "docs" in body:
+        if body.get("new_edits", True) is False:
+            return []  # written_revisions reads those from the body
+        docs = body.get("docs") if isinstance(body.get("docs"), list) else []
+        notes = {d["_id"] for d in docs if isinstance(d, dict) and is_note(d) and isinstance(d.get("_id"), str)}
+    elif isinstance(body, dict) and is_note(body):
+        notes = None  # one document: the answer names its id
+    else:
+        return []
+    try:
+        parsed = json.loads(answer) if len(answer) <= MAX_ANSWER_BYTES else None
+    except ValueError:
+        return []
+    rows = parsed if isinstance(parsed, list) else [parsed] if isinstance(parsed, dict) else []
+    out: list[str] = []
+    for row in rows:
+        if not isinstance(row, dict) or row.get("error") or not isinstance(row.get("rev"), str):
+            continue
+        if isinstance(row.get("id"), str) and (notes is None or row["id"] in notes):
+            out.append(revision_key(row["id"], row["rev"]))
     return out

@@ -83,7 +83,7 @@ class Cipher:
 
     def __init__(self, passphrase: str, pbkdf2_salt: bytes) -> None:
         self._passphrase = passphrase
-        self._salt = pbkdf2_salt
+        self.salt = pbkdf2_salt
         self._master = _master_key(passphrase, pbkdf2_salt)
         # A key for chunk ids only (never for data): equal pieces share an id, and the id tells nothing about a
         # piece to whoever lacks the passphrase. Derived apart from the data keys by HKDF's info.

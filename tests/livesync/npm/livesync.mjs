@@ -4,7 +4,7 @@
 // encryption (its default, V2: PBKDF2 + HKDF + AES-GCM) and path obfuscation. Written for these tests.
 // Usage: node livesync.mjs < spec.json (the spec on standard input: files are larger than a command line);
 // prints one JSON line: {results: [...]} or {error}.
-// Spec: {url, database, passphrase?, obfuscate?, ops: [{op: "put", path, b64, binary?, ctime?, mtime?} |
+// Spec: {url, database, passphrase?, obfuscate?, jwt?: {kid, alg, key}, ops: [{op: "put", path, b64, binary?, ctime?, mtime?} |
 //        {op: "get", path} | {op: "delete", path}]}; contents travel as base64 so bytes are compared exactly.
 import { DirectFileManipulator, createBinaryBlob, createTextBlob, readContent } from "./node_modules/.commonlib/commonlib.mjs";
 
@@ -25,11 +25,30 @@ if (typeof globalThis.FileReader === "undefined") {
   };
 }
 
-// pouchdb-server runs without users here: send no credentials (DirectFileManipulator always sends Basic auth).
-const anonymous = (url, opts) => {
-  opts.headers.delete("Authorization");
-  return fetch(url, opts);
-};
+const b64url = (bytes) => Buffer.from(bytes).toString("base64").replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+// A device's JWT as LiveSync's "Use JWT" signs it (as in client.mjs): ES256/ES512 over header and payload.
+async function signToken(jwt) {
+  const der = Buffer.from(jwt.key.replace(/-----[^-]+-----/g, "").replace(/\s+/g, ""), "base64");
+  const [curve, hash] = jwt.alg === "ES512" ? ["P-521", "SHA-512"] : ["P-256", "SHA-256"];
+  const key = await crypto.subtle.importKey("pkcs8", der, { name: "ECDSA", namedCurve: curve }, false, ["sign"]);
+  const iat = Math.floor(Date.now() / 1000);
+  const header = { alg: jwt.alg, typ: "JWT", kid: jwt.kid };
+  const payload = { exp: iat + 5 * 60, iat, sub: jwt.kid, "_couchdb.roles": ["_admin"] };
+  const input = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(payload))}`;
+  const sig = await crypto.subtle.sign({ name: "ECDSA", hash }, key, new TextEncoder().encode(input));
+  return `${input}.${b64url(new Uint8Array(sig))}`;
+}
+
+// Straight to pouchdb-server (no users there): no credentials (DirectFileManipulator always sends Basic auth);
+// through the gate: the device's JWT instead.
+function transport(token) {
+  return (url, opts) => {
+    opts.headers.delete("Authorization");
+    if (token) opts.headers.set("Authorization", `Bearer ${token}`);
+    return fetch(url, opts);
+  };
+}
 
 async function main() {
   for (const level of ["log", "info", "debug", "warn"]) console[level] = () => {}; // its logger must not mix into stdout
@@ -42,7 +61,7 @@ async function main() {
       passphrase: spec.passphrase || undefined,
       obfuscatePassphrase: spec.obfuscate ? spec.passphrase : undefined,
     },
-    { fetch: anonymous },
+    { fetch: transport(spec.jwt ? await signToken(spec.jwt) : null) },
   );
   await manipulator.ready.promise;
   const results = [];
