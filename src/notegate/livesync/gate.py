@@ -151,7 +151,10 @@ def config_answer(config: LiveSyncConfig) -> dict[str, Any]:
 class Gate:
     """The ASGI app. ``lookup(kid)`` returns the device row (or None); ``audit(**row)`` records a request;
     ``members(login, environment, client_class)`` is the membership's Decision (auth/members.py
-    ``Membership.check_caller``); all run in a worker thread (the state database is synchronous)."""
+    ``Membership.check_caller``); ``record(kid, keys)`` notes which device wrote which note revisions (read
+    from a replication body, or from CouchDB's answer to a direct write such as LiveSync's own
+    DirectFileManipulator makes), for the bridge to commit as that device; all run in a worker thread (the state
+    database is synchronous)."""
 
     def __init__(
         self,
