@@ -125,3 +125,26 @@ def test_notes_and_attachments_written_over_mcp_reach_livesync_sealed_with_the_s
     assert base64.b64decode(got[1]["b64"]) == image and got[1]["type"] == "newnote"
     raw = sealed.raw_database()
     assert "Von einer Sitzung" not in raw and "from a session" not in raw and "chart.png" not in raw
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "rule"),
+    [
+        ("attachments/not really.png", PDF, "attachment-type-mismatch"),  # the bytes are a PDF's
+        ("attachments/tool.exe", b"MZ\x90\x00" + bytes(64), "file-type-refused"),  # not in attachment_types
+    ],
+    ids=["type-mismatch", "type-refused"],
+)
+def test_a_devices_file_the_policy_refuses_never_reaches_the_repository_and_is_named_in_a_task(
+    sealed: Sealed, path: str, data: bytes, rule: str
+) -> None:
+    op = {"op": "put", "path": path, "b64": base64.b64encode(data).decode(), "binary": True}
+    marker = {"op": "put", "path": f"notes/after {rule}.md", "b64": base64.b64encode(b"after\n").decode()}
+    assert all(r["ok"] for r in sealed.livesync([op, marker], device="phone"))
+    deadline = time.monotonic() + WITHIN
+    while time.monotonic() < deadline and sealed.origin_bytes(f"notes/after {rule}.md") != b"after\n":
+        time.sleep(0.25)
+    assert sealed.origin_bytes(f"notes/after {rule}.md") == b"after\n", sealed.bridge_log()
+    assert sealed.origin_bytes(path) is None
+    named = [t for t in sealed.tasks() if path in t]
+    assert named and f"[{rule}]" in named[0], sealed.tasks()
