@@ -88,14 +88,16 @@ def _spec(couch: Couch, db: str, mode: str, ops: list[dict]) -> dict:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_files_the_bridge_writes_are_read_back_by_livesyncs_code_to_the_same_bytes(couch: Couch, mode: str) -> None:
-    db = couch.database(f"bridge-writes-{mode}")
+def test_the_bridge_and_livesyncs_code_read_each_others_files_to_the_same_bytes(couch: Couch, mode: str) -> None:
+    """One database, one run of LiveSync's code: it reads back what the bridge wrote (``from-bridge/``), then
+    writes its own (``from-livesync/``), which the bridge reads; encrypted, both use the salt the bridge put."""
+    db = couch.database(f"both-ways-{mode}")
     passphrase, obfuscate = MODES[mode]
     cipher = couch.cipher(db, passphrase)
     docs: list[dict] = []
     for path, data in FILES.items():
-        meta, chunks = documents.write_file(path, data, ctime=1_700_000_000_000, mtime=1_700_000_001_000,
-                                            cipher=cipher, obfuscate=obfuscate)  # fmt: skip
+        meta, chunks = documents.write_file(f"from-bridge/{path}", data, ctime=1_700_000_000_000,
+                                            mtime=1_700_000_001_000, cipher=cipher, obfuscate=obfuscate)  # fmt: skip
         docs += [*chunks, meta]
     written = couch.call("POST", f"{db}/_bulk_docs", {"docs": docs})
     assert all(r.get("ok") for r in written), written
@@ -103,36 +105,35 @@ def test_files_the_bridge_writes_are_read_back_by_livesyncs_code_to_the_same_byt
         raw = json.dumps(couch.call("GET", f"{db}/_all_docs?include_docs=true"), ensure_ascii=False)
         assert "Ärger" not in raw and "line 00042" not in raw
         assert ("Notes/long.md" in raw) is not obfuscate
-    got = livesync_run(_spec(couch, db, mode, [{"op": "get", "path": p} for p in FILES]))
-    for (path, data), result in zip(FILES.items(), got, strict=True):
-        assert result["found"], (path, result)
-        assert result["path"] == path
-        assert base64.b64decode(result["b64"]) == data, path
-        assert result["type"] == ("plain" if path.endswith(".md") else "newnote")
-
-
-@pytest.mark.parametrize("mode", MODES)
-def test_files_livesyncs_code_writes_are_read_by_the_bridge_to_the_same_bytes(couch: Couch, mode: str) -> None:
-    db = couch.database(f"livesync-writes-{mode}")
-    passphrase, obfuscate = MODES[mode]
-    ops = [
-        {"op": "put", "path": p, "b64": base64.b64encode(d).decode(), "binary": not p.endswith(".md")}
+    ops = [{"op": "get", "path": f"from-bridge/{p}"} for p in FILES] + [
+        {
+            "op": "put",
+            "path": f"from-livesync/{p}",
+            "b64": base64.b64encode(d).decode(),
+            "binary": not p.endswith(".md"),
+        }
         for p, d in FILES.items()
     ]
-    assert all(r["ok"] for r in livesync_run(_spec(couch, db, mode, ops)))
-    cipher = couch.cipher(db, passphrase)  # LiveSync created the sync parameters: the bridge reads its salt
-    rows = couch.call("GET", f"{db}/_all_docs?include_docs=true")["rows"]
-    by_id = {row["id"]: row["doc"] for row in rows}
+    results = livesync_run(_spec(couch, db, mode, ops))
+    for (path, data), result in zip(FILES.items(), results[: len(FILES)], strict=True):
+        assert result["found"], (path, result)
+        assert result["path"] == f"from-bridge/{path}"
+        assert base64.b64decode(result["b64"]) == data, path
+        assert result["type"] == ("plain" if path.endswith(".md") else "newnote")
+    assert all(r["ok"] for r in results[len(FILES) :])
+    by_id = {row["id"]: row["doc"] for row in couch.call("GET", f"{db}/_all_docs?include_docs=true")["rows"]}
     for path, data in FILES.items():
-        meta = by_id[documents.doc_id_of(path, cipher=cipher if obfuscate else None)]
-        if cipher is not None:
-            assert any(c.startswith(e2ee.ENCRYPTED_CHUNK_PREFIX) for c in by_id if c.startswith("h:"))
+        meta = by_id[documents.doc_id_of(f"from-livesync/{path}", cipher=cipher if obfuscate else None)]
         note = documents.read_note(meta, by_id, cipher)
-        assert note.path == path and note.data == data, path
-        if cipher is not None and data:  # without the passphrase the same documents stay refused, by name
+        assert note.path == f"from-livesync/{path}" and note.data == data, path
+        if cipher is not None and data:  # without the passphrase, or with another, refused by name
+            assert all(by_id[c]["_id"].startswith(e2ee.ENCRYPTED_CHUNK_PREFIX) for c in by_id[meta["_id"]]["children"])
             with pytest.raises(documents.DocumentError) as refused:
                 documents.read_note(meta, by_id)
             assert refused.value.rule == "livesync-document-unsupported"
+            with pytest.raises(documents.DocumentError) as refused:
+                documents.read_note(meta, by_id, e2ee.Cipher("not the passphrase", cipher.salt))
+            assert refused.value.rule == "livesync-passphrase-mismatch"
 
 
 def test_a_deletion_the_bridge_writes_is_a_deletion_to_livesyncs_code(couch: Couch) -> None:
@@ -147,14 +148,3 @@ def test_a_deletion_the_bridge_writes_is_a_deletion_to_livesyncs_code(couch: Cou
     assert livesync_run(_spec(couch, db, "e2ee-obfuscated", [{"op": "get", "path": "Notes/gone.md"}])) == [
         {"found": False}
     ]
-
-
-def test_a_wrong_passphrase_is_refused_by_name(couch: Couch) -> None:
-    db = couch.database("wrong-passphrase")
-    ops = [{"op": "put", "path": "Notes/a.md", "b64": base64.b64encode(b"sealed\n").decode()}]
-    livesync_run(_spec(couch, db, "e2ee", ops))
-    salt = e2ee.salt_of(couch.call("GET", f"{db}/{e2ee.SYNC_PARAMETERS}"))
-    by_id = {r["id"]: r["doc"] for r in couch.call("GET", f"{db}/_all_docs?include_docs=true")["rows"]}
-    with pytest.raises(documents.DocumentError) as refused:
-        documents.read_note(by_id["notes/a.md"], by_id, e2ee.Cipher("not the passphrase", salt))
-    assert refused.value.rule == "livesync-passphrase-mismatch"
