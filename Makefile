@@ -83,12 +83,14 @@ claude-cli:
 	@touch .tools/.installed
 
 # The LiveSync gate's test peers, pinned by $(LIVESYNC_NPM)/package-lock.json: pouchdb-server (a
-# CouchDB-protocol server), pouchdb (LiveSync's replication client), octagonal-wheels (LiveSync's encryption).
+# CouchDB-protocol server), pouchdb (LiveSync's replication client), octagonal-wheels (LiveSync's encryption),
+# and LiveSync's own common library (vendored at a pinned commit in tests/livesync/commonlib), bundled by esbuild.
 livesync-npm:
 	npm ci --prefix $(LIVESYNC_NPM) --no-audit --no-fund --loglevel=error
+	npm run --prefix $(LIVESYNC_NPM) --silent build-commonlib
 	@touch $(LIVESYNC_NPM)/node_modules/.installed
 
-$(LIVESYNC_NPM)/node_modules/.installed: $(LIVESYNC_NPM)/package-lock.json
+$(LIVESYNC_NPM)/node_modules/.installed: $(LIVESYNC_NPM)/package-lock.json $(shell find tests/livesync/commonlib -type f)
 	@if command -v npm >/dev/null; then $(MAKE) --no-print-directory livesync-npm; \
 	else echo "npm not found: the LiveSync gate tests will be skipped"; fi
 

@@ -462,8 +462,11 @@ RULES: dict[str, str] = {
     "raise [livesync] max_body_bytes.",
     "livesync-upstream-unavailable": "Check that CouchDB is running at [livesync] couchdb_url; try again.",
     "livesync-not-configured": "Add a [livesync] table to notegate.toml (docs/how-to/livesync.md).",
-    "livesync-document-unsupported": "Keep the note in plain Markdown without end-to-end encryption for now; "
-    "binary and encrypted notes are bridged in a later version.",
+    "livesync-document-unsupported": "Give the bridge the vault's end-to-end encryption passphrase "
+    "($NOTEGATE_LIVESYNC_PASSPHRASE or [livesync] passphrase_file; docs/how-to/livesync.md), and keep LiveSync's "
+    "default encryption (V2) and storage.",
+    "livesync-passphrase-mismatch": "Give the bridge the passphrase the devices use (LiveSync's Passphrase setting); "
+    "a device with another passphrase must be set up again from the Setup URI.",
     "livesync-document-incomplete": "Nothing to do: the bridge reads the note again when its chunks arrive.",
     "livesync-device-name-invalid": "Use lowercase letters, digits, - and _ (at most 40 characters), e.g. phone.",
     "livesync-device-exists": "Revoke the old one first (notegate livesync device revoke NAME), or pick another name.",

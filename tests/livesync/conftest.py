@@ -32,6 +32,10 @@ from support import _listening, free_port, notegate
 NPM = Path(__file__).resolve().parent / "npm"
 POUCHDB_SERVER = NPM / "node_modules" / ".bin" / "pouchdb-server"
 CLIENT = NPM / "client.mjs"
+#: LiveSync's own code (its common library, vendored in tests/livesync/commonlib at a pinned commit) and the driver
+#: that runs it; the bundle is built by `make livesync-npm` (npm run build-commonlib).
+LIVESYNC = NPM / "livesync.mjs"
+COMMONLIB = NPM / "node_modules" / ".commonlib" / "commonlib.mjs"
 DB = "notes"
 
 
@@ -51,6 +55,27 @@ def _wait(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: floa
         if proc.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"{what} did not start: {log.read_text(errors='replace')[-2000:]}")
         time.sleep(0.02)
+
+
+def require_commonlib() -> None:
+    require_npm()
+    if not COMMONLIB.exists():
+        reason = "LiveSync's common library is not built (make livesync-npm)"
+        if os.environ.get("NOTEGATE_REQUIRE_LIVESYNC") == "1":
+            pytest.fail(f"{reason} (NOTEGATE_REQUIRE_LIVESYNC=1)")
+        pytest.skip(reason)
+
+
+def livesync_run(spec: dict, *, timeout: float = 120.0) -> list[dict]:
+    """Run LiveSync's own DirectFileManipulator (livesync.mjs) over ``spec``'s operations; their results."""
+    done = subprocess.run(
+        ["node", str(LIVESYNC)], input=json.dumps(spec), capture_output=True, text=True, timeout=timeout, cwd=NPM
+    )
+    lines = done.stdout.strip().splitlines()
+    assert lines, done.stderr[-2000:]
+    out = json.loads(lines[-1])
+    assert "error" not in out, (out, done.stderr[-2000:])
+    return out["results"]
 
 
 @dataclass

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pygit2
 import pytest
 
-from livesync.conftest import DB, Lab, require_npm
+from livesync.conftest import DB, Lab, livesync_run, require_commonlib, require_npm
 from notegate.config import load_config
 from notegate.livesync import documents
 from notegate.state import StateDB
@@ -235,3 +235,26 @@ def test_an_edit_made_while_the_bridge_is_down_arrives_once_it_is_back(bridged: 
         if c.parents and any(d.new_file.path == "notes/phone-edit.md" for d in repo.diff(c.parents[0], c).deltas)
     ]
     assert len(touching) == 1  # the first test's edit was committed once, not again after the restart
+
+
+def test_an_encrypted_note_without_the_passphrase_is_refused_by_name_in_a_task(bridged: Bridged) -> None:
+    require_commonlib()
+    phone = bridged.lab.devices["phone"]
+    # LiveSync's own code writes through the gate as the phone, encrypted with path obfuscation; this bridge was
+    # given no passphrase: the note is not committed, and the owner's task names it by its document id.
+    livesync_run(
+        {
+            "url": bridged.lab.gate,
+            "database": DB,
+            "passphrase": "the devices' passphrase",
+            "obfuscate": True,
+            "jwt": {"kid": phone.kid, "alg": phone.algorithm, "key": phone.private_pem},
+            "ops": [{"op": "put", "path": "notes/sealed.md", "b64": "c2VjcmV0Cg=="}],
+        }
+    )
+    deadline = time.monotonic() + WITHIN
+    while time.monotonic() < deadline and not any("livesync-document-unsupported" in t for t in bridged.tasks()):
+        time.sleep(0.25)
+    named = [t for t in bridged.tasks() if "[livesync-document-unsupported]" in t]
+    assert named and "encrypted path, document f:" in named[0], (bridged.tasks(), bridged.bridge_log())
+    assert bridged.origin_text("notes/sealed.md") is None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,6 +15,7 @@ from notegate.livesync.documents import (
     doc_id_of,
     read_note,
     split_text,
+    write_file,
     write_note,
 )
 
@@ -58,9 +61,10 @@ def test_deleted_encrypted_missing_and_binary_notes() -> None:
     with pytest.raises(DocumentError) as marked:
         read_note(meta, {c["_id"]: {**c, "e_": True} for c in _chunks})
     assert marked.value.rule == "livesync-document-unsupported"
-    with pytest.raises(DocumentError) as binary:
-        read_note({**meta, "type": "newnote"}, {})
-    assert binary.value.rule == "livesync-document-unsupported"
+    image = bytes(range(256)) * 2000  # a binary file: base64 chunks of a newnote, read back byte for byte
+    meta, chunks = write_file("pictures/a.png", image, ctime=0, mtime=0)
+    assert meta["type"] == "newnote" and len(chunks) > 1
+    assert read_note(meta, {c["_id"]: c for c in chunks}).data == image
     legacy = {"_id": "old.md", "path": "old.md", "type": "notes", "data": ["a", "b"], "ctime": 0, "mtime": 0}
     assert read_note(legacy, {}).text == "ab"
 
@@ -74,3 +78,18 @@ def test_written_revisions_are_the_note_documents_of_a_replicated_batch() -> Non
     assert written_revisions({**batch, "new_edits": True}) == []  # CouchDB picks the revision: not known here
     assert written_revisions({"docs": "x", "new_edits": False}) == []
     assert "a.md" not in revision_key("a.md", "1-a")
+
+
+def test_assigned_revisions_are_read_from_couchdbs_answer_to_a_direct_write() -> None:
+    from notegate.livesync.documents import assigned_revisions, revision_key
+
+    meta, chunks = write_note("a.md", "x", ctime=0, mtime=0)
+    answer = [{"ok": True, "id": c["_id"], "rev": "1-c"} for c in chunks] + [{"ok": True, "id": "a.md", "rev": "1-a"}]
+    assert assigned_revisions({"docs": [*chunks, meta]}, json.dumps(answer).encode()) == [revision_key("a.md", "1-a")]
+    refused = [{"id": "a.md", "error": "conflict", "reason": "Document update conflict."}]
+    assert assigned_revisions({"docs": [meta]}, json.dumps(refused).encode()) == []
+    one = json.dumps({"ok": True, "id": "a.md", "rev": "2-b"}).encode()
+    assert assigned_revisions(meta, one) == [revision_key("a.md", "2-b")]  # PUT /db/a.md
+    assert assigned_revisions({"docs": [meta], "new_edits": False}, one) == []  # replication: from the body
+    assert assigned_revisions({"_id": "x", "type": "leaf", "data": "d"}, one) == []  # a chunk is no note
+    assert assigned_revisions(meta, b"not json") == []

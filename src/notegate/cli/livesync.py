@@ -214,6 +214,14 @@ def _upstream_auth(settings, config_dir: Path) -> str | None:
     return f"Basic {token}"
 
 
+def _passphrase(settings, config_dir: Path) -> str | None:
+    """LiveSync's end-to-end encryption passphrase, a secret of the bridge process: the file [livesync]
+    passphrase_file names, else $NOTEGATE_LIVESYNC_PASSPHRASE (never the config file itself, never printed)."""
+    if settings.passphrase_file:
+        return (config_dir / settings.passphrase_file).read_text(encoding="utf-8").strip() or None
+    return os.environ.get("NOTEGATE_LIVESYNC_PASSPHRASE") or None
+
+
 def _gate(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -290,9 +298,15 @@ def _bridge(args: argparse.Namespace) -> int:
         couchdb_url=settings.couchdb_url,
         database=settings.database,
         auth=_upstream_auth(settings, config.path.parent),
+        passphrase=(passphrase := _passphrase(settings, config.path.parent)),
+        obfuscate=settings.path_obfuscation,
+        settings=settings,
     )
+    sealed = ", end-to-end encrypted" if passphrase else ""
     print(
-        f"livesync bridge for {environment}/{settings.database} <- {settings.couchdb_url}", file=sys.stderr, flush=True
+        f"livesync bridge for {environment}/{settings.database} <- {settings.couchdb_url}{sealed}",
+        file=sys.stderr,
+        flush=True,
     )
     try:
         while True:

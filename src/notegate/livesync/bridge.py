@@ -16,6 +16,14 @@ revisions it writes are recorded under its own name so the way in skips them.
 **Conflicts** are CouchDB's: the bridge commits the winning revision and never deletes a losing one, so a
 conflict stays in the database for LiveSync to show on the device, as Obsidian shows it.
 
+**End-to-end encryption**: given the passphrase (a secret of the bridge process: ``$NOTEGATE_LIVESYNC_PASSPHRASE``
+or ``[livesync] passphrase_file``, never the config or the vault), the bridge reads the database's PBKDF2 salt
+from LiveSync's sync parameters (creating them as LiveSync does when no device has yet), opens what devices
+wrote and seals what it exports, path obfuscation included (:mod:`notegate.livesync.e2ee`). Without it an
+encrypted note is refused by name and named in a task. **Binary files** (images, PDFs) travel both ways as
+LiveSync's ``newnote`` documents; the planner judges them as it judges any attachment (types and sizes from the
+policy).
+
 The checkpoint (the last sequence read and the last commit exported) is a ``_local`` document of the notes
 database, written only after what it covers is committed: a restart neither loses nor repeats an edit.
 """
@@ -32,21 +40,15 @@ from urllib.parse import quote
 import httpx
 
 from notegate.errors import NotegateError, OriginUnavailable
-from notegate.livesync import documents
+from notegate.livesync import documents, e2ee
 from notegate.livesync.bridge_rules import BRIDGE_KID, LIVESYNC_TASK, device_caller, refused_task_text
+from notegate.livesync.settings import LiveSyncConfig
+from notegate.policy.notes import attachment_media_type
 from notegate.policy.plan import Intent
 from notegate.services.eventlog import event
 from notegate.services.notes import ABSENT, Change  # a door reaches the store through the service
 
 CHECKPOINT = "_local/notegate-bridge"
-#: Changes read in one long poll: one commit per device per batch, so the deletion limit sees a mass deletion.
-BATCH = 200
-#: How long a note whose writer (or a chunk) is not known yet is waited for before it is passed over: the gate
-#: records a revision's writer right after CouchDB takes it, so the bridge can see the change first.
-WAIT_SECONDS = 30.0
-#: How long a deletion waits before it is judged, so the rest of a mass deletion pushed in several requests
-#: arrives and the deletion limit counts it whole (LiveSync pushes one within seconds).
-SETTLE_SECONDS = 5.0
 
 
 @dataclass
@@ -72,6 +74,9 @@ class Bridge:
         database: str,
         auth: str | None,
         clock: Callable[[], float] = time.time,
+        passphrase: str | None = None,
+        obfuscate: bool = False,
+        settings: LiveSyncConfig | None = None,
     ) -> None:
         self.rt, self.notes, self.environment, self.clock = runtime, notes, environment, clock
         headers = {"Authorization": auth} if auth else {}
@@ -79,6 +84,10 @@ class Bridge:
         self._settle: dict[str, float] = {}  # deletion revision key -> when first seen
         self._pending: dict[str, float] = {}  # revision key -> when first seen without its writer or chunks
         self.http = httpx.Client(headers=headers, timeout=httpx.Timeout(30.0, read=90.0))
+        self._passphrase = passphrase or None  # held for the cipher only: never logged, never in an error
+        self.obfuscate = bool(obfuscate and self._passphrase)
+        self.cipher: e2ee.Cipher | None = None
+        self.settings = settings or LiveSyncConfig()  # the batch, wait and settle bounds ([livesync] bridge_*)
 
     def close(self) -> None:
         self.http.close()
@@ -99,6 +108,7 @@ class Bridge:
     # ------------------------------------------------------------ one pass
     def run_once(self, poll_seconds: float = 0.0) -> Pass:
         env = self.rt.environment(self.environment)
+        self._load_cipher()
         point = self.checkpoint()
         done = Pass()
         if "commit" not in point:  # first run: the repository as it stands is the starting point for export
@@ -108,13 +118,40 @@ class Bridge:
         self._export(env, point, done)
         return done
 
+    def _load_cipher(self) -> None:
+        """The database's cipher: the passphrase and the PBKDF2 salt in LiveSync's sync parameters (created as
+        LiveSync creates them when no device has yet; a device that arrives later reads the same salt)."""
+        if self._passphrase is None:
+            return
+        url = f"{self.db_url}/{e2ee.SYNC_PARAMETERS}"
+        answer = self.http.get(url)
+        if answer.status_code == 404:
+            created = self.http.put(url, json=e2ee.new_sync_parameters())
+            if created.status_code != 409:  # 409: a device wrote them first; read theirs
+                created.raise_for_status()
+            answer = self.http.get(url)
+        answer.raise_for_status()
+        salt = e2ee.salt_of(answer.json())
+        if self.cipher is None or self.cipher.salt != salt:
+            self.cipher = e2ee.Cipher(self._passphrase, salt)
+
+    def _opened(self, meta: dict) -> dict:
+        """A metadata document with its sealed facts opened when the bridge can (else as it came: reading it
+        then refuses it by name)."""
+        if self.cipher is None or not documents.is_note(meta):
+            return meta
+        try:
+            return self.cipher.open_meta(meta)
+        except documents.DocumentError:
+            return meta
+
     # ------------------------------------------------------------ devices -> git
     def _changes(self, since: object, poll_seconds: float) -> dict:
         params = {
             "since": since if since is not None else 0,
             "include_docs": "true",
             "conflicts": "true",
-            "limit": str(BATCH),
+            "limit": str(self.settings.bridge_batch),
         }
         if poll_seconds > 0:
             params.update(feed="longpoll", timeout=str(int(poll_seconds * 1000)))
@@ -139,7 +176,9 @@ class Bridge:
         was decided: a note whose chunks or whose writer are not known yet (the gate records the writer just
         after CouchDB answers it, so the feed can be first) stops the batch there, to be read again."""
         feed = self._changes(point.get("since"), poll_seconds)
-        results = [r for r in feed.get("results", []) if isinstance(r.get("doc"), dict)]
+        results = [
+            {**r, "doc": self._opened(r["doc"])} for r in feed.get("results", []) if isinstance(r.get("doc"), dict)
+        ]
         children = sorted(
             {
                 c
@@ -170,12 +209,12 @@ class Bridge:
                 done.skipped += 1
                 continue
             try:
-                note = documents.read_note(meta, chunks)
+                note = documents.read_note(meta, chunks, self.cipher)
             except documents.DocumentError as exc:
                 if exc.rule == "livesync-document-incomplete" and self._waiting(key):
                     since, stopped = self._before(results, row, point), True
                     break
-                done.refused.append((str(meta.get("path")), exc.rule or "refused"))
+                self._unreadable(author, meta, exc, done)
                 continue
             if note.deleted and self._settling(key):
                 since, stopped = self._before(results, row, point), True
@@ -197,19 +236,19 @@ class Bridge:
         return point
 
     def _waiting(self, key: str) -> bool:
-        """Is this revision still worth waiting for (its writer or chunks not known for WAIT_SECONDS yet)?"""
+        """Is this revision still worth waiting for (its writer or chunks not known for bridge_wait_seconds)?"""
         first = self._pending.setdefault(key, time.monotonic())
-        if time.monotonic() - first < WAIT_SECONDS:
+        if time.monotonic() - first < self.settings.bridge_wait_seconds:
             return True
         self._pending.pop(key, None)
         return False
 
     def _settling(self, key: str) -> bool:
-        """Is this deletion younger than SETTLE_SECONDS here? A device pushes a mass deletion in several
+        """Is this deletion younger than bridge_settle_seconds here? A device pushes a mass deletion in several
         requests; holding deletions that long lets the bridge read them as one batch, so the deletion limit
         judges them together instead of one request's share at a time."""
         first = self._settle.setdefault(key, time.monotonic())
-        if time.monotonic() - first < SETTLE_SECONDS:
+        if time.monotonic() - first < self.settings.bridge_settle_seconds:
             return True
         self._settle.pop(key, None)
         return False
@@ -229,7 +268,12 @@ class Bridge:
         changes: dict[str, Change] = {}
         for note in notes:  # the last revision of a path in the batch wins, as in CouchDB
             found = env.store.read(note.path)
-            data = None if note.deleted else self.notes.encoded_content(note.text or "")
+            try:
+                data = self._content(note)
+            except NotegateError as exc:  # not UTF-8, a NUL, over max_note_bytes: refused like the rules' refusals
+                changes.pop(note.path, None)
+                self._refused(device, caller, [note.path], exc, done)
+                continue
             if (found is None and data is None) or (found is not None and found[0] == data):
                 changes.pop(note.path, None)
                 continue
@@ -262,6 +306,28 @@ class Bridge:
         done.committed.append(result.commit)
         event("livesync-bridge", direction="in", commit=result.commit[:12], paths=len(kept), device=kid)
 
+    def _content(self, note: documents.LiveSyncNote) -> bytes | None:
+        """The bytes a device's file becomes in the repository: a Markdown note through the recipe's text checks,
+        any other file (an image, a PDF, a canvas) as its bytes, for the planner to judge as an attachment."""
+        if note.deleted:
+            return None
+        if note.path.endswith(".md"):
+            if note.text is None:
+                raise documents.DocumentError("a Markdown note stored as binary", rule="livesync-document-unsupported")
+            return self.notes.encoded_content(note.text)
+        return note.data
+
+    def _unreadable(self, author: str, meta: dict, exc: documents.DocumentError, done: Pass) -> None:
+        """A device's document the bridge cannot read (encrypted without the passphrase, another passphrase, a
+        format it does not take): named in a task for the owner, like an edit the rules refused."""
+        device = self.rt.state.livesync_device(author)
+        name = f"(encrypted path, document {meta.get('_id')})" if documents.is_sealed(meta) else str(meta.get("path"))
+        if device is None or device.environment != self.environment:
+            done.refused.append((name, exc.rule or "refused"))
+            return
+        caller = device_caller(device, owner=self.rt.config.environment(self.environment).owner)
+        self._refused(device, caller, [name], exc, done)
+
     def _refused(self, device, caller, paths: list[str], exc: NotegateError, done: Pass) -> None:
         rule = exc.rule or "refused"
         done.refused.extend((p, rule) for p in paths)
@@ -293,38 +359,48 @@ class Bridge:
         else:
             for delta in repo.diff(repo[last], repo[head]).deltas:
                 paths.update({delta.old_file.path, delta.new_file.path})
-        notes = env.store.listing().notes
+        listing = env.store.listing()
+        notes = listing.notes
+        files = {p for p in listing.attachments if attachment_media_type(self.rt.policy, p)}
         for path in sorted(paths):
             if self.rt.policy.is_private(path):
                 # One notes database serves every device, a restricted member's too, and a restricted caller
                 # never reads a private path: private notes stay out of it until devices get views of their own.
                 continue
-            if path in notes or env.store.read(path) is None:
+            if path in notes or path in files or env.store.read(path) is None:
                 self._export_note(env, path, done)
         self._save_checkpoint({**self.checkpoint(), "commit": head})
 
     def _export_note(self, env, path: str, done: Pass) -> None:
-        doc_id = documents.doc_id_of(path)
+        sealer = self.cipher if self.obfuscate else None
+        doc_id = documents.doc_id_of(path, cipher=sealer)
         answer = self.http.get(f"{self.db_url}/{quote(doc_id, safe='')}")
-        current = answer.json() if answer.status_code == 200 else None
+        current = self._opened(answer.json()) if answer.status_code == 200 else None
         found = env.store.read(path)
-        text = found[0].decode("utf-8", errors="replace") if found else None
+        data = found[0] if found else None
         if current is not None and documents.is_note(current):
             with_chunks = self._chunks([c for c in current.get("children") or [] if isinstance(c, str)])
             try:
-                if documents.read_note(current, with_chunks).text == text:
-                    return  # the device already holds this text (the bridge's own commit, or a device's)
+                if documents.read_note(current, with_chunks, self.cipher).data == data:
+                    return  # the device already holds these bytes (the bridge's own commit, or a device's)
             except documents.DocumentError:
                 pass
-        elif text is None:
+        elif data is None:
             return
         now = int(self.clock() * 1000)
         rev = current.get("_rev") if current else None
-        if text is None:
-            docs = [documents.deleted_note(path, mtime=now, rev=str(rev))]
+        if data is None:
+            kind = str(current.get("type") or documents.NOTE_PLAIN) if current else documents.NOTE_PLAIN
+            docs = [
+                documents.deleted_note(
+                    path, mtime=now, rev=str(rev), cipher=self.cipher, obfuscate=self.obfuscate, kind=kind
+                )
+            ]
         else:
             ctime = int(current.get("ctime") or now) if current else now
-            meta, chunks = documents.write_note(path, text, ctime=ctime, mtime=now, rev=rev)
+            meta, chunks = documents.write_file(
+                path, data, ctime=ctime, mtime=now, rev=rev, cipher=self.cipher, obfuscate=self.obfuscate
+            )
             docs = [*chunks, meta]
         answer = self.http.post(f"{self.db_url}/_bulk_docs", json={"docs": docs})
         answer.raise_for_status()

@@ -1,12 +1,10 @@
-"""The bridge's pure parts: who a device's edit is committed as, and the task that names a refused edit.
-
-Pure (no I/O), like the policy package: the tier a device commits with is decided here once, so the bridge
-cannot hand a member's phone the owner's trust by accident.
+"""The bridge's pure parts: the task that names a refused edit (who a device's edit is committed as, and with
+which tier, is the policy package's :func:`notegate.policy.caller.device_caller`, re-exported here).
 """
 
 from __future__ import annotations
 
-from notegate.policy.caller import Caller
+from notegate.policy.caller import device_caller  # the tier is decided in the policy package
 from notegate.services.contract_tasks import shown
 from notegate.vault.fence import fence_untrusted
 
@@ -18,22 +16,7 @@ LIVESYNC_TASK = "livesync-refused"
 #: Paths named in one task (the audit and the bridge's events count them all).
 SHOWN_PATHS = 20
 
-
-def device_caller(device, *, owner: str) -> Caller:
-    """The caller a device's edits are committed as: its own connector login (``livesync:<kid>``) for its
-    person. The owner's devices are trusted (like the owner's workstation, ``sync_caller``: only the owner
-    enrols a device, with a key held on that device); a member's devices are restricted, as a member's
-    workstation is by default. Obsidian is a workstation-class client either way: a person at their notes."""
-    return Caller(
-        login=device.person,
-        display_name=f"{device.person} ({device.name})",
-        client="obsidian-livesync",
-        client_class="workstation",
-        tier="trusted" if device.person == owner else "restricted",
-        session="-",
-        environment=device.environment,
-        connector=device.connector,
-    )
+__all__ = ["BRIDGE_KID", "LIVESYNC_TASK", "SHOWN_PATHS", "device_caller", "refused_task_text"]
 
 
 def refused_task_text(name: str, kid: str, connector: str, rule: str, paths: list[str]) -> str:

@@ -38,7 +38,7 @@ from joserfc.jwk import ECKey
 
 from notegate.auth.ratelimit import TokenBuckets, source_of
 from notegate.errors import NotegateError, sentence
-from notegate.livesync.documents import written_revisions
+from notegate.livesync.documents import MAX_ANSWER_BYTES, assigned_revisions, written_revisions
 from notegate.livesync.settings import LiveSyncConfig
 from notegate.policy.decision import Decision
 from notegate.policy.livesync import (
@@ -151,7 +151,10 @@ def config_answer(config: LiveSyncConfig) -> dict[str, Any]:
 class Gate:
     """The ASGI app. ``lookup(kid)`` returns the device row (or None); ``audit(**row)`` records a request;
     ``members(login, environment, client_class)`` is the membership's Decision (auth/members.py
-    ``Membership.check_caller``); all run in a worker thread (the state database is synchronous)."""
+    ``Membership.check_caller``); ``record(kid, keys)`` notes which device wrote which note revisions (read
+    from a replication body, or from CouchDB's answer to a direct write such as LiveSync's own
+    DirectFileManipulator makes), for the bridge to commit as that device; all run in a worker thread (the state
+    database is synchronous)."""
 
     def __init__(
         self,
@@ -382,9 +385,12 @@ class Gate:
             return route, 200
         if route.kind == "changes":
             raw_query = self._clamp_feed(raw_query)
-        status = await self._forward(send, method, raw_path, raw_query, body, headers, route, cors)
-        if route.kind == "bulk_docs" and status < 300 and self.record is not None:
-            written = written_revisions(parsed)
+        direct = route.kind in ("bulk_docs", "document") and method in ("POST", "PUT") and self.record is not None
+        answer: list[bytes] | None = [] if direct else None  # CouchDB's answer names the revisions it assigned
+        status = await self._forward(send, method, raw_path, raw_query, body, headers, route, cors, answer)
+        if direct and status < 300 and self.record is not None:
+            written = written_revisions(parsed) if route.kind == "bulk_docs" else []
+            written += assigned_revisions(parsed, b"".join(answer or []))
             if written:
                 await anyio.to_thread.run_sync(self.record, kid, written)
         return route, status
@@ -429,7 +435,10 @@ class Gate:
             pairs = [(k, v) for k, v in pairs if k != "timeout"] + [("timeout", str(value))]
         return urlencode(pairs)
 
-    async def _forward(self, send, method, raw_path, raw_query, body, headers, route: Route, cors) -> int:
+    async def _forward(
+        self, send, method, raw_path, raw_query, body, headers, route: Route, cors, answer: list[bytes] | None = None
+    ) -> int:
+        """Stream CouchDB's answer to the device (``answer``, when given, keeps its first MAX_ANSWER_BYTES too)."""
         url = self.config.couchdb_url.rstrip("/") + raw_path + (f"?{raw_query}" if raw_query else "")
         read = self.config.upstream_seconds + (self.config.feed_seconds if route.kind == "changes" else 0)
         timeout = httpx.Timeout(connect=5.0, read=read, write=self.config.upstream_seconds, pool=5.0)
@@ -457,6 +466,8 @@ class Gate:
             try:
                 with anyio.fail_after(read + self.config.upstream_seconds):
                     async for chunk in response.aiter_raw():
+                        if answer is not None and sum(map(len, answer)) <= MAX_ANSWER_BYTES:
+                            answer.append(chunk)
                         await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
             except (httpx.HTTPError, TimeoutError):

@@ -109,6 +109,44 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         " fetch unless Use Request API is on).",
     ),
     Setting(
+        "bridge_batch",
+        int,
+        200,
+        "Changes the bridge reads in one long poll: one commit per device per batch, so the deletion limit sees a"
+        " mass deletion whole.",
+        _positive,
+    ),
+    Setting(
+        "bridge_wait_seconds",
+        float,
+        30.0,
+        "How long the bridge waits for a note whose writer or chunks are not known yet before passing it over (the"
+        " gate records a revision's writer right after CouchDB takes it, so the bridge can see the change first).",
+        _positive,
+    ),
+    Setting(
+        "bridge_settle_seconds",
+        float,
+        5.0,
+        "How long a deletion waits before the bridge judges it, so the rest of a mass deletion pushed in several"
+        " requests arrives and the deletion limit counts it whole (LiveSync pushes one within seconds).",
+        _positive,
+    ),
+    Setting(
+        "passphrase_file",
+        str,
+        "",
+        "File holding LiveSync's end-to-end encryption passphrase, for the bridge (else"
+        " $NOTEGATE_LIVESYNC_PASSPHRASE; neither: encrypted notes are refused by name). Keep it out of the vault.",
+    ),
+    Setting(
+        "path_obfuscation",
+        bool,
+        False,
+        "The devices obfuscate paths (LiveSync's Path Obfuscation): the bridge writes sealed ids and paths too."
+        " Needs the passphrase.",
+    ),
+    Setting(
         "allow_maintenance",
         bool,
         False,
@@ -140,6 +178,11 @@ class LiveSyncConfig:
     max_connections: int = 128
     header_timeout_seconds: float = 10.0
     allow_maintenance: bool = False
+    bridge_batch: int = 200
+    bridge_wait_seconds: float = 30.0
+    bridge_settle_seconds: float = 5.0
+    passphrase_file: str = ""
+    path_obfuscation: bool = False
     cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", f"http://{LOCALHOST}")
     failed_logins_per_minute: int = 30
     trusted_proxies: tuple[str, ...] = ()

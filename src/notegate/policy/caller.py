@@ -101,6 +101,25 @@ def sync_caller(device: str, person: str) -> Caller:
     )
 
 
+def device_caller(device, *, owner: str) -> Caller:
+    """The caller a LiveSync device's edits are committed as (the LiveSync bridge; decided here once, so the
+    bridge cannot hand a member's phone the owner's trust by accident): its own connector login
+    (``livesync:<kid>``) for its person. The owner's devices are trusted (like the owner's workstation,
+    ``sync_caller``: only the owner enrols a device, with a key held on that device); a member's devices are
+    restricted, as a member's workstation is by default. Obsidian is a workstation-class client either way: a
+    person at their notes."""
+    return Caller(
+        login=device.person,
+        display_name=f"{device.person} ({device.name})",
+        client="obsidian-livesync",
+        client_class="workstation",
+        tier="trusted" if device.person == owner else "restricted",
+        session="-",
+        environment=device.environment,
+        connector=device.connector,
+    )
+
+
 @dataclass(frozen=True)
 class Author:
     """Who wrote part of an inbox item: a connector login, its client name and its person.

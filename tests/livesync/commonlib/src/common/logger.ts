@@ -1,0 +1,2 @@
+export * from "octagonal-wheels/common/logger";
+export type * from "octagonal-wheels/common/logger";

@@ -1,0 +1,2 @@
+import { LayeredChunkManager } from "./LayeredChunkManager";
+export { LayeredChunkManager as ChunkManager };

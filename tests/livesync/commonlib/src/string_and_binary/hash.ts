@@ -1,0 +1,2 @@
+export * from "octagonal-wheels/hash/xxhash.js";
+export type * from "octagonal-wheels/hash/xxhash.js";

@@ -1,0 +1,64 @@
+"""LiveSync's end-to-end encryption in the bridge's codec (notegate.livesync.e2ee): any file sealed reads back
+the same, nothing of it readable without the passphrase; a damaged or foreign document is refused by its rule.
+(tests/livesync/test_compat.py proves the format against LiveSync's own code.)"""
+
+from __future__ import annotations
+
+import base64
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from notegate.livesync import documents, e2ee
+
+SALT = bytes(range(32))
+CIPHER = e2ee.Cipher("the passphrase", SALT)
+PATHS = st.sampled_from(["Notes/Ärger 日本.md", "a.md", "_drafts/x.md", "pics/a.png", "docs/b.pdf", "c.canvas"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(PATHS, st.one_of(st.text(max_size=3000).map(str.encode), st.binary(max_size=600_000)), st.booleans())
+def test_any_file_sealed_reads_back_the_same_and_shows_nothing(path: str, data: bytes, obfuscate: bool) -> None:
+    if path.endswith(".md"):
+        data = data.decode("utf-8", "replace").encode()
+    meta, chunks = documents.write_file(path, data, ctime=1, mtime=2, cipher=CIPHER, obfuscate=obfuscate)
+    note = documents.read_note(meta, {c["_id"]: c for c in chunks}, CIPHER)
+    assert note.data == data and note.path == path
+    assert all(c["_id"].startswith(e2ee.ENCRYPTED_CHUNK_PREFIX) and c["e_"] is True for c in chunks)
+    assert (meta["path"] == path) is not obfuscate
+    if obfuscate:
+        assert meta["_id"].startswith("f:") and path.lower() not in str(meta)
+    if data:
+        with pytest.raises(documents.DocumentError) as refused:
+            documents.read_note(meta, {c["_id"]: c for c in chunks})
+        assert refused.value.rule == "livesync-document-unsupported"
+
+
+def test_a_damaged_chunk_another_passphrase_and_the_retired_scheme_are_refused_by_rule() -> None:
+    meta, chunks = documents.write_file("a.md", b"secret\n", ctime=1, mtime=2, cipher=CIPHER)
+    raw = bytearray(base64.b64decode(chunks[0]["data"][2:]))
+    raw[-1] ^= 1
+    damaged = {**chunks[0], "data": "%=" + base64.b64encode(bytes(raw)).decode()}
+    for cipher, chunk, rule in (
+        (CIPHER, damaged, "livesync-passphrase-mismatch"),
+        (e2ee.Cipher("another passphrase", SALT), chunks[0], "livesync-passphrase-mismatch"),
+        (
+            CIPHER,
+            {**chunks[0], "data": "%" + base64.b64encode(os.urandom(64)).decode()},
+            "livesync-document-unsupported",
+        ),
+    ):
+        with pytest.raises(documents.DocumentError) as refused:
+            documents.read_note(meta, {chunk["_id"]: chunk}, cipher)
+        assert refused.value.rule == rule
+
+
+def test_the_obfuscated_id_is_livesyncs() -> None:
+    # path2id_base: "f:" + sha256hex(sha256hex(passphrase) + ":" + lower-cased path); the value LiveSync's own
+    # code gave "A/b.md" with passphrase "pw" (test_compat proves the rest against it)
+    assert e2ee.Cipher("pw", SALT).obfuscated_id("A/b.md") == (
+        "f:cb03569457c51b55220177eb1da490842859275f446af9924b1f9a081dc51011"
+    )
+    assert repr(CIPHER) == "Cipher(<passphrase held>)"
