@@ -399,6 +399,8 @@ RULES: dict[str, str] = {
     "tools-secret-argument": "Leave credentials out of tool arguments: the mount holds the upstream's own "
     "credentials, sealed.",
     "tools-upstream-timeout": "Ask for less at once, or raise [tools] call_seconds.",
+    "tools-upstream-line-too-long": "Ask for less at once; if the upstream's answers are this large by design, "
+    "raise [tools] max_line_bytes (the tools process restarts the upstream by itself).",
     "tools-result-too-large": "Ask for less at once, or raise [tools] max_result_bytes.",
     "tools-unavailable": "Start the tools process (`notegate tools serve`) and check [tools] url.",
     "tools-seal-key-missing": "Run `notegate tools keygen --output FILE` once and give FILE to the tools process "

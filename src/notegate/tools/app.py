@@ -7,7 +7,10 @@ declared variables (its credentials, opened here and nowhere else), and answers 
 * ``POST /v1/list`` (a ``tools:list`` token): the approved tools of the mounts of the token's environment;
 * ``POST /v1/call`` (a ``tools:call`` token naming the mount and tool): one call, bounded in time and result
   size, arguments and results through the credential scanner, one audit row naming the person and connector;
-* ``GET /healthz``: each mount's upstream status and restarts (names and counts only).
+* ``GET /healthz``: without a token, only how many upstreams are in each state (loopback is shared by every
+  process of the host: no mount's name); with a ``tools:health`` token, each mount of the token's environment
+  (every mount for '') with its state (running, held: running with a listing waiting for approval, starting,
+  restarting with backoff, failed), restarts and the rule that last cut it off.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import logging
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
@@ -47,7 +51,10 @@ STATUS = {
     "tools-upstream-down": 503,
     "tools-upstream-timeout": 504,
     "tools-result-too-large": 502,
+    "tools-upstream-line-too-long": 502,
 }
+#: The upstream states in which a mount serves its (approved) tools: anything else makes /healthz "degraded".
+SERVING = ("running", "held")
 #: The largest request body the tools process reads (a call's arguments).
 MAX_REQUEST_BYTES = 1 << 20
 
@@ -106,6 +113,7 @@ class Gateway:
                 environment=lambda m=mount: self.environment_of(m),
                 on_listing=self.record_listing,
                 restart_seconds=self.config.restart_seconds,
+                max_line_bytes=self.config.max_line_bytes,
             )
 
     def environment_of(self, mount: Mount) -> dict[str, str]:
@@ -135,6 +143,28 @@ class Gateway:
         approved = self.state.approved_digests(mount)
         live = self.live.get(mount, {})
         return {name: tool for name, (tool, digest) in live.items() if digest in approved.get(name, set())}
+
+    async def health(self, environment: str | None) -> dict[str, dict[str, Any]]:
+        """mount -> its upstream's health, for the mounts of ``environment`` (None: every mount). A running
+        upstream whose live listing holds a tool the owner has not approved is "held" (its other tools serve)."""
+        rows = {
+            name: upstream.health()  # on the loop: the upstream's clock is the loop's
+            for name, upstream in sorted(self.upstreams.items())
+            if environment is None or self.mounts[name].environment == environment
+        }
+        return await anyio.to_thread.run_sync(self._with_held, rows)
+
+    def _with_held(self, rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, row in rows.items():
+            approved = self.state.approved_digests(name)
+            live = self.live.get(name, {})
+            held = sorted(tool for tool, (_t, digest) in live.items() if digest not in approved.get(tool, set()))
+            row["held_tools"] = len(held)
+            if row["state"] == "running" and held:
+                row["state"] = "held"
+            out[name] = row
+        return out
 
     # ------------------------------------------------------------------ the two answers
     def listing(self, caller: ToolsCaller) -> list[dict[str, Any]]:
@@ -284,9 +314,20 @@ def create_tools_app(gateway: Gateway) -> Starlette:
             return _refusal(exc)
 
     async def healthz(request: Request) -> JSONResponse:
-        upstreams = {name: u.health() for name, u in sorted(gateway.upstreams.items())}
-        ok = all(u["status"] == "up" for u in upstreams.values())
-        return JSONResponse({"status": "ok" if ok else "degraded", "upstreams": upstreams})
+        token = _bearer(request)
+        try:
+            caller = gateway.verifier.verify(token, "tools:health") if token is not None else None
+        except NotegateError as exc:
+            return _refusal(exc)
+        environment = (caller.environment or None) if caller is not None else None
+        upstreams = await gateway.health(environment)
+        ok = all(u["state"] in SERVING for u in upstreams.values())
+        body: dict[str, Any] = {"status": "ok" if ok else "degraded"}
+        if caller is None:
+            body["mounts"] = dict(sorted(Counter(u["state"] for u in upstreams.values()).items()))
+        else:
+            body["upstreams"] = upstreams
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):

@@ -1,0 +1,70 @@
+"""The upstreams' status as the knowledge service shows it: in ``/healthz`` to an environment's own token, and
+on the owner's console pages.
+
+Who sees what: an anonymous ``/healthz`` never asks the tools process anything (a stranger's request costs no
+outbound call) and names no mount; an environment's token sees that environment's mounts; the owner's console
+sees the mounts of the environment it works in. The knowledge service asks with a ``tools:health`` token it
+mints for the environment (the tools process's own anonymous ``/healthz`` gives counts only).
+
+Bounds: one GET on loopback, at most ``HEALTH_SECONDS``, at most ``MAX_HEALTH_BYTES`` read, awaited on the
+event loop (never a worker thread held while the tools process is slow); a tools process that does not
+answer is reported as "unavailable", never an error of the page that asked.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import httpx2
+
+from notegate.tools.tokens import Minter
+
+#: The longest the knowledge service waits for the tools process's health.
+HEALTH_SECONDS = 2.0
+#: The most it reads of that answer (a few hundred bytes per mount).
+MAX_HEALTH_BYTES = 1 << 18
+
+UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "upstreams": {}}
+
+
+class ToolsHealth:
+    def __init__(self, url: str, minter: Minter) -> None:
+        self.url = url
+        self.minter = minter
+
+    @classmethod
+    def of_runtime(cls, runtime) -> ToolsHealth | None:
+        """None when no tools gateway is configured."""
+        url = runtime.config.tools.url
+        if not url:
+            return None
+        return cls(url, Minter(runtime.state, runtime.config.state_dir, clock=runtime.clock))
+
+    async def of(self, environment: str) -> dict[str, Any]:
+        """``{"status": ok|degraded|unavailable, "upstreams": {mount: {...}}}`` for ``environment``'s mounts."""
+        token = self.minter.mint_health(environment)
+        with anyio.move_on_after(HEALTH_SECONDS):  # the whole exchange, not each read
+            return await self._fetch(token)
+        return dict(UNAVAILABLE)
+
+    async def _fetch(self, token: str) -> dict[str, Any]:
+        try:
+            async with (
+                httpx2.AsyncClient(trust_env=False, timeout=HEALTH_SECONDS) as client,
+                client.stream("GET", f"{self.url}/healthz", headers={"Authorization": f"Bearer {token}"}) as answer,
+            ):
+                if answer.status_code != 200:
+                    return dict(UNAVAILABLE)
+                raw = b""
+                async for chunk in answer.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > MAX_HEALTH_BYTES:
+                        return dict(UNAVAILABLE)
+            body = json.loads(raw)
+        except (httpx2.HTTPError, ValueError):
+            return dict(UNAVAILABLE)
+        if not isinstance(body, dict) or not isinstance(body.get("upstreams"), dict):
+            return dict(UNAVAILABLE)
+        return {"status": str(body.get("status", "unavailable")), "upstreams": body["upstreams"]}
