@@ -68,15 +68,21 @@ for line in sys.stdin:
 """
 
 
-async def test_an_endless_line_is_refused_by_rule_and_the_upstream_restarted(tmp_path: Path) -> None:
+async def test_an_endless_line_is_refused_by_rule_and_the_upstream_restarted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A call whose answer is a line past max_line_bytes is refused [tools-upstream-line-too-long] at once (the
     line is never read whole: it never ends), and the upstream starts again; before the bound, the call hung
     until its time limit while the tools process buffered the line."""
     import sys
 
-    from notegate.tools.upstream import isolate_child_environment
+    import mcp.client.stdio as sdk_stdio
 
-    isolate_child_environment()
+    from notegate.tools import linebound
+
+    # what the tools process does at its start (isolate_child_environment), undone after this test
+    monkeypatch.setattr(sdk_stdio, "get_default_environment", dict)
+    monkeypatch.setattr(sdk_stdio, "TextReceiveStream", linebound._text_stream)
     script = tmp_path / "hostile.py"
     script.write_text(HOSTILE)
     listings: list[int] = []

@@ -136,34 +136,16 @@ def cmd_tools(args: argparse.Namespace) -> int:
             for mount in state.mounts():
                 print(f"{mount['name']}\t{mount['catalog']}\t{mount['account']}\t{mount['environment']}")
             return 0
-        from notegate.policy.tools import decide_mount
+        from notegate.tools.admin import ToolsAdmin
 
-        variables, writes = tuple(args.variable), tuple(args.write_tool)
-        decision = decide_mount(
-            args.name, args.catalog or "", args.account or "", args.environment or "", variables, writes
-        )
-        if not decision.allowed:
-            raise NotegateError(decision.reason, rule=decision.rule)
-        for mount in state.mounts():
-            if mount["name"] == args.name or (mount["catalog"], mount["account"], mount["environment"]) == (
-                args.catalog,
-                args.account,
-                args.environment,
-            ):
-                raise NotegateError(
-                    f"the mount '{mount['name']}' already is this name or this entry, account and environment",
-                    rule="tools-mount-exists",
-                )
-        state.add_mount(
-            {
-                "name": args.name,
-                "catalog": args.catalog,
-                "account": args.account,
-                "environment": args.environment,
-                "variables": variables,
-                "write_tools": writes,
-                "created_at": now,
-            }
+        ToolsAdmin(state).create_mount(
+            name=args.name,
+            catalog=args.catalog or "",
+            account=args.account or "",
+            environment=args.environment or "",
+            variables=tuple(args.variable),
+            write_tools=tuple(args.write_tool),
+            now=now,
         )
         return 0
     if action == "credential":

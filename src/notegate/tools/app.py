@@ -7,6 +7,8 @@ declared variables (its credentials, opened here and nowhere else), and answers 
 * ``POST /v1/list`` (a ``tools:list`` token): the approved tools of the mounts of the token's environment;
 * ``POST /v1/call`` (a ``tools:call`` token naming the mount and tool): one call, bounded in time and result
   size, arguments and results through the credential scanner, one audit row naming the person and connector;
+* ``POST /v1/verify`` (a one-use ``tools:verify`` token naming the mount and variable): does a value the owner
+  holds equal the stored credential? The answer is a yes or no; the stored value never leaves this process;
 * ``GET /healthz``: without a token, only how many upstreams are in each state (loopback is shared by every
   process of the host: no mount's name); with a ``tools:health`` token, each mount of the token's environment
   (every mount for '') with its state (running, held: running with a listing waiting for approval, starting,
@@ -16,6 +18,8 @@ declared variables (its credentials, opened here and nowhere else), and answers 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
 import shutil
@@ -166,6 +170,18 @@ class Gateway:
             out[name] = row
         return out
 
+    def matches(self, caller: ToolsCaller, value: str) -> bool:
+        """Is ``value`` the credential stored for the token's (mount, variable)? Compared as SHA-256 digests in
+        constant time; a mount of another environment is "no such mount" (it may be newer than this start)."""
+        mount = next((m for m in self.state.mounts() if m["name"] == caller.mount), None)
+        if mount is None or mount["environment"] != caller.environment:
+            raise NotegateError("no such mount", rule="tools-hidden")
+        sealed = self.state.sealed_credentials(caller.mount).get(caller.tool)
+        if sealed is None:
+            return False
+        stored = self.opener.open(caller.mount, caller.tool, sealed)
+        return hmac.compare_digest(hashlib.sha256(stored.encode()).digest(), hashlib.sha256(value.encode()).digest())
+
     # ------------------------------------------------------------------ the two answers
     def listing(self, caller: ToolsCaller) -> list[dict[str, Any]]:
         out = []
@@ -313,6 +329,18 @@ def create_tools_app(gateway: Gateway) -> Starlette:
         except NotegateError as exc:
             return _refusal(exc)
 
+    async def verify_route(request: Request) -> JSONResponse:
+        """Does the stored credential equal the value the owner holds? Match or not, nothing else."""
+        try:
+            caller = gateway.verifier.verify(_bearer(request), "tools:verify")
+            value = (await _body(request)).get("value")
+            if not isinstance(value, str):
+                raise NotegateError("value must be a string", rule="bad-argument")
+            match = await anyio.to_thread.run_sync(gateway.matches, caller, value)
+            return JSONResponse({"match": match})
+        except NotegateError as exc:
+            return _refusal(exc)
+
     async def healthz(request: Request) -> JSONResponse:
         token = _bearer(request)
         try:
@@ -342,6 +370,7 @@ def create_tools_app(gateway: Gateway) -> Starlette:
         routes=[
             Route("/v1/list", list_route, methods=["POST"]),
             Route("/v1/call", call_route, methods=["POST"]),
+            Route("/v1/verify", verify_route, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

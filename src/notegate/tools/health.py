@@ -1,5 +1,6 @@
-"""The upstreams' status as the knowledge service shows it: in ``/healthz`` to an environment's own token, and
-on the owner's console pages.
+"""The knowledge service's owner-side questions to the tools process: the upstreams' status (in ``/healthz`` to
+an environment's own token, and on the owner's console pages), and "is the stored credential this value I
+hold?" (the console's verify field: a yes or no, never the stored value).
 
 Who sees what: an anonymous ``/healthz`` never asks the tools process anything (a stranger's request costs no
 outbound call) and names no mount; an environment's token sees that environment's mounts; the owner's console
@@ -68,3 +69,19 @@ class ToolsHealth:
         if not isinstance(body, dict) or not isinstance(body.get("upstreams"), dict):
             return dict(UNAVAILABLE)
         return {"status": str(body.get("status", "unavailable")), "upstreams": body["upstreams"]}
+
+    async def verify(self, environment: str, mount: str, variable: str, value: str, login: str) -> bool | None:
+        """Does the stored credential equal ``value``? None when the tools process does not answer."""
+        token = self.minter.mint_verify(environment, mount, variable, login)
+        with anyio.move_on_after(HEALTH_SECONDS):
+            try:
+                async with httpx2.AsyncClient(trust_env=False, timeout=HEALTH_SECONDS) as client:
+                    answer = await client.post(
+                        f"{self.url}/v1/verify", json={"value": value}, headers={"Authorization": f"Bearer {token}"}
+                    )
+                body = answer.json() if answer.status_code == 200 and len(answer.content) < 1024 else {}
+            except (httpx2.HTTPError, ValueError):
+                return None
+            match = body.get("match") if isinstance(body, dict) else None
+            return match if isinstance(match, bool) else None
+        return None

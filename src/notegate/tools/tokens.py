@@ -46,7 +46,7 @@ ALGORITHM = "Ed25519"
 TOKEN_SECONDS = 60
 #: Clock skew tolerated on ``iat`` (one host, so small).
 SKEW_SECONDS = 5
-SCOPES = ("tools:list", "tools:call", "tools:health")
+SCOPES = ("tools:list", "tools:call", "tools:health", "tools:verify")
 #: What a health token names as its person and connector: no caller's, the knowledge service's own look.
 HEALTH_SUBJECT = "health"
 MINT_FILE = "tools-mint.jwk"
@@ -103,6 +103,11 @@ class Minter:
         """A ``tools:health`` token: the upstreams' status of ``environment``'s mounts ('' = every mount, for
         the doctor and the owner's console status)."""
         return self._sign(HEALTH_SUBJECT, HEALTH_SUBJECT, HEALTH_SUBJECT, "machine", environment, "tools:health")
+
+    def mint_verify(self, environment: str, mount: str, variable: str, login: str) -> str:
+        """A one-use ``tools:verify`` token: compare a value the owner holds with ``mount``'s stored
+        ``variable`` (the answer is match or not; the stored value never leaves the tools process)."""
+        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:verify", mount, variable)
 
     def _sign(
         self,
@@ -194,7 +199,7 @@ class Verifier:
         fields = ("sub", "connector", "client", "environment", "tier", "mount", "tool", "jti")
         if not all(isinstance(claims.get(f), str) for f in fields):
             raise _refuse("claims missing")
-        if scope == "tools:call":
+        if scope in ("tools:call", "tools:verify"):
             self._spend(claims["jti"], exp, now)
         return ToolsCaller(
             login=claims["sub"],

@@ -61,6 +61,8 @@ NAV_OF = {
         "notes",
     ),
     "stale.html": "notes",
+    "tools.html": "tools",
+    "tools_mount.html": "tools",
 }
 
 MAX_FORM_FIELDS = 8
