@@ -47,6 +47,7 @@ SAMPLE = {
     "/tools/mounts/{mount}/credential": "/tools/mounts/clock/credential",
     "/tools/mounts/{mount}/check": "/tools/mounts/clock/check",
     "/tools/mounts/{mount}/approve": "/tools/mounts/clock/approve",
+    "/tools/mounts/{mount}/oauth": "/tools/mounts/clock/oauth",
 }
 FORM = {"env": "personal", "name": "laptop", "class": "workstation", "tier": "trusted", "item": "x", "version": "y"}
 
@@ -104,6 +105,7 @@ def test_every_post_route_of_the_console_names_a_classified_action(console: Cons
         "/tools/mounts/{mount}/credential",
         "/tools/mounts/{mount}/check",
         "/tools/mounts/{mount}/approve",
+        "/tools/mounts/{mount}/oauth",
     }
 
 
@@ -140,6 +142,7 @@ def test_every_step_up_route_refuses_a_stale_session_by_its_rule_and_no_other_do
         "web:tools-credential-set",
         "web:tools-credential-verify",
         "web:tools-approve",
+        "web:tools-oauth-start",
     }
 
 

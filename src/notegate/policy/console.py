@@ -70,6 +70,7 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "tools-credential-set": StepUp.ALWAYS,
     "tools-credential-verify": StepUp.ALWAYS,
     "tools-approve": StepUp.ALWAYS,
+    "tools-oauth-start": StepUp.ALWAYS,  # the grant it starts lets the gateway act as an upstream account
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

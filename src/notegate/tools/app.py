@@ -40,7 +40,9 @@ from starlette.routing import Route
 from notegate.errors import NotegateError
 from notegate.policy.tools import decide_mount, decide_mount_tool
 from notegate.safety.secrets import scan_credentials
+from notegate.tools.grantflow import GrantFlows
 from notegate.tools.install import Entry, install
+from notegate.tools.oauth_routes import oauth_routes, remote_upstream
 from notegate.tools.sealing import Opener
 from notegate.tools.settings import ToolsConfig
 from notegate.tools.tokens import ToolsCaller, Verifier
@@ -56,6 +58,9 @@ STATUS = {
     "tools-upstream-timeout": 504,
     "tools-result-too-large": 502,
     "tools-upstream-line-too-long": 502,
+    "tools-oauth-not-remote": 409,
+    "tools-oauth-failed": 502,
+    "tools-oauth-unknown": 404,
 }
 #: The upstream states in which a mount serves its (approved) tools: anything else makes /healthz "degraded".
 SERVING = ("running", "held")
@@ -92,14 +97,19 @@ class Gateway:
         self.mounts: dict[str, Mount] = {}
         self.upstreams: dict[str, Upstream] = {}
         self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)
+        self.flows = GrantFlows(self)  # upstream OAuth grants under way
 
     def load(self) -> None:
         """Verify and install every catalog entry, then prepare each mount's upstream. Raises on the first
         entry that does not load (a hard failure: the process does not start half-loaded)."""
         node = shutil.which("node")
         launches = {}
+        remotes = {}
         for row in self.state.catalog_entries():
             entry = Entry.of(row)
+            if entry.kind == "remote":  # nothing to install: a URL, reached with the mount's grant
+                remotes[entry.name] = entry.package
+                continue
             launches[entry.name] = install(entry, self.config.cache, self.config.installs, node=node)
         for row in self.state.mounts():
             mount = Mount(**{k: row[k] for k in Mount.__dataclass_fields__})
@@ -108,9 +118,12 @@ class Gateway:
             )
             if not decision.allowed:
                 raise NotegateError(f"mount '{mount.name}': {decision.reason}", rule=decision.rule)
-            if mount.catalog not in launches:
+            if mount.catalog not in launches and mount.catalog not in remotes:
                 raise NotegateError(f"mount '{mount.name}' names no catalog entry", rule="tools-unknown")
             self.mounts[mount.name] = mount
+            if mount.catalog in remotes:
+                self.upstreams[mount.name] = remote_upstream(self, mount.name, remotes[mount.catalog])
+                continue
             self.upstreams[mount.name] = Upstream(
                 mount=mount.name,
                 launch=launches[mount.catalog],
@@ -361,6 +374,7 @@ def create_tools_app(gateway: Gateway) -> Starlette:
     async def lifespan(app):
         isolate_child_environment()
         async with anyio.create_task_group() as tg:
+            gateway.flows.task_group = tg
             for upstream in gateway.upstreams.values():
                 tg.start_soon(upstream.run)
             yield
@@ -371,6 +385,7 @@ def create_tools_app(gateway: Gateway) -> Starlette:
             Route("/v1/list", list_route, methods=["POST"]),
             Route("/v1/call", call_route, methods=["POST"]),
             Route("/v1/verify", verify_route, methods=["POST"]),
+            *oauth_routes(gateway, _bearer, _body, _refusal),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

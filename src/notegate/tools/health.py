@@ -20,12 +20,17 @@ from typing import Any
 import anyio
 import httpx2
 
+from notegate.errors import NotegateError
 from notegate.tools.tokens import Minter
 
 #: The longest the knowledge service waits for the tools process's health.
 HEALTH_SECONDS = 2.0
 #: The most it reads of that answer (a few hundred bytes per mount).
 MAX_HEALTH_BYTES = 1 << 18
+
+#: The longest the knowledge service waits for an OAuth step of the tools process (discovery, registration and
+#: the code's exchange happen there, over the network).
+OAUTH_SECONDS = 45.0
 
 UNAVAILABLE: dict[str, Any] = {"status": "unavailable", "upstreams": {}}
 
@@ -69,6 +74,52 @@ class ToolsHealth:
         if not isinstance(body, dict) or not isinstance(body.get("upstreams"), dict):
             return dict(UNAVAILABLE)
         return {"status": str(body.get("status", "unavailable")), "upstreams": body["upstreams"]}
+
+    async def _post(self, path: str, token: str, body: dict[str, Any], seconds: float) -> tuple[int, dict[str, Any]]:
+        """One bounded POST to the tools process: (status, JSON object); (0, {}) when it does not answer."""
+        with anyio.move_on_after(seconds):
+            try:
+                async with httpx2.AsyncClient(trust_env=False, timeout=seconds) as client:
+                    answer = await client.post(
+                        f"{self.url}{path}", json=body, headers={"Authorization": f"Bearer {token}"}
+                    )
+                data = answer.json() if len(answer.content) <= MAX_HEALTH_BYTES else {}
+            except (httpx2.HTTPError, ValueError):
+                return 0, {}
+            return answer.status_code, data if isinstance(data, dict) else {}
+        return 0, {}
+
+    def _refused(self, status: int, body: dict[str, Any]) -> NotegateError:
+        if status == 0:
+            return NotegateError("the tools process did not answer", rule="tools-unavailable")
+        return NotegateError(str(body.get("error") or "refused"), rule=str(body.get("rule") or "tools-unavailable"))
+
+    async def oauth_start(
+        self, environment: str, mount: str, login: str, redirect_uri: str, client_document: str | None
+    ) -> str:
+        """The authorization URL of a new upstream grant for ``mount`` (the tools process does the OAuth)."""
+        token = self.minter.mint_oauth(environment, mount, login)
+        body = {"redirect_uri": redirect_uri, "client_document": client_document}
+        status, answer = await self._post("/v1/oauth/start", token, body, OAUTH_SECONDS)
+        url = answer.get("authorization_url")
+        if status != 200 or not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            raise self._refused(status, answer)
+        return url
+
+    async def oauth_pending(self, state: str, login: str) -> tuple[str, str]:
+        """(mount, environment) of the grant a returning ``state`` belongs to."""
+        status, answer = await self._post(
+            "/v1/oauth/pending", self.minter.mint_oauth("", "", login), {"state": state}, OAUTH_SECONDS
+        )
+        if status != 200:
+            raise self._refused(status, answer)
+        return str(answer.get("mount", "")), str(answer.get("environment", ""))
+
+    async def oauth_finish(self, environment: str, mount: str, login: str, fields: dict[str, str]) -> None:
+        token = self.minter.mint_oauth(environment, mount, login)
+        status, answer = await self._post("/v1/oauth/finish", token, fields, OAUTH_SECONDS)
+        if status != 200:
+            raise self._refused(status, answer)
 
     async def verify(self, environment: str, mount: str, variable: str, value: str, login: str) -> bool | None:
         """Does the stored credential equal ``value``? None when the tools process does not answer."""

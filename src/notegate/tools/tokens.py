@@ -46,7 +46,7 @@ ALGORITHM = "Ed25519"
 TOKEN_SECONDS = 60
 #: Clock skew tolerated on ``iat`` (one host, so small).
 SKEW_SECONDS = 5
-SCOPES = ("tools:list", "tools:call", "tools:health", "tools:verify")
+SCOPES = ("tools:list", "tools:call", "tools:health", "tools:verify", "tools:oauth")
 #: What a health token names as its person and connector: no caller's, the knowledge service's own look.
 HEALTH_SUBJECT = "health"
 MINT_FILE = "tools-mint.jwk"
@@ -108,6 +108,10 @@ class Minter:
         """A one-use ``tools:verify`` token: compare a value the owner holds with ``mount``'s stored
         ``variable`` (the answer is match or not; the stored value never leaves the tools process)."""
         return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:verify", mount, variable)
+
+    def mint_oauth(self, environment: str, mount: str, login: str) -> str:
+        """A one-use ``tools:oauth`` token: start or finish ``mount``'s upstream OAuth grant for its owner."""
+        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:oauth", mount)
 
     def _sign(
         self,
@@ -199,7 +203,7 @@ class Verifier:
         fields = ("sub", "connector", "client", "environment", "tier", "mount", "tool", "jti")
         if not all(isinstance(claims.get(f), str) for f in fields):
             raise _refuse("claims missing")
-        if scope in ("tools:call", "tools:verify"):
+        if scope in ("tools:call", "tools:verify", "tools:oauth"):
             self._spend(claims["jti"], exp, now)
         return ToolsCaller(
             login=claims["sub"],

@@ -134,15 +134,20 @@ class Upstream:
                 with anyio.fail_after(START_SECONDS):
                     await session.initialize()
                     listing = await session.list_tools()
-                self.tools = list(listing.tools)
-                self._session = session
-                await self.on_listing(self)
-                self.status = "up"
-                self.crashes = 0
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._pinger, session)
-                    await self._crashed.wait()
-                    tg.cancel_scope.cancel()
+                await self._serving(session, list(listing.tools))
+
+    async def _serving(self, session: ClientSession, tools: list[Tool]) -> None:
+        """A started session: record its listing, then serve (pinged) until it crashes or is stopped."""
+        self.tools = tools
+        self._session = session
+        await self.on_listing(self)
+        self.status = "up"
+        self.crashes = 0
+        assert self._crashed is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._pinger, session)
+            await self._crashed.wait()
+            tg.cancel_scope.cancel()
 
     async def _pinger(self, session: ClientSession) -> None:
         while True:

@@ -30,7 +30,7 @@ from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.oidc_pages import OidcPages
 from notegate.doors.web.review_page import OwnerPages
 from notegate.doors.web.stepup import StepUpGate
-from notegate.doors.web.tools_pages import ToolsPages
+from notegate.doors.web.tools_pages import ToolsOAuthPages, ToolsPages
 from notegate.network import DEFAULT_PORT, LOOPBACK_URL_HOSTS
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
@@ -108,6 +108,7 @@ def web_routes(
     hosts = console_hosts(runtime, port)
     step_up = StepUpGate(console)
     tools = ToolsPages(console, ToolsHealth.of_runtime(runtime))
+    tools_oauth = ToolsOAuthPages(tools)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -173,6 +174,9 @@ def web_routes(
         ("/tools/mounts/{mount}/credential", tools.credential, ["POST"]),
         ("/tools/mounts/{mount}/check", tools.verify, ["POST"]),
         ("/tools/mounts/{mount}/approve", tools.approve, ["POST"]),
+        ("/tools/mounts/{mount}/oauth", tools_oauth.start, ["POST"]),
+        ("/tools/oauth/callback", tools_oauth.callback, ["GET"]),
+        ("/tools/oauth/client.json", tools_oauth.document, ["GET"]),
         ("/oidc/callback", oidc.callback, ["GET"]),
         ("/static/web/{name}", static, ["GET"]),
     ]

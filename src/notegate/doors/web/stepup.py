@@ -64,6 +64,7 @@ POST_ACTIONS: dict[str, str] = {
     "/tools/mounts/{mount}/credential": "tools-credential-set",
     "/tools/mounts/{mount}/check": "tools-credential-verify",
     "/tools/mounts/{mount}/approve": "tools-approve",
+    "/tools/mounts/{mount}/oauth": "tools-oauth-start",
 }
 
 #: Where the ceremony sends the browser back to, per action: the page the refused form was on.
@@ -77,6 +78,7 @@ BACK: dict[str, Callable[[Request], str]] = {
     "tools-credential-set": lambda r: _mount_page(r),
     "tools-credential-verify": lambda r: _mount_page(r),
     "tools-approve": lambda r: _mount_page(r),
+    "tools-oauth-start": lambda r: _mount_page(r),
     "note-edit": lambda r: "/edit/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
     "note-restore": lambda r: "/history/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
 }

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
@@ -24,6 +24,7 @@ from notegate.errors import NotegateError
 from notegate.policy import fixed_caller
 from notegate.tools.admin import ToolsAdmin
 from notegate.tools.health import ToolsHealth
+from notegate.tools.oauth_names import CALLBACK_PATH, CLIENT_DOCUMENT_PATH, CLIENT_NAME, MAX_FIELD_CHARS
 
 NO_STORE = {"cache-control": "no-store"}
 #: How many audit rows of one mount its page shows (newest last).
@@ -90,8 +91,12 @@ class ToolsPages:
             mount = await console.run(self.admin.mount, environment, name)
             held = await console.run(self.admin.held, environment, name)
             calls = await console.run(console.state.tool_calls, name, AUDIT_ROWS)
+            entries = await console.run(console.state.catalog_entries)
         except NotegateError as exc:
             return console.refused_page(exc, session)
+        remote = next(
+            (str(e["package"]) for e in entries if e["name"] == mount["catalog"] and e["kind"] == "remote"), ""
+        )
         status = await self._status(environment)
         return self._render(
             "tools_mount.html",
@@ -105,6 +110,7 @@ class ToolsPages:
             tools_status=status["status"],
             done=request.query_params.get("done", "")[:40],
             verified=request.query_params.get("verified", "")[:10],
+            remote=remote,
         )
 
     # -- the POSTs
@@ -241,6 +247,88 @@ class ToolsPages:
         if isinstance(done, Response):
             return done
         return self._back(done[1], name, done="approved")
+
+
+class ToolsOAuthPages:
+    """Starting a remote mount's upstream OAuth grant, the authorization server's return, and the gateway's
+    Client ID Metadata Document. The OAuth itself (discovery, registration, PKCE, the code's exchange, the
+    sealed tokens) happens in the tools process; this process relays the owner's browser and never holds
+    a token of the upstream."""
+
+    def __init__(self, pages: ToolsPages) -> None:
+        self.pages = pages
+        self.console = pages.console
+
+    def _document_url(self) -> str | None:
+        """The Client ID Metadata Document's URL: only an https address can be a client id (CIMD)."""
+        return f"{self.console.origin}{CLIENT_DOCUMENT_PATH}" if self.console.origin.startswith("https://") else None
+
+    async def start(self, request: Request) -> Response:
+        console, pages = self.console, self.pages
+        name = request.path_params["mount"][:40]
+
+        async def act(session: WebSession, environment: str, form: dict[str, str]) -> str:
+            await console.run(pages.admin.mount, environment, name)
+            if pages.health is None:
+                raise NotegateError("no tools gateway is configured", rule="tools-unavailable")
+            url = await pages.health.oauth_start(
+                environment, name, session.login, f"{console.origin}{CALLBACK_PATH}", self._document_url()
+            )
+            await console.run(_audit, console, environment, session.login, "web:tools-oauth-start", f"ok:{name}")
+            return url
+
+        done = await pages._act(request, "web:tools-oauth-start", act)
+        if isinstance(done, Response):
+            return done
+        return RedirectResponse(done[2], 303)  # to the remote's authorization server
+
+    async def callback(self, request: Request) -> Response:
+        """The authorization server sends the owner's browser back here: relay it to the tools process once the
+        signed-in person is found to own the mount's environment."""
+        console, pages = self.console, self.pages
+        session = await console.session(request)
+        if session is None:
+            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+        query = request.query_params
+        state = query.get("state", "")[:MAX_FIELD_CHARS]
+        environment: str | None = None
+        try:
+            if pages.health is None:
+                raise NotegateError("no tools gateway is configured", rule="tools-unavailable")
+            mount, environment = await pages.health.oauth_pending(state, session.login)
+            console.environments.pick(session.login, environment)  # the owner of that environment only
+            if query.get("error") or not query.get("code"):
+                raise NotegateError(
+                    f"the remote server answered {query.get('error', 'no code')[:40]!r}", rule="tools-oauth-failed"
+                )
+            fields = {"state": state, "code": query["code"][:MAX_FIELD_CHARS]}
+            if query.get("iss"):
+                fields["iss"] = query["iss"][:MAX_FIELD_CHARS]
+            await pages.health.oauth_finish(environment, mount, session.login, fields)
+        except NotegateError as exc:
+            await console.run(
+                _audit, console, environment, session.login, "web:tools-oauth-grant", f"refused:{exc.rule}"
+            )
+            return console.refused_page(exc, session)
+        await console.run(_audit, console, environment, session.login, "web:tools-oauth-grant", f"ok:{mount}")
+        return pages._back(environment, mount, done="oauth-granted")
+
+    async def document(self, request: Request) -> Response:
+        """The gateway's Client ID Metadata Document (what a CIMD-capable authorization server fetches)."""
+        url = self._document_url()
+        if url is None:
+            return JSONResponse({"error": "served on an https address only"}, status_code=404)
+        return JSONResponse(
+            {
+                "client_id": url,
+                "client_name": CLIENT_NAME,
+                "redirect_uris": [f"{self.console.origin}{CALLBACK_PATH}"],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+            },
+            headers={"cache-control": "public, max-age=3600"},
+        )
 
 
 def _audit(console: Console, environment: str | None, person: str, tool: str, outcome: str) -> None:
