@@ -162,3 +162,21 @@ def test_the_line_bound_counts_bytes_across_chunks() -> None:
         assert bool(hits) is expect
 
     check()
+
+
+async def test_a_remote_answer_is_cut_at_its_bound_as_it_arrives() -> None:
+    """The remote client's transport stops reading a body at max bytes (a hostile remote's endless answer)."""
+    import httpx2
+
+    from notegate.tools.remote import BoundedTransport
+
+    class Endless(httpx2.AsyncByteStream):
+        async def __aiter__(self):
+            while True:
+                yield b"x" * 65536
+
+    transport = BoundedTransport(1 << 20)
+    transport.inner = httpx2.MockTransport(lambda request: httpx2.Response(200, stream=Endless()))
+    async with httpx2.AsyncClient(transport=transport) as client:
+        with pytest.raises(httpx2.ReadError):
+            await client.get("https://remote.example/mcp")
