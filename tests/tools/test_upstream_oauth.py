@@ -145,6 +145,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory):
     config = base / "vault" / "notegate.toml"
     port, tools_port = free_port(), free_port()
     text = config.read_text().replace("members = []", 'members = ["kid"]', 1)
+    text = re.sub(r"(?m)^port = \d+$", f"port = {port}", text, count=1)  # the URL the CLI names the server by
     text = text.replace(
         "[policy]",
         f'[tools]\nurl = "http://127.0.0.1:{tools_port}"\nrestart_seconds = 0.2\ncall_seconds = 10.0\n\n[policy]',
@@ -256,3 +257,15 @@ def test_the_callback_needs_the_owner_and_a_grant_under_way(gateway) -> None:
         f"{server.url}/tools/oauth/callback?state=nothing&code=y", cookies={"notegate-session": cookie}
     )
     assert re.search(r'data-rule="tools-oauth-unknown"', unknown.text), unknown.text
+
+
+def test_the_cli_prints_the_authorization_url_of_a_new_grant(gateway) -> None:
+    """`notegate tools oauth MOUNT` asks the tools process (with the server's key) and prints where to go."""
+    config, server = gateway["config"], gateway["server"]
+    url = cli(config, "oauth", "kids").strip()
+    query = parse_qs(urlsplit(url).query)
+    assert url.startswith(f"{server.url}/authorize?")
+    assert query["code_challenge_method"] == ["S256"] and query["resource"] == [f"{server.url}/mcp"]
+    assert query["redirect_uri"] == [f"{server.url}/tools/oauth/callback"]
+    refused = notegate("tools", "oauth", "nosuch", "--config", str(config))
+    assert refused.returncode != 0 and "Refused [tools-unknown]" in refused.stderr
