@@ -191,6 +191,9 @@ def _remote_rows(state: StateDB, since: float) -> list[dict]:
 def test_a_remote_tool_is_called_with_the_grant_the_gateway_obtained_and_refreshed(gateway) -> None:
     config, server, tools, state = gateway["config"], gateway["server"], gateway["tools"], gateway["state"]
     assert tools.upstreams()["mine"]["state"] == "needs-grant"
+    doctor = json.loads(notegate("doctor", "--config", str(config), "--json").stdout)
+    row = next(r for r in doctor if r["check"] == "tools.upstreams" and r["subject"] == "mine")
+    assert row["status"] == "warn" and row["found"].startswith("needs-grant") and "oauth" in row["remedy"], row
     back = grant(server, config, state, "mine", "owner")
     assert back.status_code == 303 and "done=oauth-granted" in back.headers["location"], back.text
     tools.wait("mine", ("held", "running"))

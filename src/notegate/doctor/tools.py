@@ -25,6 +25,8 @@ _REMEDY = {
     "failed": "It crashed again and again: run the upstream by hand to see why, check its mount's credentials, "
     "then restart the tools process.",
     "starting": "Wait for its first start (installing a pin may take a minute).",
+    "needs-grant": "Connect its upstream account: the console's Tools page, the mount, Connect (or "
+    "`notegate tools oauth MOUNT`).",
 }
 
 
@@ -79,7 +81,7 @@ def check_tools(config, timeout: float = 3.0) -> list[CheckResult]:
         remedy = _REMEDY.get(state, _REMEDY["restarting"])
         if state == "running":
             results.append(ok("tools.upstreams", found, subject=str(mount)))
-        elif state in ("held", "starting", "restarting"):  # serving, or on its way back by itself
+        elif state in ("held", "starting", "restarting", "needs-grant"):  # serving, or on its way back by itself
             results.append(warn("tools.upstreams", found, remedy, subject=str(mount)))
         else:
             results.append(fail("tools.upstreams", found, remedy, subject=str(mount)))

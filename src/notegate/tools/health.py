@@ -51,43 +51,37 @@ class ToolsHealth:
     async def of(self, environment: str) -> dict[str, Any]:
         """``{"status": ok|degraded|unavailable, "upstreams": {mount: {...}}}`` for ``environment``'s mounts."""
         token = self.minter.mint_health(environment)
-        with anyio.move_on_after(HEALTH_SECONDS):  # the whole exchange, not each read
-            return await self._fetch(token)
-        return dict(UNAVAILABLE)
-
-    async def _fetch(self, token: str) -> dict[str, Any]:
-        try:
-            async with (
-                httpx2.AsyncClient(trust_env=False, timeout=HEALTH_SECONDS) as client,
-                client.stream("GET", f"{self.url}/healthz", headers={"Authorization": f"Bearer {token}"}) as answer,
-            ):
-                if answer.status_code != 200:
-                    return dict(UNAVAILABLE)
-                raw = b""
-                async for chunk in answer.aiter_bytes():
-                    raw += chunk
-                    if len(raw) > MAX_HEALTH_BYTES:
-                        return dict(UNAVAILABLE)
-            body = json.loads(raw)
-        except (httpx2.HTTPError, ValueError):
-            return dict(UNAVAILABLE)
-        if not isinstance(body, dict) or not isinstance(body.get("upstreams"), dict):
+        status, body = await self._exchange("GET", "/healthz", token, None, HEALTH_SECONDS)
+        if status != 200 or not isinstance(body.get("upstreams"), dict):
             return dict(UNAVAILABLE)
         return {"status": str(body.get("status", "unavailable")), "upstreams": body["upstreams"]}
 
-    async def _post(self, path: str, token: str, body: dict[str, Any], seconds: float) -> tuple[int, dict[str, Any]]:
-        """One bounded POST to the tools process: (status, JSON object); (0, {}) when it does not answer."""
+    async def _exchange(
+        self, method: str, path: str, token: str, body: dict[str, Any] | None, seconds: float
+    ) -> tuple[int, dict[str, Any]]:
+        """One request to the tools process, bounded in time (the whole exchange) and in the bytes read (as they
+        arrive): (status, JSON object), or (0, {}) when it does not answer in time or in shape."""
         with anyio.move_on_after(seconds):
             try:
-                async with httpx2.AsyncClient(trust_env=False, timeout=seconds) as client:
-                    answer = await client.post(
-                        f"{self.url}{path}", json=body, headers={"Authorization": f"Bearer {token}"}
-                    )
-                data = answer.json() if len(answer.content) <= MAX_HEALTH_BYTES else {}
+                async with (
+                    httpx2.AsyncClient(trust_env=False, timeout=seconds) as client,
+                    client.stream(
+                        method, f"{self.url}{path}", json=body, headers={"Authorization": f"Bearer {token}"}
+                    ) as answer,
+                ):
+                    raw = b""
+                    async for chunk in answer.aiter_bytes():
+                        raw += chunk
+                        if len(raw) > MAX_HEALTH_BYTES:
+                            return 0, {}
+                    data = json.loads(raw)
             except (httpx2.HTTPError, ValueError):
                 return 0, {}
             return answer.status_code, data if isinstance(data, dict) else {}
         return 0, {}
+
+    async def _post(self, path: str, token: str, body: dict[str, Any], seconds: float) -> tuple[int, dict[str, Any]]:
+        return await self._exchange("POST", path, token, body, seconds)
 
     def _refused(self, status: int, body: dict[str, Any]) -> NotegateError:
         if status == 0:
@@ -124,15 +118,6 @@ class ToolsHealth:
     async def verify(self, environment: str, mount: str, variable: str, value: str, login: str) -> bool | None:
         """Does the stored credential equal ``value``? None when the tools process does not answer."""
         token = self.minter.mint_verify(environment, mount, variable, login)
-        with anyio.move_on_after(HEALTH_SECONDS):
-            try:
-                async with httpx2.AsyncClient(trust_env=False, timeout=HEALTH_SECONDS) as client:
-                    answer = await client.post(
-                        f"{self.url}/v1/verify", json={"value": value}, headers={"Authorization": f"Bearer {token}"}
-                    )
-                body = answer.json() if answer.status_code == 200 and len(answer.content) < 1024 else {}
-            except (httpx2.HTTPError, ValueError):
-                return None
-            match = body.get("match") if isinstance(body, dict) else None
-            return match if isinstance(match, bool) else None
-        return None
+        status, body = await self._post("/v1/verify", token, {"value": value}, HEALTH_SECONDS)
+        match = body.get("match") if status == 200 else None
+        return match if isinstance(match, bool) else None
