@@ -11,6 +11,7 @@ account (two people, two grants, never one token), and again after the access to
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -124,8 +125,8 @@ def grant(server: Server, config: Path, state: StateDB, mount: str, person: str)
         base_url=server.url, cookies={"notegate-session": cookie}, headers={"Origin": server.url}, timeout=60
     ) as owner:
         started = owner.post(f"/tools/mounts/{mount}/oauth", data={"csrf": csrf, "env": "personal"})
-        assert started.status_code == 303, started.text
-        authorize = started.headers["location"]
+        assert started.status_code == 200, started.text
+        authorize = html.unescape(re.search(r'id="authorize" href="([^"]+)"', started.text).group(1))
         query = parse_qs(urlsplit(authorize).query)
         assert query["code_challenge_method"] == ["S256"] and query["resource"] == [f"{server.url}/mcp"]
         assert query["redirect_uri"] == [f"{server.url}/tools/oauth/callback"]

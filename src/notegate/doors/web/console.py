@@ -63,6 +63,7 @@ NAV_OF = {
     "stale.html": "notes",
     "tools.html": "tools",
     "tools_mount.html": "tools",
+    "tools_connect.html": "tools",
 }
 
 MAX_FORM_FIELDS = 8

@@ -12,7 +12,7 @@ pinning a package installs software on the host, which stays the operator's (``n
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -267,20 +267,31 @@ class ToolsOAuthPages:
         console, pages = self.console, self.pages
         name = request.path_params["mount"][:40]
 
-        async def act(session: WebSession, environment: str, form: dict[str, str]) -> str:
-            await console.run(pages.admin.mount, environment, name)
+        async def act(session: WebSession, environment: str, form: dict[str, str]) -> tuple[str, str]:
+            mount = await console.run(pages.admin.mount, environment, name)
             if pages.health is None:
                 raise NotegateError("no tools gateway is configured", rule="tools-unavailable")
             url = await pages.health.oauth_start(
                 environment, name, session.login, f"{console.origin}{CALLBACK_PATH}", self._document_url()
             )
             await console.run(_audit, console, environment, session.login, "web:tools-oauth-start", f"ok:{name}")
-            return url
+            return url, str(mount["account"])
 
         done = await pages._act(request, "web:tools-oauth-start", act)
         if isinstance(done, Response):
             return done
-        return RedirectResponse(done[2], 303)  # to the remote's authorization server
+        session, environment, (url, account) = done
+        # A link, not a redirect: the page's CSP allows forms to post to this origin only, and a browser applies
+        # form-action to a redirect that answers a form; the owner also sees where they are sent.
+        return pages._render(
+            "tools_connect.html",
+            session,
+            environment,
+            mount=name,
+            account=account,
+            url=url,
+            host=urlsplit(url).netloc,
+        )
 
     async def callback(self, request: Request) -> Response:
         """The authorization server sends the owner's browser back here: relay it to the tools process once the
