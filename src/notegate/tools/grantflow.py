@@ -84,7 +84,8 @@ class GrantFlows:
             old.cancel.cancel()
         flow = Flow(mount, environment)
         self.by_mount[mount] = flow
-        assert self.task_group is not None and upstream.storage is not None
+        if self.task_group is None or upstream.storage is None:  # an app served without its lifespan
+            raise NotegateError("the tools process is not running its upstreams", rule="tools-unavailable")
         storage = FreshGrant(upstream.storage.state, upstream.storage.opener, mount, upstream.storage.clock)
         self.task_group.start_soon(self._run, flow, upstream, storage, redirect_uri, client_document)
         with anyio.move_on_after(START_SECONDS):
