@@ -176,3 +176,22 @@ def test_the_calls_of_a_mount_are_its_audit(tools_console) -> None:
     assert "token:abc" in page.text and "phone" in page.text
     listing = owner.client.get("/tools", params={"env": "personal"})
     assert 'data-mount="clock"' in listing.text and 'id="tools-status">ok<' in listing.text
+
+
+def test_the_gateways_client_id_metadata_document_is_served_on_an_https_address_only(vault: Path) -> None:
+    """CIMD: the document a CIMD-capable authorization server fetches names this deployment's callback; on a
+    plain-http (loopback) deployment there is none, so the tools process registers dynamically instead."""
+    from web.harness import set_server
+
+    with serve_console(vault) as plain:
+        assert httpx2.get(f"{plain.url}/tools/oauth/client.json").status_code == 404
+    set_server(vault, public_url="https://notes.example")
+    with serve_console(vault) as console:
+        answer = httpx2.get(
+            f"http://127.0.0.1:{console.port}/tools/oauth/client.json", headers={"Host": "notes.example"}
+        )
+    assert answer.status_code == 200, answer.text
+    document = answer.json()
+    assert document["client_id"] == "https://notes.example/tools/oauth/client.json"
+    assert document["redirect_uris"] == ["https://notes.example/tools/oauth/callback"]
+    assert document["token_endpoint_auth_method"] == "none" and "refresh_token" in document["grant_types"]
