@@ -399,6 +399,16 @@ RULES: dict[str, str] = {
     "tools-secret-argument": "Leave credentials out of tool arguments: the mount holds the upstream's own "
     "credentials, sealed.",
     "tools-upstream-timeout": "Ask for less at once, or raise [tools] call_seconds.",
+    "tools-oauth-grant-needed": 'Grant it again: the console\'s Tools page, the mount, "Connect" (or '
+    "`notegate tools oauth MOUNT`).",
+    "tools-oauth-not-remote": "Only a mount of a remote catalog entry (--kind remote) holds an OAuth grant; give a "
+    "local upstream its credentials as variables.",
+    "tools-oauth-failed": "Check the remote server's address in the catalog and that it is up, then start the "
+    "grant again.",
+    "tools-oauth-unknown": "Start the grant again from the mount's page (a grant waits 10 minutes, and one started "
+    "later replaces it).",
+    "tools-upstream-line-too-long": "Ask for less at once; if the upstream's answers are this large by design, "
+    "raise [tools] max_line_bytes (the tools process restarts the upstream by itself).",
     "tools-result-too-large": "Ask for less at once, or raise [tools] max_result_bytes.",
     "tools-unavailable": "Start the tools process (`notegate tools serve`) and check [tools] url.",
     "tools-seal-key-missing": "Run `notegate tools keygen --output FILE` once and give FILE to the tools process "

@@ -72,6 +72,17 @@ class ToolsProcess:
         return self
 
     def health(self) -> dict:
+        """Each mount's health, asked as the knowledge service and the doctor ask: with a tools:health token."""
+        from notegate.tools.tokens import Minter
+
+        state = StateDB.for_config(load_config(self.config))
+        try:
+            token = Minter(state, load_config(self.config).state_dir).mint_health("")
+        finally:
+            state.close()
+        return httpx2.get(f"{self.url}/healthz", headers={"Authorization": f"Bearer {token}"}, timeout=5).json()
+
+    def anonymous_health(self) -> dict:
         return httpx2.get(f"{self.url}/healthz", timeout=5).json()
 
     def wait_up(self, timeout: float = 240.0) -> dict:
@@ -79,7 +90,7 @@ class ToolsProcess:
         while time.monotonic() < deadline:
             assert self.proc is not None and self.proc.poll() is None, self.log.read_text()[-3000:]
             try:
-                health = self.health()
+                health = self.anonymous_health()
                 if health["status"] == "ok":
                     return health
             except httpx2.HTTPError:
@@ -376,8 +387,11 @@ async def test_a_crashed_upstream_restarts_and_a_changed_tool_list_is_held(gatew
         held = await laptop.call_tool("rug__extra", {})
     assert text_of(held) == "Unknown tool: rug__extra"
     assert {r["tool"] for r in state.pending_tools("rug")} == {"check", "extra"}
+    held = tools.health()["upstreams"]["rug"]
+    assert (held["state"], held["held_tools"]) == ("held", 2), held
     cli(config, "approve", "rug")
     assert {"rug__check", "rug__extra"} <= await names(server, gateway["tokens"]["laptop"])
+    assert tools.health()["upstreams"]["rug"]["state"] == "running"
 
 
 async def test_a_slow_upstream_is_cut_off_and_holds_no_notes_call(gateway) -> None:
@@ -412,7 +426,26 @@ def test_the_doctor_reports_each_upstream(gateway) -> None:
     done = notegate("doctor", "--config", str(gateway["config"]), "--json")
     rows = [r for r in json.loads(done.stdout) if r["check"] == "tools.upstreams"]
     assert {r["subject"] for r in rows} == {"clock", "demo", "check", "rug", "slow"}
-    assert all(r["status"] == "ok" for r in rows if r["subject"] != "rug"), rows
+    assert all(r["status"] == "ok" and r["found"].startswith("running") for r in rows if r["subject"] != "rug"), rows
+
+
+def test_upstream_status_is_shown_to_whom_it_belongs(gateway) -> None:
+    """The tools process tells an anonymous loopback caller counts only; the server's /healthz tells an
+    anonymous caller nothing of the tools, an environment's token its own mounts' states, another
+    environment's token none of them."""
+    tools, server, tokens = gateway["tools"], gateway["server"], gateway["tokens"]
+    names = ("clock", "demo", "check", "rug", "slow")
+    anonymous = tools.anonymous_health()
+    assert "upstreams" not in anonymous and sum(anonymous["mounts"].values()) == 5, anonymous
+    assert not any(name in json.dumps(anonymous) for name in names)
+    bare = httpx2.get(f"{server.url}/healthz", timeout=10).json()
+    assert "tools" not in json.dumps(bare) and not any(name in json.dumps(bare) for name in names), bare
+    own = httpx2.get(f"{server.url}/healthz", headers={"Authorization": f"Bearer {tokens['laptop']}"}, timeout=10)
+    seen = own.json()["environments"]["personal"]["tools"]
+    assert set(seen["upstreams"]) == set(names), seen
+    assert seen["upstreams"]["clock"]["state"] == "running" and seen["upstreams"]["clock"]["restarts"] == 0
+    other = httpx2.get(f"{server.url}/healthz", headers={"Authorization": f"Bearer {tokens['kid']}"}, timeout=10)
+    assert other.json()["environments"]["household"]["tools"]["upstreams"] == {}, other.json()
 
 
 async def test_a_restricted_phone_with_an_approved_grant_calls_a_write_tool(gateway) -> None:

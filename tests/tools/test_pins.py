@@ -144,3 +144,52 @@ def test_the_user_page_documents_every_tools_setting_with_its_default() -> None:
     page = (Path(__file__).resolve().parents[2] / "docs" / "how-to" / "tools-gateway.md").read_text()
     for setting in TOOLS_SETTINGS:
         assert f"- `{setting.name}` (default `{_toml(setting.default)}`)" in page, setting.name
+
+
+# ---------------------------------------------------------------- remote entries: a URL and nothing else
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://mcp.example.org/mcp",
+        "https://mcp.example.org:8443/v1/mcp",
+        "http://localhost:8765/mcp",  # this host's own servers, over loopback
+        "http://127.0.0.1:9000/mcp",
+        "http://[::1]:9000/mcp",
+    ],
+)
+def test_a_remote_entry_names_an_https_url_or_this_hosts_loopback(url: str) -> None:
+    assert decide_pin("remote", url, "", "", "").allowed
+
+
+@pytest.mark.parametrize(
+    ("url", "version", "digest", "program"),
+    [
+        ("http://mcp.example.org/mcp", "", "", ""),  # plain http off this host: a token on the wire
+        ("http://10.0.0.5/mcp", "", "", ""),
+        ("https://user:pw@mcp.example.org/mcp", "", "", ""),  # credentials in the URL
+        ("https://mcp.example.org/mcp?x=1", "", "", ""),  # a query: not one resource
+        ("https://mcp.example.org/mcp#frag", "", "", ""),
+        ("https://mcp.example.org/ mcp", "", "", ""),
+        ("ftp://mcp.example.org/mcp", "", "", ""),
+        ("file:///etc/passwd", "", "", ""),
+        ("https://mcp.example.org/mcp", "1.0.0", "", ""),  # a remote pins no version, digest or program
+        ("https://mcp.example.org/mcp", "", SHA, ""),
+        ("https://mcp.example.org/mcp", "", "", "sh"),
+    ],
+)
+def test_a_remote_entry_that_is_not_one_plain_url_is_refused(url: str, version: str, digest: str, program: str) -> None:
+    assert decide_pin("remote", url, version, digest, program).rule == "tools-pin-invalid"
+
+
+@given(st.text(max_size=80))
+def test_only_https_or_loopback_http_urls_pass_as_remote_entries(url: str) -> None:
+    """Property: whatever the text, an accepted remote URL is https, or http to a loopback name, with no
+    user, query, fragment or space."""
+    decision = decide_pin("remote", url, "", "", "")
+    if decision.allowed:
+        assert (
+            url.startswith("https://")
+            or url.split("/")[2].split(":")[0] in ("localhost", "127.0.0.1")
+            or url.startswith("http://[::1]")
+        )
+        assert not any(c in url for c in "@?# \n")

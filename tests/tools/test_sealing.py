@@ -23,7 +23,14 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "notegate"
 #: opens a backup with an identity file the owner passes on the command line (another key, another job).
 #: The tools process's modules, and two that open something else with a key of their own: a backup's restore
 #: (the owner's age identity) and the LiveSync Setup URI's reader (AES-GCM under the passphrase printed with it).
-MAY_OPEN = {"tools/sealing.py", "tools/app.py", "cli/tools.py", "services/restore.py", "livesync/keys.py"}
+MAY_OPEN = {
+    "tools/sealing.py",
+    "tools/app.py",
+    "tools/remote.py",
+    "cli/tools.py",
+    "services/restore.py",
+    "livesync/keys.py",
+}
 
 
 @pytest.fixture

@@ -243,6 +243,10 @@ GET_PAGES = {
     "/members": "/members",
     "/join/{token}": "/join/ngi_notarealtoken",
     "/oidc/callback": "/oidc/callback?state=nothing&code=x",
+    "/tools": "/tools",
+    "/tools/mounts/{mount}": "/tools/mounts/nothing",
+    "/tools/oauth/callback": "/tools/oauth/callback?state=nothing&code=x",
+    "/tools/oauth/client.json": "/tools/oauth/client.json",
 }
 #: Every POST route; each answers a signed-in browser that sends no CSRF token with this rule.
 POSTS = {
@@ -275,6 +279,12 @@ POSTS = {
     "/join/{token}/options": "/join/ngi_notarealtoken/options",
     "/join/{token}/verify": "/join/ngi_notarealtoken/verify",
     "/oidc/{provider}/start": "/oidc/none/start",
+    "/tools/mounts": "/tools/mounts",
+    "/tools/mounts/{mount}/remove": "/tools/mounts/nothing/remove",
+    "/tools/mounts/{mount}/credential": "/tools/mounts/nothing/credential",
+    "/tools/mounts/{mount}/check": "/tools/mounts/nothing/check",
+    "/tools/mounts/{mount}/approve": "/tools/mounts/nothing/approve",
+    "/tools/mounts/{mount}/oauth": "/tools/mounts/nothing/oauth",
 }
 
 

@@ -43,6 +43,11 @@ SAMPLE = {
     "/connections/oauth/{family_id}/revoke": "/connections/oauth/f1/revoke",
     "/restore/{path:notepath}": "/restore/rules/digest.md",
     "/edit/{path:notepath}": "/edit/rules/digest.md",
+    "/tools/mounts/{mount}/remove": "/tools/mounts/clock/remove",
+    "/tools/mounts/{mount}/credential": "/tools/mounts/clock/credential",
+    "/tools/mounts/{mount}/check": "/tools/mounts/clock/check",
+    "/tools/mounts/{mount}/approve": "/tools/mounts/clock/approve",
+    "/tools/mounts/{mount}/oauth": "/tools/mounts/clock/oauth",
 }
 FORM = {"env": "personal", "name": "laptop", "class": "workstation", "tier": "trusted", "item": "x", "version": "y"}
 
@@ -96,6 +101,11 @@ def test_every_post_route_of_the_console_names_a_classified_action(console: Cons
         "/edit/{path:notepath}",
         "/members/invite",  # issue 35: changing members needs a fresh step-up
         "/members/{login}/remove",
+        "/tools/mounts",  # issue 32: a mount, a credential, a verify (an oracle) and an approval grant trust
+        "/tools/mounts/{mount}/credential",
+        "/tools/mounts/{mount}/check",
+        "/tools/mounts/{mount}/approve",
+        "/tools/mounts/{mount}/oauth",
     }
 
 
@@ -128,6 +138,11 @@ def test_every_step_up_route_refuses_a_stale_session_by_its_rule_and_no_other_do
         "web:inbox-promote",
         "web:note-restore",
         "web:note-edit",
+        "web:tools-mount-create",
+        "web:tools-credential-set",
+        "web:tools-credential-verify",
+        "web:tools-approve",
+        "web:tools-oauth-start",
     }
 
 

@@ -45,8 +45,11 @@ def add_tools(subs) -> None:
     c = t.add_parser("catalog", help="add a pinned upstream (or list the catalog without --name)")
     _config_arg(c)
     c.add_argument("--name", help="the entry's name, e.g. time")
-    c.add_argument("--kind", choices=("pypi", "npm"))
-    c.add_argument("--package", help="e.g. mcp-server-time or @modelcontextprotocol/server-everything")
+    c.add_argument("--kind", choices=("pypi", "npm", "remote"))
+    c.add_argument(
+        "--package",
+        help="e.g. mcp-server-time or @modelcontextprotocol/server-everything; for --kind remote, the server's URL",
+    )
     c.add_argument("--version", help="one exact version (no range, no tag)")
     c.add_argument("--digest", help="sha256:<wheel digest> (pypi) or the npm integrity sha512-<base64>")
     c.add_argument("--program", help="the program the package installs, e.g. mcp-server-time")
@@ -68,6 +71,13 @@ def add_tools(subs) -> None:
     a.add_argument("--tool", default=None)
     a.add_argument("--pending", action="store_true", help="list what waits for approval")
     a.add_argument("--by", default="owner")
+    o = t.add_parser(
+        "oauth",
+        help="start a remote mount's upstream OAuth grant: prints the URL to open in a browser signed in to the "
+        "console as the environment's owner (e.g. notegate tools oauth notes)",
+    )
+    _config_arg(o)
+    o.add_argument("mount")
     au = t.add_parser("calls", help="the per-call audit of upstream calls")
     _config_arg(au)
     au.add_argument("--mount", default=None)
@@ -124,9 +134,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
                 "name": args.name,
                 "kind": args.kind,
                 "package": args.package,
-                "version": args.version,
-                "digest": args.digest,
-                "program": args.program,
+                "version": args.version or "",
+                "digest": args.digest or "",
+                "program": args.program or "",
                 "created_at": now,
             }
         )
@@ -136,36 +146,20 @@ def cmd_tools(args: argparse.Namespace) -> int:
             for mount in state.mounts():
                 print(f"{mount['name']}\t{mount['catalog']}\t{mount['account']}\t{mount['environment']}")
             return 0
-        from notegate.policy.tools import decide_mount
+        from notegate.tools.admin import ToolsAdmin
 
-        variables, writes = tuple(args.variable), tuple(args.write_tool)
-        decision = decide_mount(
-            args.name, args.catalog or "", args.account or "", args.environment or "", variables, writes
-        )
-        if not decision.allowed:
-            raise NotegateError(decision.reason, rule=decision.rule)
-        for mount in state.mounts():
-            if mount["name"] == args.name or (mount["catalog"], mount["account"], mount["environment"]) == (
-                args.catalog,
-                args.account,
-                args.environment,
-            ):
-                raise NotegateError(
-                    f"the mount '{mount['name']}' already is this name or this entry, account and environment",
-                    rule="tools-mount-exists",
-                )
-        state.add_mount(
-            {
-                "name": args.name,
-                "catalog": args.catalog,
-                "account": args.account,
-                "environment": args.environment,
-                "variables": variables,
-                "write_tools": writes,
-                "created_at": now,
-            }
+        ToolsAdmin(state).create_mount(
+            name=args.name,
+            catalog=args.catalog or "",
+            account=args.account or "",
+            environment=args.environment or "",
+            variables=tuple(args.variable),
+            write_tools=tuple(args.write_tool),
+            now=now,
         )
         return 0
+    if action == "oauth":
+        return _oauth(args, config, state)
     if action == "credential":
         from notegate.tools.sealing import CredentialSealer
 
@@ -186,6 +180,35 @@ def cmd_tools(args: argparse.Namespace) -> int:
     else:
         for r in rows:
             print(f"{r['at']:.0f}\t{r['login']}\t{r['connector']}\t{r['mount']}\t{r['tool']}\t{r['outcome']}")
+    return 0
+
+
+def _oauth(args: argparse.Namespace, config, state) -> int:
+    """Ask the tools process for the authorization URL of a new grant (it does the OAuth; this prints the URL)."""
+    import anyio
+
+    from notegate.errors import NotegateError
+    from notegate.network import local_url
+    from notegate.tools.health import ToolsHealth
+    from notegate.tools.oauth_names import CALLBACK_PATH, CLIENT_DOCUMENT_PATH
+    from notegate.tools.tokens import Minter
+
+    mount = next((m for m in state.mounts() if m["name"] == args.mount), None)
+    if mount is None:
+        raise NotegateError(f"there is no mount named '{args.mount}'", rule="tools-unknown")
+    minter = Minter.existing(state, config.state_dir)
+    if not config.tools.url or minter is None:
+        raise NotegateError(
+            "no tools gateway here, or this user cannot read the server's key", rule="tools-unavailable"
+        )
+    base = config.public_url.rstrip("/") if config.public_url else local_url(config.port)
+    document = f"{base}{CLIENT_DOCUMENT_PATH}" if base.startswith("https://") else None
+    client = ToolsHealth(config.tools.url, minter)
+    url = anyio.run(
+        client.oauth_start, str(mount["environment"]), args.mount, "cli", f"{base}{CALLBACK_PATH}", document
+    )
+    print(url)
+    print("Open it in a browser signed in to the console as the owner; it waits 10 minutes.", file=sys.stderr)
     return 0
 
 

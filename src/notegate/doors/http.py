@@ -85,6 +85,7 @@ from notegate.services.eventlog import event
 from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from notegate.services.metrics import Metrics
 from notegate.services.runtime import Runtime
+from notegate.tools.health import ToolsHealth
 
 log = logging.getLogger("notegate")
 WORKER_THREADS = 8
@@ -279,6 +280,8 @@ def create_app(
     def verify(token: str) -> Credential | None:
         return provider.credential(token)
 
+    tools_health = ToolsHealth.of_runtime(runtime)  # [tools] url set: its upstreams, to an environment's token
+
     async def healthz(request: Request) -> JSONResponse:
         header = request.headers.get("authorization")
         if header is None:
@@ -297,6 +300,10 @@ def create_app(
                 headers={"WWW-Authenticate": "Bearer"},
             )
         details = await anyio.to_thread.run_sync(environment_details, runtime, record)
+        environments = details.get("environments")
+        if tools_health is not None and isinstance(environments, dict):
+            for name, facts in environments.items():
+                facts["tools"] = await tools_health.of(name)
         return JSONResponse(details)
 
     metrics = Metrics(runtime, services, clock=runtime.clock)

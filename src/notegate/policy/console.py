@@ -62,6 +62,15 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "join": StepUp.CEREMONY,  # an invited person's first passkey: the invitation is the authority
     "oidc-start": StepUp.CEREMONY,  # sends the browser to the provider; what comes back is checked there
     "oidc-link": StepUp.ALWAYS,  # linking one's own provider account is a new way in (asked by oidc-start)
+    # the tools gateway (docs/how-to/tools-gateway.md): a mount gives callers an upstream account's tools, a
+    # credential decides what the upstream acts as, an approval shows a listing to every caller, and a verify
+    # answers yes or no about a stored secret (an oracle: not for a stale cookie); a removal takes away
+    "tools-mount-create": StepUp.ALWAYS,
+    "tools-mount-remove": StepUp.NONE,
+    "tools-credential-set": StepUp.ALWAYS,
+    "tools-credential-verify": StepUp.ALWAYS,
+    "tools-approve": StepUp.ALWAYS,
+    "tools-oauth-start": StepUp.ALWAYS,  # the grant it starts lets the gateway act as an upstream account
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.decision import Decision, allow, deny
 
 #: Upstream packages a catalog entry may name, by kind. A container image by digest is the issue's third
-#: kind; it is not served yet, so it is not a kind here.
-CATALOG_KINDS = ("pypi", "npm")
+#: kind; it is not served yet, so it is not a kind here. ``remote``: an MCP server elsewhere, reached over
+#: Streamable HTTP at one fixed URL and authorized with an OAuth grant per mount (nothing installed here).
+CATALOG_KINDS = ("pypi", "npm", "remote")
 
 # An exact PEP 440 release (no operator, no wildcard, no local label): 1.2.3, 2026.10.19, 1.0rc1, 1.0.post2.
 _PYPI_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?")
@@ -24,6 +26,11 @@ _NPM_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[
 # npm's package names: lowercase, an optional @scope/, URL-safe characters, at most 214 characters.
 _NPM_NAME = re.compile(r"(@[a-z0-9][a-z0-9._-]{0,100}/)?[a-z0-9][a-z0-9._-]{0,100}")
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+# scheme, host (a name, an IPv4 address or a bracketed IPv6 one), optional port, then a path of URL-safe
+# characters: no userinfo (no @), no query, no fragment, no spaces; at most 500 characters in all.
+_REMOTE_URL = re.compile(
+    r"(https|http)://([A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?(/[A-Za-z0-9._~/%-]{0,400})?"
+)
 # npm's integrity field (Subresource Integrity): sha512 of the tarball, standard base64 with padding.
 _SRI_SHA512 = re.compile(r"sha512-[A-Za-z0-9+/]{86}==")
 # The program the package itself installs (a console script, an npm "bin" name), run without a shell.
@@ -45,11 +52,30 @@ _TOOL = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 SEPARATOR = "__"
 
 
+def decide_remote_url(url: str) -> Decision:
+    """A remote MCP server's URL: https (any host), or http on this host's loopback only (the same host's
+    own servers); no user or password in it, no query or fragment (the URL is the OAuth resource)."""
+    parts = _REMOTE_URL.fullmatch(url)
+    if parts is None:
+        return deny(
+            "tools-pin-invalid", "a remote entry's URL is https://HOST[:PORT]/PATH (no user, query or fragment)"
+        )
+    scheme, host = parts.group(1), parts.group(2).lower()
+    if scheme == "http" and host not in LOOPBACK_URL_HOSTS:
+        return deny("tools-pin-invalid", "a remote entry's URL is https, or http on this host's loopback only")
+    return allow("tools-pin")
+
+
 def decide_pin(kind: str, package: str, version: str, digest: str, program: str) -> Decision:
     """A catalog entry's pin: an exact version of a named package with the digest of its artifact. A range,
-    a tag naming a branch or a missing or malformed digest is refused: the pin must name one artifact."""
+    a tag naming a branch or a missing or malformed digest is refused: the pin must name one artifact. A
+    ``remote`` entry names its server's URL as ``package`` and nothing else (no artifact: nothing runs here)."""
     if kind not in CATALOG_KINDS:
         return deny("tools-pin-invalid", f"the catalog kind '{kind}' is not one of {', '.join(CATALOG_KINDS)}")
+    if kind == "remote":
+        if version or digest or program:
+            return deny("tools-pin-invalid", "a remote entry names its URL only (no version, digest or program)")
+        return decide_remote_url(package)
     if not _PROGRAM.fullmatch(program):
         return deny("tools-pin-invalid", "the program must be the name of a program the package installs")
     if kind == "pypi":

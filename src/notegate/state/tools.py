@@ -85,6 +85,15 @@ class ToolsTables(StateCore):
             for r in rows
         ]
 
+    def mount_taken(self, name: str, catalog: str, account: str, environment: str) -> str | None:
+        """The mount, live or removed, that already holds this name or this entry, account and environment.
+        A removed mount's name is never reused: a new mount must not inherit its approvals or its audit."""
+        rows = self.query(
+            "SELECT name FROM tools_mounts WHERE name = ? OR (catalog = ? AND account = ? AND environment = ?)",
+            (name, catalog, account, environment),
+        )
+        return str(rows[0][0]) if rows else None
+
     def remove_mount(self, name: str, now: float) -> int:
         with self.tx() as db:
             cur = db.execute(
@@ -136,6 +145,17 @@ class ToolsTables(StateCore):
             "SELECT tool, digest FROM tools_approvals WHERE mount = ? AND approved_at IS NOT NULL", (mount,)
         ):
             out.setdefault(str(r[0]), set()).add(str(r[1]))
+        return out
+
+    def approved_listings(self, mount: str) -> dict[str, str]:
+        """tool -> the listing (JSON) of its most recently approved digest: what a held listing is compared to."""
+        out: dict[str, str] = {}
+        for r in self.query(
+            "SELECT tool, listing FROM tools_approvals WHERE mount = ? AND approved_at IS NOT NULL"
+            " ORDER BY approved_at, seen_at",
+            (mount,),
+        ):
+            out[str(r[0])] = str(r[1])
         return out
 
     def pending_tools(self, mount: str | None = None) -> list[sqlite3.Row]:

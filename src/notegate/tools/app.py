@@ -7,16 +7,24 @@ declared variables (its credentials, opened here and nowhere else), and answers 
 * ``POST /v1/list`` (a ``tools:list`` token): the approved tools of the mounts of the token's environment;
 * ``POST /v1/call`` (a ``tools:call`` token naming the mount and tool): one call, bounded in time and result
   size, arguments and results through the credential scanner, one audit row naming the person and connector;
-* ``GET /healthz``: each mount's upstream status and restarts (names and counts only).
+* ``POST /v1/verify`` (a one-use ``tools:verify`` token naming the mount and variable): does a value the owner
+  holds equal the stored credential? The answer is a yes or no; the stored value never leaves this process;
+* ``GET /healthz``: without a token, only how many upstreams are in each state (loopback is shared by every
+  process of the host: no mount's name); with a ``tools:health`` token, each mount of the token's environment
+  (every mount for '') with its state (running, held: running with a listing waiting for approval, starting,
+  restarting with backoff, failed), restarts and the rule that last cut it off.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import json
 import logging
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +40,9 @@ from starlette.routing import Route
 from notegate.errors import NotegateError
 from notegate.policy.tools import decide_mount, decide_mount_tool
 from notegate.safety.secrets import scan_credentials
+from notegate.tools.grantflow import GrantFlows
 from notegate.tools.install import Entry, install
+from notegate.tools.oauth_routes import oauth_routes, remote_upstream
 from notegate.tools.sealing import Opener
 from notegate.tools.settings import ToolsConfig
 from notegate.tools.tokens import ToolsCaller, Verifier
@@ -47,7 +57,13 @@ STATUS = {
     "tools-upstream-down": 503,
     "tools-upstream-timeout": 504,
     "tools-result-too-large": 502,
+    "tools-upstream-line-too-long": 502,
+    "tools-oauth-not-remote": 409,
+    "tools-oauth-failed": 502,
+    "tools-oauth-unknown": 404,
 }
+#: The upstream states in which a mount serves its (approved) tools: anything else makes /healthz "degraded".
+SERVING = ("running", "held")
 #: The largest request body the tools process reads (a call's arguments).
 MAX_REQUEST_BYTES = 1 << 20
 
@@ -81,14 +97,19 @@ class Gateway:
         self.mounts: dict[str, Mount] = {}
         self.upstreams: dict[str, Upstream] = {}
         self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)
+        self.flows = GrantFlows(self)  # upstream OAuth grants under way
 
     def load(self) -> None:
         """Verify and install every catalog entry, then prepare each mount's upstream. Raises on the first
         entry that does not load (a hard failure: the process does not start half-loaded)."""
         node = shutil.which("node")
         launches = {}
+        remotes = {}
         for row in self.state.catalog_entries():
             entry = Entry.of(row)
+            if entry.kind == "remote":  # nothing to install: a URL, reached with the mount's grant
+                remotes[entry.name] = entry.package
+                continue
             launches[entry.name] = install(entry, self.config.cache, self.config.installs, node=node)
         for row in self.state.mounts():
             mount = Mount(**{k: row[k] for k in Mount.__dataclass_fields__})
@@ -97,15 +118,19 @@ class Gateway:
             )
             if not decision.allowed:
                 raise NotegateError(f"mount '{mount.name}': {decision.reason}", rule=decision.rule)
-            if mount.catalog not in launches:
+            if mount.catalog not in launches and mount.catalog not in remotes:
                 raise NotegateError(f"mount '{mount.name}' names no catalog entry", rule="tools-unknown")
             self.mounts[mount.name] = mount
+            if mount.catalog in remotes:
+                self.upstreams[mount.name] = remote_upstream(self, mount.name, remotes[mount.catalog])
+                continue
             self.upstreams[mount.name] = Upstream(
                 mount=mount.name,
                 launch=launches[mount.catalog],
                 environment=lambda m=mount: self.environment_of(m),
                 on_listing=self.record_listing,
                 restart_seconds=self.config.restart_seconds,
+                max_line_bytes=self.config.max_line_bytes,
             )
 
     def environment_of(self, mount: Mount) -> dict[str, str]:
@@ -135,6 +160,40 @@ class Gateway:
         approved = self.state.approved_digests(mount)
         live = self.live.get(mount, {})
         return {name: tool for name, (tool, digest) in live.items() if digest in approved.get(name, set())}
+
+    async def health(self, environment: str | None) -> dict[str, dict[str, Any]]:
+        """mount -> its upstream's health, for the mounts of ``environment`` (None: every mount). A running
+        upstream whose live listing holds a tool the owner has not approved is "held" (its other tools serve)."""
+        rows = {
+            name: upstream.health()  # on the loop: the upstream's clock is the loop's
+            for name, upstream in sorted(self.upstreams.items())
+            if environment is None or self.mounts[name].environment == environment
+        }
+        return await anyio.to_thread.run_sync(self._with_held, rows)
+
+    def _with_held(self, rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, row in rows.items():
+            approved = self.state.approved_digests(name)
+            live = self.live.get(name, {})
+            held = sorted(tool for tool, (_t, digest) in live.items() if digest not in approved.get(tool, set()))
+            row["held_tools"] = len(held)
+            if row["state"] == "running" and held:
+                row["state"] = "held"
+            out[name] = row
+        return out
+
+    def matches(self, caller: ToolsCaller, value: str) -> bool:
+        """Is ``value`` the credential stored for the token's (mount, variable)? Compared as SHA-256 digests in
+        constant time; a mount of another environment is "no such mount" (it may be newer than this start)."""
+        mount = next((m for m in self.state.mounts() if m["name"] == caller.mount), None)
+        if mount is None or mount["environment"] != caller.environment:
+            raise NotegateError("no such mount", rule="tools-hidden")
+        sealed = self.state.sealed_credentials(caller.mount).get(caller.tool)
+        if sealed is None:
+            return False
+        stored = self.opener.open(caller.mount, caller.tool, sealed)
+        return hmac.compare_digest(hashlib.sha256(stored.encode()).digest(), hashlib.sha256(value.encode()).digest())
 
     # ------------------------------------------------------------------ the two answers
     def listing(self, caller: ToolsCaller) -> list[dict[str, Any]]:
@@ -283,15 +342,39 @@ def create_tools_app(gateway: Gateway) -> Starlette:
         except NotegateError as exc:
             return _refusal(exc)
 
+    async def verify_route(request: Request) -> JSONResponse:
+        """Does the stored credential equal the value the owner holds? Match or not, nothing else."""
+        try:
+            caller = gateway.verifier.verify(_bearer(request), "tools:verify")
+            value = (await _body(request)).get("value")
+            if not isinstance(value, str):
+                raise NotegateError("value must be a string", rule="bad-argument")
+            match = await anyio.to_thread.run_sync(gateway.matches, caller, value)
+            return JSONResponse({"match": match})
+        except NotegateError as exc:
+            return _refusal(exc)
+
     async def healthz(request: Request) -> JSONResponse:
-        upstreams = {name: u.health() for name, u in sorted(gateway.upstreams.items())}
-        ok = all(u["status"] == "up" for u in upstreams.values())
-        return JSONResponse({"status": "ok" if ok else "degraded", "upstreams": upstreams})
+        token = _bearer(request)
+        try:
+            caller = gateway.verifier.verify(token, "tools:health") if token is not None else None
+        except NotegateError as exc:
+            return _refusal(exc)
+        environment = (caller.environment or None) if caller is not None else None
+        upstreams = await gateway.health(environment)
+        ok = all(u["state"] in SERVING for u in upstreams.values())
+        body: dict[str, Any] = {"status": "ok" if ok else "degraded"}
+        if caller is None:
+            body["mounts"] = dict(sorted(Counter(u["state"] for u in upstreams.values()).items()))
+        else:
+            body["upstreams"] = upstreams
+        return JSONResponse(body)
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
         isolate_child_environment()
         async with anyio.create_task_group() as tg:
+            gateway.flows.task_group = tg
             for upstream in gateway.upstreams.values():
                 tg.start_soon(upstream.run)
             yield
@@ -301,6 +384,8 @@ def create_tools_app(gateway: Gateway) -> Starlette:
         routes=[
             Route("/v1/list", list_route, methods=["POST"]),
             Route("/v1/call", call_route, methods=["POST"]),
+            Route("/v1/verify", verify_route, methods=["POST"]),
+            *oauth_routes(gateway, _bearer, _body, _refusal),
             Route("/healthz", healthz, methods=["GET"]),
         ],
         lifespan=lifespan,

@@ -53,6 +53,14 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         _positive,
     ),
     Setting(
+        "max_line_bytes",
+        int,
+        4194304,
+        "The longest line (one JSON-RPC message) an upstream may write on its stdout. A longer one is refused "
+        "as it arrives, never held whole, and the upstream is restarted. Keep it above max_result_bytes.",
+        _positive,
+    ),
+    Setting(
         "restart_seconds",
         float,
         1.0,
@@ -72,6 +80,7 @@ class ToolsConfig:
     installs: Path = Path("upstream-installs")
     call_seconds: float = 30.0
     max_result_bytes: int = 262144
+    max_line_bytes: int = 4194304
     restart_seconds: float = 1.0
 
     @classmethod
@@ -83,5 +92,6 @@ class ToolsConfig:
             installs=(base / values["installs"]).resolve(),
             call_seconds=float(values["call_seconds"]),
             max_result_bytes=values["max_result_bytes"],
+            max_line_bytes=values["max_line_bytes"],
             restart_seconds=float(values["restart_seconds"]),
         )

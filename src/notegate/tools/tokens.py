@@ -46,7 +46,9 @@ ALGORITHM = "Ed25519"
 TOKEN_SECONDS = 60
 #: Clock skew tolerated on ``iat`` (one host, so small).
 SKEW_SECONDS = 5
-SCOPES = ("tools:list", "tools:call")
+SCOPES = ("tools:list", "tools:call", "tools:health", "tools:verify", "tools:oauth")
+#: What a health token names as its person and connector: no caller's, the knowledge service's own look.
+HEALTH_SUBJECT = "health"
 MINT_FILE = "tools-mint.jwk"
 MINT_PURPOSE_PREFIX = "mint:"
 #: The systemd credential (LoadCredential) holding the mint key ids the tools process trusts, one a line.
@@ -81,17 +83,57 @@ class Minter:
         self.kid = self._key.thumbprint()
         state.add_tools_key_once(MINT_PURPOSE_PREFIX + self.kid, json.dumps(self._key.as_dict(private=False)), clock())
 
+    @classmethod
+    def existing(cls, state, key_dir: Path, clock: Callable[[], float] = time.time) -> Minter | None:
+        """The knowledge service's minter if its key file is there and readable (the doctor, run as the
+        server's user), else None: never a new key, which would be one the tools process does not trust."""
+        try:
+            if not (key_dir / MINT_FILE).is_file():
+                return None
+            return cls(state, key_dir, clock)
+        except (OSError, ValueError):
+            return None
+
     def mint(self, caller, environment: str, scope: str, mount: str = "", tool: str = "") -> str:
+        return self._sign(
+            caller.login, caller.connector_id, caller.client, caller.tier, environment, scope, mount, tool
+        )
+
+    def mint_health(self, environment: str) -> str:
+        """A ``tools:health`` token: the upstreams' status of ``environment``'s mounts ('' = every mount, for
+        the doctor and the owner's console status)."""
+        return self._sign(HEALTH_SUBJECT, HEALTH_SUBJECT, HEALTH_SUBJECT, "machine", environment, "tools:health")
+
+    def mint_verify(self, environment: str, mount: str, variable: str, login: str) -> str:
+        """A one-use ``tools:verify`` token: compare a value the owner holds with ``mount``'s stored
+        ``variable`` (the answer is match or not; the stored value never leaves the tools process)."""
+        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:verify", mount, variable)
+
+    def mint_oauth(self, environment: str, mount: str, login: str) -> str:
+        """A one-use ``tools:oauth`` token: start or finish ``mount``'s upstream OAuth grant for its owner."""
+        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:oauth", mount)
+
+    def _sign(
+        self,
+        login: str,
+        connector: str,
+        client: str,
+        tier: str,
+        environment: str,
+        scope: str,
+        mount: str = "",
+        tool: str = "",
+    ) -> str:
         now = int(self.clock())
         claims = {
             "iss": ISSUER,
             "aud": AUDIENCE,
-            "sub": caller.login,
+            "sub": login,
             "act": {"sub": ACTOR},
-            "connector": caller.connector_id,
-            "client": caller.client,
+            "connector": connector,
+            "client": client,
             "environment": environment,
-            "tier": caller.tier,
+            "tier": tier,
             "scope": scope,
             "mount": mount,
             "tool": tool,
@@ -161,7 +203,7 @@ class Verifier:
         fields = ("sub", "connector", "client", "environment", "tier", "mount", "tool", "jti")
         if not all(isinstance(claims.get(f), str) for f in fields):
             raise _refuse("claims missing")
-        if scope == "tools:call":
+        if scope in ("tools:call", "tools:verify", "tools:oauth"):
             self._spend(claims["jti"], exp, now)
         return ToolsCaller(
             login=claims["sub"],

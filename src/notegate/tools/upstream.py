@@ -24,6 +24,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Tool
 
 from notegate.errors import NotegateError
+from notegate.tools import linebound
 from notegate.tools.install import Launch
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,9 @@ PING_TIMEOUT = 10.0
 START_SECONDS = 60.0
 #: The longest wait between restarts, as a multiple of the first.
 MAX_BACKOFF_FACTOR = 64
+#: Crashes in a row after which an upstream is reported "failed" rather than "restarting" (it is still started
+#: again, at the longest wait): the owner is told it does not come back by itself.
+FAILED_AFTER = 5
 
 
 def isolate_child_environment() -> None:
@@ -42,8 +46,10 @@ def isolate_child_environment() -> None:
 
     The SDK merges a "safe" set of this process's variables (HOME, PATH, SHELL, USER, …) under the ones we
     pass; an upstream must see exactly its mount's declared variables and nothing else. The tools process
-    calls this once at start (it is its own process: nothing else there starts stdio servers)."""
+    calls this once at start (it is its own process: nothing else there starts stdio servers). It also makes
+    the SDK read each server's stdout bounded per line (:mod:`.linebound`)."""
     sdk_stdio.get_default_environment = dict  # type: ignore[assignment]
+    linebound.install()
 
 
 def listing_digest(tool: Tool) -> str:
@@ -69,18 +75,35 @@ class Upstream:
     environment: Callable[[], dict[str, str]]
     on_listing: Callable[[Upstream], Awaitable[None]]
     restart_seconds: float = 1.0
+    max_line_bytes: int = 4 << 20
     clock: Callable[[], float] = anyio.current_time
     status: str = "starting"
     crashes: int = 0  # in a row; a start that reaches a tool list resets it
     restarts: int = 0
     next_start_at: float = 0.0
     tools: list[Tool] = field(default_factory=list)
+    last_refusal: str | None = None  # the rule that last cut this upstream off (a too-long line), if any
     _session: ClientSession | None = None
+    _cut: ClientSession | None = None  # the session a too-long line ended
     _crashed: anyio.Event | None = None
     _stopped: bool = False
 
+    def state(self) -> str:
+        """What the owner is told: running, starting, restarting (waiting out its backoff) or failed (it
+        crashed ``FAILED_AFTER`` times in a row; still retried at the longest wait)."""
+        if self.status == "up":
+            return "running"
+        if self.status == "starting" and self.restarts == 0:
+            return "starting"
+        return "failed" if self.crashes >= FAILED_AFTER else "restarting"
+
     def health(self) -> dict[str, Any]:
-        return {"status": self.status, "restarts": self.restarts, "crashes_in_a_row": self.crashes}
+        out: dict[str, Any] = {"state": self.state(), "restarts": self.restarts, "crashes_in_a_row": self.crashes}
+        if self.status == "down":
+            out["retry_in_seconds"] = round(max(0.0, self.next_start_at - self.clock()), 1)
+        if self.last_refusal:
+            out["last_refusal"] = self.last_refusal
+        return out
 
     async def run(self) -> None:
         """Start, serve, restart with backoff, until cancelled."""
@@ -103,20 +126,28 @@ class Upstream:
             command=self.launch.argv[0], args=list(self.launch.argv[1:]), env=self.environment(), cwd=self.launch.cwd
         )
         # an upstream's stderr may echo its credentials: never logged
-        with open(os.devnull, "w") as errlog:
+        with (
+            open(os.devnull, "w") as errlog,
+            linebound.bounded(self.max_line_bytes, self._line_too_long),
+        ):
             async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
                 with anyio.fail_after(START_SECONDS):
                     await session.initialize()
                     listing = await session.list_tools()
-                self.tools = list(listing.tools)
-                self._session = session
-                await self.on_listing(self)
-                self.status = "up"
-                self.crashes = 0
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(self._pinger, session)
-                    await self._crashed.wait()
-                    tg.cancel_scope.cancel()
+                await self._serving(session, list(listing.tools))
+
+    async def _serving(self, session: ClientSession, tools: list[Tool]) -> None:
+        """A started session: record its listing, then serve (pinged) until it crashes or is stopped."""
+        self.tools = tools
+        self._session = session
+        await self.on_listing(self)
+        self.status = "up"
+        self.crashes = 0
+        assert self._crashed is not None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._pinger, session)
+            await self._crashed.wait()
+            tg.cancel_scope.cancel()
 
     async def _pinger(self, session: ClientSession) -> None:
         while True:
@@ -127,6 +158,14 @@ class Upstream:
             except Exception:  # a ping that fails means the session is gone
                 self._mark_crashed()
                 return
+
+    def _line_too_long(self) -> None:
+        log.warning(
+            "upstream of mount %s wrote a line over %d bytes: cut off, restarting", self.mount, self.max_line_bytes
+        )
+        self.last_refusal = "tools-upstream-line-too-long"
+        self._cut = self._session
+        self._mark_crashed()
 
     def _mark_crashed(self) -> None:
         if self._crashed is not None:
@@ -148,6 +187,12 @@ class Upstream:
         except Exception as exc:
             if _connection_lost(exc):
                 self._mark_crashed()
+                if session is self._cut:
+                    raise NotegateError(
+                        f"the upstream of mount '{self.mount}' wrote a line longer than {self.max_line_bytes} bytes;"
+                        " it was cut off unread and is restarted",
+                        rule="tools-upstream-line-too-long",
+                    ) from None
                 raise NotegateError(
                     f"the upstream of mount '{self.mount}' stopped during the call", rule="tools-upstream-down"
                 ) from None

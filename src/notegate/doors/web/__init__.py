@@ -30,10 +30,12 @@ from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.oidc_pages import OidcPages
 from notegate.doors.web.review_page import OwnerPages
 from notegate.doors.web.stepup import StepUpGate
+from notegate.doors.web.tools_pages import ToolsOAuthPages, ToolsPages
 from notegate.network import DEFAULT_PORT, LOOPBACK_URL_HOSTS
 from notegate.services.admin import AdminService
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
+from notegate.tools.health import ToolsHealth
 
 
 class NotePathConvertor(PathConvertor):
@@ -105,6 +107,8 @@ def web_routes(
     oidc = OidcPages(console, rp_oidc, runtime.members, grants)
     hosts = console_hosts(runtime, port)
     step_up = StepUpGate(console)
+    tools = ToolsPages(console, ToolsHealth.of_runtime(runtime))
+    tools_oauth = ToolsOAuthPages(tools)
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -163,6 +167,16 @@ def web_routes(
         ("/join/{token}/options", members.join_options, ["POST"]),
         ("/join/{token}/verify", members.join_verify, ["POST"]),
         ("/oidc/{provider}/start", oidc.start, ["POST"]),
+        ("/tools", tools.show, ["GET"]),
+        ("/tools/mounts", tools.create, ["POST"]),
+        ("/tools/mounts/{mount}", tools.mount_page, ["GET"]),
+        ("/tools/mounts/{mount}/remove", tools.remove, ["POST"]),
+        ("/tools/mounts/{mount}/credential", tools.credential, ["POST"]),
+        ("/tools/mounts/{mount}/check", tools.verify, ["POST"]),
+        ("/tools/mounts/{mount}/approve", tools.approve, ["POST"]),
+        ("/tools/mounts/{mount}/oauth", tools_oauth.start, ["POST"]),
+        ("/tools/oauth/callback", tools_oauth.callback, ["GET"]),
+        ("/tools/oauth/client.json", tools_oauth.document, ["GET"]),
         ("/oidc/callback", oidc.callback, ["GET"]),
         ("/static/web/{name}", static, ["GET"]),
     ]

@@ -61,6 +61,9 @@ NAV_OF = {
         "notes",
     ),
     "stale.html": "notes",
+    "tools.html": "tools",
+    "tools_mount.html": "tools",
+    "tools_connect.html": "tools",
 }
 
 MAX_FORM_FIELDS = 8

@@ -59,6 +59,12 @@ POST_ACTIONS: dict[str, str] = {
     "/join/{token}/options": "join",
     "/join/{token}/verify": "join",
     "/oidc/{provider}/start": "oidc-start",
+    "/tools/mounts": "tools-mount-create",
+    "/tools/mounts/{mount}/remove": "tools-mount-remove",
+    "/tools/mounts/{mount}/credential": "tools-credential-set",
+    "/tools/mounts/{mount}/check": "tools-credential-verify",
+    "/tools/mounts/{mount}/approve": "tools-approve",
+    "/tools/mounts/{mount}/oauth": "tools-oauth-start",
 }
 
 #: Where the ceremony sends the browser back to, per action: the page the refused form was on.
@@ -68,9 +74,18 @@ BACK: dict[str, Callable[[Request], str]] = {
     "inbox-promote": lambda _r: "/inbox",
     "member-invite": lambda _r: "/members",
     "member-remove": lambda _r: "/members",
+    "tools-mount-create": lambda _r: "/tools",
+    "tools-credential-set": lambda r: _mount_page(r),
+    "tools-credential-verify": lambda r: _mount_page(r),
+    "tools-approve": lambda r: _mount_page(r),
+    "tools-oauth-start": lambda r: _mount_page(r),
     "note-edit": lambda r: "/edit/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
     "note-restore": lambda r: "/history/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
 }
+
+
+def _mount_page(request: Request) -> str:
+    return "/tools/mounts/" + quote(str(request.path_params.get("mount", ""))[:40], safe="")
 
 
 def _query(request: Request) -> str:
