@@ -160,4 +160,5 @@ ALLOWED_ROOTS = {
     "doors/mcp/surface.py:_Recursive",  # a self-referring schema: listed as pydantic wrote it, caught right there
     "vault/index.py:_OldRowUnreadable",  # a row's old blob is gone: caught in SearchIndex._apply, which rebuilds
     "vault/commit.py:_OriginMoved",  # a push's negotiation found the origin moved: caught in _push_remote (retry)
+    "lab/people.py:_Removed",  # the lab's removed person asked to log in again: caught by the lab's own check
 }
