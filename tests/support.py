@@ -56,6 +56,42 @@ def mint(
     return token
 
 
+def mint_oauth(config_path: Path, *, login: str = "owner") -> str:
+    """A live OAuth access token for ``login`` (a hosted client's grant family), minted through the OAuth core's
+    own steps (request, consent, code, exchange) in the vault's state database, without a browser."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from notegate.auth.oauth_core import OAuthCore
+    from notegate.network import DEFAULT_LOCAL_URL, LOOPBACK_V4
+
+    config = load_config(config_path)
+    db = StateDB.for_config(config)
+    try:
+        core, now, callback = (
+            OAuthCore(db, config, issuer=DEFAULT_LOCAL_URL),
+            time.time(),
+            f"http://{LOOPBACK_V4}:4000/cb",
+        )
+        consent = core.start(
+            client_id="probe",
+            client_name="Probe",
+            redirect_uri=callback,
+            redirect_uri_provided_explicitly=True,
+            registered=(callback,),
+            state="s",
+            code_challenge="c" * 43,
+            scopes=None,
+            resource=None,
+            now=now,
+        )
+        request_id = parse_qs(urlsplit(consent).query)["request"][0]
+        code = parse_qs(urlsplit(core.approve(request_id, person=login, now=now)).query)["code"][0]
+        issued = core.exchange_code(core.load_code("probe", code, now=now), now=now)
+    finally:
+        db.close()
+    return issued.access_token
+
+
 def token_secret(token: str) -> str:
     """The secret part of ``ngt_<id>_<secret>`` (it may itself hold "_"): what must never be stored or logged.
     Checking only the last "_" piece would check a fragment as short as one letter."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from notegate.policy import Action, Policy, decide
+from notegate.vault.paths import NotePath
 from policy_cases import CALLERS, TABLE, cases
 
 POLICY = Policy()
@@ -13,7 +14,7 @@ ALLOWING = {"visible", "trusted-write", "protected-trusted", "inbox-write"}
 
 @pytest.mark.parametrize(("path", "who", "action", "rule"), cases())
 def test_each_case_is_decided_by_its_exact_rule(path: str, who: str, action: Action, rule: str) -> None:
-    decision = decide(POLICY, CALLERS[who], action, path)
+    decision = decide(POLICY, CALLERS[who], action, NotePath.parse(path))
     assert decision.rule == rule
     assert decision.allowed is (rule in ALLOWING)
     if not decision.allowed:

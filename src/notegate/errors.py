@@ -244,6 +244,7 @@ RULES: dict[str, str] = {
     "setup-client-failed": "Run that command by hand to read the client's whole message, fix it, then run "
     "notegate setup again; the steps before it were undone.",
     "token-name-taken": "Pick another --name, or revoke the old token first (notegate token revoke NAME).",
+    "token-machine-tier": "Mint a new token with the class it should have; a machine token's tier is its class's.",
     "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
     "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",

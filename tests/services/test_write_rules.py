@@ -20,6 +20,7 @@ from notegate.services.inbox import InboxService
 from notegate.services.modelwrite import guarded_write
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.vault.paths import NotePath
 from notegate.vault.store import ABSENT, Author, Change
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="owner", client="phone")
@@ -297,7 +298,7 @@ def test_a_project_is_refused_exactly_when_its_item_names_an_instruction_file(pr
     path = policy.inbox_path("handoff", project)
     from notegate.policy import Action, decide
 
-    decision = decide(policy, PHONE, Action.CREATE, path)
+    decision = decide(policy, PHONE, Action.CREATE, NotePath.parse(path))
     named = instruction_file_named(policy.instruction_files, path) is not None
     assert (decision.rule == "instruction-file-name") == named
     assert decision.allowed == (not named)

@@ -131,7 +131,7 @@ MACHINE = make_caller(tier="machine", client_class="machine", login="cron", clie
 )
 def test_attachment_writes_are_decided_by_their_exact_rule(caller, path, policy, rule) -> None:
     for action in (Action.CREATE, Action.OVERWRITE):
-        assert decide_attachment_write(policy, caller, action, path).rule == rule
+        assert decide_attachment_write(policy, caller, action, AttachmentPath.parse(path)).rule == rule
 
 
 @pytest.mark.parametrize(
@@ -147,5 +147,5 @@ def test_attachment_writes_are_decided_by_their_exact_rule(caller, path, policy,
     ],
 )
 def test_attachment_reads_are_decided_by_their_exact_rule(caller, path, size, rule, allowed) -> None:
-    decision = decide_attachment_read(POLICY, caller, path, size)
+    decision = decide_attachment_read(POLICY, caller, AttachmentPath.parse(path), size)
     assert (decision.rule, decision.allowed) == (rule, allowed)

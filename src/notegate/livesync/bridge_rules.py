@@ -7,6 +7,7 @@ cannot hand a member's phone the owner's trust by accident.
 from __future__ import annotations
 
 from notegate.policy.caller import Caller
+from notegate.policy.vocab import ClientClass, Tier
 from notegate.services.contract_tasks import shown
 from notegate.vault.fence import fence_untrusted
 
@@ -28,8 +29,8 @@ def device_caller(device, *, owner: str) -> Caller:
         login=device.person,
         display_name=f"{device.person} ({device.name})",
         client="obsidian-livesync",
-        client_class="workstation",
-        tier="trusted" if device.person == owner else "restricted",
+        client_class=ClientClass.WORKSTATION,
+        tier=Tier.TRUSTED if device.person == owner else Tier.RESTRICTED,
         session="-",
         environment=device.environment,
         connector=device.connector,

@@ -40,6 +40,7 @@ from notegate.policy import (
     Decision,
     FileBytes,
     Policy,
+    Tier,
     WriteLimits,
     decide,
     decide_credential,
@@ -221,12 +222,12 @@ class WriteRecipe:
             raise UnknownEnvironment(decision.reason, remedy="Omit the environment argument to use your own.")
         return self.rt.environment(requested)
 
-    def _check(self, caller: Caller, action: Action, path: str) -> None:
+    def _check(self, caller: Caller, action: Action, path: NotePath | AttachmentPath) -> None:
         decision = decide(self.policy, caller, action, path)
         if decision.allowed:
             return
         if decision.rule == "no-such-note":
-            raise no_such_note(path, "Check the path with list_notes or search_notes.")
+            raise no_such_note(path.value, "Check the path with list_notes or search_notes.")
         raise PolicyDenied(decision.reason, rule=decision.rule)
 
     def _check_reader(self, caller: Caller) -> None:
@@ -478,7 +479,7 @@ class WriteRecipe:
                 "minutes), or "
                 + (
                     "ask the owner to raise the machine limits."
-                    if limits.who == "machine"
+                    if limits.who == Tier.MACHINE
                     else "ask the owner for a trusted session."
                 ),
             )

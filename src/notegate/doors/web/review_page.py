@@ -11,7 +11,7 @@ row. What an item says is untrusted: it reaches the page only through autoescape
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -24,7 +24,7 @@ from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
 from notegate.errors import NotegateError, http_status
-from notegate.policy import Caller, fixed_caller
+from notegate.policy import Caller, console_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
@@ -88,7 +88,7 @@ class OwnerPages:
         return self.console.environments.owned(session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
-        return replace(fixed_caller("web:console", session.login), environment=environment)
+        return console_caller(session.login, environment)
 
     def _request_gate(self, session: WebSession, request_id: str) -> None:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
