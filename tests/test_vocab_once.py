@@ -1,5 +1,5 @@
-"""Tiers and client classes are declared once, as :class:`~notegate.policy.Tier` and
-:class:`~notegate.policy.ClientClass` (issue 29 §2).
+"""Tiers, client classes and commit trailers are declared once, as :class:`~notegate.policy.Tier`,
+:class:`~notegate.policy.ClientClass` and :class:`~notegate.vault.commits.Trailer` (issue 29 §2, §3).
 
 Why: the tiers were spelled as free strings in six places (the policy file's module, the sessions service,
 the token checks, the console's form, the hooks, the CLI), so a tier one list learned and another did not was
@@ -19,19 +19,21 @@ import pytest
 import notegate
 from notegate.cli import build_parser
 from notegate.policy import CONVERSATION_TIERS, ClientClass, Tier
+from notegate.vault.commits import Trailer
 
 PACKAGE = Path(notegate.__file__).parent
-WORDS = {*Tier, *ClientClass}
+WORDS = {*Tier, *ClientClass, *Trailer}
 
 #: Where a plain spelling stays, and why.
 KEPT: dict[str, tuple[set[str], str]] = {
-    "policy/vocab.py": (set(WORDS), "the one declaration"),
+    "policy/vocab.py": ({*Tier, *ClientClass}, "the one declaration"),
+    "vault/commits.py": (set(Trailer), "the one declaration of the trailers"),
     "auth/devices.py": ({"trusted"}, "the device verdict's own reason, not a tier"),
-    "cli/tokens.py": (set(WORDS), "argparse choices: building the parser imports no policy (pinned below)"),
+    "cli/tokens.py": ({*Tier, *ClientClass}, "argparse choices: building the parser imports no policy (pinned below)"),
     "cli/clients.py": ({"restricted", "trusted"}, "argparse choices (pinned below)"),
     "cli/git.py": ({"workstation"}, "a clone's default device name"),
     "policyfile.py": ({"hosted"}, "the settings table's TOML defaults, checked against ClientClass at load"),
-    "lab/scenario.py": (set(WORDS), "the lab types CLI arguments as a person would"),
+    "lab/scenario.py": ({*Tier, *ClientClass}, "the lab types CLI arguments as a person would"),
 }
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 
@@ -63,7 +65,7 @@ def _spelled(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.relative_to(PACKAGE).as_posix())
 def test_no_module_spells_a_tier_or_a_class(path: Path) -> None:
-    assert _spelled(path) == [], "use notegate.policy's Tier and ClientClass"
+    assert _spelled(path) == [], "use notegate.policy's Tier and ClientClass, notegate.vault.commits' Trailer"
 
 
 def _choices(parser: argparse.ArgumentParser, *names: str) -> dict[str, tuple[str, ...]]:

@@ -23,24 +23,13 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
-from notegate.errors import NotegateError, http_status
+from notegate.errors import NotegateError, http_status, remedy_in
 from notegate.policy import Caller, console_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
 #: The most of an item's text the review page shows (the rest is counted): enough for any handoff.
 MAX_ITEM_CHARS = 20_000
-#: What the owner can do about a refusal of an inbox action, in the console's own terms (the registry's
-#: remedies speak to a model calling MCP tools).
-CONSOLE_REMEDIES = {
-    "floor-hold": "The floor holds this item whatever anyone decides: hold it with a reason, or delete it.",
-    "no-route": "Items of this kind have no route into the vault: hold it, delete it, or copy what you want "
-    "to keep into a note yourself.",
-    "stale-revision": "The item changed since the page showed it: read its new text below, then decide again.",
-    "author-cannot-promote": "Promote it from another connector login, or hold it.",
-    "route-target-malformed": "Fix the target note's structure from the Notes pages, then promote again.",
-    "bad-argument": "Say why you hold it.",
-}
 
 
 @dataclass(frozen=True)
@@ -179,7 +168,7 @@ class OwnerPages:
             return console.refused_page(exc, session)
         shown = None
         if refusal is not None:
-            remedy = CONSOLE_REMEDIES.get(refusal.rule)
+            remedy = remedy_in("console", refusal.rule)
             shown = refusal.explain() if remedy is None else f"Refused [{refusal.rule}]: {refusal.message} {remedy}"
         return console.page(
             "inbox.html",
