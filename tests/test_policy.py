@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.errors import ConfigError
 from notegate.policy import (
     CAPTURE_NUMBERED,
@@ -24,6 +23,7 @@ from notegate.policy import (
     two_step_reason,
 )
 from notegate.vault.paths import NotePath
+from support.callers import make_caller
 
 POLICY = Policy()
 

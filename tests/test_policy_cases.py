@@ -1,4 +1,4 @@
-"""The case table (tests/policy_cases.py) against the pure decisions: every row's exact rule."""
+"""The case table (tests/support/policy_cases.py) against the pure decisions: every row's exact rule."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from notegate.policy import Action, Policy, decide
 from notegate.vault.paths import NotePath
-from policy_cases import CALLERS, TABLE, cases
+from support.policy_cases import CALLERS, TABLE, cases
 
 POLICY = Policy()
 ALLOWING = {"visible", "trusted-write", "protected-trusted", "inbox-write"}

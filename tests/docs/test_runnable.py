@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from docs.runnable import KINDS, blocks, marked
 from support import mint, notegate, running
+from support.runnable import KINDS, blocks, marked
 
 
 def test_every_marked_block_has_a_runner_and_every_runner_a_block() -> None:

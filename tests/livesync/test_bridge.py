@@ -16,11 +16,11 @@ from collections.abc import Iterator
 import pygit2
 import pytest
 
-from livesync.conftest import DB, Lab, require_npm
 from notegate.config import load_config
 from notegate.livesync import documents
 from notegate.state import StateDB
 from support import mcp_http, mint, running, set_policy, text_of
+from support.livesync import DB, Lab, require_npm
 
 WITHIN = 60.0  # the bound: a phone edit is in the origin within a minute
 MAX_DELETIONS = 3  # the policy's deletion limit in this vault: a phone deleting more in one go is refused

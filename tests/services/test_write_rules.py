@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import GateRejected, NotegateError, PolicyDenied
 from notegate.policy import DEFAULT_INSTRUCTION_FILES, Policy, instruction_file_named
@@ -22,6 +21,8 @@ from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.paths import NotePath
 from notegate.vault.store import ABSENT, Author, Change
+from support import assert_refused
+from support.callers import make_caller
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="owner", client="phone")
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="owner", client="cloud-agent")
@@ -213,8 +214,9 @@ def test_restricted_bytes_per_hour_and_refusals_cost_nothing(notes: NotesService
         inbox.inbox_write(PHONE, "capture", "b" * 2500, title="two")
     assert info.value.rule == "write-quota" and "restricted_bytes_per_hour" in info.value.explain()
     # A write refused by another rule never reserved anything: the remaining bytes are still there.
-    with pytest.raises(GateRejected):
-        inbox.inbox_write(PHONE, "capture", f"{GITHUB_HEAD}{GITHUB_TAIL}", title="three")
+    assert_refused(
+        "credential-found", inbox.inbox_write, PHONE, "capture", f"{GITHUB_HEAD}{GITHUB_TAIL}", title="three"
+    )
     assert inbox.inbox_write(PHONE, "capture", "c" * 1500, title="four").status == "committed"
 
 
