@@ -19,7 +19,7 @@ RUN_ENV    := $(if $(filter no,$(INSTALL)),PYTHONPATH='$(CURDIR)/src')
 
 CLAUDE_CODE := @anthropic-ai/claude-code@2.1.332
 LIVESYNC_NPM := tests/livesync/npm
-# The tools gateway's test upstreams (issue 32), pinned; tests/tools/upstreams.py holds the same pins with digests.
+# The tools gateway's test upstreams (issue 32), pinned; tests/support/upstreams.py holds the same pins with digests.
 UPSTREAM_CACHE := .tools/upstreams
 MCP_SERVER_TIME := mcp-server-time==2026.10.19
 SERVER_EVERYTHING := @modelcontextprotocol/server-everything@2026.8.31

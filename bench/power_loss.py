@@ -1,6 +1,6 @@
-"""The long power-loss run: many cuts at random instants, each under a real server on tests/powerfs.py.
+"""The long power-loss run: many cuts at random instants, each under a real server on tests/support/powerfs.py.
 
-Each cut is one :func:`powerloss.run_once` (tests/powerloss.py says what it checks) with its own seed, cycling
+Each cut is one :func:`powerloss.run_once` (tests/support/powerloss.py says what it checks) with its own seed, cycling
 through the workloads.  With durability on (the default) every acknowledged write must survive every cut;
 ``--durability off`` is the control: it shows what the flushes protect against (lost writes, refs naming
 nothing, a server that does not start), and exits 0 whatever it finds.
@@ -24,7 +24,7 @@ TESTS = Path(__file__).resolve().parents[1] / "tests"
 sys.path.insert(0, str(TESTS))
 
 from notegate.services.vaultinit import init_directory  # noqa: E402
-from powerloss import WORKLOADS, Outcome, fuse_missing, run_series  # noqa: E402 - after the path
+from support.powerloss import WORKLOADS, Outcome, fuse_missing, run_series  # noqa: E402 - after the path
 
 #: Cuts made on one vault (a fresh one after): each restart also serves the next cut's writers.
 SERIES = 25

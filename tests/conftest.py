@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
@@ -13,7 +12,7 @@ from notegate.config import load_config
 from notegate.policy import Caller
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.services.vaultinit import init_directory
+from support.callers import make_caller, vault_template
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,25 +35,13 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-#: One `notegate init` directory per worker and UTC day (the default notes carry the date), copied for each
-#: test: a copy costs a fraction of an init (git objects, two SQLite files, a commit pushed to the origin).
-_TEMPLATES: dict[str, Path] = {}
-
-
-def _template(factory: pytest.TempPathFactory) -> Path:
-    day = datetime.now(UTC).date().isoformat()
-    if day not in _TEMPLATES:
-        _TEMPLATES[day] = init_directory(factory.mktemp("vault-template") / "vault").parent
-    return _TEMPLATES[day]
-
-
 @pytest.fixture
 def vault(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh `notegate init` directory; returns its config path. It is a copy of one made earlier the same
     day by this worker, with the server clone's origin pointed at the copy's own origin (all init wrote
     that names its directory), so it is the directory `notegate init` would have made."""
     target = tmp_path / "vault"
-    shutil.copytree(_template(tmp_path_factory), target, symlinks=True)
+    shutil.copytree(vault_template(tmp_path_factory), target, symlinks=True)
     config = load_config(target / "notegate.toml")
     for name, env in config.environments.items():
         clone = config.state_dir / "envs" / name / "vault.git"
@@ -74,19 +61,6 @@ def notes(runtime: Runtime) -> NotesService:
     return NotesService(runtime)
 
 
-def make_caller(
-    tier: str = "trusted", client_class: str = "workstation", login: str = "owner", client: str = "laptop"
-) -> Caller:
-    return Caller(
-        login=login,
-        display_name=login.title(),
-        client=client,
-        client_class=client_class,
-        tier=tier,
-        session="test-session",
-    )
-
-
 @pytest.fixture
 def trusted() -> Caller:
     return make_caller()
@@ -99,13 +73,13 @@ def restricted() -> Caller:
 
 # -- the state database on both backends -------------------------------------------------------------------
 # State-level tests take ``state_url``: "" (SQLite in tmp_path, the embedded default) and a fresh schema on a
-# throwaway PostgreSQL cluster (tests/pgcluster.py). Without PostgreSQL's binaries the second skips, unless
+# throwaway PostgreSQL cluster (tests/support/pgcluster.py). Without PostgreSQL's binaries the second skips, unless
 # NOTEGATE_REQUIRE_POSTGRES=1 (.ci/run) makes it fail.
 @pytest.fixture(scope="session")
 def pg_cluster():
     import os
 
-    from pgcluster import Cluster, find_bin
+    from support.pgcluster import Cluster, find_bin
 
     bindir = find_bin()
     if bindir is None:

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.cli import parse_since
 from notegate.config import load_config
 from notegate.errors import NotegateError, StaleRevision
@@ -19,6 +18,7 @@ from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.store import ABSENT
 from support import notegate
+from support.callers import make_caller
 
 LAPTOP = make_caller(tier="trusted", client_class="workstation", login="owner", client="laptop")
 PHONE = make_caller(tier="restricted", client_class="hosted", login="owner", client="phone")

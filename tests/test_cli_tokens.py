@@ -1,6 +1,6 @@
 """`notegate token create` as the owner meets it: --output into folders that do not exist yet, a file that
 cannot be written (no live token left behind), a name already taken. Separate processes (forks of the warm
-CLI, tests/zygote.py: exit status, stdout and stderr as a fresh interpreter gives them), real state DB; the
+CLI, tests/support/zygote.py: exit status, stdout and stderr as a fresh interpreter gives them), real state DB; the
 first test runs the real `python -m notegate.cli`."""
 
 from __future__ import annotations

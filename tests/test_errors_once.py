@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from notegate.errors import RULES, remedy_for
+from notegate.errors import AUDIENCE_REMEDIES, RULES, remedy_for
 
 PACKAGE = Path(__file__).parents[1] / "src" / "notegate"
 HOLE = " hole "  # where an f-string's value goes: no clause runs across it
@@ -168,3 +168,33 @@ def test_every_rule_registered_is_checked_somewhere() -> None:
     """The walk reaches the rules raised with a literal message; the rest build theirs from values."""
     checked = {site.rule for site in SITES}
     assert len(checked & set(RULES)) > len(RULES) // 2
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.findall(r"[\w'/<>-]+", text.casefold()))
+
+
+@pytest.mark.parametrize("site", [s for s in SITES if s.own_remedy and s.remedy], ids=lambda s: s.where)
+def test_no_raise_site_restates_the_registered_remedy(site: Site) -> None:
+    """A raise site that passes ``remedy=`` in the registry's own words keeps a second copy of the remedy, which
+    drifts from the first: pass facts only, and the registry says what to do."""
+    registered = remedy_for(site.rule)
+    assert registered is None or _normal(site.remedy or "") != _normal(registered), (site.where, site.rule)
+
+
+def test_a_restated_remedy_is_found() -> None:
+    """The check above catches a remedy passed word for word, whatever its case and punctuation."""
+    rule = "token-name-taken"
+    restated = Site("x.py:1", rule, "taken", True, RULES[rule].upper().replace(",", ""), False)
+    with pytest.raises(AssertionError):
+        test_no_raise_site_restates_the_registered_remedy(restated)
+
+
+@pytest.mark.parametrize(
+    ("audience", "rule"), [(a, r) for a, rows in AUDIENCE_REMEDIES.items() for r in rows], ids=lambda x: str(x)
+)
+def test_an_audience_remedy_names_a_registered_rule_in_other_words(audience: str, rule: str) -> None:
+    """The registry's fourth column only rewords registered rules (errors.AUDIENCE_REMEDIES): a row that says
+    what the registry says is a second copy, and one for an unknown rule is dead."""
+    assert rule in RULES
+    assert _normal(AUDIENCE_REMEDIES[audience][rule]) != _normal(RULES[rule])

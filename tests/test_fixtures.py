@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pygit2
 
-from conftest import _template, make_caller
 from notegate.config import load_config
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.services.vaultinit import init_directory
 from support import mint
+from support.callers import make_caller
+from support.callers import vault_template as _template
 
 
 def _clone_config(root: Path) -> str:

@@ -27,6 +27,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policyfile": "pure",
     "notegate.policy": "pure",  # the package: every decision, re-exported by its __init__
     "notegate.policy.decision": "pure",  # Decision, allow, deny, Action
+    "notegate.policy.vocab": "pure",  # Tier and ClientClass, declared once
     "notegate.policy.names": "pure",  # instruction-file and hidden names, folded
     "notegate.policy.settings": "pure",  # the Policy values and the doctor's questions about them
     "notegate.policy.caller": "pure",  # Caller, fixed connectors, tiers, hosts, metrics, connections

@@ -7,9 +7,9 @@ from collections import Counter
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.policy import count_deletions, policy_from_table
 from notegate.policy.plan import Base, Hold, Intent, Plan, Proposed, Refusal, blob_id, plan
+from support.callers import make_caller
 
 POLICY = policy_from_table({})
 TRUSTED = make_caller()

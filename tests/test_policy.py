@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.errors import ConfigError
 from notegate.policy import (
     CAPTURE_NUMBERED,
@@ -23,6 +22,8 @@ from notegate.policy import (
     requires_two_step,
     two_step_reason,
 )
+from notegate.vault.paths import NotePath
+from support.callers import make_caller
 
 POLICY = Policy()
 
@@ -60,7 +61,7 @@ MACHINE = make_caller(tier="machine", client_class="machine")
 
 @pytest.mark.parametrize("action", list(Action))
 def test_machine_never_uses_knowledge_tools(action: Action) -> None:
-    decision = decide(POLICY, MACHINE, action, "notes/a.md")
+    decision = decide(POLICY, MACHINE, action, NotePath.parse("notes/a.md"))
     assert not decision.allowed and decision.rule == "machine-no-mcp"
 
 
@@ -70,26 +71,26 @@ WRITES = [a for a in Action if a.value not in ("read", "list", "search", "histor
 @pytest.mark.parametrize("action", WRITES)
 @pytest.mark.parametrize("path", ["notes/a.md", "rules/digest.md", "handoffs/x.md", "inbox/_held.md", "inbox/x.md"])
 def test_restricted_may_not_write_outside_typed_inbox_items(action: Action, path: str) -> None:
-    decision = decide(POLICY, RESTRICTED, action, path)
+    decision = decide(POLICY, RESTRICTED, action, NotePath.parse(path))
     assert not decision.allowed and decision.reason
 
 
 @pytest.mark.parametrize("action", WRITES)
 def test_restricted_inbox_items_are_create_and_append_only(action: Action) -> None:
-    decision = decide(POLICY, RESTRICTED, action, "inbox/log/notegate.md")
+    decision = decide(POLICY, RESTRICTED, action, NotePath.parse("inbox/log/notegate.md"))
     assert decision.allowed is (action in (Action.CREATE, Action.APPEND))
 
 
 def test_private_reads_say_no_such_note() -> None:
-    decision = decide(POLICY, RESTRICTED, Action.READ, "private/x.md")
+    decision = decide(POLICY, RESTRICTED, Action.READ, NotePath.parse("private/x.md"))
     assert not decision.allowed and decision.rule == "no-such-note"
     assert can_see(POLICY, TRUSTED, "private/x.md")
 
 
 def test_unknown_tier_denied() -> None:
     odd = make_caller(tier="root")
-    assert not decide(POLICY, odd, Action.READ, "a.md").allowed
-    assert not decide(POLICY, odd, Action.CREATE, "a.md").allowed
+    assert not decide(POLICY, odd, Action.READ, NotePath.parse("a.md")).allowed
+    assert not decide(POLICY, odd, Action.CREATE, NotePath.parse("a.md")).allowed
 
 
 def test_two_step_for_hosted_and_protected() -> None:

@@ -1,11 +1,12 @@
-"""The case table (tests/policy_cases.py) against the pure decisions: every row's exact rule."""
+"""The case table (tests/support/policy_cases.py) against the pure decisions: every row's exact rule."""
 
 from __future__ import annotations
 
 import pytest
 
 from notegate.policy import Action, Policy, decide
-from policy_cases import CALLERS, TABLE, cases
+from notegate.vault.paths import NotePath
+from support.policy_cases import CALLERS, TABLE, cases
 
 POLICY = Policy()
 ALLOWING = {"visible", "trusted-write", "protected-trusted", "inbox-write"}
@@ -13,7 +14,7 @@ ALLOWING = {"visible", "trusted-write", "protected-trusted", "inbox-write"}
 
 @pytest.mark.parametrize(("path", "who", "action", "rule"), cases())
 def test_each_case_is_decided_by_its_exact_rule(path: str, who: str, action: Action, rule: str) -> None:
-    decision = decide(POLICY, CALLERS[who], action, path)
+    decision = decide(POLICY, CALLERS[who], action, NotePath.parse(path))
     assert decision.rule == rule
     assert decision.allowed is (rule in ALLOWING)
     if not decision.allowed:

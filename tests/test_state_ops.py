@@ -1,5 +1,5 @@
 """Operating a deployment whose state is on PostgreSQL (`[state] url`): `notegate init --state-url` and the
-doctor's state check, as the owner meets them (real CLI processes, a real PostgreSQL from tests/pgcluster.py),
+doctor's state check, as the owner meets them (real CLI processes, a real PostgreSQL from tests/support/pgcluster.py),
 and the pure decisions behind them. Every refusal is asserted by its exact rule; no output ever holds a
 password."""
 
@@ -20,7 +20,7 @@ from notegate.doctor.integrity import check_state_url
 from notegate.doctor.result import Status
 from notegate.policy import decide_new_state_database, decide_state_url_stored
 from notegate.state import MIGRATIONS, SCHEMA_VERSION, StateDB, inspect_postgres
-from support import mint, notegate
+from support import assert_refused, mint, notegate
 
 
 # ------------------------------------------------------------------ the decisions (policy.py)
@@ -61,12 +61,6 @@ def test_init_and_restore_take_only_an_empty_state_database(rows: int, rule: str
 
 
 # ------------------------------------------------------------------ notegate init --state-url
-def _refused(done, rule: str) -> str:
-    assert done.returncode != 0, (done.stdout, done.stderr)
-    assert f"Refused [{rule}]: " in done.stderr, done.stderr
-    return done.stderr
-
-
 def test_init_with_a_state_url_keeps_the_state_in_postgresql(pg_cluster, tmp_path: Path) -> None:
     url = pg_cluster.new_database()
     done = notegate("init", str(tmp_path / "vault"), "--state-url", url)
@@ -81,18 +75,18 @@ def test_init_with_a_state_url_keeps_the_state_in_postgresql(pg_cluster, tmp_pat
     assert status.rows >= 1
     assert not (config.state_dir / "state.sqlite").exists()
     again = notegate("init", str(tmp_path / "other"), "--state-url", url)  # the same database again
-    _refused(again, "state-database-not-empty")
+    assert_refused("state-database-not-empty", again)
     assert not (tmp_path / "other").exists()  # checked before anything was made
 
 
 def test_init_refuses_a_password_in_the_url_and_an_unreachable_database(pg_cluster, tmp_path: Path) -> None:
     with_password = pg_cluster.new_database().replace("postgresql://postgres@", "postgresql://postgres:hunter2@")
     done = notegate("init", str(tmp_path / "a"), "--state-url", with_password)
-    assert "hunter2" not in _refused(done, "state-url-password") + done.stdout
+    assert "hunter2" not in assert_refused("state-url-password", done) + done.stdout
     assert not (tmp_path / "a").exists()
     nowhere = f"postgresql://postgres@/postgres?host={tmp_path}/no-such-socket-dir"
     done = notegate("init", str(tmp_path / "b"), "--state-url", nowhere)
-    _refused(done, "state-unavailable")
+    assert_refused("state-unavailable", done)
     assert not (tmp_path / "b").exists()
 
 

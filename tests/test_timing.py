@@ -1,10 +1,10 @@
-"""The linear-time measuring stick (tests/timing.py) tells linear from quadratic, under load too."""
+"""The linear-time measuring stick (tests/support/timing.py) tells linear from quadratic, under load too."""
 
 from __future__ import annotations
 
 import re
 
-from timing import BOUND, assert_catches_quadratic, fill, measure
+from support.timing import BOUND, assert_catches_quadratic, fill, measure
 
 _WORD = re.compile(r"[a-z]+")
 

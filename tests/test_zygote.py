@@ -1,4 +1,4 @@
-"""The forked `notegate` command (tests/zygote.py run_cli) answers as the real one does: the same exit status,
+"""The forked `notegate` command (tests/support/zygote.py run_cli) answers as the real one does: the same exit status,
 stdout and stderr for the same argv, stdin, environment and directory, from a separate process."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from notegate.livesync.settings import LiveSyncConfig, livesync_from_table
 from notegate.models.config import ModelsConfig, models_from_table
 from notegate.network import DEFAULT_HOST, DEFAULT_PORT
 from notegate.oidcconfig import OidcProvider, oidc_from_table
-from notegate.policy import Policy, policy_from_table
+from notegate.policy import Policy, decide_member_use, policy_from_table
 from notegate.settings import Setting, check_table
 from notegate.tools.settings import TOOLS_SETTINGS, ToolsConfig
 
@@ -330,7 +330,7 @@ class Config:
         """Is ``login`` the owner or a member of environment ``name`` *in this file*? The file only seeds
         membership: the state database decides (notegate.auth.members.Membership.may_use), so doors ask that."""
         env = self.environment(name)
-        return login == env.owner or login in env.members
+        return decide_member_use(env.owner, env.members, login).allowed
 
     def environment(self, name: str | None) -> EnvironmentConfig:
         from notegate.errors import UnknownEnvironment

@@ -244,6 +244,7 @@ RULES: dict[str, str] = {
     "setup-client-failed": "Run that command by hand to read the client's whole message, fix it, then run "
     "notegate setup again; the steps before it were undone.",
     "token-name-taken": "Pick another --name, or revoke the old token first (notegate token revoke NAME).",
+    "token-machine-tier": "Mint a new token with the class it should have; a machine token's tier is its class's.",
     "token-output-failed": "No token was created. Choose a file in a folder you can write to, or leave out "
     "--output to print the token.",
     "config-invalid": "Fix the named key in notegate.toml.",
@@ -493,6 +494,42 @@ RULE_FAMILIES: dict[str, str] = {
     "rendered-floor:": "Nothing was written; the floor held the model's text.",
     "staged-floor:": "Nothing was written; the floor held the model's text.",
 }
+
+
+#: The registry's fourth column: a rule's remedy in the words of a reader who acts somewhere else than the
+#: registry's remedy assumes (a model calling tools, a person pushing).  Only where the words differ:
+#:
+#: * ``writer`` -- a write through the recipe (a tool, the console's editor, a contract, import) refused by a
+#:   rule the git door shares, whose registered remedy speaks of a push;
+#: * ``console`` -- the owner acting on an inbox item in the browser, who holds or deletes it rather than
+#:   calling tools.
+#:
+#: Raise sites look it up with :func:`remedy_in`; no module keeps a remedy table of its own.
+AUDIENCE_REMEDIES: dict[str, dict[str, str]] = {
+    "writer": {
+        "incoming-hidden-path": "Nothing was written. Choose another name: this one is how a file system spells "
+        "a hidden name (an 8.3 short name such as obsidi~1 is .obsidian on Windows).",
+        "protected-floor-hold": "Nothing was written. Sessions load this note at start: remove the invisible "
+        "characters or instruction-file names the floor names, or write it as an inbox item for a reviewer.",
+        "too-many-files": "Nothing was written. Commit fewer files at once (at most max_files_per_commit).",
+        "too-many-deletions": "Nothing was written. Delete fewer notes at once (at most max_deletions_per_commit).",
+    },
+    "console": {
+        "floor-hold": "The floor holds this item whatever anyone decides: hold it with a reason, or delete it.",
+        "no-route": "Items of this kind have no route into the vault: hold it, delete it, or copy what you want "
+        "to keep into a note yourself.",
+        "stale-revision": "The item changed since the page showed it: read its new text below, then decide again.",
+        "author-cannot-promote": "Promote it from another connector login, or hold it.",
+        "route-target-malformed": "Fix the target note's structure from the Notes pages, then promote again.",
+        "bad-argument": "Say why you hold it.",
+    },
+}
+
+
+def remedy_in(audience: str, rule: str) -> str | None:
+    """``rule``'s remedy in ``audience``'s words (:data:`AUDIENCE_REMEDIES`), or None where the registry's own
+    remedy already says it (then a refusal raised without ``remedy=`` carries the registry's)."""
+    return AUDIENCE_REMEDIES[audience].get(rule)
 
 
 #: The registry's third column: the HTTP status a door answers each rule with (a rule not listed here is

@@ -30,7 +30,6 @@ INBOX_ROOT = "inbox"
 #: The readable list of held items; a reserved inbox file (its row below names it too).
 HELD_PATH = f"{INBOX_ROOT}/_held.md"
 
-TIERS = ("restricted", "trusted", "machine")
 #: RFC 8252 loopback redirects: any port on the three loopback spellings (notegate.network's names).
 _LOOPBACK_ANY_PORT = tuple(f"http://{host}:*" for host in (LOOPBACK_V4, f"[{LOOPBACK_V6}]", LOCALHOST))
 #: The callbacks of claude.ai / Claude's apps and of ChatGPT connectors, and RFC 8252 loopback redirects (any
@@ -41,7 +40,6 @@ OAUTH_REDIRECT_DEFAULTS = (
     "https://chatgpt.com/connector_platform_oauth_redirect",
     *_LOOPBACK_ANY_PORT,
 )
-CLIENT_CLASSES = ("hosted", "workstation", "machine")
 
 
 @lru_cache(maxsize=64)
@@ -500,11 +498,14 @@ def policy_values(table: dict[str, Any]) -> dict[str, Any]:
     except ValueError as exc:
         raise ConfigError(f"[policy] instruction_files: {exc}") from None
     _check_inbox_and_routes(values)
+    # Imported here: the classes are the policy package's, and that package reads this module's rows.
+    from notegate.policy.vocab import ClientClass
+
     for cls in (*values["two_step_classes"], *values["session_gate_classes"]):
-        if cls not in CLIENT_CLASSES:
+        if cls not in tuple(ClientClass):
             raise ConfigError(
                 f"[policy] two_step_classes names an unknown class '{cls}'",
-                remedy=f"Classes: {', '.join(CLIENT_CLASSES)}.",
+                remedy=f"Classes: {', '.join(ClientClass)}.",
             )
     if values["max_note_bytes"] <= 0 or values["max_note_bytes"] > 64 << 20:
         raise ConfigError("[policy] max_note_bytes must be between 1 and 64 MiB")

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import ssl
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,72 +24,10 @@ from notegate.auth.cimd import (
     parse_response,
     parse_url,
 )
-from notegate.lab.standins import make_ca
+from support.oauth import StandIn
 
 # ------------------------------------------------------------------ a test CA and an HTTPS stand-in
 # make_ca: the lab's throwaway CA (one definition: notegate.lab.standins)
-
-
-class StandIn:
-    """A real HTTPS server on 127.0.0.1 answering each path from ``routes``: (status, headers, body[, delay])."""
-
-    def __init__(self, directory: Path) -> None:
-        self.ca, cert, key = make_ca(directory)
-        self.routes: dict[str, tuple] = {}
-        self.hits: list[str] = []
-        routes, hits = self.routes, self.hits
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                hits.append(self.path)
-                status, headers, body, *delay = routes.get(self.path, (404, {}, b"not here"))
-                if delay:
-                    time.sleep(delay[0])  # a slow server (the fetcher's deadline is what is tested)
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        context.load_cert_chain(cert, key)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.port = self.server.server_address[1]
-        # shutdown() waits for serve_forever to look at its flag: every 0.5 s by default, here every 10 ms
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"https://localhost:{self.port}{path}"
-
-    def serve(self, path: str, document: dict | bytes, headers: dict[str, str] | None = None, **kw) -> str:
-        body = document if isinstance(document, bytes) else json.dumps(document).encode()
-        self.routes[path] = (
-            kw.get("status", 200),
-            {"Content-Type": "application/json", **(headers or {})},
-            body,
-            *([kw["delay"]] if "delay" in kw else []),
-        )
-        return self.url(path)
-
-    def document(self, path: str, **extra) -> str:
-        url = self.url(path)
-        return self.serve(
-            path,
-            {"client_id": url, "client_name": "Stand-in client", "redirect_uris": ["http://127.0.0.1:9/cb"], **extra},
-        )
-
-    def __enter__(self) -> StandIn:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

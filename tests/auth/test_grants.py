@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from notegate.auth.grants import CODE_ALPHABET, Grants, conversation_key
-from notegate.errors import NotegateError
 from notegate.policy import Author, Caller, Policy, decide_author, decide_review
 from notegate.state import StateDB
-from pgcluster import stored_bytes
+from support import assert_refused
+from support.pgcluster import stored_bytes
 
 T0 = 1_800_000_000.0
 BASE = "https://notes.example"
@@ -49,13 +49,6 @@ def _outcomes(state: StateDB) -> list[str]:
     return [r["outcome"] for r in state.query("SELECT outcome FROM audit WHERE tool = 'elevation' ORDER BY id")]
 
 
-def _refused(rule: str, fn, *args, **kwargs) -> None:
-    with pytest.raises(NotegateError) as exc:
-        fn(*args, **kwargs)
-    assert exc.value.rule == rule, exc.value.explain()
-    assert exc.value.explain().startswith(f"Refused [{rule}]: ")
-
-
 def test_a_request_gives_a_link_a_code_and_a_grant_stored_only_hashed(grants: Grants, state: StateDB, tmp_path):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE + "/", now=T0)
     assert re.fullmatch(r"https://notes\.example/elevate/[A-Za-z0-9_-]{32}", ticket.link)  # 192 bits
@@ -85,19 +78,25 @@ def test_the_page_sees_code_reason_connector_and_time_but_never_the_grant(grants
 def test_the_sixth_pending_request_is_refused(grants: Grants, state: StateDB):
     for i in range(5):
         grants.request(PHONE, reason=f"r{i}", conversation=None, base=BASE, now=T0 + i)
-    _refused("elevation-pending-cap", grants.request, PHONE, reason="r5", conversation=None, base=BASE, now=T0 + 5)
+    assert_refused(
+        "elevation-pending-cap", grants.request, PHONE, reason="r5", conversation=None, base=BASE, now=T0 + 5
+    )
     grants.request(PHONE_AGAIN, reason="other login", conversation=None, base=BASE, now=T0 + 5)  # its own five
     grants.request(PHONE, reason="later", conversation=None, base=BASE, now=T0 + 601)  # the first ones expired
     assert _outcomes(state).count("elevation-refused:elevation-pending-cap") == 1
 
 
 def test_a_reason_is_required_and_trusted_callers_need_no_grant(grants: Grants):
-    _refused("elevation-reason-invalid", grants.request, PHONE, reason=" \n", conversation=None, base=BASE, now=T0)
-    _refused("elevation-reason-invalid", grants.request, PHONE, reason="x" * 501, conversation=None, base=BASE, now=T0)
+    assert_refused(
+        "elevation-reason-invalid", grants.request, PHONE, reason=" \n", conversation=None, base=BASE, now=T0
+    )
+    assert_refused(
+        "elevation-reason-invalid", grants.request, PHONE, reason="x" * 501, conversation=None, base=BASE, now=T0
+    )
     trusted = Caller("owner", "Owner", "laptop", "workstation", "trusted", connector="token:t1")
-    _refused("elevation-not-needed", grants.request, trusted, reason="x", conversation=None, base=BASE, now=T0)
+    assert_refused("elevation-not-needed", grants.request, trusted, reason="x", conversation=None, base=BASE, now=T0)
     machine = Caller("owner", "cron", "cron", "machine", "machine", connector="token:m1")
-    _refused("machine-no-mcp", grants.request, machine, reason="x", conversation=None, base=BASE, now=T0)
+    assert_refused("machine-no-mcp", grants.request, machine, reason="x", conversation=None, base=BASE, now=T0)
 
 
 def test_approved_grant_makes_the_same_connector_trusted_and_survives_a_restart(
@@ -159,7 +158,7 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
     link = _link_id(ticket.link)
     now = T0 + 60
-    _refused(
+    assert_refused(
         "elevation-assertion-stale",
         grants.approve,
         link,
@@ -168,7 +167,7 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
         user_verified=True,
         now=now,
     )
-    _refused(
+    assert_refused(
         "elevation-assertion-stale",
         grants.approve,
         link,
@@ -177,7 +176,7 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
         user_verified=True,
         now=now,
     )
-    _refused(
+    assert_refused(
         "elevation-assertion-unverified",
         grants.approve,
         link,
@@ -186,7 +185,7 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
         user_verified=False,
         now=now,
     )
-    _refused(
+    assert_refused(
         "elevation-assertion-unverified",
         grants.approve,
         link,
@@ -195,7 +194,7 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
         user_verified=True,
         now=now,
     )
-    _refused(
+    assert_refused(
         "elevation-approver-not-owner",
         grants.approve,
         link,
@@ -206,15 +205,17 @@ def test_approval_needs_a_fresh_user_verified_assertion_of_the_same_person(grant
     )
     assert grants.pending(link, now=now) is not None  # refused approvals do not consume the request
     grants.approve(link, person="owner", assertion_at=now - 300, user_verified=True, now=now)  # 5 min exactly
-    _refused("elevation-unknown", grants.approve, link, person="owner", assertion_at=now, user_verified=True, now=now)
-    _refused("elevation-unknown", grants.deny, link, person="owner", now=now)
+    assert_refused(
+        "elevation-unknown", grants.approve, link, person="owner", assertion_at=now, user_verified=True, now=now
+    )
+    assert_refused("elevation-unknown", grants.deny, link, person="owner", now=now)
 
 
 def test_a_denied_request_never_becomes_a_grant(grants: Grants):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
     grants.deny(_link_id(ticket.link), person="owner", now=T0 + 5)
     assert grants.tier_for(PHONE, ticket.grant, None, T0 + 6)[1].rule == "grant-unknown"
-    _refused(
+    assert_refused(
         "elevation-unknown",
         grants.approve,
         _link_id(ticket.link),
@@ -228,7 +229,7 @@ def test_a_denied_request_never_becomes_a_grant(grants: Grants):
 def test_an_expired_link_cannot_be_approved(grants: Grants):
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
     now = T0 + 600
-    _refused(
+    assert_refused(
         "elevation-unknown",
         grants.approve,
         _link_id(ticket.link),
@@ -284,7 +285,7 @@ def test_two_answers_racing_cannot_both_win(grants: Grants, state: StateDB, tmp_
     ticket = grants.request(PHONE, reason="edit rules", conversation=None, base=BASE, now=T0)
     other = Grants(StateDB(tmp_path / "state.sqlite", url=state_url), Policy(), owner_of=lambda _environment: "owner")
     other.deny(_link_id(ticket.link), person="owner", now=T0 + 1)
-    _refused(
+    assert_refused(
         "elevation-unknown",
         grants.approve,
         _link_id(ticket.link),

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from notegate.auth.grants import KEEP_ENDED_GRANT_SECONDS, Grants, owners_in
 from notegate.config import load_config
-from notegate.errors import NotegateError
 from notegate.policy import Caller, Policy, decide_elevation_denial
 from notegate.state import StateDB
+from support import assert_refused
 
 T0 = 1_800_000_000.0
 BASE = "https://notes.example"
@@ -40,13 +40,6 @@ def _link_id(link: str) -> str:
 
 def _ask(grants: Grants, caller: Caller, now: float = T0, conversation: str | None = None):
     return grants.request(caller, reason="edit the design note", conversation=conversation, base=BASE, now=now)
-
-
-def _refused(rule: str, fn, *args, **kwargs) -> None:
-    with pytest.raises(NotegateError) as exc:
-        fn(*args, **kwargs)
-    assert exc.value.rule == rule, exc.value.explain()
-    assert exc.value.explain().startswith(f"Refused [{rule}]: ")
 
 
 def _outcomes(state: StateDB) -> list[str]:
@@ -80,7 +73,7 @@ def test_deny_is_allowed_exactly_for_the_asker_or_the_owner(asked_by: str, perso
 def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants, state: StateDB) -> None:
     ticket = _ask(grants, OWNER_PHONE)
     link = _link_id(ticket.link)
-    _refused(
+    assert_refused(
         "elevation-approver-not-owner",
         grants.approve,
         link,
@@ -89,7 +82,7 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants
         user_verified=True,
         now=T0,
     )
-    _refused("elevation-deny-wrong-person", grants.deny, link, person="member", now=T0 + 1)
+    assert_refused("elevation-deny-wrong-person", grants.deny, link, person="member", now=T0 + 1)
     assert grants.pending(link, now=T0 + 2) is not None  # neither refusal consumed the request
     assert grants.tier_for(OWNER_PHONE, ticket.grant, None, T0 + 2)[1].rule == "grant-pending"
     grants.deny(link, person="owner", now=T0 + 3)
@@ -107,7 +100,7 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(grants: Grants
 def test_only_the_environment_owner_approves_a_members_request(grants: Grants) -> None:
     """Issue 27: a member who approved their own connector's request could write the owner's rules/digest.md."""
     denied, approved = _ask(grants, MEMBER_PHONE), _ask(grants, MEMBER_PHONE, now=T0 + 1)
-    _refused(
+    assert_refused(
         "elevation-approver-not-owner",
         grants.approve,
         _link_id(approved.link),
@@ -127,13 +120,13 @@ def test_the_environment_owner_may_deny_a_members_request(grants: Grants) -> Non
     ticket = _ask(grants, MEMBER_PHONE)
     link = _link_id(ticket.link)
     grants.deny(link, person="owner", now=T0 + 1)
-    _refused("elevation-unknown", grants.deny, link, person="member", now=T0 + 2)
+    assert_refused("elevation-unknown", grants.deny, link, person="member", now=T0 + 2)
 
 
 def test_without_an_owner_lookup_nobody_approves(state: StateDB) -> None:
     bare = Grants(state, Policy())
     ticket = _ask(bare, OWNER_PHONE)
-    _refused(
+    assert_refused(
         "elevation-approver-not-owner",
         bare.approve,
         _link_id(ticket.link),
@@ -147,7 +140,7 @@ def test_without_an_owner_lookup_nobody_approves(state: StateDB) -> None:
 def test_without_an_owner_lookup_only_the_asker_may_deny(state: StateDB) -> None:
     bare = Grants(state, Policy())
     ticket = _ask(bare, MEMBER_PHONE)
-    _refused("elevation-deny-wrong-person", bare.deny, _link_id(ticket.link), person="owner", now=T0 + 1)
+    assert_refused("elevation-deny-wrong-person", bare.deny, _link_id(ticket.link), person="owner", now=T0 + 1)
 
 
 def test_the_owner_lookup_reads_the_live_config(vault: Path) -> None:

@@ -23,18 +23,11 @@ from notegate.auth.passkeys import (
 )
 from notegate.auth.websession import hash_secret
 from notegate.cli import main
-from notegate.errors import NotegateError
 from notegate.state import StateDB
-from pgcluster import stored_bytes
+from support import assert_refused
+from support.pgcluster import stored_bytes
 
 PERSONS = frozenset({"owner", "alice"})
-
-
-def _refused(rule: str, fn, *args, **kwargs) -> None:
-    with pytest.raises(NotegateError) as exc:
-        fn(*args, **kwargs)
-    assert exc.value.rule == rule
-    assert exc.value.explain().startswith(f"Refused [{rule}]: ")
 
 
 @pytest.fixture
@@ -48,17 +41,17 @@ def test_an_enrol_link_works_for_fifteen_minutes_and_once(db: StateDB) -> None:
     token = create_enrol_link(db, login="alice", known=PERSONS, now=100.0)
     assert parse_enrol_token(token) == token
     assert check_enrol_link(db, token, now=100.0 + ENROL_SECONDS - 1) == "alice"
-    _refused("enrol-link-expired", check_enrol_link, db, token, now=100.0 + ENROL_SECONDS)
+    assert_refused("enrol-link-expired", check_enrol_link, db, token, now=100.0 + ENROL_SECONDS)
     assert db.use_enrol_link(hash_secret(token), now=200.0)
     assert not db.use_enrol_link(hash_secret(token), now=200.0)  # a second use never succeeds
-    _refused("enrol-link-used", check_enrol_link, db, token, now=201.0)
+    assert_refused("enrol-link-used", check_enrol_link, db, token, now=201.0)
     assert token.encode() not in stored_bytes(db)
 
 
 def test_only_persons_get_links_and_unknown_links_are_refused(db: StateDB) -> None:
-    _refused("person-unknown", create_enrol_link, db, login="mallory", known=PERSONS, now=0.0)
-    _refused("enrol-link-unknown", check_enrol_link, db, "nge_" + "A" * 43, now=0.0)
-    _refused("enrol-link-unknown", check_enrol_link, db, "../../etc", now=0.0)
+    assert_refused("person-unknown", create_enrol_link, db, login="mallory", known=PERSONS, now=0.0)
+    assert_refused("enrol-link-unknown", check_enrol_link, db, "nge_" + "A" * 43, now=0.0)
+    assert_refused("enrol-link-unknown", check_enrol_link, db, "../../etc", now=0.0)
 
 
 @given(st.text(max_size=60))
@@ -75,18 +68,18 @@ def test_passkey_names_are_short_printable_lines(raw: str) -> None:
 def test_ceremonies_refuse_without_a_pending_challenge_or_a_person(db: StateDB) -> None:
     known = set(PERSONS)
     keys = Passkeys(db, relying_party("", 8765), lambda: frozenset(known))
-    _refused("passkey-ceremony-expired", keys.authenticate, binding="ngp_" + "A" * 43, credential={}, now=0.0)
+    assert_refused("passkey-ceremony-expired", keys.authenticate, binding="ngp_" + "A" * 43, credential={}, now=0.0)
     options = keys.authentication_options(binding="ngp_" + "A" * 43, now=0.0)
     assert options["userVerification"] == "required" and options["allowCredentials"] == []
-    _refused("passkey-ceremony-expired", keys.authenticate, binding="ngp_" + "A" * 43, credential={}, now=301.0)
+    assert_refused("passkey-ceremony-expired", keys.authenticate, binding="ngp_" + "A" * 43, credential={}, now=301.0)
     keys.authentication_options(binding="ngp_" + "B" * 43, now=0.0)
-    _refused("passkey-invalid", keys.authenticate, binding="ngp_" + "B" * 43, credential={"id": 1}, now=1.0)
+    assert_refused("passkey-invalid", keys.authenticate, binding="ngp_" + "B" * 43, credential={"id": 1}, now=1.0)
     created = keys.registration_options(login="alice", binding="ngp_" + "C" * 43, now=0.0)
     assert created["authenticatorSelection"]["residentKey"] == "required"
     assert created["authenticatorSelection"]["userVerification"] == "required"
     assert created["rp"] == {"id": "localhost", "name": "notegate"}
     known.discard("alice")  # removed from the config: no more ceremonies for her
-    _refused("person-unknown", keys.registration_options, login="alice", binding="ngp_" + "C" * 43, now=0.0)
+    assert_refused("person-unknown", keys.registration_options, login="alice", binding="ngp_" + "C" * 43, now=0.0)
 
 
 def test_the_relying_party_is_a_domain() -> None:

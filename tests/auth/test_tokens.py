@@ -15,7 +15,7 @@ from notegate.auth import tokens
 from notegate.auth.tokens import create_token, list_tokens, revoke_token, set_token_tier, verify_token
 from notegate.errors import NotegateError
 from notegate.state import StateDB
-from pgcluster import stored_bytes
+from support.pgcluster import stored_bytes
 
 TOKEN = re.compile(r"ngt_([0-9a-f]{16})_([A-Za-z0-9_-]{43})")
 NOW = 1_700_000_000.0

@@ -23,7 +23,7 @@ from notegate.auth.websession import (
 )
 from notegate.errors import NotegateError
 from notegate.state import StateDB
-from pgcluster import stored_bytes
+from support.pgcluster import stored_bytes
 
 
 @given(st.one_of(st.text(max_size=80), st.binary(max_size=60), st.none(), st.integers()))

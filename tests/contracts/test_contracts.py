@@ -11,7 +11,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.contracts import builtins
 from notegate.contracts.health_daily import convert, replace_section
 from notegate.errors import NotegateError
@@ -19,7 +18,8 @@ from notegate.services.contract_tasks import task_key
 from notegate.services.contracts import ContractsService, leaf_hashes, parse_body, schema_problem
 from notegate.services.notes import NotesService
 from notegate.vault.store import ABSENT
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.callers import make_caller
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 HEALTH = builtins()["health-daily"]
 MACHINE = make_caller(tier="machine", client_class="machine", client="reflector-host")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_caller
 from notegate.policy import decide_contract, decide_health_value
 from support import notegate
+from support.callers import make_caller
 
 KNOWN = ("health-daily", "capture", "session-state")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from docs.sitebuild import REPO, mkdocs_build
+from support.sitebuild import REPO, mkdocs_build
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 
-from docs.sitebuild import REPO
+from support.sitebuild import REPO
 
 SHELL_BLOCK = re.compile(r"^([ \t]*)```(?:sh|bash|shell)?\n(.*?)^\1```", re.M | re.S)
 

@@ -1,6 +1,6 @@
 """The first hour (docs/tutorials/first-hour.md) as a newcomer follows it, from the page itself (issue 34).
 
-The commands come from the page's blocks marked ``first-hour-*`` (tests/docs/runnable.py), so a change to the
+The commands come from the page's blocks marked ``first-hour-*`` (tests/support/runnable.py), so a change to the
 page that would break a newcomer breaks this test: a fresh ``git clone`` of this checkout, the page's
 ``make run`` (with ``PORT=N INSTALL=no`` added: a free port, and the suite's own environment linked in as the
 clone's ``.venv``, so nothing is built or downloaded; the clone's ``src/`` is what runs), then
@@ -36,8 +36,8 @@ from pathlib import Path
 
 import pytest
 
-from docs.runnable import the_block
 from support import free_port
+from support.runnable import the_block
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parent.parent  # the environment this suite runs in: installed, nothing downloads

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from docs.sitebuild import REPO
+from support.sitebuild import REPO
 
 
 def shown(page: Path) -> list[str]:

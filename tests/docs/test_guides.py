@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import re
 
-from docs.sitebuild import REPO
+from support.sitebuild import REPO
 
 #: The families a doctor check's name starts with (``origin.sync``, ``workstation.hooks`` …).
 FAMILIES = ("config", "policy", "device", "origin", "syncer", "state", "git", "disk", "sync", "workstation")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from docs.sitebuild import REPO, normal, page_text
 from docsgen import PAGES
+from support.sitebuild import REPO, normal, page_text
 
 
 @pytest.mark.parametrize("page", sorted(PAGES), ids=lambda p: p.removeprefix("reference/"))

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from docs.runnable import KINDS, Block, blocks, marked
 from support import mint, notegate, running
+from support.runnable import KINDS, Block, blocks, marked
 
 
 def test_every_marked_block_has_a_runner_and_every_runner_a_block() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from docs.sitebuild import REPO, copy_docs, mkdocs_build, normal, page_text
+from support.sitebuild import REPO, copy_docs, mkdocs_build, normal, page_text
 
 #: A tag that makes the browser fetch something (a script, a stylesheet, an image, a font, a frame).
 FETCHING = re.compile(r"<(script|img|iframe|source|link)\b[^>]*?\b(src|href)=\"([^\"]+)\"", re.I)

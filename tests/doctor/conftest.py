@@ -5,20 +5,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from notegate.sync import hookfile
-
-NOTEGATE = [sys.executable, "-m", "notegate.cli"]
-
-
-def notegate(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*NOTEGATE, *args], capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+from support.doctor import Doctor, notegate
 
 
 @pytest.fixture(scope="session")
@@ -62,9 +55,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, s
     return {"HOME": str(home), "PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
-Doctor = Callable[..., tuple[int, list[dict[str, str]]]]
-
-
 @pytest.fixture
 def doctor(isolated_env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> Doctor:
     """`notegate doctor ARGS --json` through the CLI's own entry point (in-process: the enforcer modules
@@ -78,11 +68,3 @@ def doctor(isolated_env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> 
         return code, json.loads(out)
 
     return run
-
-
-def failed(results: list[dict[str, str]]) -> set[str]:
-    return {r["check"] for r in results if r["status"] == "fail"}
-
-
-def statuses(results: list[dict[str, str]], check: str) -> list[str]:
-    return [r["status"] for r in results if r["check"] == check]

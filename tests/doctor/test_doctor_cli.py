@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pygit2
 
-from doctor.conftest import Doctor, notegate
 from notegate.policy import Policy
+from support.doctor import Doctor, notegate
 
 EXPECTED_CHECKS = {
     "config.load",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.conftest import Doctor, failed, statuses
+from support.doctor import Doctor, failed, statuses
 
 
 def _edit(config: Path, old: str, new: str) -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from doctor.conftest import Doctor, failed
 from notegate.doctor.scopes import check_scope
 from notegate.doctor.syncers import SYNCERS, entry_marker, root_marker, wants_children
+from support.doctor import Doctor, failed
 
 # (syncer, how its scope shows: an entry in a folder at or above the repository, or a folder's name).
 # kind: "file" / "dir" = an entry of that kind named so; "root" = the repository sits under a folder so

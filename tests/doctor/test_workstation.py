@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from doctor.conftest import Doctor, failed
 from notegate.doctor.workstation import notegate_words, parse_hooks, wiring_problems
-from timing import assert_catches_quadratic, measure
+from support.doctor import Doctor, failed
+from support.timing import assert_catches_quadratic, measure
 
 PLUGIN = Path(__file__).resolve().parents[2] / "integrations" / "claude-code" / "notegate"
 

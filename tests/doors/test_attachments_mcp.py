@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
-import zlib
 from pathlib import Path
 
 import pygit2
@@ -19,20 +17,9 @@ import pytest
 from mcp_types import EmbeddedResource, ImageContent, TextContent
 
 from support import Server, mcp_http, mint, text_of
+from support.attachments import b64, png
 
 pytestmark = pytest.mark.anyio
-
-
-def png(text: str = "") -> bytes:
-    """A real 1x1 PNG; ``text`` goes into a tEXt chunk (words inside the file's bytes)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0)
-    extra = chunk(b"tEXt", b"Comment\x00" + text.encode()) if text else b""
-    body = chunk(b"IHDR", header) + extra + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b"")
-    return b"\x89PNG\r\n\x1a\n" + body
 
 
 PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
@@ -45,10 +32,6 @@ CANVAS = json.dumps(
         "edges": [{"id": "e", "fromNode": "a", "toNode": "b"}],
     }
 ).encode()
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
 
 
 async def put(client, path: str, data: bytes) -> dict:

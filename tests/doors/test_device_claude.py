@@ -7,7 +7,7 @@ into the served vault's deployment config, the Claude Code server entry is the J
 pass to ``claude mcp add-json --scope user`` (read from docs/how-to/claude-code.md, so the documentation is what
 is tested), and the
 helper is ``notegate device header`` run by Claude Code itself (it passes ``CLAUDE_CODE_MCP_SERVER_URL``; nothing else
-tells the helper the URL).  The model is the stand-in Messages API (tests/hooks/claude_standin.py) scripted to
+tells the helper the URL).  The model is the stand-in Messages API (tests/support/claude_standin.py) scripted to
 call ``mcp__notegate__write_note`` once; the proof is read on the server's side: the audit rows in the state DB
 and the commit's ``Notegate-Tier`` trailer on the origin.
 
@@ -28,9 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks.claude_standin import ClaudeStandIn
 from notegate.auth.devices import mint_device_header
 from support import Server, mint, running
+from support.claude_standin import ClaudeStandIn
 
 REPO = Path(__file__).resolve().parents[2]
 GUIDE = REPO / "docs" / "how-to" / "claude-code.md"

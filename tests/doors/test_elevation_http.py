@@ -16,7 +16,7 @@ from notegate.auth.grants import Grants, owners_in
 from notegate.cli import main
 from notegate.config import load_config
 from notegate.state import StateDB
-from support import mcp_http, mint, running, text_of
+from support import assert_refused, mcp_http, mint, running, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -61,10 +61,6 @@ def _last_commit_message(vault: Path) -> str:
     ).stdout
 
 
-def _refused(result, rule: str) -> None:
-    assert result.is_error and f"Refused [{rule}]" in text_of(result), text_of(result)
-
-
 def _audit(vault: Path) -> list[tuple[str, str, str]]:
     db = sqlite3.connect(_db(vault))
     try:
@@ -83,8 +79,8 @@ async def test_request_approve_then_the_same_connector_writes_outside_the_inbox(
             assert re.fullmatch(re.escape(server.url) + r"/elevate/[A-Za-z0-9_-]{32}", ticket["link"])
             assert re.fullmatch(r"[A-Z]{4}", ticket["code"])
             assert ticket["link"] in ticket["message"] and ticket["code"] in ticket["message"]
-            _refused(await _write(client, "projects/elevated.md"), "restricted-outside-inbox")
-            _refused(await _write(client, "projects/elevated.md", ticket["grant"]), "grant-pending")
+            assert_refused("restricted-outside-inbox", await _write(client, "projects/elevated.md"))
+            assert_refused("grant-pending", await _write(client, "projects/elevated.md", ticket["grant"]))
             _approve(vault, ticket["link"])
             done = await _write(client, "projects/elevated.md", ticket["grant"])
             assert not done.is_error, text_of(done)
@@ -92,10 +88,10 @@ async def test_request_approve_then_the_same_connector_writes_outside_the_inbox(
             message = _last_commit_message(vault)
             assert f"Notegate-Grant: {ticket['grant_id']}" in message and "Notegate-Tier: trusted" in message
             assert ticket["grant"] not in message
-            _refused(await _write(client, "projects/after.md"), "restricted-outside-inbox")  # no grant, no trust
+            assert_refused("restricted-outside-inbox", await _write(client, "projects/after.md"))  # no grant, no trust
         async with mcp_http(server.url, other) as client:
-            _refused(await _write(client, "projects/stolen.md", ticket["grant"]), "grant-other-connector")
-            _refused(await _write(client, "projects/stolen.md", "ngg_" + "A" * 43), "grant-unknown")
+            assert_refused("grant-other-connector", await _write(client, "projects/stolen.md", ticket["grant"]))
+            assert_refused("grant-unknown", await _write(client, "projects/stolen.md", "ngg_" + "A" * 43))
     outcomes = [o for o, _, _ in _audit(vault)]
     assert outcomes[:2] == ["elevation-requested", "elevation-approved by=owner"]
     assert "grant-used" in outcomes and "grant-refused:grant-other-connector" in outcomes
@@ -116,7 +112,7 @@ async def test_a_granted_caller_cannot_promote_what_its_own_connector_wrote(vaul
             promoted = await client.call_tool(
                 "promote_inbox", {"item": item["path"], "version": item["version"], "grant": ticket["grant"]}
             )
-            _refused(promoted, "author-cannot-promote")
+            assert_refused("author-cannot-promote", promoted)
 
 
 async def test_a_grant_is_bound_to_the_conversation_the_client_named(vault: Path):
@@ -126,8 +122,10 @@ async def test_a_grant_is_bound_to_the_conversation_the_client_named(vault: Path
         async with mcp_http(server.url, token) as client:
             ticket = await _ask(client, meta=here)
             _approve(vault, ticket["link"])
-            _refused(await _write(client, "projects/c.md", ticket["grant"], elsewhere), "grant-other-conversation")
-            _refused(await _write(client, "projects/c.md", ticket["grant"]), "grant-other-conversation")
+            assert_refused(
+                "grant-other-conversation", await _write(client, "projects/c.md", ticket["grant"], elsewhere)
+            )
+            assert_refused("grant-other-conversation", await _write(client, "projects/c.md", ticket["grant"]))
             done = await _write(client, "projects/c.md", ticket["grant"], here)
             assert not done.is_error, text_of(done)
 
@@ -143,13 +141,13 @@ async def test_expired_and_revoked_grants_are_refused(vault: Path, capsys):
             with db:
                 db.execute("UPDATE elevation_grants SET expires_at = ? WHERE grant_id = ?", (1.0, first["grant_id"]))
             db.close()
-            _refused(await _write(client, "projects/e.md", first["grant"]), "grant-expired")
+            assert_refused("grant-expired", await _write(client, "projects/e.md", first["grant"]))
             assert main(["grant", "list", "--config", str(vault)]) == 0
             listing = capsys.readouterr().out
             assert first["grant_id"] in listing and "expired" in listing and second["grant_id"] in listing
             assert first["grant"] not in listing and second["grant"] not in listing
             assert main(["grant", "revoke", second["grant_id"], "--config", str(vault)]) == 0
-            _refused(await _write(client, "projects/r.md", second["grant"]), "grant-revoked")
+            assert_refused("grant-revoked", await _write(client, "projects/r.md", second["grant"]))
             assert main(["grant", "revoke", second["grant_id"], "--config", str(vault)]) == 1
     outcomes = [o for o, _, _ in _audit(vault)]
     assert "grant-expired" in outcomes and "grant-revoked by=owner" in outcomes
@@ -162,4 +160,4 @@ async def test_the_sixth_pending_request_is_refused(vault: Path):
             for i in range(5):
                 await _ask(client, f"request {i}")
             sixth = await client.call_tool("request_elevation", {"reason": "request 5"})
-            _refused(sixth, "elevation-pending-cap")
+            assert_refused("elevation-pending-cap", sixth)

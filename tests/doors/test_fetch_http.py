@@ -4,39 +4,16 @@ and the official MCP client (list_inbox's task note, the write refusal), then th
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
-import httpx2
 import pygit2
 import pytest
 
 from support import mcp_http, mint, running, set_policy, text_of
-from sync.gitstreams import FILE, commit
-from sync.test_fetch import forge_push
+from support.fetchdoor import health, shows_refusal, until
+from support.gitstreams import FILE, commit, forge_push
 
 pytestmark = pytest.mark.anyio
-
-
-def health(url: str, token: str | None) -> dict:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    return httpx2.get(f"{url}/healthz", headers=headers, timeout=10).json()
-
-
-def _refused(result, prefix: str) -> bool:
-    """The door's refusal text (the SDK prefixes 'Error executing tool NAME: ')."""
-    return prefix in text_of(result)
-
-
-def until(check, timeout: float = 60.0):
-    """Poll the server until ``check()`` answers something true (the fetch loop runs on its own clock)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("the server never got there")
 
 
 async def test_a_refused_fetch_over_the_real_server_and_its_repair(vault: Path, tmp_path: Path) -> None:
@@ -61,11 +38,11 @@ async def test_a_refused_fetch_over_the_real_server_and_its_repair(vault: Path, 
             held = await client.call_tool(
                 "write_note", {"path": "design/x.md", "content": "see CLAUDE.md\n", "base_revision": "absent"}
             )
-            assert held.is_error and _refused(held, "Refused [protected-floor-hold]: design/x.md: ")
+            assert held.is_error and shows_refusal(held, "Refused [protected-floor-hold]: design/x.md: ")
             alias = await client.call_tool(
                 "write_note", {"path": "obsidi~1/x.md", "content": "# x\n", "base_revision": "absent"}
             )
-            assert alias.is_error and _refused(alias, "Refused [incoming-hidden-path]: obsidi~1/x.md: ")
+            assert alias.is_error and shows_refusal(alias, "Refused [incoming-hidden-path]: obsidi~1/x.md: ")
 
             forge_push(origin, scratch, bad)
             details = until(lambda: health(server.url, owner)["environments"]["personal"].get("fetch_refused"))
@@ -84,7 +61,7 @@ async def test_a_refused_fetch_over_the_real_server_and_its_repair(vault: Path, 
                 "write_note",
                 {"path": "notes/while-refused.md", "content": "# x\n", "base_revision": "absent", "confirmed": True},
             )
-            assert write.is_error and _refused(write, "Refused [origin-refused]: ")
+            assert write.is_error and shows_refusal(write, "Refused [origin-refused]: ")
             assert bad[:12] in text_of(write)
 
             forge_push(origin, scratch, good)  # the owner force-pushes back to the last good commit

@@ -12,10 +12,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from doors.test_fetch_http import _refused, health, until
 from support import mcp_http, mint, running, set_policy, text_of
-from sync.gitstreams import FILE, commit
-from sync.test_fetch import forge_push
+from support.fetchdoor import health, shows_refusal, until
+from support.gitstreams import FILE, commit, forge_push
 
 pytestmark = pytest.mark.anyio
 
@@ -48,7 +47,7 @@ async def _refused_after_a_write(server, client, owner: str, origin: Path, tmp_p
     write = await client.call_tool(
         "write_note", {"path": "notes/while.md", "content": "# x\n", "base_revision": "absent", "confirmed": True}
     )
-    assert write.is_error and _refused(write, "Refused [origin-refused]: ")
+    assert write.is_error and shows_refusal(write, "Refused [origin-refused]: ")
     assert origin_main(origin) == bad
     return good, scratch
 

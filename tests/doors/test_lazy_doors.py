@@ -24,8 +24,7 @@ from starlette.routing import Mount, Route
 
 from notegate.doors.http import MCP_PATHS, LazyRoutes
 from support import mcp_http, mint
-
-from .test_mcp_door_cost import serve_in_process
+from support.inprocess import serve_in_process
 
 LAZY_MODULES = ("notegate.doors.web", "notegate.doors.contracts_http", "notegate.services.contracts")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from doors.test_mcp_door_cost import serve_in_process
 from support import mint
+from support.inprocess import serve_in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from bench_notes import LeanMcpClient, _jsonrpc_answer

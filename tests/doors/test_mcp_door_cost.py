@@ -9,62 +9,21 @@ on the second).
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
-import uvicorn
 
 from notegate.auth.tokens import revoke_token
-from notegate.config import load_config
-from notegate.doors.http import VERIFIED, DoorOAuthProvider, create_app
+from notegate.doors.http import VERIFIED, DoorOAuthProvider
 from notegate.services.runtime import Runtime
-from support import free_port, mcp_http, mint
+from support import mcp_http, mint
+from support.inprocess import serve_in_process
 
 pytestmark = pytest.mark.anyio
-
-
-class Served:
-    def __init__(self, url: str, runtime: Runtime, app) -> None:
-        self.url = url
-        self.runtime = runtime
-        self.app = app
-        self.lookups = 0
-
-
-@contextlib.contextmanager
-def serve_in_process(config_path: Path) -> Iterator[Served]:
-    """The whole app on a real uvicorn server on 127.0.0.1, counting the state DB's token-row lookups."""
-    port = free_port()
-    runtime = Runtime(load_config(config_path))
-    app = create_app(runtime, host="127.0.0.1", port=port)
-    served = Served(f"http://127.0.0.1:{port}", runtime, app)
-    state = runtime.state
-    lookup = state.token
-
-    def counted(token_id: str):
-        served.lookups += 1
-        return lookup(token_id)
-
-    state.token = counted  # the real lookup still runs: this only counts it
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True, name="door-cost-server")
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the server did not start")
-        time.sleep(0.02)
-    try:
-        yield served
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 async def test_one_token_lookup_per_call(vault: Path) -> None:
@@ -126,11 +85,11 @@ async def _calls_in_flight(runtime: Runtime, threads: int, at_once: int) -> None
     """``at_once`` tool calls that each wait (in their worker thread) until all of them are in flight, as
     concurrent writes wait together at the write lock for one group commit; the door's default limiter is
     8 threads, as ``notegate serve`` sets it."""
-    from conftest import make_caller
     from notegate.doors.mcp.caller import CallerResolver
     from notegate.doors.mcp.calls import ToolCall
     from notegate.doors.mcp.results import ToolResult
     from notegate.services.container import Services
+    from support.callers import make_caller
 
     anyio.to_thread.current_default_thread_limiter().total_tokens = 8
     call = ToolCall(Services.of(runtime), CallerResolver(fixed=make_caller()), threads=threads)

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from conftest import make_caller
 from notegate.auth.grants import Grants
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
@@ -24,6 +23,7 @@ from notegate.errors import NotegateError
 from notegate.services.container import Services
 from notegate.services.elevation import ElevationService
 from notegate.services.runtime import Runtime
+from support.callers import make_caller
 
 pytestmark = pytest.mark.anyio
 

@@ -22,12 +22,12 @@ from mcp.server.mcpserver.utilities.func_metadata import _inline_root_ref
 from pydantic import TypeAdapter
 from referencing import Registry
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.mcp.results import ListResult, NoteEntry, NoteRead, SearchResult, WriteResult
 from notegate.doors.mcp.surface import compact_schema
 from notegate.services.runtime import Runtime
+from support.callers import make_caller
 
 MODELS = [ListResult, NoteRead, SearchResult, WriteResult]
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.floats(allow_nan=False), st.text(max_size=5))

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.doors.mcp.surface import TITLES, prose
 from notegate.services.runtime import Runtime
+from support.callers import make_caller
 
 pytestmark = pytest.mark.anyio
 

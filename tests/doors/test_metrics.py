@@ -18,7 +18,7 @@ from notegate.policy import decide_metrics_reader, metrics_environments
 from notegate.services.container import Services
 from notegate.services.metrics import Metrics
 from notegate.services.runtime import Runtime
-from support import mcp_http, mint, running, text_of
+from support import mcp_http, mint, mint_oauth, running, text_of
 
 MARKER = "zq7-unique-marker"
 
@@ -100,10 +100,20 @@ def test_behind_a_proxy_only_a_machine_token_reads_the_figures(vault: Path) -> N
 
 
 def test_a_bad_token_from_this_machine_is_refused_not_ignored(vault: Path) -> None:
+    """A bad token is refused, not taken for a scraper on this machine.  A hosted client's OAuth access token is
+    refused like a conversation's static token (``metrics-not-machine``) and gets its environment's details
+    from /healthz: both build the caller with the one function every door uses (before, /metrics asked the
+    OAuth credential for a caller it did not have and answered 500)."""
+    oauth = mint_oauth(vault)
     with running(vault) as server:
         response = httpx2.get(f"{server.url}/metrics", headers={"Authorization": "Bearer ngt_0000_nope"})
+        scrape = httpx2.get(f"{server.url}/metrics", headers={"Authorization": f"Bearer {oauth}"})
+        health = httpx2.get(f"{server.url}/healthz", headers={"Authorization": f"Bearer {oauth}"})
     assert response.status_code == 401
     assert response.text.startswith("Refused [metrics-unauthenticated]: ")
+    assert scrape.status_code == 403, scrape.text
+    assert scrape.text.startswith("Refused [metrics-not-machine]: ")
+    assert health.status_code == 200 and "personal" in health.json()["environments"]
 
 
 @pytest.mark.parametrize(

@@ -19,9 +19,9 @@ from mcp.shared.inbound import validate_mcp_param_headers
 from mcp_types import HEADER_MISMATCH
 from pydantic import Field
 
-from doors.test_mcp_door_cost import serve_in_process
 from notegate.doors.mcp.surface import NotegateMCP, declares_param_headers
 from support import mint
+from support.inprocess import serve_in_process
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from bench_notes import LeanModernMcpClient

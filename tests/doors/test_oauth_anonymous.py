@@ -15,11 +15,11 @@ import anyio
 import httpx2
 import pytest
 
-from doors.test_oauth_http import approved_code, backend, exchange, pkce_params, register, set_server
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.state import StateDB
 from support import Server, mint, running, set_policy
+from support.oauth import approved_code, backend, exchange, pkce_params, register, set_server
 
 pytestmark = pytest.mark.anyio
 

@@ -19,9 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl
 
-from doors.test_oauth_http import CALLBACK, Memory, Person, backend, mcp_status
 from notegate.config import load_config
 from support import Server, text_of
+from support.oauth import CALLBACK, Memory, Person, backend, mcp_status
 
 pytestmark = pytest.mark.anyio
 

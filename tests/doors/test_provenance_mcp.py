@@ -14,8 +14,7 @@ import pytest
 
 from notegate.sync.hookfile import install_hook
 from support import mcp_http, mint, running, set_policy, text_of
-from sync.gitstreams import FILE, Origin, commit, scratch_of
-from sync.test_prereceive import accepted, rules_of
+from support.gitstreams import FILE, Origin, accepted, commit, rules_of, scratch_of
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from docs.runnable import the_block
 from support import mint, running
+from support.runnable import the_block
 
 
 def the_python_block() -> str:
@@ -40,7 +40,7 @@ def test_the_readme_oauth_client_signs_in_keeps_its_token_and_searches(vault: Pa
     script's loopback page; a second run reuses the stored token and asks for no sign-in."""
     import httpx2
 
-    from doors.test_oauth_http import backend
+    from support.oauth import backend
 
     script = tmp_path / "oauth_client.py"
     script.write_text(the_oauth_block())

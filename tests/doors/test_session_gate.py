@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
 from notegate.services.runtime import Runtime
 from notegate.vault import formats
 from notegate.vault.fence import quoted_blocks
 from support import Server, mcp_http, mint, running, text_of
+from support.callers import make_caller
 
 pytestmark = pytest.mark.anyio
 HOSTED = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")

@@ -282,8 +282,7 @@ async def test_over_http_a_handshake_client_takes_the_path_and_the_sdk_client_it
     official Python client 2.3 speaks 2026-07-28 (``server/discover``), which the SDK's own single-exchange
     entry serves, so it never reaches this path; both get the same structured answers."""
     from support import mcp_http
-
-    from .test_mcp_door_cost import serve_in_process
+    from support.inprocess import serve_in_process
 
     token = mint(vault, name="sdk", client_class="workstation", tier="trusted")
     args = {"name": "read_note", "arguments": {"path": "rules/digest.md"}}

@@ -18,7 +18,7 @@ from notegate.doors.http import LazyRoutes, create_app
 from notegate.policy import decide_host
 from notegate.services.runtime import Runtime
 from support import Server, mint, running
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 pytestmark = pytest.mark.anyio
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 import pytest
 
-from services.test_import_vault import pdf_bytes, png_bytes
 from support import free_port
+from support.importing import pdf_bytes, png_bytes
 
 REPO = Path(__file__).resolve().parents[2]
 VENV = Path(sys.executable).parent.parent  # the environment this suite runs in: installed, so nothing downloads

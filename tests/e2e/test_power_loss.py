@@ -1,4 +1,4 @@
-"""Power cuts at random instants under a real server (tests/powerloss.py on the powerfs FUSE file system).
+"""Power cuts at random instants under a real server (tests/support/powerloss.py on the powerfs FUSE file system).
 
 Issue 28: acknowledged writes were pushed before the call returned, but nothing was flushed, so a power cut
 could lose them or leave a ref naming objects that never reached the disk.  With durability on (the
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from powerloss import WORKLOADS, fuse_missing, run_series
+from support.powerloss import WORKLOADS, fuse_missing, run_series
 
 MISSING = fuse_missing()
 if MISSING and os.environ.get("NOTEGATE_REQUIRE_FUSE") == "1":

@@ -417,7 +417,7 @@ async def test_an_attachment_and_an_inbox_version_from_one_replica_are_current_o
     """write_attachment and the inbox's version checks fetch once before refusing, as write_note does: a
     revision acknowledged on one replica is at once a valid base (an attachment) or version (an inbox item to
     hold) on the other, which has not fetched yet."""
-    from doors.test_attachments_mcp import b64, png
+    from support.attachments import b64, png
 
     first, second, _origin = replicas
     desk = mint(first.config_path, name="desk", tier="trusted")

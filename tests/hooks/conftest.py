@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import Served
 from notegate.hooks.project import slug
 from notegate.services.vaultinit import init_directory
 from support import running
+from support.hookrun import Served
 
 _names = itertools.count(1)
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks.claude_standin import ClaudeStandIn
-from hooks.hookrun import (
+from notegate.vault.formats import Handoff, parse_log
+from support.claude_standin import ClaudeStandIn
+from support.hookrun import (
     HOOK_SNIPPET,
     Served,
     anthropic_models,
@@ -30,7 +31,6 @@ from hooks.hookrun import (
     vault_client,
     wait_for,
 )
-from notegate.vault.formats import Handoff, parse_log
 
 REPO = Path(__file__).resolve().parents[2]
 MARKETPLACE = REPO / "integrations" / "claude-code"

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import (
+from notegate.services.vaultinit import init_directory
+from notegate.vault.formats import Handoff, ProjectSummary, parse_log
+from support import running
+from support.hookrun import (
     Served,
     Transcript,
     base_env,
@@ -25,10 +28,7 @@ from hooks.hookrun import (
     session_start_payload,
     vault_client,
 )
-from models.standins import CliAnswer, FakeClaude
-from notegate.services.vaultinit import init_directory
-from notegate.vault.formats import Handoff, ProjectSummary, parse_log
-from support import running
+from support.standins import CliAnswer, FakeClaude
 
 P = "moved"
 T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()

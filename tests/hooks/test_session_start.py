@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import (
+from notegate.vault.formats import Handoff, unfence
+from support.hookrun import (
     Served,
     base_env,
     client_toml,
@@ -18,7 +19,6 @@ from hooks.hookrun import (
     session_start_payload,
     vault_client,
 )
-from notegate.vault.formats import Handoff, unfence
 
 
 def _handoff(project: str, branch: str) -> str:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import client_toml, make_repo
 from notegate.hooks.project import locate, slug
 from notegate.hooks.settings import SettingsError, load_settings
+from support.hookrun import client_toml, make_repo
 
 
 def test_environment_wins_over_the_file(tmp_path: Path):

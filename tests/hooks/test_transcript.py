@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import Transcript
 from notegate.hooks.transcript import MIN_TURNS, Turn, parse_transcript, window
+from support.hookrun import Transcript
 
 
 def _lines(path: Path) -> list[str]:

@@ -1,35 +1,18 @@
 """Write-back hooks (session-end, pre-compact, stop) in their own processes, against a real server and vault
 (forks of the warm fork server; one test per event starts a fresh interpreter, as Claude Code does).
 
-The model is the fake ``claude`` CLI from tests/models/standins.py (the provider most Claude Code users
+The model is the fake ``claude`` CLI from tests/support/standins.py (the provider most Claude Code users
 would configure: no API key) and, where the request itself is checked, the stand-in Anthropic server
 driven by the real SDK."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import (
-    Served,
-    Transcript,
-    anthropic_models,
-    base_env,
-    client_toml,
-    good_answer,
-    make_repo,
-    pre_compact_payload,
-    run_hook,
-    session_end_payload,
-    stop_payload,
-    vault_client,
-    wait_for,
-)
-from models.standins import Answer, AnthropicStandIn, CliAnswer, FakeClaude
 from notegate.vault.formats import (
     RECENT_SESSIONS,
     SESSIONS_END,
@@ -38,58 +21,21 @@ from notegate.vault.formats import (
     SessionNote,
     parse_log,
 )
-
-KEY = "sk-standin"
-T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()
-
-
-@dataclass
-class Session:
-    """One Claude Code session in a repository named after the project, configured for write-back."""
-
-    served: Served
-    home: Path
-    project: str
-    models: str
-    tier: str = "trusted"
-    session_id: str = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
-    env: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.repo = make_repo(self.home.parent / "work", self.project, branch="main")
-        self.transcript = Transcript(
-            self.home / ".claude" / "projects" / f"{self.session_id}.jsonl", self.session_id, self.repo
-        )
-        self.token = self.served.token(tier=self.tier)
-        client_toml(self.home / ".config" / "notegate" / "client.toml", models=self.models)
-        self.env = base_env(
-            self.home,
-            NOTEGATE_URL=self.served.url,
-            NOTEGATE_TOKEN=self.token,
-            NOTEGATE_HOOK_FOREGROUND="1",
-            NG_TEST_KEY=KEY,
-        )
-        self.vault = vault_client(self.served.url, self.served.token())
-
-    def run(self, event: str, now: float = T0, *, real: bool = False, **payload_kw):
-        """The hook as a fork of the warm fork server, or ``real`` (a fresh interpreter, as Claude Code
-        starts it) in the one test per event that shows that path."""
-        build = {"session-end": session_end_payload, "pre-compact": pre_compact_payload, "stop": stop_payload}[event]
-        payload = build(self.session_id, self.transcript.path, self.repo / "src", **payload_kw)
-        result = run_hook(event, payload, {**self.env, "NOTEGATE_NOW": str(now)}, real=real)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout == ""
-        return result
-
-    def read(self, path: str) -> str | None:
-        return self.vault.read(path)[0]
-
-    def sessions(self) -> list[str]:
-        return sorted(self.vault.list_paths(f"sessions/{self.project}"))
-
-
-def cli_models(fake: FakeClaude) -> str:
-    return f'[models]\nchain = ["claude-cli"]\ntimeout_seconds = 20\n[models.claude-cli]\ncommand = "{fake.path}"\n'
+from support.hookrun import (
+    KEY,
+    T0,
+    Served,
+    Session,
+    anthropic_models,
+    cli_models,
+    client_toml,
+    good_answer,
+    run_hook,
+    session_end_payload,
+    stop_payload,
+    wait_for,
+)
+from support.standins import Answer, AnthropicStandIn, CliAnswer, FakeClaude
 
 
 @pytest.fixture

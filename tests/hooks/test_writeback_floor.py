@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import Served, good_answer
-from hooks.test_writeback import Session, cli_models
-from models.standins import CliAnswer, FakeClaude
+from support.hookrun import Served, Session, cli_models, good_answer
+from support.standins import CliAnswer, FakeClaude
 
 HOSTILE = {
     "bidi-control": "Parser done \u202e)esrever ni txet(",

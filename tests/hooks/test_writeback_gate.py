@@ -13,9 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from hooks.hookrun import Served, base_env, good_answer
-from hooks.test_writeback import Session, cli_models
-from models.standins import CliAnswer, FakeClaude
 from notegate.config import load_config
 from notegate.hooks.writeback import SCHEMA, SYSTEM_PROMPT
 from notegate.models import DataPart, build_chain, models_from_table
@@ -24,6 +21,8 @@ from notegate.services.container import Services
 from notegate.services.jobs import Job
 from notegate.services.runtime import Runtime
 from notegate.services.vaultinit import init_directory
+from support.hookrun import Served, Session, base_env, cli_models, good_answer
+from support.standins import CliAnswer, FakeClaude
 
 T0 = 1_800_000_000.0
 

@@ -1,4 +1,4 @@
-"""The write-back's transcript parsing is linear in the transcript (tests/timing.py's measure)."""
+"""The write-back's transcript parsing is linear in the transcript (tests/support/timing.py's measure)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from notegate.hooks.transcript import parse_transcript
-from timing import assert_catches_quadratic, assert_linear
+from support.timing import assert_catches_quadratic, assert_linear
 
 LINE = json.dumps({"type": "assistant", "message": {"content": [{"type": "text", "text": "x" * 40}]}})
 

@@ -5,99 +5,19 @@ never a commit, a conflict stays in the database."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 
 import pygit2
 import pytest
 
-from livesync.conftest import DB, Lab, livesync_run, require_commonlib, require_npm
 from notegate.config import load_config
 from notegate.livesync import documents
-from notegate.state import StateDB
-from support import mcp_http, mint, running, set_policy, text_of
+from support import running, set_policy, text_of
+from support.livesync import DB, WITHIN, Bridged, Lab, livesync_run, require_commonlib, require_npm
 
-WITHIN = 60.0  # the issue's bound: a phone edit is in the origin within a minute
 MAX_DELETIONS = 3  # the policy's deletion limit in this vault: a phone deleting more in one go is refused
-POLL = ("--poll-seconds", "1")
 RULE_OBSIDIAN = "incoming-hidden-path"  # .obsidian/ (plugins, settings) is never a note
-
-
-class Bridged:
-    def __init__(self, lab: Lab, server) -> None:
-        self.lab, self.server = lab, server
-        self.token = mint(lab.config, name="mcp", tier="trusted")
-        self.bridge: subprocess.Popen | None = None
-
-    def start_bridge(self) -> None:
-        out = (self.lab.root / "bridge.log").open("ab")
-        self.bridge = subprocess.Popen(
-            [sys.executable, "-m", "notegate.cli", "livesync", "bridge", "--config", str(self.lab.config), *POLL],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        out.close()
-        self.lab.procs.append(self.bridge)
-
-    def stop_bridge(self) -> None:
-        assert self.bridge is not None
-        self.bridge.kill()
-        self.bridge.wait(timeout=10)
-
-    def push(self, device: str, path: str, text: str, **extra: object) -> dict:
-        meta, chunks = documents.write_note(path, text, ctime=1, mtime=int(time.time() * 1000))
-        meta.update(extra)
-        out = self.lab.device_run(self.lab.devices[device], {"action": "replicate", "put": [*chunks, meta]})
-        assert "error" not in out, out
-        return out
-
-    def origin_text(self, path: str) -> tuple[str, str] | None:
-        """The note's text at the origin's main and the tip's message (None: not there)."""
-        origin = load_config(self.lab.config).environment(None).origin_url
-        repo = pygit2.Repository(origin)
-        try:
-            commit = repo.references["refs/heads/main"].peel(pygit2.Commit)
-        except KeyError:
-            return None
-        try:
-            blob = commit.tree[path]
-        except KeyError:
-            return None
-        return blob.data.decode("utf-8"), commit.message
-
-    def wait_origin(self, path: str, text: str, timeout: float = WITHIN) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = self.origin_text(path)
-            if found and found[0] == text:
-                return found[1]
-            time.sleep(0.25)
-        raise AssertionError(f"{path} not in the origin within {timeout} s: {self.bridge_log()}")
-
-    def bridge_log(self) -> str:
-        return (self.lab.root / "bridge.log").read_text(errors="replace")[-3000:]
-
-    def tasks(self) -> list[str]:
-        db = StateDB.for_config(load_config(self.lab.config))
-        try:
-            return [str(row["text"]) for row in db.tasks(load_config(self.lab.config).default_environment)]
-        finally:
-            db.close()
-
-    def couch_doc(self, doc_id: str) -> dict:
-        url = f"{self.lab.couch}/{DB}/{urllib.request.quote(doc_id, safe='')}?conflicts=true"
-        with urllib.request.urlopen(url, timeout=10) as answer:
-            return json.loads(answer.read())
-
-    async def mcp(self, tool: str, arguments: dict):
-        async with mcp_http(self.server.url, self.token, start_session=True) as client:
-            return await client.call_tool(tool, arguments)
 
 
 @pytest.fixture(scope="module")

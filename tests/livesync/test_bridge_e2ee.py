@@ -19,11 +19,9 @@ from collections.abc import Iterator
 import pygit2
 import pytest
 
-from livesync.conftest import DB, Lab, livesync_run, require_commonlib
-from livesync.test_bridge import POLL, WITHIN, Bridged
-from livesync.test_compat import LONG, PDF, PNG
 from notegate.config import load_config
 from support import running
+from support.livesync import DB, LONG, PDF, PNG, POLL, WITHIN, Bridged, Lab, livesync_run, require_commonlib
 
 PASSPHRASE = "a passphrase only the devices and the bridge know"
 FROM_PHONE = {

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
 import urllib.error
 import urllib.request
@@ -17,14 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from livesync.conftest import POUCHDB_SERVER, _wait, livesync_run, require_commonlib
 from notegate.livesync import documents, e2ee
 from support import free_port
+from support.livesync import LONG, PDF, PNG, POUCHDB_SERVER, _wait, livesync_run, require_commonlib
 
 PASSPHRASE = "correct horse battery staple"
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 1200  # ~300 KiB: more than one binary chunk
-PDF = b"%PDF-1.7\n" + os.urandom(20_000) + b"\n%%EOF\n"
-LONG = "".join(f"- line {i:05d}: Grüße, 日本語, emoji 🌍 and some words to fill the line\n" for i in range(2000))
 FILES = {
     "Notes/Grüße aus Köln — 日本語.md": "# Grüße\n\nÄrger über Öl, 日本語のノート, 🌍🚀, e\u0301\r\n".encode(),
     "Notes/long.md": LONG.encode(),

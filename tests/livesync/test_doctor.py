@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from livesync.conftest import Lab
 from notegate.doctor.livesync import Probe, judge
 from notegate.doctor.result import Status
 from support import free_port, notegate
+from support.livesync import Lab
 
 
 def _statuses(probe: Probe) -> dict[str, Status]:

@@ -11,7 +11,7 @@ import urllib.request
 
 import pytest
 
-from livesync.conftest import DB, Lab, hs256_token, unsigned_token
+from support.livesync import DB, Lab, hs256_token, unsigned_token
 
 
 def couch_doc(lab: Lab, doc_id: str) -> dict | None:

@@ -13,12 +13,12 @@ import anyio
 import httpx2 as httpx
 import pytest
 
-from livesync.conftest import CLIENT, NPM, require_npm
 from notegate.livesync import keys
 from notegate.livesync.gate import Gate
 from notegate.livesync.settings import LiveSyncConfig
 from notegate.state import LiveSyncDevice
 from support import notegate
+from support.livesync import CLIENT, NPM, require_npm
 
 
 class Couch:

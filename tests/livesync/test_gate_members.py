@@ -9,11 +9,11 @@ import json
 import re
 import time
 
-from livesync.conftest import DB, Device, Lab
 from notegate.auth.members import Membership, seed_members
 from notegate.config import load_config
 from notegate.state import StateDB
 from support import notegate
+from support.livesync import DB, Device, Lab
 
 
 def _member(lab: Lab, login: str) -> None:

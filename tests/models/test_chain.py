@@ -22,10 +22,9 @@ from notegate.models import (
     models_from_table,
 )
 from notegate.safety.outputgate import check_output
-
-from . import cases
-from .cases import ANTHROPIC_KEY, MANIFEST, NEVER_LOGGED, OPENAI_KEY, SYSTEM
-from .standins import Answer, AnthropicStandIn, CliAnswer, FakeClaude, OpenAIStandIn
+from support import model_cases as cases
+from support.model_cases import ANTHROPIC_KEY, MANIFEST, NEVER_LOGGED, OPENAI_KEY, SYSTEM
+from support.standins import Answer, AnthropicStandIn, CliAnswer, FakeClaude, OpenAIStandIn
 
 ENVIRON = {"ANTHROPIC_API_KEY": ANTHROPIC_KEY, "OPENAI_API_KEY": OPENAI_KEY}
 

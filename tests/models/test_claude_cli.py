@@ -18,10 +18,17 @@ from notegate.models import ClaudeCliProvider, ClaudeCliSettings, ModelError, Mo
 from notegate.models.base import user_turn_text, wire_schema
 from notegate.models.claude_cli import EMPTY_MCP_CONFIG
 from notegate.safety.outputgate import check_output
-
-from . import cases
-from .cases import ANTHROPIC_KEY, DATA_MARKER, DUPLICATE_KEYS, MANIFEST, NEVER_LOGGED, PROSE_WRAPPED, SYSTEM
-from .standins import CliAnswer, FakeClaude
+from support import model_cases as cases
+from support.model_cases import (
+    ANTHROPIC_KEY,
+    DATA_MARKER,
+    DUPLICATE_KEYS,
+    MANIFEST,
+    NEVER_LOGGED,
+    PROSE_WRAPPED,
+    SYSTEM,
+)
+from support.standins import CliAnswer, FakeClaude
 
 TIMEOUT = 0.5
 

@@ -31,9 +31,8 @@ from notegate.models.base import NO_DATA_TEXT, user_turn_text, wire_schema
 from notegate.models.openai_api import NO_KEY_PLACEHOLDER
 from notegate.safety.outputgate import check_output
 from notegate.vault.formats import fence_untrusted
-
-from . import cases
-from .cases import (
+from support import model_cases as cases
+from support.model_cases import (
     ANTHROPIC_KEY,
     DATA_MARKER,
     DUPLICATE_KEYS,
@@ -44,7 +43,7 @@ from .cases import (
     SYSTEM,
     SYSTEM_MARKER,
 )
-from .standins import ERROR_BODY_MARKER, Answer, AnthropicStandIn, OpenAIStandIn, closed_port_url
+from support.standins import ERROR_BODY_MARKER, Answer, AnthropicStandIn, OpenAIStandIn, closed_port_url
 
 TIMEOUT = 0.4
 

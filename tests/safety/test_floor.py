@@ -20,8 +20,7 @@ from notegate.safety.floor import (
     mentions_instruction_file,
 )
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, fold_name
-
-from .floor_corpus import ENGLAND, HOSTILE, LEGIT, Case
+from support.floor_corpus import ENGLAND, HOSTILE, LEGIT, Case
 
 PROPERTIES = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

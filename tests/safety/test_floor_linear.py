@@ -1,6 +1,6 @@
 """Every floor gate runs in linear time on hostile shapes up to the 1 MiB note limit (issue 8 item 3).
 
-Measured with tests/timing.py: the CPU-time ratio between n and 8n (16 KiB and 128 KiB; linear ~8,
+Measured with tests/support/timing.py: the CPU-time ratio between n and 8n (16 KiB and 128 KiB; linear ~8,
 quadratic ~64, bound 20), never an absolute time. A review found ``<!--`` x 128 KiB taking 17.7 s in the
 rendered view's comment regex; these shapes are the ones it tried.
 """
@@ -14,7 +14,7 @@ import pytest
 from notegate.safety import floor_chars
 from notegate.safety.floor import check_item, check_text, mentions_instruction_file
 from notegate.safety.rendered import rendered_views
-from timing import KIB, assert_catches_quadratic, assert_linear, fill
+from support.timing import KIB, assert_catches_quadratic, assert_linear, fill
 
 SHAPES = {
     "comment-open": "<!--",

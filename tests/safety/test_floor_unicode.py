@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 
 from notegate.safety import floor_chars, unicode_tables
 from notegate.safety.floor import check_item
-
-from .floor_corpus import LEGIT
+from support.floor_corpus import LEGIT
 
 PROPERTIES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

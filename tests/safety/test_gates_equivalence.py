@@ -21,15 +21,15 @@ from notegate.safety.names import DEFAULT_INSTRUCTION_FILES, name_hits, normalis
 from notegate.safety.rendered import rendered_views
 from notegate.safety.secrets import scan_credentials
 from notegate.safety.textview import joined, normalise, rendered
-from safety import floor_corpus, gate_corpus
-from safety._old_gates import (
+from support import floor_corpus, gate_corpus
+from support.old_gates import (
     old_encoded_blocks,
     old_joined,
     old_name_hits,
     old_rendered_views,
     old_scan_credentials,
 )
-from timing import assert_linear, fill
+from support.timing import assert_linear, fill
 
 _CORPUS_TEXTS = [t for _, t, _, _ in gate_corpus.CREDENTIALS] + [t for _, t in gate_corpus.CREDENTIAL_NEAR_MISSES]
 _TOKENS = [v for _, _, _, v in gate_corpus.CREDENTIALS]

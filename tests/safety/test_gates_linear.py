@@ -1,6 +1,6 @@
 """Issue 8 item 3: every gate's time grows linearly with its input, up to the 1 MiB size limit.
 
-Measured with tests/timing.py: the CPU-time ratio between n and 8n (16 KiB and 128 KiB by default;
+Measured with tests/support/timing.py: the CPU-time ratio between n and 8n (16 KiB and 128 KiB by default;
 linear ~8, quadratic ~64, bound 20), never an absolute time: the suite runs on two busy cores.
 """
 
@@ -11,7 +11,7 @@ import pytest
 from notegate.safety.contentgates import ALL_GATES, scan_content
 from notegate.safety.outputgate import check_output, rescan_text
 from notegate.safety.secrets import scan_credentials
-from timing import KIB, assert_catches_quadratic, assert_linear, fill
+from support.timing import KIB, assert_catches_quadratic, assert_linear, fill
 
 #: Hostile shapes: long runs of one character, repeated rule prefixes, alternating separators.
 SHAPES = [

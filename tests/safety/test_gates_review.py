@@ -20,10 +20,9 @@ from notegate.safety.contentgates import ALL_GATES, scan_content
 from notegate.safety.outputgate import check_output, ecma_pattern, load_schema, rescan_text
 from notegate.safety.rules import PLACEHOLDER
 from notegate.safety.secrets import scan_credentials
+from support import gate_corpus as corpus
 from support import notegate
-
-from . import gate_corpus as corpus
-from .test_outputgate import REFLECT_MANIFEST, REFLECT_OK, SESSION_OK
+from support.outputgate import REFLECT_MANIFEST, REFLECT_OK, SESSION_OK
 
 GH = corpus.GITHUB_PAT
 

@@ -16,8 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.safety import names
-
-from . import names_reference
+from support import names_reference
 
 PROPERTIES = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REFERENCE_INVERSE, _ = names_reference._fold_inverse()

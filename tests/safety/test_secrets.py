@@ -12,14 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import timing
 from notegate.safety.contentgates import ALL_GATES, iban_valid, luhn_valid, scan_content
 from notegate.safety.outputgate import rescan_text
 from notegate.safety.rules import Finding, describe
 from notegate.safety.secrets import scan_credentials
 from notegate.safety.textview import normalise
-
-from . import gate_corpus as corpus
+from support import gate_corpus as corpus
+from support import timing
 
 
 def kinds(findings: list[Finding]) -> list[tuple[str, str]]:
@@ -174,7 +173,7 @@ ADVERSARIAL_PREFIXES = [
 
 @pytest.mark.parametrize("glue", ["", "x", "\u200b"])
 def test_adversarial_repetition_stays_linear(glue: str) -> None:
-    # A ratio (tests/timing.py: CPU time at 4 KiB vs 32 KiB), not a time limit: a ReDoS-prone rule measures
+    # A ratio (tests/support/timing.py: CPU time at 4 KiB vs 32 KiB), not a time limit: a ReDoS-prone rule measures
     # ~64x however fast the machine, a linear one ~8x however loaded.
     for prefix in ADVERSARIAL_PREFIXES:
         measured = timing.measure(rescan_text, lambda n, unit=prefix + glue: timing.fill(unit, n), small=4 * timing.KIB)

@@ -17,45 +17,20 @@ from notegate.config import load_config
 from notegate.services.backup_manifest import CONFIG_FILE, MANIFEST_NAME, SEAL_NAME, STATE_FILE
 from notegate.state import SCHEMA_VERSION, StateDB
 from support import Server, mcp_http, mint, notegate, text_of
+from support.backup import CHECKS, keypair, make_backup, refused_with, restore
 
 pytestmark = pytest.mark.anyio
-
-CHECKS = ["restore", "refs personal", "fsck personal", "state rows", "credential hashes", "index personal", "serve"]
-
-
-def _keypair(folder: Path, name: str = "key") -> tuple[Path, str]:
-    identity = pyrage.x25519.Identity.generate()
-    path = folder / f"{name}.txt"
-    path.write_text(f"# created: for a test\n# public key: {identity.to_public()}\n{identity}\n", encoding="utf-8")
-    path.chmod(0o600)
-    return path, str(identity.to_public())
 
 
 @pytest.fixture
 def keys(tmp_path: Path) -> tuple[Path, str]:
-    return _keypair(tmp_path)
-
-
-def _backup(config: Path, to: Path, recipient: str) -> Path:
-    done = notegate("backup", "--config", str(config), "--to", str(to), "--recipient", recipient, "--json")
-    assert done.returncode == 0, done.stderr
-    return Path(json.loads(done.stdout)["folder"])
+    return keypair(tmp_path)
 
 
 @pytest.fixture
 def backup(vault: Path, tmp_path: Path, keys: tuple[Path, str]) -> Path:
     mint(vault, name="laptop")
-    return _backup(vault, tmp_path / "backups", keys[1])
-
-
-def _refused(done, rule: str) -> str:
-    assert done.returncode == 1, (done.stdout, done.stderr)
-    assert f"Refused [{rule}]: " in done.stderr, done.stderr
-    return done.stderr
-
-
-def _restore(backup: Path, *args: str):
-    return notegate("restore", "--from", str(backup), *args)
+    return make_backup(vault, tmp_path / "backups", keys[1])
 
 
 # ------------------------------------------------------------------ the promises
@@ -66,7 +41,7 @@ async def test_backup_restores_into_a_new_directory_that_serves_it(
     assert listing == sorted([CONFIG_FILE, MANIFEST_NAME, SEAL_NAME, STATE_FILE, "env-personal.bundle.age"])
     assert all((p.stat().st_mode & 0o077) == 0 for p in backup.iterdir())  # the owner's only
     target = tmp_path / "restored"
-    done = _restore(backup, "--identity", str(keys[0]), "--to", str(target))
+    done = restore(backup, "--identity", str(keys[0]), "--to", str(target))
     assert done.returncode == 0, done.stderr
     config = load_config(target / "notegate.toml")
     assert config.state_dir == (target / "state").resolve()
@@ -89,8 +64,8 @@ async def test_backup_restores_into_a_new_directory_that_serves_it(
     finally:
         server.stop()
     # a second restore into the same (now full) directory is refused, nothing touched
-    again = _restore(backup, "--identity", str(keys[0]), "--to", str(target))
-    _refused(again, "restore-target-not-empty")
+    again = restore(backup, "--identity", str(keys[0]), "--to", str(target))
+    refused_with(again, "restore-target-not-empty")
     assert sorted(p.name for p in target.iterdir()) == [
         "notegate.toml",
         "origins",
@@ -101,7 +76,7 @@ async def test_backup_restores_into_a_new_directory_that_serves_it(
 
 @pytest.mark.parametrize("as_json", [False, True])
 def test_rehearse_passes_every_named_check(backup: Path, keys: tuple[Path, str], as_json: bool) -> None:
-    done = _restore(backup, "--identity", str(keys[0]), "--rehearse", *(["--json"] if as_json else []))
+    done = restore(backup, "--identity", str(keys[0]), "--rehearse", *(["--json"] if as_json else []))
     assert done.returncode == 0, done.stdout + done.stderr
     if as_json:
         checks = json.loads(done.stdout)
@@ -144,7 +119,7 @@ async def test_a_backup_taken_while_the_server_accepts_writes_restores_consisten
             while len(acknowledged) < 3:
                 await anyio.sleep(0.01)
             started = time.monotonic()
-            folder = await anyio.to_thread.run_sync(_backup, vault, tmp_path / "backups", keys[1])
+            folder = await anyio.to_thread.run_sync(make_backup, vault, tmp_path / "backups", keys[1])
             while len(acknowledged) < 3 + sum(1 for at, _ in acknowledged if at < started):
                 await anyio.sleep(0.01)  # writes went on during and after the backup
             stop.set()
@@ -152,11 +127,11 @@ async def test_a_backup_taken_while_the_server_accepts_writes_restores_consisten
         server.stop()
     assert not errors, errors
     before = {path for at, path in acknowledged if at < started}
-    rehearsal = _restore(folder, "--identity", str(keys[0]), "--rehearse")
+    rehearsal = restore(folder, "--identity", str(keys[0]), "--rehearse")
     assert rehearsal.returncode == 0, rehearsal.stdout + rehearsal.stderr
     assert rehearsal.stdout.count("PASS ") == len(CHECKS)
     target = tmp_path / "restored"
-    assert _restore(folder, "--identity", str(keys[0]), "--to", str(target)).returncode == 0
+    assert restore(folder, "--identity", str(keys[0]), "--to", str(target)).returncode == 0
     restored = pygit2.Repository(str(target / "origins" / "personal.git"))
     tree = restored.revparse_single("main").peel(pygit2.Tree)
     present = {f"notes/{entry.name}" for entry in tree["notes"].peel(pygit2.Tree)} if "notes" in tree else set()
@@ -168,29 +143,29 @@ async def test_a_backup_taken_while_the_server_accepts_writes_restores_consisten
 
 # ------------------------------------------------------------------ failure modes, each by its rule
 def test_without_an_identity_it_fails_loudly(backup: Path, tmp_path: Path) -> None:
-    stderr = _refused(_restore(backup, "--rehearse"), "backup-no-identity")
+    stderr = refused_with(restore(backup, "--rehearse"), "backup-no-identity")
     assert "no identity given" in stderr
     assert not (tmp_path / "restored").exists()
 
 
 def test_the_wrong_identity_is_named_as_exactly_that(backup: Path, tmp_path: Path) -> None:
-    other, _ = _keypair(tmp_path, "other")
-    stderr = _refused(_restore(backup, "--identity", str(other), "--rehearse"), "backup-wrong-identity")
+    other, _ = keypair(tmp_path, "other")
+    stderr = refused_with(restore(backup, "--identity", str(other), "--rehearse"), "backup-wrong-identity")
     assert "this backup is not encrypted to that identity" in stderr
 
 
 def test_an_identity_file_without_an_identity_is_refused(backup: Path, tmp_path: Path) -> None:
     junk = tmp_path / "junk.txt"
     junk.write_text("not a key\n")
-    _refused(_restore(backup, "--identity", str(junk), "--rehearse"), "backup-identity-invalid")
-    _refused(_restore(backup, "--identity", str(tmp_path / "absent.txt"), "--rehearse"), "backup-identity-invalid")
+    refused_with(restore(backup, "--identity", str(junk), "--rehearse"), "backup-identity-invalid")
+    refused_with(restore(backup, "--identity", str(tmp_path / "absent.txt"), "--rehearse"), "backup-identity-invalid")
 
 
 @pytest.mark.parametrize("name", [STATE_FILE, CONFIG_FILE, "env-personal.bundle.age"])
 def test_a_truncated_file_is_named(backup: Path, keys: tuple[Path, str], name: str) -> None:
     path = backup / name
     path.write_bytes(path.read_bytes()[:-100])
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-truncated")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-truncated")
     assert f"the backup file {name} is truncated" in stderr
 
 
@@ -200,8 +175,8 @@ def test_an_altered_file_is_named(backup: Path, keys: tuple[Path, str], name: st
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x01
     path.write_bytes(bytes(data))
-    stderr = _refused(
-        _restore(backup, "--identity", str(keys[0]), "--to", str(tmp_path / "restored")), "backup-file-altered"
+    stderr = refused_with(
+        restore(backup, "--identity", str(keys[0]), "--to", str(tmp_path / "restored")), "backup-file-altered"
     )
     assert f"the backup file {name} was altered" in stderr
     assert not (tmp_path / "restored").exists()
@@ -212,7 +187,7 @@ def test_an_altered_manifest_is_caught_by_the_seal(backup: Path, keys: tuple[Pat
     manifest = json.loads((backup / MANIFEST_NAME).read_text())
     manifest["state"]["tables"]["tokens"] += 1
     (backup / MANIFEST_NAME).write_text(json.dumps(manifest))
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
     assert f"the backup file {MANIFEST_NAME} was altered" in stderr
 
 
@@ -226,7 +201,7 @@ def test_a_re_encrypted_file_with_its_manifest_entry_changed_is_caught(backup: P
     manifest["files"][STATE_FILE]["size"] = len(forged)
     manifest["files"][STATE_FILE]["sha256"] = hashlib.sha256(forged).hexdigest()
     (backup / MANIFEST_NAME).write_text(json.dumps(manifest))
-    _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
+    refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
 
 
 def _public(identity_file: Path) -> str:
@@ -237,7 +212,7 @@ def _public(identity_file: Path) -> str:
 @pytest.mark.parametrize("name", [STATE_FILE, "env-personal.bundle.age", SEAL_NAME, MANIFEST_NAME])
 def test_a_missing_file_is_named(backup: Path, keys: tuple[Path, str], name: str) -> None:
     (backup / name).unlink()
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-missing")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-missing")
     assert f"the backup file {name} is missing" in stderr
 
 
@@ -246,7 +221,7 @@ def test_a_manifest_from_a_newer_schema_is_refused(backup: Path, keys: tuple[Pat
     manifest = json.loads((backup / MANIFEST_NAME).read_text())
     (manifest["state"] if key == "schema_version" else manifest)[key] = value
     (backup / MANIFEST_NAME).write_text(json.dumps(manifest))
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-manifest-newer")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-manifest-newer")
     assert str(value) in stderr
 
 
@@ -254,12 +229,12 @@ def test_a_folder_that_is_not_a_backup_is_refused(tmp_path: Path, keys: tuple[Pa
     folder = tmp_path / "not-a-backup"
     folder.mkdir()
     (folder / MANIFEST_NAME).write_text('{"format": "something else"}')
-    _refused(_restore(folder, "--identity", str(keys[0]), "--rehearse"), "backup-manifest-invalid")
+    refused_with(restore(folder, "--identity", str(keys[0]), "--rehearse"), "backup-manifest-invalid")
 
 
 def test_a_recipient_that_is_not_an_age_key_is_refused(vault: Path, tmp_path: Path) -> None:
     done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", "ssh-ed25519 AAAA")
-    _refused(done, "backup-recipient-invalid")
+    refused_with(done, "backup-recipient-invalid")
     assert not any((tmp_path / "b").glob("notegate-backup-*"))
 
 
@@ -304,7 +279,7 @@ def test_a_rehearsal_that_finds_a_difference_says_fail_and_exits_1(backup: Path,
     seal["queries"][0]["hits"] = ["no/such/note.md"]
     seal["read"]["sha256"] = "0" * 64
     (backup / SEAL_NAME).write_bytes(pyrage.encrypt(json.dumps(seal).encode(), [identity.to_public()]))
-    done = _restore(backup, "--identity", str(keys[0]), "--rehearse")
+    done = restore(backup, "--identity", str(keys[0]), "--rehearse")
     assert done.returncode == 1
     verdicts = {line.split(":")[0].split(" ", 1)[1]: line.split(" ", 1)[0] for line in done.stdout.splitlines()[:-1]}
     assert verdicts == {name: "FAIL" if name in ("index personal", "serve") else "PASS" for name in CHECKS}
@@ -315,9 +290,9 @@ def test_a_rehearsal_that_finds_a_difference_says_fail_and_exits_1(backup: Path,
 def test_every_environment_is_backed_up_and_an_empty_one_restores_empty(
     vault: Path, tmp_path: Path, keys: tuple[Path, str]
 ) -> None:
-    from conftest import make_caller
     from notegate.services.notes import NotesService
     from notegate.services.runtime import Runtime
+    from support.callers import make_caller
 
     for name in ("household", "spare"):
         pygit2.init_repository(str(vault.parent / f"{name}.git"), bare=True, initial_head="main")
@@ -335,16 +310,16 @@ def test_every_environment_is_backed_up_and_an_empty_one_restores_empty(
         )
     finally:
         runtime.close()  # "spare" was never opened: the server has no clone of it yet
-    folder = _backup(vault, tmp_path / "backups", keys[1])
+    folder = make_backup(vault, tmp_path / "backups", keys[1])
     manifest = json.loads((folder / MANIFEST_NAME).read_text())
     assert manifest["environments"]["spare"] == {"file": None, "refs": {}}
     assert manifest["environments"]["household"]["file"] == "env-household.bundle.age"
-    rehearsal = _restore(folder, "--identity", str(keys[0]), "--rehearse")
+    rehearsal = restore(folder, "--identity", str(keys[0]), "--rehearse")
     assert rehearsal.returncode == 0, rehearsal.stdout + rehearsal.stderr
     for name in ("personal", "household", "spare"):
         assert f"PASS refs {name}:" in rehearsal.stdout and f"PASS index {name}:" in rehearsal.stdout
     target = tmp_path / "restored"
-    assert _restore(folder, "--identity", str(keys[0]), "--to", str(target)).returncode == 0
+    assert restore(folder, "--identity", str(keys[0]), "--to", str(target)).returncode == 0
     config = load_config(target / "notegate.toml")
     assert sorted(config.environments) == ["household", "personal", "spare"]
     home = pygit2.Repository(config.environment("household").origin_url).revparse_single("main:projects/home.md")
@@ -381,7 +356,7 @@ def test_a_file_that_decrypts_to_other_bytes_is_refused_and_the_target_left_as_i
     target = tmp_path / "restored"
     if target_exists:
         target.mkdir()
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--to", str(target)), "backup-file-altered")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--to", str(target)), "backup-file-altered")
     assert f"the backup file {name} decrypted to other bytes than recorded" in stderr
     assert (target.exists(), list(target.iterdir()) if target.exists() else []) == (target_exists, [])
 
@@ -390,21 +365,21 @@ def test_a_backup_that_fails_leaves_no_folder(vault: Path, tmp_path: Path, keys:
     clone = load_config(vault).state_dir / "envs" / "personal" / "vault.git"
     (clone / "refs" / "heads" / "broken").write_text("0123456789abcdef0123456789abcdef01234567\n")
     done = notegate("backup", "--config", str(vault), "--to", str(tmp_path / "b"), "--recipient", keys[1])
-    _refused(done, "backup-failed")
+    refused_with(done, "backup-failed")
     assert list((tmp_path / "b").iterdir()) == []
 
 
 def test_a_file_where_the_target_should_be_is_refused(backup: Path, keys: tuple[Path, str], tmp_path: Path) -> None:
     target = tmp_path / "restored"
     target.write_text("mine\n")
-    _refused(_restore(backup, "--identity", str(keys[0]), "--to", str(target)), "restore-target-not-empty")
+    refused_with(restore(backup, "--identity", str(keys[0]), "--to", str(target)), "restore-target-not-empty")
     assert target.read_text() == "mine\n"
 
 
 def test_an_oversized_seal_is_refused_before_it_is_read(backup: Path, keys: tuple[Path, str]) -> None:
     with (backup / SEAL_NAME).open("ab") as handle:
         handle.truncate(8 << 20)
-    stderr = _refused(_restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
+    stderr = refused_with(restore(backup, "--identity", str(keys[0]), "--rehearse"), "backup-file-altered")
     assert f"the backup file {SEAL_NAME} was altered" in stderr
 
 

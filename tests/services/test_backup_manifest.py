@@ -33,7 +33,7 @@ from notegate.services.backup_manifest import (
 )
 from notegate.state import StateDB, integrity_problems
 from notegate.vault.layout import render_toml
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 SLUG = "abcdefghijklmnopqrstuvwxyz0123456789_-"
 sha = st.binary(min_size=32, max_size=32).map(bytes.hex)

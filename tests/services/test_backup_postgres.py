@@ -1,5 +1,5 @@
 """`notegate backup` and `notegate restore` of a deployment whose state is on PostgreSQL (`[state] url`), with
-real CLI processes and a real PostgreSQL (tests/pgcluster.py).
+real CLI processes and a real PostgreSQL (tests/support/pgcluster.py).
 
 The state is taken through psycopg in one REPEATABLE READ, READ ONLY transaction into a SQLite file of the
 same schema (StateDB.backup_to), not with pg_dump: one backup format for both backends, so the manifest,
@@ -17,8 +17,8 @@ import pytest
 
 from notegate.config import load_config
 from notegate.state import StateDB, inspect_postgres
-from services.test_backup import CHECKS, _backup, _keypair, _refused, _restore
 from support import mint
+from support.backup import CHECKS, keypair, make_backup, refused_with, restore
 
 pytestmark = pytest.mark.anyio
 
@@ -54,8 +54,8 @@ AUDIT_ROW = dict(
 
 @pytest.fixture
 def pg_backup(on_postgres: tuple[Path, str], tmp_path: Path) -> tuple[Path, Path]:
-    identity, recipient = _keypair(tmp_path)
-    return _backup(on_postgres[0], tmp_path / "backups", recipient), identity
+    identity, recipient = keypair(tmp_path)
+    return make_backup(on_postgres[0], tmp_path / "backups", recipient), identity
 
 
 def _manifest(folder: Path) -> dict:
@@ -65,7 +65,7 @@ def _manifest(folder: Path) -> dict:
 def test_a_backup_of_postgresql_state_rehearses_every_check(pg_backup: tuple[Path, Path]) -> None:
     folder, identity = pg_backup
     assert _manifest(folder)["state"]["tables"]["tokens"] == 1
-    done = _restore(folder, "--identity", str(identity), "--rehearse", "--json")
+    done = restore(folder, "--identity", str(identity), "--rehearse", "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     assert [(c["check"], c["status"]) for c in json.loads(done.stdout)] == [(name, "pass") for name in CHECKS]
 
@@ -74,7 +74,7 @@ def test_restore_into_an_empty_postgresql_database(pg_backup: tuple[Path, Path],
     folder, identity = pg_backup
     url = pg_cluster.new_database()
     target = tmp_path / "restored"
-    done = _restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", url)
+    done = restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", url)
     assert done.returncode == 0, done.stderr
     assert tomllib.loads((target / "notegate.toml").read_text())["state"] == {"url": url}
     assert not list((target / "state").glob("state.sqlite*"))  # no second copy of the state left behind
@@ -101,14 +101,14 @@ def test_restore_refuses_a_database_that_holds_a_state(
     live = on_postgres[1]
     rows = inspect_postgres(live).rows
     target = tmp_path / "restored"
-    _refused(
-        _restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", live),
+    refused_with(
+        restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", live),
         "state-database-not-empty",
     )
     assert not target.exists() and inspect_postgres(live).rows == rows  # nothing written anywhere
     with_password = live.replace("postgresql://postgres@", "postgresql://postgres:hunter2@")
-    done = _restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", with_password)
-    assert "hunter2" not in _refused(done, "state-url-password")
+    done = restore(folder, "--identity", str(identity), "--to", str(target), "--state-url", with_password)
+    assert "hunter2" not in refused_with(done, "state-url-password")
     assert not target.exists()
 
 
@@ -117,7 +117,7 @@ def test_a_restore_without_a_state_url_never_points_at_the_backed_up_database(
 ) -> None:
     folder, identity = pg_backup
     target = tmp_path / "restored"
-    done = _restore(folder, "--identity", str(identity), "--to", str(target))
+    done = restore(folder, "--identity", str(identity), "--to", str(target))
     assert done.returncode == 0, done.stderr
     assert "state" not in tomllib.loads((target / "notegate.toml").read_text())
     config = load_config(target / "notegate.toml")
@@ -131,5 +131,5 @@ def test_a_restore_without_a_state_url_never_points_at_the_backed_up_database(
 
 def test_a_rehearsal_takes_no_state_url(pg_backup: tuple[Path, Path], pg_cluster) -> None:
     folder, identity = pg_backup
-    done = _restore(folder, "--identity", str(identity), "--rehearse", "--state-url", pg_cluster.new_database())
+    done = restore(folder, "--identity", str(identity), "--rehearse", "--state-url", pg_cluster.new_database())
     assert done.returncode == 2 and "--state-url goes with --to" in done.stderr

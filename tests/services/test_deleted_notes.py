@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_caller
 from notegate.errors import PolicyDenied
 from notegate.services.notes import NotesService
 from notegate.vault.store import ABSENT
+from support.callers import make_caller
 
 
 def _write(notes: NotesService, caller, path: str, text: str) -> str:

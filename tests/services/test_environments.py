@@ -8,13 +8,13 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import UnknownEnvironment
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from support import notegate
+from support.callers import make_caller
 
 
 @pytest.fixture

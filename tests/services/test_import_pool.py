@@ -15,8 +15,8 @@ from notegate.config import load_config
 from notegate.services import importer
 from notegate.services.importer import _examine_one
 from notegate.services.runtime import Environment, Runtime
-from services.test_import_vault import AWS_KEY, obsidian_vault, run
 from support import set_policy
+from support.importing import AWS_KEY, obsidian_vault, run
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from notegate.services import importer
 from notegate.services.importer import scan_source
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.store import VaultStore
-from services.test_import_vault import rules, run
 from support import set_policy
+from support.importing import rules, run
 
 
 @pytest.fixture

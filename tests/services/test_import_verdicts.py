@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import notegate.policy.plan as planner
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.importer import import_folder, importing_caller
@@ -21,6 +20,7 @@ from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.store import Change
 from support import set_policy
+from support.callers import make_caller
 
 TRUSTED = make_caller()
 HELD = b"# Rules\n\nRead CLAUDE.md before anything.\n"  # floor-held where sessions load it

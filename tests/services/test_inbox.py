@@ -8,15 +8,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
-from notegate.errors import ConfigError, NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
+from notegate.errors import ConfigError, NoSuchNote, NotegateError, PolicyDenied, StaleRevision
 from notegate.policy import CAPTURE_NUMBERED, DEFAULT_INSTRUCTION_FILES, Action, glob_match, policy_from_table
 from notegate.services.inbox import InboxService, slugify
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.held import HeldRow, parse_held, render_held
 from notegate.vault.store import ABSENT, Change
-from policy_cases import expected
+from support import assert_refused
+from support.callers import make_caller
+from support.policy_cases import expected
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="cloud", client="cloud-agent")
@@ -206,19 +207,18 @@ def test_restricted_create_matrix(notes: NotesService, path: str, allowed: bool)
 
 
 @pytest.mark.parametrize(
-    "path",
+    ("path", "rule"),
     [
-        "../inbox/log/x.md",
-        "inbox/../rules/x.md",
-        ".obsidian/x.md",
-        "inbox/.x/y.md",
-        "inbox\\log\\x.md",
-        "inbox/log/%2e%2e.md",
+        ("../inbox/log/x.md", "path-traversal"),
+        ("inbox/../rules/x.md", "path-traversal"),
+        (".obsidian/x.md", "path-hidden-segment"),
+        ("inbox/.x/y.md", "path-hidden-segment"),
+        ("inbox\\log\\x.md", "path-backslash"),
+        ("inbox/log/%2e%2e.md", "path-percent-encoded"),
     ],
 )
-def test_restricted_hidden_and_traversal_refused(notes: NotesService, path: str) -> None:
-    with pytest.raises(PathRejected):
-        notes.write_note(PHONE, path, "x", "absent", confirmed=True)
+def test_restricted_hidden_and_traversal_refused(notes: NotesService, path: str, rule: str) -> None:
+    assert_refused(rule, notes.write_note, PHONE, path, "x", "absent", confirmed=True)
 
 
 def test_restricted_may_append_to_anothers_item_but_never_overwrite_move_delete(

@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NoSuchNote, NotegateError
 from notegate.policy import attachment_media_type, can_see, decide_folder
@@ -20,7 +19,8 @@ from notegate.services.vaultinit import init_directory
 from notegate.vault.paths import FolderPath
 from notegate.vault.store import Author, Change, Listing
 from support import set_policy
-from timing import measure
+from support.callers import make_caller
+from support.timing import measure
 
 TRUSTED = make_caller()
 RESTRICTED = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
@@ -201,7 +201,7 @@ def vaults() -> dict[int, Listing]:
     ids=["root", "from-a-cursor", "non-recursive", "folder"],
 )
 def test_a_page_costs_the_same_at_ten_times_the_paths(service, in_memory, vaults, args) -> None:
-    """A ratio of CPU times (tests/timing.py: 5,000 against 50,000 paths), never an absolute time. Sorting
+    """A ratio of CPU times (tests/support/timing.py: 5,000 against 50,000 paths), never an absolute time. Sorting
     the vault per page measured 7.5-17 here (the constant cost of a call, its audit row, keeps it under 10
     at these sizes); walking the sorted paths measures 0.4-1.3. The bound, 3, is far from both; as in
     timing.py, load only ever inflates a sample, so "it grows" needs three measures in a row to say so."""

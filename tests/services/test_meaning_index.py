@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.meaning import missing_packages
+from support.callers import make_caller
 
 if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQUIRE_MEANING=1
     if os.environ.get("NOTEGATE_REQUIRE_MEANING") == "1":

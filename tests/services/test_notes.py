@@ -11,13 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import notegate.policy.plan as planner
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import (
     ContentRejected,
     NoSuchNote,
     NotegateError,
-    PathRejected,
     PolicyDenied,
     StaleRevision,
     UnknownEnvironment,
@@ -26,7 +24,8 @@ from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.lines import line_break_of
 from notegate.vault.store import ABSENT
-from support import set_policy
+from support import assert_refused, set_policy
+from support.callers import make_caller
 
 HOSTED_TRUSTED = make_caller(tier="trusted", client_class="hosted", login="owner", client="claude-ai")
 
@@ -56,8 +55,9 @@ def test_two_step_class_cannot_confirm_without_preview(notes: NotesService) -> N
 
 def test_preview_binds_the_exact_content(notes: NotesService) -> None:
     notes.write_note(HOSTED_TRUSTED, "ideas/z.md", "shown\n", "absent")
-    with pytest.raises(PolicyDenied):
-        notes.write_note(HOSTED_TRUSTED, "ideas/z.md", "different\n", "absent", confirmed=True)
+    assert_refused(
+        "two-step-required", notes.write_note, HOSTED_TRUSTED, "ideas/z.md", "different\n", "absent", confirmed=True
+    )
 
 
 def test_preview_is_single_use_and_expires(vault: Path) -> None:
@@ -68,8 +68,7 @@ def test_preview_is_single_use_and_expires(vault: Path) -> None:
     svc = NotesService(rt)
     svc.write_note(HOSTED_TRUSTED, "ideas/t.md", "t\n", "absent")
     now[0] += rt.policy.preview_ttl_seconds + 1
-    with pytest.raises(PolicyDenied):
-        svc.write_note(HOSTED_TRUSTED, "ideas/t.md", "t\n", "absent", confirmed=True)
+    assert_refused("two-step-required", svc.write_note, HOSTED_TRUSTED, "ideas/t.md", "t\n", "absent", confirmed=True)
     rt.close()
 
 
@@ -118,12 +117,20 @@ def test_bad_content_refused_and_nothing_written(notes: NotesService, trusted, r
     assert runtime.environment(None).store.head() == head
 
 
-@pytest.mark.parametrize("path", ["../x.md", "/etc/x.md", ".obsidian/x.md", "a\\b.md", "x.txt", "a/%2e%2e/b.md"])
-def test_bad_paths_refused(notes: NotesService, trusted, path: str) -> None:
-    with pytest.raises(PathRejected):
-        notes.write_note(trusted, path, "x", "absent", confirmed=True)
-    with pytest.raises(PathRejected):
-        notes.read_note(trusted, path)
+@pytest.mark.parametrize(
+    ("path", "rule"),
+    [
+        ("../x.md", "path-traversal"),
+        ("/etc/x.md", "path-absolute"),
+        (".obsidian/x.md", "path-hidden-segment"),
+        ("a\\b.md", "path-backslash"),
+        ("x.txt", "path-not-markdown"),
+        ("a/%2e%2e/b.md", "path-percent-encoded"),
+    ],
+)
+def test_bad_paths_refused(notes: NotesService, trusted, path: str, rule: str) -> None:
+    assert_refused(rule, notes.write_note, trusted, path, "x", "absent", confirmed=True)
+    assert_refused(rule, notes.read_note, trusted, path)
 
 
 def test_case_collision_refused(notes: NotesService, trusted) -> None:

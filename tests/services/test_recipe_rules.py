@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.policy import decide_incoming_path
@@ -21,6 +20,7 @@ from notegate.services.runtime import Runtime
 from notegate.sync.incoming import inspect_update
 from notegate.vault.store import Change
 from support import set_policy
+from support.callers import make_caller
 
 TRUSTED = make_caller()
 

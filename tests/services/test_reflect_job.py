@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from models.standins import Answer, AnthropicStandIn
 from notegate.config import load_config
 from notegate.errors import GateRejected
 from notegate.models import build_chain
@@ -19,6 +18,7 @@ from notegate.services.reflect import REFLECTOR, ReflectJob
 from notegate.services.runtime import Runtime
 from support import KEY
 from support import configure_models as configure
+from support.standins import Answer, AnthropicStandIn
 
 
 def claude_lines(n: int) -> str:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_caller
 from notegate.errors import NoSuchNote, NotegateError, PathRejected, PolicyDenied, StaleRevision
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.store import ABSENT
+from support.callers import make_caller
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
 HOSTED_TRUSTED = make_caller(tier="trusted", client_class="hosted", login="owner", client="chat-app")

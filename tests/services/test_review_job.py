@@ -1,5 +1,5 @@
 """The scheduled reviewer end to end: real vault, real SDKs against stand-in model servers, the real CLI
-(a fresh interpreter in the first test; forks of the warm fork server, tests/zygote.py, in the rest)."""
+(a fresh interpreter in the first test; forks of the warm fork server, tests/support/zygote.py, in the rest)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_caller
-from models.standins import Answer, AnthropicStandIn, OpenAIStandIn
 from notegate.config import load_config
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
@@ -19,6 +17,8 @@ from notegate.services.runtime import Runtime
 from notegate.vault.held import parse_held
 from support import KEY, notegate
 from support import configure_models as configure
+from support.callers import make_caller
+from support.standins import Answer, AnthropicStandIn, OpenAIStandIn
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="phone", client="chat-app")
 

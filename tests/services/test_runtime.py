@@ -11,7 +11,6 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import OriginUnavailable, UnknownEnvironment
 from notegate.policy import Policy
@@ -19,6 +18,7 @@ from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.state import StateDB
 from support import set_policy
+from support.callers import make_caller
 
 OWNER = make_caller()
 

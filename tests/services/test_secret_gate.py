@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import make_caller
 from notegate.errors import GateRejected
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from support import assert_refused
+from support.callers import make_caller
 
 # Assembled at run time so the repository itself holds no credential-shaped literal.
 GITHUB = "ghp" + "_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -49,8 +50,7 @@ def test_trusted_is_warned_then_may_insist(notes: NotesService, runtime: Runtime
 
 def test_append_scans_the_new_text(notes: NotesService) -> None:
     rev = notes.write_note(OWNER, "a.md", "clean\n", "absent", confirmed=True).new_revision
-    with pytest.raises(GateRejected):
-        notes.append_note(OWNER, "a.md", f"token {GITHUB}", rev, confirmed=True)
+    assert_refused("credential-warning", notes.append_note, OWNER, "a.md", f"token {GITHUB}", rev, confirmed=True)
 
 
 def test_ordinary_technical_text_passes(notes: NotesService) -> None:

@@ -1,6 +1,6 @@
 """`notegate status` on a real vault: in sync after init, behind after someone pushes to the origin, the origin
 unreachable, tokens counted; --json carries the same facts. Real git (CLI clone and push), real state DB; the
-first command is the installed `notegate` script, the rest forks of the warm CLI (tests/zygote.py)."""
+first command is the installed `notegate` script, the rest forks of the warm CLI (tests/support/zygote.py)."""
 
 from __future__ import annotations
 

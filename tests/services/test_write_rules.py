@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import GateRejected, NotegateError, PolicyDenied
 from notegate.policy import DEFAULT_INSTRUCTION_FILES, Policy, instruction_file_named
@@ -20,7 +19,10 @@ from notegate.services.inbox import InboxService
 from notegate.services.modelwrite import guarded_write
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
+from notegate.vault.paths import NotePath
 from notegate.vault.store import ABSENT, Author, Change
+from support import assert_refused
+from support.callers import make_caller
 
 PHONE = make_caller(tier="restricted", client_class="hosted", login="owner", client="phone")
 CLOUD = make_caller(tier="restricted", client_class="workstation", login="owner", client="cloud-agent")
@@ -212,8 +214,9 @@ def test_restricted_bytes_per_hour_and_refusals_cost_nothing(notes: NotesService
         inbox.inbox_write(PHONE, "capture", "b" * 2500, title="two")
     assert info.value.rule == "write-quota" and "restricted_bytes_per_hour" in info.value.explain()
     # A write refused by another rule never reserved anything: the remaining bytes are still there.
-    with pytest.raises(GateRejected):
-        inbox.inbox_write(PHONE, "capture", f"{GITHUB_HEAD}{GITHUB_TAIL}", title="three")
+    assert_refused(
+        "credential-found", inbox.inbox_write, PHONE, "capture", f"{GITHUB_HEAD}{GITHUB_TAIL}", title="three"
+    )
     assert inbox.inbox_write(PHONE, "capture", "c" * 1500, title="four").status == "committed"
 
 
@@ -297,7 +300,7 @@ def test_a_project_is_refused_exactly_when_its_item_names_an_instruction_file(pr
     path = policy.inbox_path("handoff", project)
     from notegate.policy import Action, decide
 
-    decision = decide(policy, PHONE, Action.CREATE, path)
+    decision = decide(policy, PHONE, Action.CREATE, NotePath.parse(path))
     named = instruction_file_named(policy.instruction_files, path) is not None
     assert (decision.rule == "instruction-file-name") == named
     assert decision.allowed == (not named)

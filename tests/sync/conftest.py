@@ -8,7 +8,7 @@ import pytest
 
 from notegate.config import load_config
 from notegate.sync.hookfile import install_hook
-from sync.gitstreams import Origin, scratch_of
+from support.gitstreams import Origin, scratch_of
 
 
 @pytest.fixture

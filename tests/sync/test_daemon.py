@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.config import load_config
-from notegate.policy import PUSHER_VARIABLES, decide_incoming_path, is_hidden_segment
+from notegate.policy import decide_incoming_path, is_hidden_segment
 from notegate.sync.daemon import (
     EXIT_CONFLICT,
     EXIT_INCOMING,
@@ -35,9 +35,8 @@ from notegate.sync.daemon import (
 )
 from notegate.sync.workclone import ACCEPTED, MAIN
 from support import notegate, set_policy
-from sync.gitstreams import FILE, Origin, commit
+from support.gitstreams import CLEAN_ENV, FILE, Origin, commit
 
-CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in PUSHER_VARIABLES}
 AGO = 120.0  # seconds: how long ago a "settled" file was last written
 
 
@@ -65,7 +64,7 @@ def syncer(door: Origin, ws: Path, *, device: str = "laptop", env: dict[str, str
 def cli(
     door: Origin, ws: Path, *args: str, env: dict[str, str] | None = None, real: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """`notegate sync WS ...` in its own process: a fork of the warm fork server (tests/zygote.py), or with
+    """`notegate sync WS ...` in its own process: a fork of the warm fork server (tests/support/zygote.py), or with
     ``real=True`` a fresh ``python -m notegate`` (the user's path: interpreter start, entry point, imports).
     Either way the push runs the origin's real pre-receive hook, started by git."""
     argv = ["sync", str(ws), "--config", str(door.config), "--device", "laptop", *args]

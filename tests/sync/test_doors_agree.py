@@ -24,7 +24,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.policy.plan import Intent
@@ -35,8 +34,8 @@ from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.prereceive import check_push
 from notegate.vault.store import Change
 from support import set_policy
-from sync.gitstreams import FILE, commit
-from sync.test_daemon import CLEAN_ENV
+from support.callers import make_caller
+from support.gitstreams import CLEAN_ENV, FILE, commit
 
 OWNER = make_caller()
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(32))

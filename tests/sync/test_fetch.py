@@ -6,35 +6,22 @@ force-push back repairs it without anyone touching the server."""
 from __future__ import annotations
 
 import logging
-import subprocess
 from pathlib import Path
 
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import FETCH_TASK, Runtime
 from support import set_policy
-from sync.gitstreams import FILE, commit
+from support.callers import make_caller
+from support.gitstreams import FILE, commit, forge_push, scratch_at
 
 OWNER = make_caller()
 SECRET_WORDS = "zxqplantedpelican"
-
-
-def forge_push(origin: Path, scratch: pygit2.Repository, new: str) -> None:
-    """What a forge without notegate's hook (or anyone with write access to the bare repository) does: the
-    origin's main is set to ``new``, forced, and no hook runs (git fetch inside the origin)."""
-    scratch.references.create("refs/heads/forged", pygit2.Oid(hex=new), force=True)
-    subprocess.run(
-        ["git", "--git-dir", str(origin), "fetch", "-q", scratch.path, "+refs/heads/forged:refs/heads/main"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
 
 
 @pytest.fixture
@@ -43,18 +30,6 @@ def rt(door) -> Runtime:
     runtime.environment(None)
     yield runtime
     runtime.close()
-
-
-def scratch_at(door, tip: str) -> pygit2.Repository:
-    """The scratch repository with the origin's objects up to ``tip``."""
-    subprocess.run(
-        ["git", "-C", door.scratch.path, "fetch", "-q", str(door.origin), "+refs/heads/main:refs/heads/main"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    assert str(door.scratch.references["refs/heads/main"].target) == tip
-    return door.scratch
 
 
 def hostile(door, good: str) -> str:

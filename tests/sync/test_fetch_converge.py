@@ -8,14 +8,13 @@ from __future__ import annotations
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import FETCH_TASK, Runtime
-from sync.gitstreams import FILE, commit
-from sync.test_fetch import forge_push, scratch_at
+from support.callers import make_caller
+from support.gitstreams import FILE, commit, forge_push, scratch_at
 
 OWNER = make_caller()
 

@@ -12,14 +12,13 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.state import StateDB
-from sync.gitstreams import FILE, commit
-from sync.test_fetch import forge_push
+from support.callers import make_caller
+from support.gitstreams import FILE, commit, forge_push
 
 OWNER = make_caller()
 PARTNER = dataclasses.replace(make_caller(login="partner"), environment="household")

@@ -1,6 +1,6 @@
 """The fetch vet is linear: judging a reverted mass commit (too many files, then a git revert on top --
 itself too many deletions, of files the server never had) costs in proportion to the commit's size
-(tests/timing.py's ratio, never an absolute time)."""
+(tests/support/timing.py's ratio, never an absolute time)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pygit2
 
 from notegate.policy import Policy
 from notegate.sync.fetchvet import vet_fetch
-from sync.gitstreams import FILE, commit
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.gitstreams import FILE, commit
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 POLICY = replace(Policy(), max_files_per_commit=10)
 CHARS_PER_FILE = 64  # 16 KiB -> 256 files, 128 KiB -> 2,048 files

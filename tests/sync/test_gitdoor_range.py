@@ -13,16 +13,14 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.policy import PUSHER_VARIABLES
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.vault.store import ABSENT
 from support import set_policy
-from sync.gitstreams import FILE, PNG, Origin, commit
-from sync.test_fetch import forge_push, scratch_at
-from sync.test_prereceive import accepted, refused, rules_of
+from support.callers import make_caller
+from support.gitstreams import FILE, PNG, Origin, accepted, commit, forge_push, refused, rules_of, scratch_at
 
 
 def _notes(n: int, prefix: str = "bulk") -> dict:

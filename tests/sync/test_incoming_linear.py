@@ -1,5 +1,5 @@
 """The validator is linear: a commit with 8x the files, or 8x the files ten folders deep, costs ~8x
-(tests/timing.py's ratio, never an absolute time)."""
+(tests/support/timing.py's ratio, never an absolute time)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pygit2
 
 from notegate.policy import Policy
 from notegate.sync.incoming import inspect_update
-from sync.gitstreams import FILE, commit
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.gitstreams import FILE, commit
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 POLICY = replace(Policy(), max_files_per_commit=100_000)
 CHARS_PER_FILE = 64  # 16 KiB -> 256 files, 128 KiB -> 2,048 files

@@ -17,8 +17,8 @@ from notegate.sync.incoming import inspect_update
 from notegate.sync.quarantine import read_quarantine, unreferenced
 from notegate.vault.paths import case_twin
 from notegate.vault.store import Listing
-from sync.gitstreams import FILE, commit
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.gitstreams import FILE, commit
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 POLICY = replace(Policy(), max_deletions_per_commit=2, max_files_per_commit=3)
 PATHS = ("a/n0.md", "a/n1.md", "a/n2.md", "a/N0.md", "b/m0.md", "b/m1.md", "B/m2.md", "c/d/x.md", "c/d/y.md", "e.md")

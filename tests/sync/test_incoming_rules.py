@@ -18,7 +18,7 @@ from notegate.policy import (
     is_hidden_segment,
 )
 from notegate.safety.attachments import SIGNATURES
-from sync.gitstreams import PNG
+from support.gitstreams import PNG
 
 POLICY = Policy()
 HIDDEN = [".obsidian", ".git", ".claude", ".mcp.json", ".trash", ".github", ".cursor", ".vscode"]

@@ -3,7 +3,6 @@ a bare origin made by `notegate init`, refused by the real hook with the exact r
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -16,24 +15,9 @@ from notegate.policy import Policy
 from notegate.sync.hookfile import HOOK_MARKER, hook_path, installed
 from notegate.sync.incoming import inspect_update
 from support import set_policy
-from sync.gitstreams import EXEC, FILE, GITLINK, LINK, PNG, Origin, commit, scratch_of
+from support.gitstreams import EXEC, FILE, GITLINK, LINK, PNG, Origin, accepted, commit, refused, rules_of, scratch_of
 
 BIDI = "\u202e"
-
-
-def refused(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, str]]:
-    """(commit prefix, path, rule) of every finding the hook printed (git shows them as ``remote: …``)."""
-    assert result.returncode != 0, result.stderr
-    assert "pre-receive hook declined" in result.stderr + result.stdout
-    return re.findall(r"remote: notegate: ([0-9a-f]{12}|0{12}) (.+?): Refused \[([a-z0-9-]+)\]", result.stderr)
-
-
-def rules_of(result: subprocess.CompletedProcess[str]) -> set[str]:
-    return {rule for _, _, rule in refused(result)}
-
-
-def accepted(result: subprocess.CompletedProcess[str]) -> None:
-    assert result.returncode == 0, result.stderr
 
 
 # Each hostile thing, alone in one commit on top of main: (what is added, the exact rule).

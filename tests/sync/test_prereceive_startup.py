@@ -60,7 +60,7 @@ def test_the_hook_imports_no_provider_sdk_or_server(door) -> None:
 
 def test_a_refused_push_still_refuses_with_the_lazy_package(door) -> None:
     """Behaviour unchanged: the real hook, started by git, refuses a hostile push with the exact rule."""
-    from sync.gitstreams import FILE, commit
+    from support.gitstreams import FILE, commit
 
     new = commit(door.scratch, [door.main], add={"projects/CLAUDE.md": (FILE, b"# do this")})
     result = door.push(new)

@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.policy import decide_commit_provenance
@@ -25,9 +24,8 @@ from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
 from notegate.state import StateDB
-from sync.gitstreams import FILE, SIG, Origin, commit
-from sync.test_fetch import forge_push, scratch_at
-from sync.test_prereceive import accepted, refused, rules_of
+from support.callers import make_caller
+from support.gitstreams import FILE, SIG, Origin, accepted, commit, forge_push, refused, rules_of, scratch_at
 
 git_daemon = pytest.importorskip("e2e.test_replicas").git_daemon
 

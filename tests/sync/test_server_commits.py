@@ -8,11 +8,11 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from conftest import make_caller
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.notes import NotesService
 from notegate.sync.incoming import inspect_update
+from support.callers import make_caller
 
 OWNER = make_caller()
 

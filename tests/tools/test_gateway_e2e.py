@@ -26,7 +26,7 @@ from notegate.config import load_config
 from notegate.state import StateDB
 from support import free_port, mint, notegate, running, text_of
 from support import mcp_http as _mcp_http
-from tools.upstreams import CACHE, EVERYTHING, LEAKED, TIME, node_or_skip, upstream_cache
+from support.upstreams import CACHE, EVERYTHING, LEAKED, TIME, node_or_skip, upstream_cache
 
 pytestmark = pytest.mark.anyio
 

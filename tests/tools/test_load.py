@@ -13,7 +13,7 @@ from notegate.config import load_config
 from notegate.state import StateDB
 from notegate.tools.sealing import keygen, write_key_file
 from support import free_port, notegate
-from tools.upstreams import TIME, upstream_cache
+from support.upstreams import TIME, upstream_cache
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notegate.policy import decide_mount, decide_mount_tool, decide_pin, namespaced, split_namespaced
-from tools.upstreams import EVERYTHING, TIME
+from support.upstreams import EVERYTHING, TIME
 
 SHA = "sha256:" + "ab" * 32
 

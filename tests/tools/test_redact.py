@@ -9,7 +9,7 @@ from mcp_types import CallToolResult, TextContent
 
 from notegate.safety.secrets import scan_credentials
 from notegate.tools.app import redact
-from tools.upstreams import LEAKED
+from support.upstreams import LEAKED
 
 SECRETS = [LEAKED, "AKIAIOSFODNN7EXAMPLE", "sk-ant-api03-" + "a1B2" * 20]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from notegate.state import StateDB
-from tools.upstreams import TIME
+from support.upstreams import TIME
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The pure parts of attachments: the path parser, the canvas text extractor and the two policy decisions.
 
 Hostile inputs in tables, hypothesis properties (only ``PathRejected`` escapes the parser; what it returns
-parses to itself; the canvas extractor is total), the extractor's linear time by tests/timing.py's ratio,
+parses to itself; the canvas extractor is total), the extractor's linear time by tests/support/timing.py's ratio,
 and every refusal by its exact rule.
 """
 
@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.errors import PathRejected
 from notegate.policy import Action, Policy, decide_attachment_read, decide_attachment_write
 from notegate.vault.canvas import canvas_text
 from notegate.vault.paths import AttachmentPath
-from timing import assert_catches_quadratic, assert_linear
+from support.callers import make_caller
+from support.timing import assert_catches_quadratic, assert_linear
 
 # ------------------------------------------------------------------ paths
 GOOD = ["diagram.png", "images/diagram.png", "Projects/Q3 plan.canvas", "a/b/c.PDF", "x.tar.gz"]
@@ -131,7 +131,7 @@ MACHINE = make_caller(tier="machine", client_class="machine", login="cron", clie
 )
 def test_attachment_writes_are_decided_by_their_exact_rule(caller, path, policy, rule) -> None:
     for action in (Action.CREATE, Action.OVERWRITE):
-        assert decide_attachment_write(policy, caller, action, path).rule == rule
+        assert decide_attachment_write(policy, caller, action, AttachmentPath.parse(path)).rule == rule
 
 
 @pytest.mark.parametrize(
@@ -147,5 +147,5 @@ def test_attachment_writes_are_decided_by_their_exact_rule(caller, path, policy,
     ],
 )
 def test_attachment_reads_are_decided_by_their_exact_rule(caller, path, size, rule, allowed) -> None:
-    decision = decide_attachment_read(POLICY, caller, path, size)
+    decision = decide_attachment_read(POLICY, caller, AttachmentPath.parse(path), size)
     assert (decision.rule, decision.allowed) == (rule, allowed)

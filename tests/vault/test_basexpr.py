@@ -27,7 +27,7 @@ from notegate.vault.basexpr import (
     from_yaml,
     parse,
 )
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 NOW = datetime(2026, 1, 5, 10, 30)
 DUNE = FileFacts(

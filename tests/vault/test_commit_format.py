@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.policy import decide_commit_provenance
 from notegate.vault.commits import (
     TRAILERS,
@@ -17,6 +16,7 @@ from notegate.vault.commits import (
     sync_author_email,
     sync_message,
 )
+from support.callers import make_caller
 
 
 def test_a_trailer_outside_the_closed_set_is_a_bug() -> None:

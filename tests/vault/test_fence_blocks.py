@@ -2,7 +2,7 @@
 
 Property: whatever the texts and the code sentences between them, each quote comes back whole, in
 order, with its label, and nothing else does -- not a fake header inside a quote, not a broken frame.
-Linear in the text's size (tests/timing.py's ratio, on hostile shapes).
+Linear in the text's size (tests/support/timing.py's ratio, on hostile shapes).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notegate.vault.fence import fence_untrusted, quoted_blocks, shorten_fenced
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 LABELS = st.sampled_from(["rules digest", "last handoff", "context to resume", "session facts"])
 SENTENCES = st.sampled_from(["", "Inbox: 2 items waiting for review.", "No handoff exists yet for this project."])

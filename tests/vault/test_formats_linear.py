@@ -1,6 +1,6 @@
 """Every parser that sees caller or model text runs in time linear in it.
 
-Measured with tests/timing.py: each case builds a hostile shape at two sizes (16 KiB and 128 KiB, 8x
+Measured with tests/support/timing.py: each case builds a hostile shape at two sizes (16 KiB and 128 KiB, 8x
 apart) and compares the parser's CPU time: linear is ~8x, quadratic ~64x, the bound 20x. A ratio, not an
 absolute time: the test machines are busy.
 The shapes are the ones the review found or that the old patterns would retry on: runs of blanks
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 import pytest
 
 from notegate.vault import fence, formats, frontmatter, held, lines
-from timing import assert_catches_quadratic, assert_linear
+from support.timing import assert_catches_quadratic, assert_linear
 
 
 def _fm(body: str) -> str:

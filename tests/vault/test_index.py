@@ -11,15 +11,8 @@ from hypothesis import strategies as st
 from notegate.services.runtime import Runtime
 from notegate.vault import query as query_module
 from notegate.vault.index import SearchIndex, fts_query, make_snippet
-from notegate.vault.store import ABSENT, Author, Change, VaultStore
-
-AUTHOR = Author("Test", "owner")
-
-
-def commit(store: VaultStore, files: dict[str, str | None], message: str = "test") -> str:
-    changes = [Change(p, None if t is None else t.encode()) for p, t in files.items()]
-    expect = {p: store.blob_id(p) for p in files}
-    return store.commit(changes, expect, AUTHOR, message).commit
+from notegate.vault.store import ABSENT, Change, VaultStore
+from support.index import AUTHOR, commit
 
 
 def paths_of(hits) -> list[str]:

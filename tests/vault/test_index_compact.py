@@ -15,8 +15,7 @@ from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.vault import index as index_module
 from notegate.vault.index import COMPACT_META, SearchIndex
 from notegate.vault.store import Author, Change, VaultStore
-
-from .test_index_contentless import instances
+from support.index import instances
 
 AUTHOR = Author("Test", "owner")
 WORDS = [f"w{i:03d}" for i in range(400)] + ["otter", "river", "fox"]

@@ -17,6 +17,7 @@ from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.vault import index as index_module
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import ABSENT, Author, Change, VaultStore
+from support.index import instances
 
 AUTHOR = Author("Test", "owner")
 
@@ -24,20 +25,6 @@ AUTHOR = Author("Test", "owner")
 def commit(store: VaultStore, files: dict[str, bytes | None]) -> str:
     expect = {p: store.blob_id(p) for p in files}
     return store.commit([Change(p, data) for p, data in files.items()], expect, AUTHOR, "test").commit
-
-
-def instances(idx: SearchIndex) -> dict[str, set[tuple]]:
-    """Every token of both tables, as (path, column, offset, term): FTS5's own ``fts5vocab`` view of the
-    index, rowids replaced by paths (two builds number rows differently).  A delete made with other values
-    than its row's insert leaves tokens behind (or removes others), and shows here."""
-    conn = idx._conn()
-    paths = dict(conn.execute("SELECT id, path FROM notes"))
-    out: dict[str, set[tuple]] = {}
-    for table in ("fts", "fts_private"):
-        conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.v_{table} USING fts5vocab(main, {table}, instance)")
-        rows = conn.execute(f"SELECT doc, col, offset, term FROM temp.v_{table}").fetchall()
-        out[table] = {(paths.get(doc, f"<gone row {doc}>"), col, off, term) for doc, col, off, term in rows}
-    return out
 
 
 def fresh(rt: Runtime, store: VaultStore, path: Path) -> SearchIndex:

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notegate.vault.links import Link, LinkTargets, canvas_links, links_in, resolve, resolves
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 FOUND = [
     # (text, [(target, embed, wiki)])

@@ -18,7 +18,7 @@ from pygit2.enums import FileMode, ObjectType
 from notegate.vault import bulk, filepool, objects, store
 from notegate.vault.store import ABSENT, Change, _entry_blob, build_tree
 from support import warm_pool
-from timing import assert_catches_quadratic, assert_linear
+from support.timing import assert_catches_quadratic, assert_linear
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from notegate.errors import PathRejected
 from notegate.vault import paths
 from notegate.vault.paths import FolderPath, NotePath, _accepted_as_is, _normalise
-from vault.test_paths_tree import _PATH
+from support.paths import PATH_TEXTS
 
 
 def _full(raw: str, kind: str) -> tuple[str, str]:
@@ -28,7 +28,7 @@ def _parsed(parse, raw: str) -> tuple[str, str]:
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_PATH, min_size=1, max_size=8), st.booleans())
+@given(st.lists(PATH_TEXTS, min_size=1, max_size=8), st.booleans())
 def test_the_fast_parse_answers_as_the_full_check(raws: list[str], cold: bool) -> None:
     if cold:
         paths._folder_accepted.cache_clear()

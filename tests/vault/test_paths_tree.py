@@ -12,49 +12,8 @@ from hypothesis import strategies as st
 
 from notegate.vault.paths import MAX_PATH_BYTES, TreePaths
 from notegate.vault.store import servable, servable_file
-from timing import assert_catches_quadratic, assert_linear
-
-# Pieces chosen to hit every rule: case and Unicode look-alikes (fullwidth, NFKC folds, a combining mark that
-# composes only with the character before it, Kelvin sign, ligature), hidden segments, '..', reserved names
-# and characters, control and invisible characters, percent-escapes, spaces and dots at segment ends.
-_PIECES = [
-    *"aZé.-_ #%41\\:?*~,()'+=&!",
-    "\u0301",  # COMBINING ACUTE: NFC composes it with the letter before, never with '/'
-    "\u0338",  # COMBINING LONG SOLIDUS OVERLAY: composes with '=' '<' '>' only
-    "e\u0301",
-    "\u212a",  # KELVIN SIGN: NFC maps it to 'K'
-    "\uff0e",  # FULLWIDTH FULL STOP: NFKC '.'
-    "\uff0f",  # FULLWIDTH SOLIDUS
-    "\uff05",  # FULLWIDTH PERCENT SIGN: NFKC '%'
-    "\u2215",  # DIVISION SLASH
-    "\u200b",  # ZERO WIDTH SPACE
-    "\u202e",  # RIGHT-TO-LEFT OVERRIDE
-    "\x00",
-    "\ud800",
-    "ﬁ",
-    "..",
-    ".",
-    "con",
-    "COM1",
-    "git~1",
-    ".git",
-    ".obsidian",
-    "CLAUDE",
-    "C:",
-    "x://",
-    "\u3000",  # IDEOGRAPHIC SPACE
-]
-_SEGMENT = st.lists(st.sampled_from(_PIECES), max_size=6).map("".join)
-_LEAF = st.builds(
-    lambda stem, ext: stem + ext,
-    _SEGMENT,
-    st.sampled_from([".md", ".MD", ".Md", ".png", ".canvas", "", ".", ".md.", ".md ", "..md"]),
-)
-_PATH = st.one_of(
-    st.builds(lambda folders, leaf: "/".join([*folders, leaf]), st.lists(_SEGMENT, max_size=4), _LEAF),
-    st.builds(lambda head, leaf: f"/{head}/{leaf}", _SEGMENT, _LEAF),  # absolute
-    st.text(max_size=12),  # anything at all
-)
+from support.paths import LEAVES, PATH_TEXTS, SEGMENTS
+from support.timing import assert_catches_quadratic, assert_linear
 
 
 def full_check(path: str) -> str | None:
@@ -66,7 +25,7 @@ def full_check(path: str) -> str | None:
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_PATH, min_size=1, max_size=8))
+@given(st.lists(PATH_TEXTS, min_size=1, max_size=8))
 def test_tree_paths_answer_as_the_full_check(paths: list[str]) -> None:
     """One classifier over a whole walk (its cache warm from earlier paths) and a fresh one per path."""
     walk = TreePaths()
@@ -77,7 +36,7 @@ def test_tree_paths_answer_as_the_full_check(paths: list[str]) -> None:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(_SEGMENT, min_size=1, max_size=3), st.lists(_LEAF, min_size=1, max_size=6))
+@given(st.lists(SEGMENTS, min_size=1, max_size=3), st.lists(LEAVES, min_size=1, max_size=6))
 def test_siblings_under_one_folder_answer_as_the_full_check(folders: list[str], leaves: list[str]) -> None:
     """Many files below one folder (the cache's case): each file's verdict is still its own."""
     walk = TreePaths()
@@ -150,6 +109,6 @@ def _classify_walk(text: str) -> None:
 
 
 def test_classifying_a_walk_is_linear() -> None:
-    """8x the files under 8x the folders cost about 8x (tests/timing.py's ratio, never an absolute time)."""
+    """8x the files under 8x the folders cost about 8x (tests/support/timing.py's ratio, never an absolute time)."""
     assert_linear(_classify_walk, _walk_text)
     assert_catches_quadratic(_walk_text)

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from notegate.vault import index as index_module
 from notegate.vault.index import SearchIndex
-
-from .rowindex import index_of_rows
+from support.rowindex import index_of_rows
 
 NOTES = 300
 # word -> share of the notes holding it (``common`` and ``most`` are above one half)

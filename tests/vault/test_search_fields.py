@@ -12,8 +12,7 @@ from notegate.vault import names, notefields, query
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
 from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
-
-from .test_index import commit
+from support.index import commit
 
 
 def _top(index: SearchIndex, text: str) -> list[tuple[str, str]]:

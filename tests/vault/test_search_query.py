@@ -3,7 +3,7 @@
 Properties: for any string, every expression built holds only our syntax (quoted words, ``*``, ``+``,
 ``AND``, ``OR``), so no column filter, ``NEAR``, ``^``, ``-`` or parenthesis of the caller's survives; and a
 search answers with hits or a clean empty list, never an SQLite error.  Time: a search costs in proportion
-to its text (at most MAX_QUERY_TERMS terms are read), measured with tests/timing.py's ratio.
+to its text (at most MAX_QUERY_TERMS terms are read), measured with tests/support/timing.py's ratio.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from notegate.services.runtime import Runtime, policy_fingerprint
 from notegate.vault.index import MATCH_TIERS, MAX_QUERY_TERMS, SearchIndex, Term, make_snippet, parse_query
 from notegate.vault.query import EXACT_COLUMNS, exact_only
 from notegate.vault.store import Author, Change, VaultStore
-from timing import assert_catches_quadratic, assert_linear, fill
+from support.timing import assert_catches_quadratic, assert_linear, fill
 
 # One term as we write it: a quoted run of word characters (letters, digits, combining marks) and single
 # spaces, optionally a prefix star.  Nothing else may appear inside or between terms but our joiners.

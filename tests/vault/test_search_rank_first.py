@@ -16,8 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from notegate.vault.index import SearchIndex
-
-from .rowindex import index_of_rows
+from support.rowindex import index_of_rows
 
 NOTES = 300
 WORDS = ("alpha", "beta", "gamma", "delta", "common", "rare", "inboxonly")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from web.harness import CHROMIUM, CHROMIUM_ARGS, Console, Device, serve_console
+from support.web_harness import CHROMIUM, CHROMIUM_ARGS, Device, serve_console
 
 
 @pytest.fixture(scope="package")
@@ -55,8 +55,3 @@ def devices(browser):
     yield make
     for d in made:
         d.close()
-
-
-def enrolled(console: Console, device: Device, login: str | None = None) -> Device:
-    assert device.enrol(console.enrol_link(login)) == "ok"
-    return device

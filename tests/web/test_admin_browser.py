@@ -11,8 +11,7 @@ import httpx2
 from anyio.from_thread import start_blocking_portal
 
 from support import mcp_http, mint, text_of, token_secret
-from web.conftest import enrolled
-from web.harness import Console, Device
+from support.web_harness import Console, Device, enrolled
 
 ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

@@ -19,7 +19,7 @@ from anyio.from_thread import start_blocking_portal
 from notegate.auth.oauth_core import ACCESS_PREFIX, digest
 from notegate.auth.websession import WebSessions
 from support import mcp_http, mint, text_of
-from web.harness import Console, serve_console
+from support.web_harness import Console, serve_console
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -378,8 +378,7 @@ def _bearer(token: str) -> dict[str, str]:
 
 
 def test_status_shows_a_real_refused_fetch_and_its_task_note(console: Console, two_envs: Path, tmp_path: Path) -> None:
-    from sync.gitstreams import FILE, commit
-    from sync.test_fetch import forge_push
+    from support.gitstreams import FILE, commit, forge_push
 
     origin = two_envs.parent / "origin.git"
     good = str(pygit2.Repository(str(origin)).references["refs/heads/main"].target)
@@ -415,16 +414,16 @@ def test_status_shows_the_last_review_and_reflect_runs_of_the_real_commands(
 
 
 def test_the_pages_carry_the_strict_headers_and_escape_what_others_named(console: Console) -> None:
-    from web.test_headers_csrf import _assert_strict
+    from support.web_harness import assert_strict
 
     owner = Browser(console, "owner")
     hostile = '<script>alert(1)</script><img src=x onerror="alert(2)">'
     created = owner.post("/connections/tokens", env="personal", name=hostile, **{"class": "hosted"})
     assert created.status_code == 200
-    _assert_strict(created.headers)
+    assert_strict(created.headers)
     for path in PAGES:
         response = owner.get(path)
-        _assert_strict(response.headers)
+        assert_strict(response.headers)
         assert "<script>alert" not in response.text and "<img src=x" not in response.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in owner.get("/connections").text
     assert "<script>" not in created.text.replace('<script src="/static/web/passkeys.js" defer></script>', "")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notegate.doors.web.admin_query import FIELDS, MAX_PAGE, AuditQuery, parse_audit_query
 from notegate.errors import NotegateError
 from notegate.policy import decide_console_revoke
-from timing import assert_linear, fill
+from support.timing import assert_linear, fill
 
 NOW = 1_800_000_000.0
 

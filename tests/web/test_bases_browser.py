@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from web.bases_support import BOOKS_BASE, NOTES
-from web.conftest import enrolled
-from web.harness import Console, Device
-from web.notes_support import attach, png, write
+from support.web_bases import BOOKS_BASE, NOTES
+from support.web_harness import Console, Device, enrolled
+from support.web_notes import attach, png, write
 
 ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 WATCH = """

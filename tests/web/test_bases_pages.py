@@ -13,9 +13,9 @@ import pytest
 
 from notegate.services.basefacts import BaseFacts
 from notegate.services.notes import NotesService
-from web.bases_support import BOOKS_BASE, NOTES, UNSUPPORTED_BASE
-from web.harness import Console, serve_console, set_server
-from web.notes_support import Signed, attach, png, sign_in, unsafe_markup, write
+from support.web_bases import BOOKS_BASE, NOTES, UNSUPPORTED_BASE
+from support.web_harness import Console, serve_console, set_server
+from support.web_notes import Signed, attach, png, sign_in, unsafe_markup, write
 
 
 def _views(page: str) -> dict[str, list[str]]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from notegate.doors.web.bases_view import render_base
 from notegate.vault.basexpr import FileFacts, LinkValue
 from notegate.vault.links import LinkTargets
-from web.notes_support import unsafe_markup
+from support.web_notes import unsafe_markup
 
 NOW = datetime(2026, 1, 5)
 PATHS = ["a/Note.md", "img/c.png", "x.base"]

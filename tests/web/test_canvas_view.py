@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from notegate.doors.web.canvas_view import MAX_NODES, render_canvas
 from notegate.vault.links import LinkTargets
-from web.notes_support import unsafe_markup
+from support.web_notes import unsafe_markup
 
 TARGETS = LinkTargets(["notes/a.md", "img/d.png", "Boards/plan.canvas"])
 

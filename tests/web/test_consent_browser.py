@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import httpx2
 
-from web.conftest import enrolled
-from web.harness import Console, Device, serve_console
+from support.web_harness import Console, Device, enrolled, serve_console
 
 CALLBACK = "https://claude.ai/api/mcp/auth_callback"
 

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_caller
 from notegate.auth.grants import Grants
 from notegate.doors.web import web_routes
 from notegate.doors.web.environments import pick
 from notegate.errors import PolicyDenied
 from notegate.policy import Caller
 from notegate.services.container import Services
-from web.harness import Console, serve_console
-from web.notes_support import delete, sign_in, write
+from support.callers import make_caller
+from support.web_harness import Console, serve_console
+from support.web_notes import delete, sign_in, write
 
 PHONE = make_caller(tier="restricted", client_class="workstation", login="owner", client="phone")
 PHONE = Caller(**{**PHONE.__dict__, "connector": "token:phone"})
@@ -302,7 +302,7 @@ def _strict(headers: httpx2.Headers) -> bool:
 def one_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     import shutil
 
-    from conftest import _template
+    from support.callers import vault_template as _template
 
     target = tmp_path_factory.mktemp("routes") / "vault"
     shutil.copytree(_template(tmp_path_factory), target, symlinks=True)

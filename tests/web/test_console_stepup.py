@@ -17,9 +17,8 @@ from notegate.auth.websession import WebSessions
 from notegate.doors.web import web_routes
 from notegate.doors.web.stepup import POST_ACTIONS
 from notegate.policy import CONSOLE_ACTIONS, StepUp
-from web.conftest import enrolled
-from web.harness import FETCH, Console, Device, sign_assertion
-from web.notes_support import SESSION_COOKIE, origin_text, sign_in, write
+from support.web_harness import FETCH, Console, Device, enrolled, sign_assertion
+from support.web_notes import SESSION_COOKIE, origin_text, sign_in, write
 
 STALE = 301  # seconds: one past the default window (elevation_assertion_seconds = 300)
 #: A URL for each POST route; note writes on a guarded path (the digest), so the path-dependent ones need it.

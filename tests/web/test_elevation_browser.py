@@ -4,20 +4,16 @@ rule (and the page offers a fresh one), deny always offered. Every refusal is as
 
 from __future__ import annotations
 
-import contextlib
 import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
-
-from anyio.from_thread import start_blocking_portal
 
 from notegate.auth.grants import Grants, Ticket
 from notegate.config import load_config
 from notegate.policy import Caller
-from support import mcp_http, mint, text_of
-from web.conftest import enrolled
-from web.harness import FETCH, Console, Device, serve_console, sign_assertion
+from support import assert_refused, mint, text_of
+from support.web_flows import sdk_client, write_with_grant
+from support.web_harness import FETCH, Console, Device, enrolled, serve_console, sign_assertion
 
 PHONE = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s1", connector="oauth:fam-a")
 
@@ -157,35 +153,18 @@ def test_a_member_can_neither_approve_nor_deny_the_owners_request(vault: Path, b
         ]
 
 
-@contextlib.contextmanager
-def _sdk_client(url: str, token: str) -> Iterator[Callable[[str, dict], object]]:
-    """The official SDK client on an event loop of its own thread: Playwright's sync API holds this one's."""
-    with start_blocking_portal() as portal, portal.wrap_async_context_manager(mcp_http(url, token)) as client:
-        yield lambda name, arguments: portal.call(client.call_tool, name, arguments)
-
-
-def _write(call, path: str, grant: str | None = None):
-    args = {"path": path, "content": "elevated\n", "base_revision": "absent", **({"grant": grant} if grant else {})}
-    preview = call("write_note", args)
-    return preview if preview.is_error else call("write_note", {**args, "confirmed": True})
-
-
-def _refused(result, rule: str) -> None:
-    assert result.is_error and f"Refused [{rule}]" in text_of(result), text_of(result)
-
-
 def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Device) -> None:
     """request_elevation over MCP -> the owner sees the same code in chromium and approves with a passkey ->
     the session's next call with grant writes outside the inbox; another connector login with it gets nothing."""
     phone, laptop = mint(vault, name="phone", tier="restricted"), mint(vault, name="laptop", tier="restricted")
     with serve_console(vault) as console:
         enrolled(console, device)
-        with _sdk_client(console.url, phone) as call:
+        with sdk_client(console.url, phone) as call:
             asked = call("request_elevation", {"reason": "fix the <i>design</i> note"})
             assert not asked.is_error, text_of(asked)
             ticket = asked.structured_content
             assert ticket["link"].startswith(f"{console.url}/elevate/")
-            _refused(_write(call, "projects/elevated.md", ticket["grant"]), "grant-pending")
+            assert_refused("grant-pending", write_with_grant(call, "projects/elevated.md", ticket["grant"]))
 
             device.page.goto(ticket["link"])
             assert device.page.locator("#code").text_content() == ticket["code"]
@@ -194,18 +173,20 @@ def test_from_the_real_tool_to_a_trusted_write(vault: Path, browser, device: Dev
             device.page.wait_for_selector("#outcome")
             assert device.page.locator("#outcome").get_attribute("data-decision") == "approve"
 
-            done = _write(call, "projects/elevated.md", ticket["grant"])
+            done = write_with_grant(call, "projects/elevated.md", ticket["grant"])
             assert not done.is_error, text_of(done)
             assert done.structured_content["status"] == "committed", done.structured_content
-            _refused(_write(call, "projects/without.md"), "restricted-outside-inbox")  # no grant, no trust
+            assert_refused(
+                "restricted-outside-inbox", write_with_grant(call, "projects/without.md")
+            )  # no grant, no trust
         origin = load_config(vault).environment(None).origin_url
         message = subprocess.run(
             ["git", "-C", str(origin), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True
         ).stdout
         assert f"Notegate-Grant: {ticket['grant_id']}" in message and "Notegate-Tier: trusted" in message
         assert ticket["grant"] not in message
-        with _sdk_client(console.url, laptop) as call:
-            _refused(_write(call, "projects/stolen.md", ticket["grant"]), "grant-other-connector")
+        with sdk_client(console.url, laptop) as call:
+            assert_refused("grant-other-connector", write_with_grant(call, "projects/stolen.md", ticket["grant"]))
 
 
 def test_a_member_cannot_elevate_their_own_connector_in_the_owners_environment(vault: Path, browser, devices) -> None:
@@ -217,7 +198,7 @@ def test_a_member_cannot_elevate_their_own_connector_in_the_owners_environment(v
     with serve_console(vault) as console:
         owner = enrolled(console, devices())
         member = enrolled(console, devices(), "member")
-        with _sdk_client(console.url, kid_phone) as call:
+        with sdk_client(console.url, kid_phone) as call:
             asked = call("request_elevation", {"reason": "update the house rules"})
             assert not asked.is_error, text_of(asked)
             ticket = asked.structured_content
@@ -226,14 +207,14 @@ def test_a_member_cannot_elevate_their_own_connector_in_the_owners_environment(v
             # a valid, fresh, user-verified assertion: of the wrong person, so nothing is approved
             assert member.ceremony() == "elevation-approver-not-owner"
             assert member.page.locator("#outcome").count() == 0
-            _refused(_write(call, "rules/digest.md", ticket["grant"]), "grant-pending")
+            assert_refused("grant-pending", write_with_grant(call, "rules/digest.md", ticket["grant"]))
 
             owner.page.goto(ticket["link"])
             assert owner.page.locator("#code").text_content() == ticket["code"]
             assert owner.ceremony() == "ok"  # the passkey check is the approval
             owner.page.wait_for_selector("#outcome")
             assert owner.page.locator("#outcome").get_attribute("data-decision") == "approve"
-            done = _write(call, "projects/approved.md", ticket["grant"])
+            done = write_with_grant(call, "projects/approved.md", ticket["grant"])
             assert not done.is_error and done.structured_content["status"] == "committed", text_of(done)
         outcomes = [
             r["outcome"]

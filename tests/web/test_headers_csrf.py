@@ -10,9 +10,8 @@ from collections.abc import Iterator
 import httpx2
 import pytest
 
-from conftest import _template
-from web.conftest import enrolled
-from web.harness import FETCH, Console, Device, serve_console
+from support.callers import vault_template as _template
+from support.web_harness import FETCH, Console, Device, assert_strict, enrolled, serve_console
 
 PAGES = [
     ("GET", "/"),
@@ -30,15 +29,6 @@ PAGES = [
 ]
 
 
-def _assert_strict(headers: httpx2.Headers | dict) -> None:
-    policy = headers["content-security-policy"]
-    assert "default-src 'none'" in policy and "script-src 'self';" in policy
-    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
-    assert "frame-ancestors 'none'" in policy
-    assert headers["referrer-policy"] == "no-referrer"
-    assert headers["x-content-type-options"] == "nosniff"
-
-
 @pytest.fixture(scope="module")
 def page_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
     """One console for the header checks below: each sends one request no session or CSRF token backs, so
@@ -52,7 +42,7 @@ def page_console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
 @pytest.mark.parametrize(("method", "path"), PAGES)
 def test_every_answer_carries_the_security_headers(page_console: Console, method: str, path: str) -> None:
     response = httpx2.request(method, f"{page_console.url}{path}", follow_redirects=False)
-    _assert_strict(response.headers)
+    assert_strict(response.headers)
 
 
 def test_pages_in_the_browser_have_the_headers_and_no_inline_script(console: Console, device: Device) -> None:
@@ -65,7 +55,7 @@ def test_pages_in_the_browser_have_the_headers_and_no_inline_script(console: Con
     assert responses and violations == []
     for response in responses:
         if response.request.is_navigation_request() or response.url.endswith((".js", ".css")):
-            _assert_strict(response.headers)
+            assert_strict(response.headers)
     assert "<script>" not in device.page.content()
 
 

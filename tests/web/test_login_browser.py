@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 import re
 
-from web.conftest import enrolled
-from web.harness import FETCH, Console, Device, cli, sign_assertion
+from support.web_harness import FETCH, Console, Device, cli, enrolled, sign_assertion
 
 
 def _who(device: Device) -> str | None:
@@ -44,7 +43,7 @@ def test_a_link_that_expires_during_the_ceremony_is_refused_at_the_end(console: 
 def test_a_member_enrols_with_their_own_link(vault, browser) -> None:
     text = vault.read_text().replace("members = []", 'members = ["alice"]')
     vault.write_text(text)
-    from web.harness import serve_console
+    from support.web_harness import serve_console
 
     with serve_console(vault) as console:
         device = Device(browser)

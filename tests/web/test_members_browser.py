@@ -13,9 +13,8 @@ import httpx2
 import pytest
 
 from support import mcp_http, text_of
-from web.conftest import enrolled
-from web.harness import cli, serve_console
-from web.oidc_harness import add_provider, real_provider, set_user
+from support.web_harness import cli, enrolled, serve_console
+from support.web_oidc import add_provider, real_provider, set_user
 
 WAIT = 60
 

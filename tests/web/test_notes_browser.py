@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from web.conftest import enrolled
-from web.harness import Console, Device
-from web.notes_support import HOSTILE_NOTE, HOSTILE_SVG, attach, delete, origin_head, origin_text, plant, png, write
+from support.web_harness import Console, Device, enrolled
+from support.web_notes import HOSTILE_NOTE, HOSTILE_SVG, attach, delete, origin_head, origin_text, plant, png, write
 
 ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 #: Injected before any page script: records CSP violations, and a flag hostile content would have to set.

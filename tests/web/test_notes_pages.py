@@ -11,10 +11,9 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from sync.gitstreams import FILE, commit
-from sync.test_fetch import forge_push
-from web.harness import Console, serve_console
-from web.notes_support import (
+from support.gitstreams import FILE, commit, forge_push
+from support.web_harness import Console, serve_console
+from support.web_notes import (
     HOSTILE_SVG,
     Signed,
     attach,
@@ -263,7 +262,7 @@ def test_a_new_note_from_the_browser(served: Console, owner: Signed) -> None:
 
 
 def test_hostile_content_is_escaped_and_its_links_dropped(served: Console, owner: Signed) -> None:
-    from web.notes_support import HOSTILE_NOTE
+    from support.web_notes import HOSTILE_NOTE
 
     plant(served, "notes/evil.svg", HOSTILE_SVG)
     write(served, "notes/hostile.md", HOSTILE_NOTE)
@@ -275,12 +274,12 @@ def test_hostile_content_is_escaped_and_its_links_dropped(served: Console, owner
 
 
 def test_every_notes_page_carries_the_security_headers(served: Console, owner: Signed) -> None:
-    from web.test_headers_csrf import _assert_strict
+    from support.web_harness import assert_strict
 
     write(served, "notes/h.md", "x\n")
     attach(served, "img/a.png", png())
     for path in [*PAGES, "/notes/notes/h.md", "/edit/notes/h.md", "/notes/.x/y.md"]:
-        _assert_strict(owner.client.get(path).headers)
+        assert_strict(owner.client.get(path).headers)
     served_file = owner.client.get("/files/img/a.png").headers  # stricter still: no script source at all
     assert served_file["content-security-policy"].startswith("default-src 'none';")
     assert (
@@ -288,7 +287,7 @@ def test_every_notes_page_carries_the_security_headers(served: Console, owner: S
         and "sandbox" in served_file["content-security-policy"]
     )
     assert served_file["x-content-type-options"] == "nosniff" and served_file["referrer-policy"] == "no-referrer"
-    _assert_strict(owner.post("/edit/notes/h.md", {"base": "absent", "content": "x", "step": "preview"}).headers)
+    assert_strict(owner.post("/edit/notes/h.md", {"base": "absent", "content": "x", "step": "preview"}).headers)
 
 
 def test_restore_an_older_revision_of_a_live_note(served: Console, owner: Signed) -> None:

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import _template
-from web.harness import Console, serve_console
-from web.notes_support import Signed, sign_in
+from support.callers import vault_template as _template
+from support.web_harness import Console, serve_console
+from support.web_notes import Signed, sign_in
 
 
 @pytest.fixture(scope="module")

@@ -26,13 +26,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 from pydantic import AnyUrl
 
-from auth.test_cimd import StandIn
-from doors.test_oauth_http import Memory, check_restricted_hosted
-from doors.test_oauth_http import set_server as set_config
 from notegate.doors.http import base_url
 from support import GatedClient, text_of
-from web.conftest import enrolled
-from web.harness import Console, Device, serve_console
+from support.oauth import Memory, StandIn, check_restricted_hosted
+from support.oauth import set_server as set_config
+from support.web_harness import Console, Device, enrolled, serve_console
 
 WAIT = 60  # seconds any one hand-over may take on a loaded machine
 

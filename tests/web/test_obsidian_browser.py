@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from web.conftest import enrolled
-from web.harness import Console, Device
-from web.notes_support import attach, png, write
+from support.web_harness import Console, Device, enrolled
+from support.web_notes import attach, png, write
 
 ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 WATCH = """

@@ -3,7 +3,7 @@ the step-up through a provider (fresh login, second factor from amr/acr by the p
 actions and for an elevation's approval (a stale login cannot approve).
 
 The provider here is a stand-in that serves real discovery, keys and a token endpoint, and answers with the token
-each case crafted (tests/web/oidc_harness.py); the happy paths run against the real provider in the browser
+each case crafted (tests/support/web_oidc.py); the happy paths run against the real provider in the browser
 (test_members_browser.py)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pytest
 
 from notegate.auth.grants import Grants, owners_in
 from notegate.policy import Caller
-from web.harness import serve_console
-from web.notes_support import SESSION_COOKIE, sign_in
-from web.oidc_harness import CLIENT_ID, StubProvider, add_provider, browser_client, start
+from support.web_harness import serve_console
+from support.web_notes import SESSION_COOKIE, sign_in
+from support.web_oidc import CLIENT_ID, StubProvider, add_provider, browser_client, start
 
 PHONE = Caller("owner", "Owner", "claude.ai", "hosted", "restricted", session="s1", connector="oauth:fam-a")
 

@@ -12,13 +12,13 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from conftest import make_caller
 from notegate.auth.grants import Grants
 from notegate.auth.websession import WebSessions, csrf_token
 from notegate.config import load_config
 from notegate.policy import Caller
 from notegate.services.container import Services
-from web.harness import Console, serve_console
+from support.callers import make_caller
+from support.web_harness import Console, serve_console
 
 PHONE = make_caller(tier="restricted", client_class="workstation", login="owner", client="phone")
 PHONE = Caller(**{**PHONE.__dict__, "connector": "token:phone"})
@@ -204,7 +204,7 @@ def test_elevations_list_requests_and_grants_and_refuse_by_rule(served: Console)
 
 
 def test_every_owner_page_answer_carries_the_security_headers(served: Console) -> None:
-    from web.test_headers_csrf import _assert_strict
+    from support.web_harness import assert_strict
 
     client, csrf = _client(served, "owner")
     answers = [
@@ -216,7 +216,7 @@ def test_every_owner_page_answer_carries_the_security_headers(served: Console) -
         httpx2.get(f"{served.url}/inbox", follow_redirects=False),
     ]
     for response in answers:
-        _assert_strict(response.headers)
+        assert_strict(response.headers)
 
 
 def test_deleting_a_held_item_takes_its_hold_along_in_the_same_commit(served: Console) -> None:

@@ -1,5 +1,5 @@
 """Issue 13's Done-when: the owner's whole review-and-approve loop from a phone-sized browser (chromium at
-360 px, a virtual authenticator) against a server on `make run`'s defaults (tests/web/harness.py serves like
+360 px, a virtual authenticator) against a server on `make run`'s defaults (tests/support/web_harness.py serves like
 that: no public_url, http://localhost:PORT). Enrol through the link the printed command prints, log in, see
 what waits on the home page, review an inbox of four items (promote one, hold one with a reason, delete
 one, the floor-held one refused by its rule), approve an elevation a real MCP client asked for with its
@@ -18,10 +18,9 @@ from notegate.cli import _console_hint
 from notegate.config import load_config
 from notegate.services.container import Services
 from support import mint, text_of
-from web.harness import Console, Device, serve_console
-from web.notes_support import delete, write
-from web.test_elevation_browser import _sdk_client, _write
-from web.test_review_browser import ARTIFACTS, PHONE, _git_log, review_four
+from support.web_flows import ARTIFACTS, PHONE, git_log, review_four, sdk_client, write_with_grant
+from support.web_harness import Console, Device, serve_console
+from support.web_notes import delete, write
 
 WIDTH = 360
 
@@ -78,7 +77,7 @@ def test_the_owner_does_the_whole_loop_on_a_phone(vault: Path, browser, device: 
         write(console, "notes/gone.md", "A note deleted by mistake.\n")
         delete(console, "notes/gone.md")
 
-        with _sdk_client(console.url, phone_token) as call:
+        with sdk_client(console.url, phone_token) as call:
             asked = call("request_elevation", {"reason": "fix the design note"})
             assert not asked.is_error, text_of(asked)
             ticket = asked.structured_content
@@ -105,7 +104,7 @@ def test_the_owner_does_the_whole_loop_on_a_phone(vault: Path, browser, device: 
             store = inbox.store
             assert store.blob_id(log) == "absent" and store.blob_id(capture) == "absent"
             assert store.blob_id(floor) != "absent"
-            history = _git_log(console.config_path, 3)
+            history = git_log(console.config_path, 3)
             assert f"|promote {log} to log/notegate.md" in history and f"|hold {handoff}" in history
             assert f"|delete {capture}" in history
 
@@ -122,9 +121,9 @@ def test_the_owner_does_the_whole_loop_on_a_phone(vault: Path, browser, device: 
             page.wait_for_selector("#outcome")
             assert page.locator("#outcome").get_attribute("data-decision") == "approve"
             _phone(device, "approved")
-            wrote = _write(call, "projects/elevated.md", ticket["grant"])
+            wrote = write_with_grant(call, "projects/elevated.md", ticket["grant"])
             assert not wrote.is_error and wrote.structured_content["status"] == "committed", text_of(wrote)
-        assert "Notegate-Grant: " + ticket["grant_id"] in _git_log(console.config_path, 1)
+        assert "Notegate-Grant: " + ticket["grant_id"] in git_log(console.config_path, 1)
 
         # -- restore the deleted note: the list, its history, the diff, then the commit
         page.click("#nav-notes")

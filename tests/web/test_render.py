@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from notegate.doors.web.render import allowed_link, render_note
 from notegate.vault.links import LinkTargets
-from timing import assert_catches_quadratic, assert_linear, fill
-from web.notes_support import unsafe_markup
+from support.timing import assert_catches_quadratic, assert_linear, fill
+from support.web_notes import unsafe_markup
 
 TARGETS = LinkTargets(["notes/a.md", "notes/Beta.md", "img/d.png", "docs/paper.pdf", "img/evil.svg", "private/p.md"])
 TYPES = {"png": "image/png", "pdf": "application/pdf"}

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from notegate.doors.web.render import MAX_EMBED_DEPTH, MAX_EMBEDS, render_note, section_of
 from notegate.vault.links import LinkTargets
-from timing import assert_linear, fill
-from web.notes_support import unsafe_markup
+from support.timing import assert_linear, fill
+from support.web_notes import unsafe_markup
 
 NOTES = {
     "a.md": "# A\n\nintro line ^intro\n\n## Setup\n\nsetup text\n\n### Detail\n\ndeep\n\n## Other\n\nnot shown\n",

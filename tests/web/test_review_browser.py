@@ -6,21 +6,12 @@ CSRF and a member refused by their exact rules; screenshots at 360 and 1280 px u
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
-from conftest import make_caller
-from notegate.config import load_config
-from notegate.policy import Caller
 from notegate.services.container import Services
-from support import mint, text_of
-from web.conftest import enrolled
-from web.harness import Console, Device, serve_console
-from web.test_elevation_browser import _refused, _sdk_client, _write
-
-ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-PHONE = Caller(**{**make_caller("restricted", "workstation", "owner", "phone").__dict__, "connector": "token:phone"})
+from support import assert_refused, mint, text_of
+from support.web_flows import PHONE, _item, _rule, _shot, git_log, review_four, sdk_client, write_with_grant
+from support.web_harness import Console, Device, enrolled, serve_console
 
 #: Records every CSP violation and watches for the payloads' flag, before any page script runs.
 LISTENER = """
@@ -38,63 +29,6 @@ HOSTILE = "\n".join(
         "<script>window.__pwned='svg2'</script></svg>",
     ]
 )
-
-
-def _shot(device: Device, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    for width in (360, 1280):
-        device.page.set_viewport_size({"width": width, "height": 900})
-        device.page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
-        # nothing is wider than the viewport: usable on a phone without sideways scrolling
-        wide = device.page.evaluate("() => document.documentElement.scrollWidth")
-        assert wide <= width, (name, width, wide)
-
-
-def _item(device: Device, path: str, button: str) -> None:
-    device.page.locator(f'section.item[data-path="{path}"] button.{button}').click()
-    device.page.wait_for_load_state()
-
-
-def _rule(device: Device) -> str | None:
-    return device.page.locator("#refusal").get_attribute("data-rule")
-
-
-def review_four(
-    device: Device,
-    url: str,
-    *,
-    log: str,
-    handoff: str,
-    capture: str,
-    floor: str,
-    seen: Callable[[str], None] = lambda _name: None,
-) -> None:
-    """On the inbox page: the floor-held item's promotion refused by its rule, then promote the log entry,
-    hold the handoff with a reason, delete the capture; ``seen`` is called on the refusal and at the end."""
-    page = device.page
-    _item(device, floor, "promote")
-    assert _rule(device) == "floor-hold"
-    seen("refused-floor")
-    page.goto(f"{url}/inbox")
-    _item(device, log, "promote")
-    assert page.locator("#done").get_attribute("data-action") == "promote"
-    page.locator(f'section.item[data-path="{handoff}"] input.reason').fill("not yet: waits for the design")
-    _item(device, handoff, "hold")
-    assert page.locator("#done").get_attribute("data-action") == "hold"
-    _item(device, capture, "delete")
-    assert page.locator("#done").get_attribute("data-action") == "delete"
-    assert page.locator("#waiting-count").text_content() == "1"  # the floor-held one waits for its owner
-    seen("inbox-reviewed")
-
-
-def _git_log(config: Path, count: int) -> str:
-    origin = load_config(config).environment(None).origin_url
-    return subprocess.run(
-        ["git", "-C", str(origin), "log", f"-{count}", "--format=%an <%ae>|%s%n%b"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def test_review_four_items_in_the_browser(console: Console, device: Device) -> None:
@@ -124,7 +58,7 @@ def test_review_four_items_in_the_browser(console: Console, device: Device) -> N
     store = console.runtime.environment(None).store
     assert store.blob_id(log) == "absent" and store.blob_id(capture) == "absent"
     assert "Shipped the console." in store.read("log/notegate.md")[0].decode()
-    history = _git_log(console.config_path, 3)
+    history = git_log(console.config_path, 3)
     assert f"|delete {capture}" in history and f"|hold {handoff}" in history
     assert f"|promote {log} to log/notegate.md" in history
     assert history.count("Notegate-Connector: web:console") == 3
@@ -173,7 +107,7 @@ def test_approve_an_elevation_from_the_list_and_use_it_over_mcp(vault: Path, bro
     phone = mint(vault, name="phone", tier="restricted")
     with serve_console(vault) as console:
         enrolled(console, device)
-        with _sdk_client(console.url, phone) as call:
+        with sdk_client(console.url, phone) as call:
             asked = call("request_elevation", {"reason": "fix the <i>design</i> note"})
             assert not asked.is_error, text_of(asked)
             ticket = asked.structured_content
@@ -190,7 +124,7 @@ def test_approve_an_elevation_from_the_list_and_use_it_over_mcp(vault: Path, bro
             assert device.ceremony() == "ok"  # a fresh, user-verified passkey assertion: the approval itself
             page.wait_for_selector("#outcome")
             assert page.locator("#outcome").get_attribute("data-decision") == "approve"
-            done = _write(call, "projects/elevated.md", ticket["grant"])
+            done = write_with_grant(call, "projects/elevated.md", ticket["grant"])
             assert not done.is_error and done.structured_content["status"] == "committed", text_of(done)
 
             page.goto(f"{console.url}/elevations")
@@ -201,8 +135,8 @@ def test_approve_an_elevation_from_the_list_and_use_it_over_mcp(vault: Path, bro
             page.wait_for_load_state()
             assert page.locator("#done").get_attribute("data-action") == "revoke"
             assert page.locator("#grant-count").text_content() == "0"
-            _refused(_write(call, "projects/after.md", ticket["grant"]), "grant-revoked")
-        assert "Notegate-Grant: " + ticket["grant_id"] in _git_log(vault, 1)
+            assert_refused("grant-revoked", write_with_grant(call, "projects/after.md", ticket["grant"]))
+        assert "Notegate-Grant: " + ticket["grant_id"] in git_log(vault, 1)
 
 
 def test_a_member_is_refused_the_owner_pages(vault: Path, browser, devices) -> None:

@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notegate.doors.web.snippets import plain_snippet
-from timing import assert_linear, fill
-from web.notes_support import unsafe_markup
+from support.timing import assert_linear, fill
+from support.web_notes import unsafe_markup
 
 
 def test_markdown_becomes_the_text_a_reader_sees_and_the_words_are_marked() -> None:

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from web.conftest import enrolled
-from web.harness import Console, Device, serve_console
-from web.tools_support import tools_process, with_tools
+from support.web_harness import Console, Device, enrolled, serve_console
+from support.web_tools import tools_process, with_tools
 
 ARTIFACTS = Path(__file__).parents[1] / "artifacts"
 SECRET = "ghp_" + "Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0Kk1Ll2"

@@ -15,9 +15,9 @@ import pygit2
 import pytest
 
 from notegate.tools.sealing import read_key_file
-from web.harness import Console, serve_console
-from web.notes_support import Signed, sign_in
-from web.tools_support import tools_process, with_tools
+from support.web_harness import Console, serve_console
+from support.web_notes import Signed, sign_in
+from support.web_tools import tools_process, with_tools
 
 SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"  # a token-shaped value the tests store
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from notegate.doors.web.visible import visible
-from timing import assert_catches_quadratic, assert_linear
+from support.timing import assert_catches_quadratic, assert_linear
 
 HIDDEN = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 

@@ -53,7 +53,7 @@ from joserfc.jwk import OKPKey
 from notegate.config import PUBLIC_KEY_PREFIX, is_device_name, parse_public_key
 from notegate.errors import NotegateError
 from notegate.network import LOOPBACK_URL_HOSTS
-from notegate.policy import Caller, decide_device_tier
+from notegate.policy import Caller, decide_device_tier, lifted
 
 if TYPE_CHECKING:
     from notegate.config import Config, DeviceConfig
@@ -368,7 +368,7 @@ class DeviceVerifier:
         """The caller as this request's device header leaves it (trusted, or exactly as it was)."""
         verdict = self.verify(header_value)
         decision = decide_device_tier(caller, verdict)
-        result = replace(caller, tier="trusted") if decision.allowed else caller
+        result = lifted(caller) if decision.allowed else caller
         self._audit(result, verdict, None if decision.allowed else decision.rule)
         return result, verdict
 

@@ -39,7 +39,7 @@ import re
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from notegate.errors import NotegateError
@@ -50,8 +50,9 @@ from notegate.policy import (
     decide_elevation_approval,
     decide_elevation_denial,
     decide_elevation_request,
-    decide_grant,
+    decide_presented_grant,
     deny,
+    lifted,
 )
 
 if TYPE_CHECKING:
@@ -100,13 +101,13 @@ def owners_in(config: Callable[[], Config]) -> Callable[[str | None], str | None
 
 
 @dataclass(frozen=True)
-class _Unapproved:
-    """A request's bindings as :func:`decide_grant` reads them, before the owner answered."""
+class _Asked:
+    """A stored request's facts as :func:`notegate.policy.decide_presented_grant` reads them."""
 
     connector: str
     conversation: str | None
-    expires_at: float = float("inf")
-    revoked_at: float | None = None
+    answered_at: float | None
+    expires_at: float
 
 
 @dataclass(frozen=True)
@@ -362,21 +363,19 @@ class Grants:
         row = self.state.elevation_grant(digest)
         if row is None:
             asked = self.state.elevation_request_by_grant(digest)
-            if asked is not None and asked["answered_at"] is None and asked["expires_at"] > now:
-                # The bindings hold before approval too: another connector login holding the value is told
-                # exactly what it would be told after approval, never that a request is waiting.
-                bound = decide_grant(_Unapproved(asked["connector"], asked["conversation"]), caller, conversation, now)
-                if not bound.allowed:
-                    self._audit(caller, asked["grant_id"], f"grant-refused:{bound.rule}", now)
-                    return caller, bound
-                return caller, deny("grant-pending", "the owner has not approved this request yet.")
-            return caller, deny(
-                "grant-unknown", "no such grant (never approved, denied, expired unanswered or ended over a day ago)."
+            request = (
+                None
+                if asked is None
+                else _Asked(asked["connector"], asked["conversation"], asked["answered_at"], asked["expires_at"])
             )
+            decision = decide_presented_grant(None, request, caller, conversation, now)
+            if decision.rule not in ("grant-pending", "grant-unknown"):  # a waiting request's binding refused
+                self._audit(caller, asked["grant_id"], f"grant-refused:{decision.rule}", now)
+            return caller, decision
         facts = Grant.of(row)
-        decision = decide_grant(facts, caller, conversation, now)
+        decision = decide_presented_grant(facts, None, caller, conversation, now)
         if decision.allowed:
-            granted = replace(caller, tier="trusted", grant_id=facts.grant_id)
+            granted = lifted(caller, grant_id=facts.grant_id)
             key = (facts.grant_id, caller.session)
             if key not in self._used:
                 self._used[key] = None

@@ -35,6 +35,7 @@ from notegate.policy import (
     decide_member_caller,
     decide_member_invite,
     decide_member_removal,
+    decide_member_use,
     effective_members,
 )
 
@@ -103,7 +104,8 @@ class Membership:
         return effective_members(env.members, rows)
 
     def may_use(self, login: str, environment: str) -> bool:
-        return login == self.config().environment(environment).owner or login in self.members(environment)
+        env = self.config().environment(environment)
+        return decide_member_use(env.owner, self.members(env.name), login).allowed
 
     def persons(self) -> frozenset[str]:
         """Every owner and live member of every environment: the logins that may log in to the console."""

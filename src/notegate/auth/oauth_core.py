@@ -38,7 +38,7 @@ from notegate.auth.consent import PendingConsent
 from notegate.auth.members import Membership
 from notegate.config import Config
 from notegate.errors import NotegateError
-from notegate.policy import decide_redirect_uri
+from notegate.policy import OAUTH_STANDING, Caller, caller_of, decide_redirect_uri
 from notegate.state import StateDB
 
 ACCESS_PREFIX = "nga_"
@@ -91,13 +91,17 @@ class TokenGrant:
         """The credential the door counts open requests against: the connector login."""
         return self.connector
 
+    def caller(self, session: str = "-") -> Caller:
+        """The caller this grant is (the policy's :func:`~notegate.policy.caller_of`, as for every credential)."""
+        return caller_of(self.claims(), client=self.client_name, session=session)
+
     def claims(self) -> dict[str, str | None]:
         """The same claim keys a static token carries, so the MCP door builds the caller the same way."""
         return {
             "login": self.login,
             "display_name": self.login,
-            "client_class": "hosted",
-            "tier": "restricted",
+            "client_class": OAUTH_STANDING[0],
+            "tier": OAUTH_STANDING[1],
             "environment": self.environment,
             "connector": self.connector,
         }

@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES, TIERS, Caller, decide_token_name, default_tier
+from notegate.policy import (
+    CONVERSATION_TIERS,
+    Caller,
+    ClientClass,
+    caller_of,
+    decide_token_name,
+    decide_token_standing,
+    decide_token_tier_change,
+    default_tier,
+)
 from notegate.state import StateDB
 
 PREFIX = "ngt_"
@@ -38,16 +47,8 @@ class TokenRecord:
     contracts: tuple[str, ...] = ()  # a machine token: the contracts it may call (given at creation)
 
     def caller(self, session: str = "-") -> Caller:
-        return Caller(
-            login=self.login,
-            display_name=self.display_name,
-            client=self.name,
-            client_class=self.client_class,
-            tier=self.tier,
-            session=session,
-            environment=self.environment,
-            connector=self.connector,
-        )
+        """The caller this token is (the policy's :func:`~notegate.policy.caller_of`, as for every credential)."""
+        return caller_of(self.claims(), client=self.name, session=session)
 
     @property
     def connector(self) -> str:
@@ -82,30 +83,12 @@ def _new_token(
     contracts: tuple[str, ...] = (),
 ) -> tuple[str, TokenRecord, dict[str, object]]:
     """A fresh token, its record and its row (the secret only as a hash); nothing stored yet."""
-    if client_class not in CLIENT_CLASSES:
-        raise NotegateError(
-            f"unknown client class '{client_class}'",
-            rule="bad-argument",
-            remedy=f"Use one of: {', '.join(CLIENT_CLASSES)}.",
-        )
     tier = tier or default_tier(client_class)
-    if tier not in TIERS:
-        raise NotegateError(f"unknown tier '{tier}'", rule="bad-argument", remedy=f"Use one of: {', '.join(TIERS)}.")
-    if (client_class == "machine") != (tier == "machine"):
-        raise NotegateError(
-            "the machine class and the machine tier go together",
-            rule="bad-argument",
-            remedy="Use --class machine (its tier is machine), or a hosted/workstation class with "
-            "--tier restricted|trusted.",
-        )
+    standing = decide_token_standing(client_class, tier, contracts=bool(contracts))
+    if not standing.allowed:
+        raise NotegateError(standing.reason, rule=standing.rule)
     if not name or len(name) > 100 or not name.isprintable():
         raise NotegateError("a token name must be 1-100 printable characters", rule="bad-argument")
-    if contracts and client_class != "machine":
-        raise NotegateError(
-            "only a machine token calls contracts",
-            rule="bad-argument",
-            remedy="Drop --contract, or mint the token with --class machine.",
-        )
     contracts = tuple(dict.fromkeys(contracts))
     token_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
@@ -249,9 +232,10 @@ def list_tokens(db: StateDB) -> list[TokenRecord]:
 def set_token_tier(db: StateDB, token_id_or_name: str, tier: str) -> int:
     """The owner changes a token's tier (say, a restricted token made trusted). Its connector login stays the
     same, so what it wrote while restricted is still its own: it can never promote those items."""
-    if tier not in ("restricted", "trusted"):
-        raise NotegateError(f"unknown tier '{tier}'", rule="bad-argument", remedy="Use restricted or trusted.")
-    return db.set_token_tier(token_id_or_name, tier)
+    unknown = decide_token_tier_change(ClientClass.HOSTED, tier)
+    if not unknown.allowed:
+        raise NotegateError(unknown.reason, rule=unknown.rule, remedy=f"Use {' or '.join(CONVERSATION_TIERS)}.")
+    return db.set_token_tier(token_id_or_name, tier, lambda client_class: decide_token_tier_change(client_class, tier))
 
 
 def revoke_token(db: StateDB, token_id_or_name: str, *, now: float) -> int:

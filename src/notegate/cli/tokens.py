@@ -64,8 +64,9 @@ def cmd_token(args: argparse.Namespace) -> int:
         if unknown:
             return _fail(f"notegate token: no such contract {unknown[0]!r}; contracts: {', '.join(BUILTIN_MODULES)}", 2)
         from notegate.auth.members import Membership  # members live in the state database (the file seeds it)
+        from notegate.policy import ClientClass
 
-        if args.client_class != "machine" and not Membership(db, lambda: config).may_use(login, env.name):
+        if args.client_class != ClientClass.MACHINE and not Membership(db, lambda: config).may_use(login, env.name):
             return _fail(
                 f"notegate token: '{login}' is neither the owner nor a member of environment '{env.name}'. "
                 f"Add it to members in [environments.{env.name}] first.",

@@ -22,28 +22,17 @@ from starlette.routing import Route
 
 from notegate.auth.tokens import TokenRecord
 from notegate.errors import NotegateError, http_status
-from notegate.policy import Caller, decide_host
+from notegate.policy import decide_host
+from notegate.services.callers import Callers
 from notegate.services.contracts import ContractsService
 
 # The HTTP status of each refusal is the registry's (errors.http_status): none is decided here.
 BODY_SECONDS = 30.0
 
 
-def _caller(credential: Any) -> tuple[Caller, tuple[str, ...]]:
-    """The caller a verified credential is, and the contracts it was given (only a machine token has any)."""
-    if isinstance(credential, TokenRecord):
-        return credential.caller(), credential.contracts
-    claims = credential.claims()
-    caller = Caller(
-        login=claims["login"] or "",
-        display_name=claims.get("display_name") or claims["login"] or "",
-        client=getattr(credential, "client_name", "oauth"),
-        client_class=claims["client_class"] or "hosted",
-        tier=claims["tier"] or "restricted",
-        environment=claims["environment"],
-        connector=claims["connector"] or "",
-    )
-    return caller, ()
+def _granted(credential: Any) -> tuple[str, ...]:
+    """The contracts a verified credential was given (only a machine token has any)."""
+    return credential.contracts if isinstance(credential, TokenRecord) else ()
 
 
 def _refused(exc: NotegateError) -> JSONResponse:
@@ -88,11 +77,14 @@ def contract_routes(
     allowed_hosts: Collection[str] | None = None,
     *,
     holding: Callable[[str], AbstractContextManager[None]] = _unlimited,
+    callers: Callers | None = None,
 ) -> list[Route]:
     """``allowed_hosts`` (None: no check) are the Host values the MCP door answers to; a request naming
     another host is refused before its token is looked at, as on /mcp (DNS-rebinding protection).
     ``holding(credential id)`` counts a call among the credential's open requests (the MCP door's guard
-    shares its limits) and raises the refusal when it has too many."""
+    shares its limits) and raises the refusal when it has too many.  ``callers`` turns the credential into
+    its caller, as for every door (None: no membership, device or grant lookups)."""
+    callers = callers or Callers()
 
     def wrong_host(request: Request) -> JSONResponse | None:
         if allowed_hosts is None:
@@ -120,9 +112,9 @@ def contract_routes(
         found = await credential(request)
         if found is None:
             return _unauthenticated()
-        caller, granted = _caller(found)
         try:
-            listed = await anyio.to_thread.run_sync(contracts.available, caller, granted)
+            caller = await anyio.to_thread.run_sync(callers.resolve, found)
+            listed = await anyio.to_thread.run_sync(contracts.available, caller, _granted(found))
         except NotegateError as exc:
             return _refused(exc)
         return JSONResponse({"contracts": listed})
@@ -134,10 +126,11 @@ def contract_routes(
         found = await credential(request)
         if found is None:
             return _unauthenticated()
-        caller, granted = _caller(found)
         name = request.path_params["name"]
         body: bytes | None = None
+        granted = _granted(found)
         try:
+            caller = await anyio.to_thread.run_sync(callers.resolve, found)
             with holding(found.id):
                 body, size = await _body(request, contracts.body_limit(name))
                 result = await anyio.to_thread.run_sync(lambda: contracts.call(caller, granted, name, body, size=size))

@@ -78,8 +78,9 @@ from notegate.network import (
     WILDCARD_HOSTS,
     local_url,
 )
-from notegate.policy import decide_metrics_reader, metrics_environments
+from notegate.policy import Caller, decide_metrics_reader, metrics_environments
 from notegate.services import diskspace
+from notegate.services.callers import Callers
 from notegate.services.container import Services
 from notegate.services.eventlog import event
 from notegate.services.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -226,12 +227,12 @@ class LazyRoutes(BaseRoute):
         raise NoMatchFound(name, path_params)
 
 
-def environment_details(runtime: Runtime, record: Credential | None) -> dict[str, object]:
+def environment_details(runtime: Runtime, caller: Caller | None) -> dict[str, object]:
     """What /healthz tells a caller: "ok" to anyone; the head and index of one environment to its own token."""
-    if record is None:  # free space below min_free_bytes anywhere: "degraded", still 200 (reads are served)
+    if caller is None:  # free space below min_free_bytes anywhere: "degraded", still 200 (reads are served)
         low = diskspace.any_low(runtime.policy, runtime.config)
         return {"status": "degraded", "disk": "low"} if low else {"status": "ok"}
-    name = record.environment or runtime.config.default_environment
+    name = caller.environment or runtime.config.default_environment
     if name not in runtime.config.environments:
         return {"status": "ok"}
     env = runtime.environment(name)
@@ -254,11 +255,11 @@ def create_app(
     devices = DeviceVerifier(lambda: runtime.config, runtime.clock, state=runtime.state, host=host, port=port)
     # one per app: the MCP resolver and the approval page
     grants = Grants(runtime.state, runtime.policy, owner_of=owners_in(lambda: runtime.config))
+    # The one function every door turns a credential into a caller with (MCP, contracts, /healthz, /metrics).
+    callers = Callers(devices=devices, grants=grants, members=runtime.members.check_caller, clock=runtime.clock)
     mcp = build_mcp(
         services,
-        resolver=CallerResolver(
-            devices=devices, grants=grants, clock=runtime.clock, members=runtime.members.check_caller
-        ),
+        resolver=CallerResolver(callers=callers),
         elevation_base=url,
         auth_server_provider=provider,
         auth=auth_settings(url, f"{url}/mcp", runtime.policy.oauth_default_scope),
@@ -299,7 +300,11 @@ def create_app(
                 status_code=http_status(refused.rule),
                 headers={"WWW-Authenticate": "Bearer"},
             )
-        details = await anyio.to_thread.run_sync(environment_details, runtime, record)
+        try:
+            caller = await anyio.to_thread.run_sync(callers.resolve, record)
+        except NotegateError as exc:
+            return JSONResponse({"status": "ok", "error": exc.explain()}, status_code=http_status(exc.rule))
+        details = await anyio.to_thread.run_sync(environment_details, runtime, caller)
         environments = details.get("environments")
         if tools_health is not None and isinstance(environments, dict):
             for name, facts in environments.items():
@@ -314,18 +319,22 @@ def create_app(
         token = bearer(request.headers.get("authorization"))
         record = await anyio.to_thread.run_sync(verify, token) if token else None
         peer = request.client.host if request.client else ""
+        headers = {"WWW-Authenticate": "Bearer"}
+        try:
+            caller = await anyio.to_thread.run_sync(callers.resolve, record) if record is not None else None
+        except NotegateError as exc:
+            return PlainTextResponse(exc.explain() + "\n", status_code=http_status(exc.rule), headers=headers)
         decision = decide_metrics_reader(
             loopback_peer=peer in LOOPBACK_PEERS and token is None,
             behind_proxy=bool(runtime.config.public_url),
-            client_class=record.caller().client_class if record is not None else None,
+            client_class=caller.client_class if caller is not None else None,
         )
         if not decision.allowed:
             refused = NotegateError(decision.reason, rule=decision.rule)
-            headers = {"WWW-Authenticate": "Bearer"}
             return PlainTextResponse(refused.explain() + "\n", status_code=http_status(refused.rule), headers=headers)
         environments = metrics_environments(
             decision,
-            record.environment if record is not None else None,
+            caller.environment if caller is not None else None,
             runtime.config.default_environment,
             runtime.config.environments,
         )
@@ -370,7 +379,7 @@ def create_app(
 
         return [
             # Machine contracts (issue 16): machine tokens only, never the MCP tools.
-            *contract_routes(services.contracts, verify, allowed_hosts, holding=guarded.holding),
+            *contract_routes(services.contracts, verify, allowed_hosts, holding=guarded.holding, callers=callers),
             # The console (passkey login, the consent page); the consent page answers the OAuth core's requests.
             *web_routes(
                 runtime,

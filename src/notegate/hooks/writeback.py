@@ -341,6 +341,7 @@ def _execute(
     from notegate.hooks.vaultclient import VaultClient
     from notegate.models import DataPart, build_chain
     from notegate.models.gated import ask
+    from notegate.policy.vocab import CONVERSATION_TIERS
     from notegate.vault.formats import FormatError
 
     models = _models_of(settings, say)
@@ -363,7 +364,7 @@ def _execute(
         say(f"not written: {exc}")
         release(settings, job)
         return
-    if tier not in ("trusted", "restricted"):
+    if tier not in CONVERSATION_TIERS:
         say(f"not written: this token's tier ({tier}) cannot write session notes")
         return
     left = WRITEBACK_BUDGET - (time.monotonic() - started) - WRITE_RESERVE

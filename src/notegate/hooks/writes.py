@@ -30,6 +30,7 @@ from notegate.hooks.mcpclient import Refused
 from notegate.hooks.vaultclient import ABSENT, VaultClient
 from notegate.models.gated import Unsafe, exact_bytes
 from notegate.policy.settings import ProjectLayout
+from notegate.policy.vocab import Tier
 from notegate.vault import formats
 
 # Matched against the file name only (anchored): searching the whole path retried at every offset.
@@ -328,7 +329,7 @@ def write_as(
     now: datetime,
 ) -> Outcome:
     """Write the checked notes the way the caller's tier allows (``trusted`` or else ``restricted``)."""
-    if tier == "trusted":
+    if tier == Tier.TRUSTED:
         return write_trusted(
             vault,
             layout=layout,

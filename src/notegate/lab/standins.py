@@ -6,7 +6,7 @@
   hosted client's Client ID Metadata Document, as claude.ai or ChatGPT would.
 * :class:`RedirectCatcher`: the loopback redirect URI of the phone's OAuth client.
 
-Lifted from the suite's stand-ins (tests/models/standins.py, tests/auth/test_cimd.py) to what the lab needs:
+Lifted from the suite's stand-ins (tests/support/standins.py, tests/auth/test_cimd.py) to what the lab needs:
 the package never imports tests.
 """
 

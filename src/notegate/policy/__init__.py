@@ -17,6 +17,7 @@ callers import from ``notegate.policy`` and never need to know which module hold
 
 * :mod:`~notegate.policy.decision` -- :class:`Decision`, :func:`allow`, :func:`deny` and the note verbs
   (:class:`Action`): what every other module returns.
+* :mod:`~notegate.policy.vocab` -- a caller's closed vocabularies, :class:`Tier` and :class:`ClientClass`.
 * :mod:`~notegate.policy.names` -- instruction-file and hidden names as the clones' file systems fold them.
 * :mod:`~notegate.policy.settings` -- the :class:`Policy` values (path classes, inbox, routes) and what the
   doctor asks of a policy file. The rows and defaults are in :mod:`notegate.policyfile`.
@@ -46,6 +47,8 @@ from notegate.policy.caller import (
     Author,
     Caller,
     DeviceProof,
+    caller_of,
+    console_caller,
     decide_connection,
     decide_console_owner,
     decide_console_revoke,
@@ -55,11 +58,15 @@ from notegate.policy.caller import (
     decide_metrics_reader,
     decide_person,
     decide_reader,
+    decide_session_handle,
     decide_token_environment,
     decide_token_name,
+    decide_token_standing,
+    decide_token_tier_change,
     default_tier,
     fixed_caller,
     fixed_client,
+    lifted,
     metrics_environments,
     needs_session_handle,
     sees_private,
@@ -123,6 +130,7 @@ from notegate.policy.members import (
     decide_member_caller,
     decide_member_invite,
     decide_member_removal,
+    decide_member_use,
     effective_members,
 )
 from notegate.policy.names import HIDDEN_SHORT_NAMES, decide_name, instruction_file_named, is_hidden_segment
@@ -152,11 +160,14 @@ from notegate.policy.notes import (
     write_limits,
 )
 from notegate.policy.oauth import (
+    OAUTH_STANDING,
     GrantFacts,
+    RequestFacts,
     decide_elevation_approval,
     decide_elevation_denial,
     decide_elevation_request,
     decide_grant,
+    decide_presented_grant,
     decide_redirect_uri,
     decide_registration,
     decide_registration_redirects,
@@ -178,14 +189,15 @@ from notegate.policy.tools import (
     namespaced,
     split_namespaced,
 )
-from notegate.policyfile import CLIENT_CLASSES, POLICY_SETTINGS, SLUG, TIERS, is_slug
+from notegate.policy.vocab import CONVERSATION_TIERS, ClientClass, Tier
+from notegate.policyfile import POLICY_SETTINGS, SLUG, is_slug
 from notegate.safety.names import DEFAULT_INSTRUCTION_FILES
 
 __all__ = [  # every public name of the package, and what other modules take from here besides the decisions
     "CAPTURE_NUMBERED",
     "CATALOG_KINDS",
-    "CLIENT_CLASSES",
     "CONSOLE_ACTIONS",
+    "CONVERSATION_TIERS",
     "DEFAULT_INSTRUCTION_FILES",
     "FIXED_CONNECTORS",
     "HEALTH_RANGES",
@@ -196,16 +208,17 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "MODE_SYMLINK",
     "MODE_TREE",
     "NEVER_REVERTED",
+    "OAUTH_STANDING",
     "POLICY_SETTINGS",
     "PUSHER_VARIABLES",
     "READ_ACTIONS",
     "RENAME_LIMIT",
     "RESTRICTED_REASON",
     "SLUG",
-    "TIERS",
     "Action",
     "Author",
     "Caller",
+    "ClientClass",
     "Decision",
     "DeviceProof",
     "FileBytes",
@@ -216,13 +229,17 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "PlausibleRange",
     "Policy",
     "ProjectLayout",
+    "RequestFacts",
     "StepUp",
+    "Tier",
     "WriteLimits",
     "allow",
     "any_match",
     "attachment_media_type",
+    "caller_of",
     "can_see",
     "capture_keys",
+    "console_caller",
     "count_deletions",
     "decide",
     "decide_attachment",
@@ -271,6 +288,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_member_caller",
     "decide_member_invite",
     "decide_member_removal",
+    "decide_member_use",
     "decide_metrics_reader",
     "decide_mount",
     "decide_mount_tool",
@@ -278,6 +296,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_new_state_database",
     "decide_person",
     "decide_pin",
+    "decide_presented_grant",
     "decide_provider_step_up",
     "decide_push",
     "decide_pushed_objects",
@@ -291,10 +310,13 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "decide_restore_target",
     "decide_review",
     "decide_room",
+    "decide_session_handle",
     "decide_state_url_stored",
     "decide_task_reader",
     "decide_token_environment",
     "decide_token_name",
+    "decide_token_standing",
+    "decide_token_tier_change",
     "default_tier",
     "deny",
     "effective_members",
@@ -310,6 +332,7 @@ __all__ = [  # every public name of the package, and what other modules take fro
     "is_blank",
     "is_hidden_segment",
     "is_slug",
+    "lifted",
     "metrics_environments",
     "namespaced",
     "needs_session_handle",

@@ -5,12 +5,13 @@ environments, the Host header, the metrics reader, connection counts, token name
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.settings import Policy
+from notegate.policy.vocab import CONVERSATION_TIERS, ClientClass, Tier
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,8 @@ class Caller:
     login: str
     display_name: str
     client: str
-    client_class: str
-    tier: str
+    client_class: ClientClass
+    tier: Tier
     session: str = "-"
     environment: str | None = None
     connector: str = ""
@@ -80,11 +81,18 @@ def fixed_caller(connector: str, person: str) -> Caller:
         login=person,
         display_name=display_name or person,
         client=client,
-        client_class="workstation",
-        tier="trusted",
+        client_class=ClientClass.WORKSTATION,
+        tier=Tier.TRUSTED,
         session=session,
         connector=connector,
     )
+
+
+def console_caller(person: str, environment: str | None = None) -> Caller:
+    """Who a signed-in person's console action is: the fixed connector login ``web:console`` of that person,
+    bound to the environment the page works in.  Its credential is the passkey session (whose owner gate,
+    :func:`decide_console_owner`, comes first), so nothing here looks at claims, devices or grants."""
+    return replace(fixed_caller("web:console", person), environment=environment)
 
 
 def sync_caller(device: str, person: str) -> Caller:
@@ -94,8 +102,8 @@ def sync_caller(device: str, person: str) -> Caller:
         login=person,
         display_name=person,
         client="notegate-sync",
-        client_class="workstation",
-        tier="trusted",
+        client_class=ClientClass.WORKSTATION,
+        tier=Tier.TRUSTED,
         session="-",
         connector=f"sync:{device}",
     )
@@ -112,12 +120,48 @@ def device_caller(device, *, owner: str) -> Caller:
         login=device.person,
         display_name=f"{device.person} ({device.name})",
         client="obsidian-livesync",
-        client_class="workstation",
-        tier="trusted" if device.person == owner else "restricted",
+        client_class=ClientClass.WORKSTATION,
+        tier=Tier.TRUSTED if device.person == owner else Tier.RESTRICTED,
         session="-",
         environment=device.environment,
         connector=device.connector,
     )
+
+
+def caller_of(claims: Mapping[str, object], *, client: str, session: str = "-") -> Caller:
+    """The caller a verified credential names: the one place a credential's claims become a :class:`Caller`
+    (a static token's row, an OAuth grant's, and the SDK's access token carrying either; see
+    :func:`notegate.services.callers.Callers.resolve` for the device key and the grant that may lift it).
+
+    The class and the tier are the credential's own, parsed into the vocabulary. A claim that is missing
+    gets the least a credential can be -- a hosted client at its class's default tier -- because trust is
+    never a fallback. A value outside the vocabulary is kept as written, so every decision's last branch
+    refuses it (``unknown-tier``) instead of the door crashing on it."""
+    login = str(claims.get("login") or "")
+    environment = claims.get("environment")
+    client_class = _parsed(ClientClass, claims.get("client_class") or ClientClass.HOSTED)
+    return Caller(
+        login=login,
+        display_name=str(claims.get("display_name") or login),
+        client=client,
+        client_class=client_class,
+        tier=_parsed(Tier, claims.get("tier") or default_tier(client_class)),
+        session=session,
+        environment=str(environment) if environment else None,
+        connector=str(claims.get("connector") or ""),
+    )
+
+
+def _parsed(vocabulary, value: object):
+    """``value`` as its member of ``vocabulary``, or as written when it is none (see :func:`caller_of`)."""
+    return vocabulary(value) if value in tuple(vocabulary) else str(value)
+
+
+def lifted(caller: Caller, *, grant_id: str = "") -> Caller:
+    """The caller a verified device key (:func:`decide_device_tier`) or an approved grant
+    (:func:`notegate.policy.decide_grant`) leaves: trusted, and nothing else changed -- the same person,
+    class and connector login, so what it wrote while restricted is still its own (it may not promote it)."""
+    return replace(caller, tier=Tier.TRUSTED, grant_id=grant_id or caller.grant_id)
 
 
 @dataclass(frozen=True)
@@ -145,12 +189,12 @@ class Author:
 # -------------------------------------------------------------- decisions
 def sees_private(caller: Caller) -> bool:
     """Private notes exist only for trusted callers (listing, reading and search statistics alike)."""
-    return caller.tier == "trusted"
+    return caller.tier == Tier.TRUSTED
 
 
-def default_tier(client_class: str) -> str:
+def default_tier(client_class: str) -> Tier:
     """Restricted by default; machines are their own tier. Trust is never the default."""
-    return "machine" if client_class == "machine" else "restricted"
+    return Tier.MACHINE if client_class == ClientClass.MACHINE else Tier.RESTRICTED
 
 
 def needs_session_handle(policy: Policy, caller: Caller) -> bool:
@@ -177,7 +221,7 @@ def decide_device_tier(caller: Caller, verdict: DeviceProof) -> Decision:
     must not turn the chat into the owner's workstation), nor does another person's workstation."""
     if not verdict.trusted:
         return deny("device-not-verified", "the device header did not verify; the caller keeps its tier.")
-    if caller.client_class != "workstation" or caller.tier not in ("restricted", "trusted"):
+    if caller.client_class != ClientClass.WORKSTATION or caller.tier not in CONVERSATION_TIERS:
         return deny(
             "device-wrong-class",
             f"a device key lifts only a workstation credential, not a {caller.client_class} one.",
@@ -219,12 +263,12 @@ def decide_host(host: str | None, allowed: Collection[str]) -> Decision:
 
 def decide_reader(caller: Caller) -> Decision:
     """May ``caller`` use the knowledge tools at all (list, search: results are then filtered)?"""
-    if caller.tier == "machine" or caller.client_class == "machine":
+    if caller.tier == Tier.MACHINE or caller.client_class == ClientClass.MACHINE:
         return deny(
             "machine-no-mcp",
             "machine credentials cannot use the knowledge tools.",
         )
-    if caller.tier in ("restricted", "trusted"):
+    if caller.tier in CONVERSATION_TIERS:
         return allow("reader")
     return deny("unknown-tier", f"tier '{caller.tier}' may not read notes.")
 
@@ -267,7 +311,7 @@ def decide_metrics_reader(*, loopback_peer: bool, behind_proxy: bool, client_cla
     request from the internet look local, so there only a machine token reads them."""
     if loopback_peer and not behind_proxy:
         return allow("metrics-loopback", "the request comes from this machine")
-    if client_class == "machine":
+    if client_class == ClientClass.MACHINE:
         return allow("metrics-machine", "a live machine token")
     if client_class is None:
         return deny("metrics-unauthenticated", "reading /metrics from another machine needs a machine token")
@@ -316,6 +360,45 @@ def decide_connection(*, from_peer: int, per_peer: int, open_total: int, max_tot
     return deny(
         "too-many-connections", f"the server already serves {open_total} connections (max_connections = {max_total})"
     )
+
+
+def decide_token_standing(client_class: str, tier: str, *, contracts: bool) -> Decision:
+    """May a new static token have this class and this tier (and contracts)?  The class and the tier are each
+    one of the vocabulary's; the machine class and the machine tier go together (a machine is judged by the
+    contracts it was given, a conversation by its tier, never a mix); only a machine token calls contracts."""
+    if client_class not in tuple(ClientClass):
+        return deny("bad-argument", f"unknown client class '{client_class}' (one of {', '.join(ClientClass)})")
+    if tier not in tuple(Tier):
+        return deny("bad-argument", f"unknown tier '{tier}' (one of {', '.join(Tier)})")
+    if (client_class == ClientClass.MACHINE) != (tier == Tier.MACHINE):
+        return deny(
+            "bad-argument",
+            "the machine class and the machine tier go together: --class machine has the machine tier, a "
+            "hosted or workstation class is restricted or trusted",
+        )
+    if contracts and client_class != ClientClass.MACHINE:
+        return deny("bad-argument", "only a machine token calls contracts (mint it with --class machine)")
+    return allow("token-standing", f"a {client_class} token at the {tier} tier")
+
+
+def decide_token_tier_change(client_class: str, tier: str) -> Decision:
+    """May the owner give a live token of ``client_class`` the tier ``tier``?  A conversation's token moves
+    between restricted and trusted; a machine token keeps its tier (its class decides it: see
+    :func:`decide_token_standing`), so it is left alone, not refused."""
+    if tier not in CONVERSATION_TIERS:
+        return deny("bad-argument", f"unknown tier '{tier}'")
+    if client_class == ClientClass.MACHINE:
+        return deny("token-machine-tier", "a machine token keeps the machine tier")
+    return allow("token-tier", f"a {client_class} token becomes {tier}")
+
+
+def decide_session_handle(caller: Caller, *, login: str, client: str) -> Decision:
+    """May ``caller`` use a live session handle that ``session_start`` gave to ``login`` over ``client``?
+    Only the same person through the same client: a handle leaked into another conversation, or copied to
+    another client of the same person, names a session that is not theirs."""
+    if login != caller.login or client != caller.client:
+        return deny("session-handle-foreign", "the session handle belongs to another login or client")
+    return allow("session-handle", "the handle's own login and client")
 
 
 def decide_token_name(name: str, active_names: Iterable[str]) -> Decision:

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 from notegate.policy.caller import Caller
 from notegate.policy.decision import Decision, allow, deny
+from notegate.policy.vocab import ClientClass, Tier
 
 
 def decide_contract_door(caller: Caller) -> Decision:
     """May ``caller`` use the contract door at all?  Machines only: a conversation has a model to deliver
     rules to and reaches notes through the MCP tools, never a contract (the second lock on the door)."""
-    if caller.client_class == "machine" and caller.tier == "machine":
+    if caller.client_class == ClientClass.MACHINE and caller.tier == Tier.MACHINE:
         return allow("contract-door")
     return deny(
         "contract-not-for-conversations",

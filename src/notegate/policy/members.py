@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 
 from notegate.policy.decision import Decision, allow, deny
+from notegate.policy.vocab import ClientClass
 
 #: A login a person is invited under: the shape passkeys, audit rows and commit trailers already use.
 LOGIN = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}\Z")
@@ -57,8 +58,16 @@ def decide_member_caller(
     member refuses their running sessions at their next call, whatever credential survived. Machines are bound
     to their token, not to a person; a credential minted for a login that never was a member (the library's
     own callers, fixed connectors) is judged by its token as before."""
-    if client_class == "machine" or login == owner or login in set(members):
+    if client_class == ClientClass.MACHINE or login == owner or login in set(members):
         return allow("member", f"'{login}' belongs to this environment")
     if login in set(removed):
         return deny("member-removed", f"'{login}' is no longer a member of this environment")
     return allow("member", f"'{login}' was never removed from this environment")
+
+
+def decide_member_use(owner: str, members: Iterable[str], login: str) -> Decision:
+    """May ``login`` act in an environment owned by ``owner`` whose members are ``members`` (mint a token
+    there, be given an OAuth grant for it, enrol a LiveSync device)?  Its owner or one of its members."""
+    if login == owner or login in set(members):
+        return allow("member-use", f"'{login}' belongs to this environment")
+    return deny("member-unknown", f"'{login}' is neither the owner nor a member of this environment")

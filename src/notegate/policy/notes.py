@@ -13,7 +13,9 @@ from notegate.policy.caller import Author, Caller, decide_reader, sees_private
 from notegate.policy.decision import READ_ACTIONS, Action, Decision, allow, deny
 from notegate.policy.names import decide_name
 from notegate.policy.settings import Policy
+from notegate.policy.vocab import ClientClass, Tier
 from notegate.safety.attachments import media_type_of
+from notegate.vault.paths import AttachmentPath, NotePath
 
 
 def can_see(policy: Policy, caller: Caller, path: str) -> bool:
@@ -29,7 +31,7 @@ def decide_credential(caller: Caller, allow_secret: bool) -> Decision:
     A secret committed once stays in every clone forever. Restricted and hosted callers never may (a
     hosted chat cannot be told apart from its prompt); a trusted workstation may only when it insists.
     """
-    if caller.tier != "trusted" or caller.client_class == "hosted":
+    if caller.tier != Tier.TRUSTED or caller.client_class == ClientClass.HOSTED:
         return deny("credential-found", "the text contains what looks like a credential")
     if not allow_secret:
         return deny("credential-warning", "the text contains what looks like a credential")
@@ -77,8 +79,10 @@ def decide_folder(folder: str, visible_notes: int) -> Decision:
     return deny("no-such-folder", f"no such folder: {folder}.")
 
 
-def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:
-    """May ``caller`` do ``action`` to ``path``?"""
+def decide(policy: Policy, caller: Caller, action: Action, note: NotePath | AttachmentPath) -> Decision:
+    """May ``caller`` do ``action`` to the note (or attachment) at ``note``?  A parsed path: what is not a
+    safe path was refused by :meth:`NotePath.parse` before a decision is asked, so this never re-checks one."""
+    path = note.value
     reader = decide_reader(caller)
     if not reader.allowed:
         return reader
@@ -92,11 +96,11 @@ def decide(policy: Policy, caller: Caller, action: Action, path: str) -> Decisio
         named = decide_name(policy, path)
         if not named.allowed:
             return named
-    if caller.tier == "trusted":
+    if caller.tier == Tier.TRUSTED:
         if policy.is_protected(path):
             return allow("protected-trusted", "protected path: trusted callers only, always two-step.")
         return allow("trusted-write")
-    if caller.tier == "restricted":
+    if caller.tier == Tier.RESTRICTED:
         return _decide_restricted_write(policy, action, path)
     return deny("unknown-tier", f"tier '{caller.tier}' may not {action.value} notes.")
 
@@ -141,7 +145,7 @@ class WriteLimits:
     writes: int  # 0 = unlimited
     bytes: int  # 0 = unlimited
     window_seconds: float = 3600.0
-    who: str = "restricted"  # whose settings they are: restricted | machine (named in a refusal)
+    who: Tier = Tier.RESTRICTED  # whose settings they are: restricted | machine (named in a refusal)
 
 
 def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
@@ -150,12 +154,12 @@ def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
     Trusted connector logins have none: the owner's own programs and sessions. A machine token has its own
     (``machine_*_per_hour``): a cron posts on its own schedule, not a conversation's, so the owner may size it
     apart. Every other caller is held to the restricted one. The quota is per connector login either way."""
-    if caller.tier == "trusted":
+    if caller.tier == Tier.TRUSTED:
         return None
-    if caller.tier == "machine" or caller.client_class == "machine":
-        writes, size, who = policy.machine_writes_per_hour, policy.machine_bytes_per_hour, "machine"
+    if caller.tier == Tier.MACHINE or caller.client_class == ClientClass.MACHINE:
+        writes, size, who = policy.machine_writes_per_hour, policy.machine_bytes_per_hour, Tier.MACHINE
     else:
-        writes, size, who = policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour, "restricted"
+        writes, size, who = policy.restricted_writes_per_hour, policy.restricted_bytes_per_hour, Tier.RESTRICTED
     if not writes and not size:
         return None
     return WriteLimits(writes, size, who=who)
@@ -164,7 +168,7 @@ def write_limits(policy: Policy, caller: Caller) -> WriteLimits | None:
 def decide_quota(limits: WriteLimits, writes: int, used_bytes: int, size: int) -> Decision:
     """May one more write of ``size`` bytes go in, after ``writes`` writes of ``used_bytes`` in the window?"""
     if limits.writes and writes + 1 > limits.writes:
-        sessions = "machine tokens" if limits.who == "machine" else "restricted sessions"
+        sessions = "machine tokens" if limits.who == Tier.MACHINE else "restricted sessions"
         return deny(
             "write-quota",
             f"this connector login made {writes} writes in the last hour, the limit for {sessions} "
@@ -197,7 +201,7 @@ def decide_review(policy: Policy, caller: Caller) -> Decision:
     reader = decide_reader(caller)
     if not reader.allowed:
         return reader
-    if caller.tier != "trusted":
+    if caller.tier != Tier.TRUSTED:
         return deny(
             "review-trusted-only",
             "only a trusted session may review the inbox. A restricted session may write to it with inbox_write.",
@@ -229,14 +233,14 @@ def attachment_media_type(policy: Policy, path: str) -> str:
     return media_type_of(policy.attachment_types, path.rsplit("/", 1)[-1])
 
 
-def decide_attachment_read(policy: Policy, caller: Caller, path: str, size: int) -> Decision:
+def decide_attachment_read(policy: Policy, caller: Caller, attachment: AttachmentPath, size: int) -> Decision:
     """May ``caller`` read the attachment at ``path`` (``size`` bytes)?  Visibility exactly as for a note (a
     private attachment is not there for a restricted caller), then the type and the size: what the vault may
     not hold is not served either (a file pushed before the policy changed)."""
-    seen = decide(policy, caller, Action.READ, path)
+    seen = decide(policy, caller, Action.READ, attachment)
     if not seen.allowed:
         return seen
-    media_type = attachment_media_type(policy, path)
+    media_type = attachment_media_type(policy, attachment.value)
     kind = decide_attachment_kind(policy, media_type, size)
     return kind if not kind.allowed else allow("attachment-read", media_type)
 
@@ -254,7 +258,7 @@ def decide_attachment_kind(policy: Policy, media_type: str, size: int) -> Decisi
     return allow("attachment-kind", media_type)
 
 
-def decide_attachment_write(policy: Policy, caller: Caller, action: Action, path: str) -> Decision:
+def decide_attachment_write(policy: Policy, caller: Caller, action: Action, attachment: AttachmentPath) -> Decision:
     """May ``caller`` create, replace or delete the attachment at ``path``?
 
     Visibility first (a private path is "no such note" to a restricted caller, as for notes); then only
@@ -263,22 +267,22 @@ def decide_attachment_write(policy: Policy, caller: Caller, action: Action, path
     reader = decide_reader(caller)
     if not reader.allowed:
         return reader
-    if not can_see(policy, caller, path):
+    if not can_see(policy, caller, attachment.value):
         return deny("no-such-note", "no such note.")
-    if caller.tier != "trusted":
+    if caller.tier != Tier.TRUSTED:
         return deny(
             "attachment-write-trusted",
             "only a trusted session may write attachments; a restricted session writes Markdown inbox items.",
         )
     if not policy.attachment_writes:
         return deny("attachment-writes-off", "the policy turns attachment writes through MCP off (attachment_writes).")
-    return decide(policy, caller, action, path)
+    return decide(policy, caller, action, attachment)
 
 
 def decide_task_reader(caller: Caller, owner: str) -> Decision:
     """May ``caller`` see the server's task notes for an environment (a refused fetch: what the origin holds,
     and how to repair it)?  The environment's owner, in a trusted session: the task is theirs to act on."""
-    if caller.tier == "trusted" and caller.login == owner:
+    if caller.tier == Tier.TRUSTED and caller.login == owner:
         return allow("task-reader")
     return deny("task-owner-only", "task notes are for the environment's owner.")
 

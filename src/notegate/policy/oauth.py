@@ -6,12 +6,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Protocol
 
 from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.caller import Caller, decide_reader
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.settings import Policy
+from notegate.policy.vocab import ClientClass, Tier
+
+#: What an OAuth credential is, whoever consented: a hosted client (a chat app holds the grant family, and a
+#: chat cannot be told apart from its prompt) at the restricted tier.  Trust is never the default: only a
+#: grant the owner approves lifts it, per request (:func:`decide_grant`).
+OAUTH_STANDING: tuple[ClientClass, Tier] = (ClientClass.HOSTED, Tier.RESTRICTED)
 
 #: An RFC 8252 loopback redirect: http, a loopback host, an optional port, a path (no user info, no fragment).
 _LOOPBACK = re.compile(r"http://(" + "|".join(map(re.escape, LOOPBACK_URL_HOSTS)) + r")(?::[0-9]{1,5})?(/[^#@\s]*)?\Z")
@@ -86,7 +93,7 @@ def decide_elevation_request(policy: Policy, caller: Caller, pending: int) -> De
     reader = decide_reader(caller)
     if not reader.allowed:
         return reader
-    if caller.tier == "trusted":
+    if caller.tier == Tier.TRUSTED:
         return deny("elevation-not-needed", "this caller needs no elevation grant.")
     if pending >= policy.elevation_pending_cap:
         return deny(
@@ -185,3 +192,50 @@ def decide_grant(grant: GrantFacts, caller: Caller, conversation: str | None, no
     if grant.conversation is not None and conversation != grant.conversation:
         return deny("grant-other-conversation", "this grant was approved for another conversation.")
     return allow("grant-trusted", "an owner-approved grant of this connector login.")
+
+
+class RequestFacts(Protocol):
+    """What a stored elevation request says before the owner answered it (its grant value is known already)."""
+
+    @property
+    def connector(self) -> str: ...
+
+    @property
+    def conversation(self) -> str | None: ...
+
+    @property
+    def answered_at(self) -> float | None: ...
+
+    @property
+    def expires_at(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class _Unapproved:
+    """A request's bindings as :func:`decide_grant` reads them, before the owner answered."""
+
+    connector: str
+    conversation: str | None
+    expires_at: float = float("inf")
+    revoked_at: float | None = None
+
+
+def decide_presented_grant(
+    grant: GrantFacts | None, request: RequestFacts | None, caller: Caller, conversation: str | None, now: float
+) -> Decision:
+    """A caller presented a grant value: does it lift the caller, and if not, what is it told?  ``grant`` is
+    the stored grant the value names (None: none), ``request`` the elevation request it was minted for (looked
+    at only when there is no grant).
+
+    An approved grant answers as :func:`decide_grant`.  A request still waiting for the owner is bound as its
+    grant will be: another connector login holding the value is told exactly what it would be told after
+    approval, never that a request is waiting (``grant-pending`` goes only to the one that asked).  Anything
+    else is ``grant-unknown``: never approved, denied, expired unanswered, or ended and swept."""
+    if grant is not None:
+        return decide_grant(grant, caller, conversation, now)
+    if request is not None and request.answered_at is None and request.expires_at > now:
+        bound = decide_grant(_Unapproved(request.connector, request.conversation), caller, conversation, now)
+        if not bound.allowed:
+            return bound
+        return deny("grant-pending", "the owner has not approved this request yet.")
+    return deny("grant-unknown", "no such grant (never approved, denied, expired unanswered or ended over a day ago).")

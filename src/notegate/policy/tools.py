@@ -11,6 +11,7 @@ import re
 
 from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.decision import Decision, allow, deny
+from notegate.policy.vocab import Tier
 
 #: Upstream packages a catalog entry may name, by kind. A container image by digest is the issue's third
 #: kind; it is not served yet, so it is not a kind here. ``remote``: an MCP server elsewhere, reached over
@@ -150,9 +151,9 @@ def decide_mount_tool(
         return deny("tools-hidden", "not in the caller's environment")
     if not approved:
         return deny("tools-hidden", "its listing waits for the owner's approval")
-    if tier == "trusted":
+    if tier == Tier.TRUSTED:
         return allow("tools-call")
-    if tier == "restricted":
+    if tier == Tier.RESTRICTED:
         if calling and tool in write_tools:
             return deny("tools-write-restricted", f"the mount declares '{tool}' as a tool that writes")
         return allow("tools-call")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from notegate.auth.tokens import TokenRecord, issue_token, list_tokens, revoke_token_id
 from notegate.config import DeviceConfig, EnvironmentConfig
 from notegate.errors import NotegateError
-from notegate.policy import decide_console_revoke, fixed_caller, fixed_client
+from notegate.policy import console_caller, decide_console_revoke, fixed_client
 from notegate.services.runtime import Runtime
 from notegate.services.status import Status, collect_from
 
@@ -109,7 +109,7 @@ class AdminService:
 
     def record(self, environment: str, person: str, tool: str, outcome: str, path: str | None = None) -> None:
         """One audit row for an owner's action in the browser (connector ``web:console``)."""
-        caller = fixed_caller("web:console", person)
+        caller = console_caller(person)
         self.rt.state.audit(
             now=self.rt.clock(),
             environment=environment,

@@ -71,7 +71,7 @@ from notegate.services.notes import ContentVerdicts, NotesService
 from notegate.services.runtime import Environment
 from notegate.vault.bulk import Record, blob_record, local_origin_dir, packed_blobs, trees_cached, write_records
 from notegate.vault.links import Link, LinkTargets, canvas_links, canvas_relocated, links_in, resolves
-from notegate.vault.paths import FolderPath, NotePath, caseless_key
+from notegate.vault.paths import AttachmentPath, FolderPath, NotePath, caseless_key
 from notegate.vault.store import ABSENT, Change
 
 
@@ -560,12 +560,11 @@ def _decide_file(notes: NotesService, caller: Caller, dest: str, size: int, is_n
     """The decisions made before a file's bytes are read (path, policy, size as :func:`scan_source` found
     it): a refusal line, or None."""
     policy = notes.policy
-    if is_note:
-        try:
-            NotePath.parse(dest)
-        except PathRejected as exc:
-            return _refusal(exc.rule, exc.message)
-    decision = decide(policy, caller, Action.CREATE, dest)
+    try:
+        parsed = NotePath.parse(dest) if is_note else AttachmentPath.parse(dest)
+    except PathRejected as exc:
+        return _refusal(exc.rule, exc.message)
+    decision = decide(policy, caller, Action.CREATE, parsed)
     if not decision.allowed:
         return _denied(decision)
     limit, rule, name = (

@@ -46,6 +46,7 @@ from notegate.services import provenance
 from notegate.services.notes import NotesService, WriteResult
 from notegate.services.runtime import Environment
 from notegate.vault import formats
+from notegate.vault.commits import Trailer
 from notegate.vault.held import HeldRow, clean_reason, parse_held, render_held
 from notegate.vault.store import ABSENT, Change, Listing
 
@@ -321,9 +322,7 @@ class InboxService:
                 return replace(appended, message=f"Appended to the existing item {path}. {appended.message}")
             except StaleRevision:
                 continue  # another session appended meanwhile: appends commute, so take the new base
-        raise NotegateError(
-            f"{path} kept changing while appending", rule="busy", remedy="Nothing was written. Try again."
-        )
+        raise NotegateError(f"{path} kept changing while appending", rule="busy")
 
     def _create(self, caller: Caller, env: Environment, path: str, body: str, own_text_at: int) -> WriteResult:
         """Create the item at ``path`` (expected absent: a concurrent create makes it stale), audited as the
@@ -459,7 +458,6 @@ class InboxService:
                 raise PolicyDenied(
                     "the floor holds this item: " + "; ".join(r.as_text() for r in verdict.reasons[:5]),
                     rule="floor-hold",
-                    remedy="Nobody overrides the floor over MCP. Hold it with hold_inbox, or delete it.",
                 )
             target, target_blob, _before, new_text = self._plan(env, item, text, labels)
             changes = [Change(target, new_text.encode("utf-8")), Change(item, None)]
@@ -473,7 +471,7 @@ class InboxService:
                 changes,
                 expect,
                 f"promote {item} to {target}",
-                {"Notegate-Reviewed-By": Author.of(caller).label, "Notegate-Authors": ", ".join(labels) or "-"},
+                {Trailer.REVIEWED_BY: Author.of(caller).label, Trailer.AUTHORS: ", ".join(labels) or "-"},
                 intent=Intent(op="promote_inbox"),  # the item's deletion: its authors and hold are forgotten
             )
             record["commit"] = result.commit
@@ -509,7 +507,7 @@ class InboxService:
                 [Change(item, None), *held_changes],
                 {item: version, **held_expect},
                 f"delete {item}",
-                {"Notegate-Reviewed-By": Author.of(caller).label},
+                {Trailer.REVIEWED_BY: Author.of(caller).label},
                 intent=Intent(op="delete_inbox"),  # the item's deletion: its authors and hold are forgotten
             )
             record["commit"] = result.commit
@@ -528,7 +526,6 @@ class InboxService:
             raise PolicyDenied(
                 f"{item} is not a typed inbox item, so it has no route",
                 rule="no-route",
-                remedy="Hold it, or move it by hand as a trusted session.",
             )
         route = self.policy.route_target(ref.kind, ref.key)
         if not route.allowed:
@@ -564,7 +561,6 @@ class InboxService:
             raise NotegateError(
                 f"the route's target note could not take the item: {exc.message}",
                 rule="route-target-malformed",
-                remedy="Fix the target note's structure as a trusted session, then promote again.",
             ) from None
         return text if text.endswith("\n") else text + "\n"
 
@@ -619,7 +615,7 @@ class InboxService:
                 [change],
                 {HELD_PATH: held_blob, item: version},
                 f"hold {item}",
-                {"Notegate-Reviewed-By": Author.of(caller).label},
+                {Trailer.REVIEWED_BY: Author.of(caller).label},
                 intent=Intent(op="hold_inbox", hold=Hold(item, version, reason, caller.login)),
             )
             record["commit"] = result.commit

@@ -252,7 +252,7 @@ class NotesService(WriteRecipe):
             self._check_reader(caller)
             blob = env.store.listing().attachments.get(apath.value, ABSENT)
             size = env.store.blob_size(blob) if blob != ABSENT else 0
-            decision = decide_attachment_read(self.policy, caller, apath.value, size)
+            decision = decide_attachment_read(self.policy, caller, apath, size)
             if blob == ABSENT or decision.rule == "no-such-note":
                 raise no_such_note(apath.value, "Check the path with list_notes.")
             if not decision.allowed:
@@ -279,7 +279,7 @@ class NotesService(WriteRecipe):
             apath = AttachmentPath.parse(path)
             base = self._normalise_base(base_revision)
             action = Action.CREATE if base == ABSENT else Action.OVERWRITE
-            decision = decide_attachment_write(self.policy, caller, action, apath.value)
+            decision = decide_attachment_write(self.policy, caller, action, apath)
             if decision.rule == "no-such-note":
                 raise no_such_note(apath.value, "Check the path with list_notes.")
             if not decision.allowed:
@@ -330,7 +330,7 @@ class NotesService(WriteRecipe):
         with self.audited(caller, "read_note", path):
             env = self.env(caller, environment)
             note = self._note_path(path)
-            self._check(caller, Action.READ, note.value)
+            self._check(caller, Action.READ, note)
             found = env.store.read(note.value)
             if found is None:
                 raise no_such_note(note.value, self._missing_remedy(env, note.value))
@@ -467,7 +467,7 @@ class NotesService(WriteRecipe):
         with self.audited(caller, "note_history", path):
             env = self.env(caller, environment)
             note = NotePath.parse(path)
-            self._check(caller, Action.HISTORY, note.value)
+            self._check(caller, Action.HISTORY, note)
             limit = max(1, min(limit, MAX_HISTORY_LIMIT))
             entries = env.store.history(note.value, limit)
             if not entries and env.store.blob_id(note.value) == ABSENT:
@@ -484,7 +484,7 @@ class NotesService(WriteRecipe):
         with self.audited(caller, "note_history", path):
             env = self.env(caller, environment)
             note = NotePath.parse(path)
-            self._check(caller, Action.HISTORY, note.value)
+            self._check(caller, Action.HISTORY, note)
             limit = max(1, min(limit, MAX_HISTORY_LIMIT))
             entries = env.store.history(note.value, limit + 1)
             if not entries and env.store.blob_id(note.value) == ABSENT:
@@ -542,7 +542,7 @@ class NotesService(WriteRecipe):
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
             action = Action.CREATE if base == ABSENT else Action.OVERWRITE
-            self._check(caller, action, note.value)
+            self._check(caller, action, note)
             data = self.encoded_content(content)
             self.check_secrets(caller, content, allow_secret, own_text_at=own_text_at)
             intent = WriteIntent(
@@ -587,7 +587,7 @@ class NotesService(WriteRecipe):
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
-            self._check(caller, Action.APPEND, note.value)
+            self._check(caller, Action.APPEND, note)
             old = self.text_of(env, base) if base == env.store.blob_id(note.value) else ""
             style = line_break_of(old)
             if style is not None:  # the note's own line ends, never a mix of both (the prefix counted as sent)
@@ -629,8 +629,8 @@ class NotesService(WriteRecipe):
             src = NotePath.parse(path)
             dst = NotePath.parse(new_path)
             base = self._normalise_base(base_revision)
-            self._check(caller, Action.MOVE, src.value)
-            self._check(caller, Action.MOVE, dst.value)
+            self._check(caller, Action.MOVE, src)
+            self._check(caller, Action.MOVE, dst)
             if base == ABSENT:
                 raise NoSuchNote(f"cannot move {src.value}: base_revision is 'absent'", rule="no-such-note")
             if src.value == dst.value:
@@ -670,7 +670,7 @@ class NotesService(WriteRecipe):
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
-            self._check(caller, Action.DELETE, note.value)
+            self._check(caller, Action.DELETE, note)
             if env.store.blob_id(note.value) == ABSENT and base == ABSENT:
                 raise no_such_note(note.value, "Check the path with list_notes.")
             if base == ABSENT:
@@ -702,7 +702,7 @@ class NotesService(WriteRecipe):
             env = self.env(caller, environment)
             note = NotePath.parse(path)
             base = self._normalise_base(base_revision)
-            self._check(caller, Action.RESTORE, note.value)
+            self._check(caller, Action.RESTORE, note)
             if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit or ""):
                 raise NotegateError(
                     "commit must be a commit id from note_history",

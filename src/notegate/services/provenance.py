@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from notegate.vault.commits import Trailer
 from notegate.vault.provenance import server_trailers
 from notegate.vault.store import Author
 
@@ -32,14 +33,14 @@ def rows_for(environment: str, commits: list[tuple[str, Author, str]], now: floa
                 "commit_id": commit_id,
                 "author": author.name,
                 "login": author.login,
-                "client": trailers.get("Notegate-Client"),
-                "connector": trailers.get("Notegate-Connector"),
-                "session": trailers.get("Notegate-Session"),
-                "tier": trailers.get("Notegate-Tier"),
-                "grant_id": trailers.get("Notegate-Grant"),
-                "reviewed_by": trailers.get("Notegate-Reviewed-By"),
-                "authors": trailers.get("Notegate-Authors"),
-                "contract": trailers.get("Notegate-Contract"),
+                "client": trailers.get(Trailer.CLIENT),
+                "connector": trailers.get(Trailer.CONNECTOR),
+                "session": trailers.get(Trailer.SESSION),
+                "tier": trailers.get(Trailer.TIER),
+                "grant_id": trailers.get(Trailer.GRANT),
+                "reviewed_by": trailers.get(Trailer.REVIEWED_BY),
+                "authors": trailers.get(Trailer.AUTHORS),
+                "contract": trailers.get(Trailer.CONTRACT),
                 "at": now,
             }
         )

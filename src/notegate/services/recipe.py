@@ -33,6 +33,7 @@ from notegate.errors import (
     StaleRevision,
     UnknownEnvironment,
     no_such_note,
+    remedy_in,
 )
 from notegate.policy import (
     Action,
@@ -40,6 +41,7 @@ from notegate.policy import (
     Decision,
     FileBytes,
     Policy,
+    Tier,
     WriteLimits,
     decide,
     decide_credential,
@@ -63,16 +65,6 @@ from notegate.vault.paths import AttachmentPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
 MAX_DIFF_CHARS = 60_000
-
-#: What a writer reads instead of the git door's push-worded remedy, where the two differ.
-_RECIPE_REMEDIES = {
-    "incoming-hidden-path": "Nothing was written. Choose another name: this one is how a file system spells a "
-    "hidden name (an 8.3 short name such as obsidi~1 is .obsidian on Windows).",
-    "protected-floor-hold": "Nothing was written. Sessions load this note at start: remove the invisible "
-    "characters or instruction-file names the floor names, or write it as an inbox item for a reviewer.",
-    "too-many-files": "Nothing was written. Commit fewer files at once (at most max_files_per_commit).",
-    "too-many-deletions": "Nothing was written. Delete fewer notes at once (at most max_deletions_per_commit).",
-}
 
 
 def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
@@ -221,12 +213,12 @@ class WriteRecipe:
             raise UnknownEnvironment(decision.reason, remedy="Omit the environment argument to use your own.")
         return self.rt.environment(requested)
 
-    def _check(self, caller: Caller, action: Action, path: str) -> None:
+    def _check(self, caller: Caller, action: Action, path: NotePath | AttachmentPath) -> None:
         decision = decide(self.policy, caller, action, path)
         if decision.allowed:
             return
         if decision.rule == "no-such-note":
-            raise no_such_note(path, "Check the path with list_notes or search_notes.")
+            raise no_such_note(path.value, "Check the path with list_notes or search_notes.")
         raise PolicyDenied(decision.reason, rule=decision.rule)
 
     def _check_reader(self, caller: Caller) -> None:
@@ -241,19 +233,16 @@ class WriteRecipe:
             raise ContentRejected(
                 f"the text is not valid UTF-8 (unpaired surrogate at character {exc.start})",
                 rule="content-not-utf8",
-                remedy="Send the note as valid Unicode text.",
             ) from exc
         if "\x00" in text:
             raise ContentRejected(
                 "the text contains a NUL character (binary data)",
                 rule="content-binary",
-                remedy="Notes are UTF-8 Markdown; remove the NUL characters.",
             )
         if len(data) > self.policy.max_note_bytes:
             raise ContentRejected(
                 f"the note would be {len(data)} bytes, over the limit of {self.policy.max_note_bytes}",
                 rule="note-too-large",
-                remedy="Split it into several notes.",
             )
         return data
 
@@ -350,7 +339,6 @@ class WriteRecipe:
         return NotegateError(
             f"{path} differs only by letter case from the existing note {existing}",
             rule="path-case-collision",
-            remedy="Use the existing note's exact path, or choose a clearly different name.",
         )
 
     @staticmethod
@@ -360,13 +348,11 @@ class WriteRecipe:
             raise NotegateError(
                 "base_revision is required",
                 rule="base-revision-required",
-                remedy="Pass the revision read_note returned, or 'absent' to create a new note.",
             )
         if base != ABSENT and not re.fullmatch(r"[0-9a-f]{40}", base):
             raise NotegateError(
                 f"base_revision '{base_revision[:50]}' is not a revision",
                 rule="base-revision-invalid",
-                remedy="Pass the 40-hex revision read_note returned, or 'absent' to create a new note.",
             )
         return base
 
@@ -387,7 +373,6 @@ class WriteRecipe:
                 raise NotegateError(
                     f"{p} already exists",
                     rule="target-exists",
-                    remedy="Choose another path, or delete that note first.",
                 )
             existing = listing.collision(p)
             if existing is not None:
@@ -478,7 +463,7 @@ class WriteRecipe:
                 "minutes), or "
                 + (
                     "ask the owner to raise the machine limits."
-                    if limits.who == "machine"
+                    if limits.who == Tier.MACHINE
                     else "ask the owner for a trusted session."
                 ),
             )
@@ -537,7 +522,7 @@ class WriteRecipe:
             raise PolicyDenied(
                 f"{planned.path}: {planned.reason}" if planned.path else planned.reason,
                 rule=planned.rule,
-                remedy=_RECIPE_REMEDIES.get(planned.rule),
+                remedy=remedy_in("writer", planned.rule),
             )
         return planned
 

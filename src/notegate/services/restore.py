@@ -39,6 +39,8 @@ from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.network import LOOPBACK_V4
 from notegate.policy import (
+    ClientClass,
+    Tier,
     decide_backup_file,
     decide_backup_manifest,
     decide_new_state_database,
@@ -363,8 +365,8 @@ def _check_serve(backup: OpenedBackup, config_path: Path, port: int, record: Cal
         token, _ = create_token(
             db,
             name="rehearsal",
-            client_class="workstation",
-            tier="restricted",
+            client_class=ClientClass.WORKSTATION,
+            tier=Tier.RESTRICTED,
             login=config.environment(seal.read_environment).owner,
             environment=seal.read_environment,
             now=time.time(),

@@ -29,7 +29,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from notegate.errors import NotegateError, PolicyDenied
-from notegate.policy import Caller, ProjectLayout, can_see, decide_reader, is_slug, needs_session_handle
+from notegate.policy import (
+    Caller,
+    ProjectLayout,
+    Tier,
+    can_see,
+    decide_reader,
+    decide_session_handle,
+    is_slug,
+    needs_session_handle,
+)
 from notegate.services.inbox import InboxService
 from notegate.services.notes import NotesService
 from notegate.vault import formats
@@ -38,7 +47,6 @@ from notegate.vault.fence import HANDOFF_LEAD, OWNER_AND_DATA, RULES_LEAD
 HANDLE_PREFIX = "ngs_"
 #: Each note session_start returns is cut (inside its fence) to this many characters.
 MAX_FENCED_CHARS = 40_000
-TIERS = ("restricted", "trusted", "machine")
 SESSION_REMEDY = (
     "Call session_start first (with your project if you have one), read what it returns, and pass its "
     "handle as the handle argument to every other notegate tool."
@@ -95,12 +103,9 @@ class SessionsService:
                 rule="session-handle-expired",
                 remedy=SESSION_REMEDY,
             )
-        if row["login"] != caller.login or row["client"] != caller.client:
-            raise PolicyDenied(
-                "the session handle belongs to another login or client",
-                rule="session-handle-foreign",
-                remedy=SESSION_REMEDY,
-            )
+        owned = decide_session_handle(caller, login=row["login"], client=row["client"])
+        if not owned.allowed:
+            raise PolicyDenied(owned.reason, rule=owned.rule, remedy=SESSION_REMEDY)
         return row["session_id"]
 
     def _fenced_note(
@@ -137,7 +142,7 @@ class SessionsService:
             now = self.rt.clock()
             handle = None
             session_id = caller.session
-            if caller.tier != "machine":
+            if caller.tier != Tier.MACHINE:
                 handle = HANDLE_PREFIX + secrets.token_urlsafe(32)
                 session_id = _hash(handle)[:16]
                 self.rt.state.create_handle(
@@ -272,7 +277,7 @@ def _combine(
     """The text a session reads first.  Every line outside a fence is a fixed sentence or a value
     code produced and checked (a time, a tier from a fixed list, yes/no, a count, the handle)."""
     when = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    tier = caller.tier if caller.tier in TIERS else "unknown"
+    tier = caller.tier if caller.tier in tuple(Tier) else "unknown"
     parts = [
         f"notegate shared memory — session started {when} (tier: {tier}).",
         OWNER_AND_DATA,
@@ -301,7 +306,7 @@ def _combine(
             parts.append(context)
     noun = "item" if count == 1 else "items"
     parts.append(f"Inbox: {count} {noun} waiting for review.")
-    if caller.tier == "restricted":
+    if caller.tier == Tier.RESTRICTED:
         parts.append("You are restricted: to leave a handoff, a log entry, a decision or a capture, use inbox_write.")
     if gated and handle:
         parts.append(f"Your session handle is {handle} — pass it as `handle` to every other notegate tool.")

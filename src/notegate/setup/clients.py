@@ -17,6 +17,7 @@ from typing import Any
 from notegate.auth.tokens import PREFIX, issue_token, make_private_dirs, revoke_token, write_token_file
 from notegate.errors import NotegateError
 from notegate.network import DEFAULT_LOCAL_URL, local_url
+from notegate.policy.vocab import ClientClass
 from notegate.setup import plugin
 from notegate.setup.tomledit import TomlEditRefused, add_table, remove_block
 
@@ -191,7 +192,7 @@ def _get_token(where: Where, client: str, options: Options, journal: Journal, pa
             record = issue_token(
                 db,
                 name=options.name or client,
-                client_class="workstation",
+                client_class=ClientClass.WORKSTATION,
                 tier=options.tier,
                 login=env.owner,
                 environment=env.name,

@@ -49,15 +49,23 @@ class TokenTables(StateCore):
     def tokens(self) -> list[sqlite3.Row]:
         return self.query("SELECT * FROM tokens ORDER BY created_at")
 
-    def set_token_tier(self, token_id_or_name: str, tier: str) -> int:
-        """A live conversation token's new tier; machine tokens keep theirs."""
+    def set_token_tier(self, token_id_or_name: str, tier: str, decide) -> int:
+        """Give the live tokens named ``token_id_or_name`` (an id or a name) the tier ``tier`` where
+        ``decide(client_class)`` allows it (the policy keeps a machine token's tier); reading the rows and
+        updating them are one transaction. Returns how many changed."""
         with self.tx() as db:
-            cur = db.execute(
-                "UPDATE tokens SET tier = ? WHERE (id = ? OR name = ?) AND revoked_at IS NULL"
-                " AND client_class != 'machine'",
-                (tier, token_id_or_name, token_id_or_name),
-            )
-            return cur.rowcount
+            rows = [
+                (r[0], r[1])
+                for r in db.execute(
+                    "SELECT id, client_class FROM tokens WHERE (id = ? OR name = ?) AND revoked_at IS NULL",
+                    (token_id_or_name, token_id_or_name),
+                )
+            ]
+            changed = 0
+            for token_id, client_class in rows:
+                if decide(client_class).allowed:
+                    changed += db.execute("UPDATE tokens SET tier = ? WHERE id = ?", (tier, token_id)).rowcount
+            return changed
 
     def revoke_tokens(self, token_id_or_name: str, now: float) -> int:
         with self.tx() as db:

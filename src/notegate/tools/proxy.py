@@ -23,6 +23,7 @@ from mcp_types import Tool as MCPTool
 from notegate.doors.mcp.refusals import refusal
 from notegate.errors import NotegateError
 from notegate.policy.tools import namespaced, split_namespaced
+from notegate.policy.vocab import Tier
 from notegate.tools.tokens import Minter
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class ToolsProxy:
 
     def _listed(self, mount: dict[str, Any], tool: dict[str, Any], tier: str) -> MCPTool:
         schema = dict(tool.get("inputSchema") or {"type": "object"})
-        if tool.get("writes") and tier != "trusted":
+        if tool.get("writes") and tier != Tier.TRUSTED:
             schema["properties"] = {**(schema.get("properties") or {}), GRANT_ARGUMENT: _GRANT_SCHEMA}
         description = tool.get("description") or ""
         return MCPTool(

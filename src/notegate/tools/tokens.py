@@ -36,6 +36,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
 from notegate.errors import NotegateError
+from notegate.policy.vocab import Tier
 
 ISSUER = "notegate"
 AUDIENCE = "notegate-tools"
@@ -102,16 +103,18 @@ class Minter:
     def mint_health(self, environment: str) -> str:
         """A ``tools:health`` token: the upstreams' status of ``environment``'s mounts ('' = every mount, for
         the doctor and the owner's console status)."""
-        return self._sign(HEALTH_SUBJECT, HEALTH_SUBJECT, HEALTH_SUBJECT, "machine", environment, "tools:health")
+        return self._sign(HEALTH_SUBJECT, HEALTH_SUBJECT, HEALTH_SUBJECT, Tier.MACHINE, environment, "tools:health")
 
     def mint_verify(self, environment: str, mount: str, variable: str, login: str) -> str:
         """A one-use ``tools:verify`` token: compare a value the owner holds with ``mount``'s stored
         ``variable`` (the answer is match or not; the stored value never leaves the tools process)."""
-        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:verify", mount, variable)
+        return self._sign(
+            login, "web:console", "web-console", Tier.TRUSTED, environment, "tools:verify", mount, variable
+        )
 
     def mint_oauth(self, environment: str, mount: str, login: str) -> str:
         """A one-use ``tools:oauth`` token: start or finish ``mount``'s upstream OAuth grant for its owner."""
-        return self._sign(login, "web:console", "web-console", "trusted", environment, "tools:oauth", mount)
+        return self._sign(login, "web:console", "web-console", Tier.TRUSTED, environment, "tools:oauth", mount)
 
     def _sign(
         self,

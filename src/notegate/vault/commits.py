@@ -12,6 +12,8 @@ pretends to be the server's, and the server's identities, live beside it in :mod
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from notegate.policy import Caller
 from notegate.vault.provenance import SERVER_COMMITTER, SERVER_EMAIL_DOMAIN, server_trailers
 
@@ -20,6 +22,7 @@ __all__ = [
     "SERVER_EMAIL_DOMAIN",
     "SYNCED_FROM",
     "TRAILERS",
+    "Trailer",
     "commit_message",
     "contract_trailers",
     "parse_trailers",
@@ -27,21 +30,25 @@ __all__ = [
     "sync_message",
 ]
 
-#: Every trailer the server writes, and so every one it reads back: who asked (client, connector login,
-#: session, tier, grant), who reviewed an inbox item and who wrote it, and a machine contract's name and key.
-TRAILERS = frozenset(
-    {
-        "Notegate-Client",
-        "Notegate-Connector",
-        "Notegate-Session",
-        "Notegate-Tier",
-        "Notegate-Grant",
-        "Notegate-Reviewed-By",
-        "Notegate-Authors",
-        "Notegate-Contract",
-        "Notegate-Idempotency",
-    }
-)
+
+class Trailer(StrEnum):
+    """Every trailer the server writes, and so every one it reads back: who asked (client, connector login,
+    session, tier, grant), who reviewed an inbox item and who wrote it, and a machine contract's name and key.
+    Code names them by member (tests/test_vocab_once.py fails on a spelling anywhere else)."""
+
+    CLIENT = "Notegate-Client"
+    CONNECTOR = "Notegate-Connector"
+    SESSION = "Notegate-Session"
+    TIER = "Notegate-Tier"
+    GRANT = "Notegate-Grant"
+    REVIEWED_BY = "Notegate-Reviewed-By"
+    AUTHORS = "Notegate-Authors"
+    CONTRACT = "Notegate-Contract"
+    IDEMPOTENCY = "Notegate-Idempotency"
+
+
+#: The closed set, as the names a message carries.
+TRAILERS = frozenset(Trailer)
 #: The one line a workstation's commit carries: which sync connector made it (never a ``Notegate-*`` one).
 SYNCED_FROM = "Synced-From"
 
@@ -72,11 +79,11 @@ def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = 
     if unknown:
         raise ValueError(f"not a trailer the server writes: {', '.join(unknown)}")
     trailers = {
-        "Notegate-Client": caller.client,
-        "Notegate-Connector": caller.connector_id,
-        "Notegate-Session": caller.session,
-        "Notegate-Tier": caller.tier,
-        **({"Notegate-Grant": caller.grant_id} if caller.grant_id else {}),
+        Trailer.CLIENT: caller.client,
+        Trailer.CONNECTOR: caller.connector_id,
+        Trailer.SESSION: caller.session,
+        Trailer.TIER: caller.tier,
+        **({Trailer.GRANT: caller.grant_id} if caller.grant_id else {}),
         **(extra or {}),
     }
     body = "\n".join(f"{k}: {_trailer_value(v)}" for k, v in trailers.items())
@@ -86,7 +93,7 @@ def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = 
 def contract_trailers(contract: str, key: str) -> dict[str, str]:
     """The trailers of a machine contract's commit (:mod:`notegate.services.contracts`): which contract, and the
     idempotency key it recorded; passed to :meth:`NotesService.commit_as` beside the caller's own trailers."""
-    return {"Notegate-Contract": contract, "Notegate-Idempotency": key}
+    return {Trailer.CONTRACT: contract, Trailer.IDEMPOTENCY: key}
 
 
 def sync_message(summary: str, connector: str) -> str:

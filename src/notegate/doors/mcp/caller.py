@@ -1,9 +1,10 @@
 """Who is calling: the verified bearer token over HTTP, or the fixed caller of a stdio process.
 
-Why apart: this is the one place a door turns credentials into a :class:`Caller`.  Tiers come from
+Why apart: this is where the MCP door reads what a request carries (the verified token, the session and
+device headers, the conversation id in ``_meta``) and hands it to the one function every door turns
+credentials into a :class:`Caller` with (:meth:`notegate.services.callers.Callers.resolve`).  Tiers come from
 credentials, never from anything a caller writes; the request headers are caller data and only ever name the
-session (hashed when they do not look plain).  :meth:`CallerResolver.caller_from_token` is the seam where a
-verified device header or an owner-approved grant raises a caller's tier.
+session (hashed when they do not look plain) or carry the device proof that function verifies.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from mcp.server.mcpserver import Context
 
 from notegate.auth.devices import DeviceVerifier
 from notegate.auth.grants import Grants, conversation_key
-from notegate.errors import AuthError, NotegateError
+from notegate.errors import AuthError
 from notegate.policy import Caller, Decision
 from notegate.safety.secrets import scan_credentials
+from notegate.services.callers import Callers
 
 SESSION_HEADER = "x-notegate-session"
 DEVICE_HEADER = "x-notegate-device"
@@ -59,7 +61,8 @@ def with_session(caller: Caller, session: str) -> Caller:
 
 
 class CallerResolver:
-    """Decides the caller of a request. Over HTTP from the verified token; over stdio, a fixed caller.
+    """Decides the caller of a request. Over HTTP from the verified token; over stdio, a fixed caller; both
+    through the one function every door uses (:meth:`notegate.services.callers.Callers.resolve`).
 
     ``still_valid`` (stdio) re-checks the token the process started with on every call, so revoking it
     stops a running ``notegate mcp`` at its next call, not at its next restart."""
@@ -73,77 +76,51 @@ class CallerResolver:
         grants: Grants | None = None,
         clock: Callable[[], float] | None = None,
         members: Callable[[str, str | None, str], Decision] | None = None,
+        callers: Callers | None = None,
     ) -> None:
         self.fixed = fixed
-        #: (login, environment, client class) -> may that person still act there (auth/members.py): removing
-        #: a member refuses their running sessions at their next call, whatever credential they hold.
-        self.members = members
         self.still_valid = still_valid
-        self.devices = devices
-        self.grants = grants
-        self.clock = clock
+        #: the lookups behind every door's caller (the HTTP app shares one with the contracts and /healthz)
+        self.callers = callers or Callers(devices=devices, grants=grants, members=members, clock=clock)
+
+    @property
+    def grants(self) -> Grants | None:
+        return self.callers.grants
+
+    @grants.setter
+    def grants(self, grants: Grants | None) -> None:
+        self.callers.grants = grants
+
+    @property
+    def clock(self) -> Callable[[], float] | None:
+        return self.callers.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float] | None) -> None:
+        self.callers.clock = clock
 
     def __call__(self, ctx: Context | None, *, grant: str | None = None) -> Caller:
         headers = _headers(ctx)
+        credential: Caller | AccessToken | None
         if self.fixed is not None:
-            caller = self.fixed_caller(self.fixed, headers)
+            if self.still_valid is not None and not self.still_valid():
+                raise AuthError(
+                    "the token this notegate mcp started with is no longer valid (it was revoked)",
+                    rule="token-revoked",
+                    remedy=REVOKED_REMEDY,
+                )
+            credential = self.fixed
         else:
-            token = get_access_token()
-            if token is None or not token.claims:
+            credential = get_access_token()
+            if credential is None or not credential.claims:
                 raise AuthError("no verified credential on this request", remedy="Send Authorization: Bearer <token>.")
-            caller = self.caller_from_token(token, headers)
-        if self.members is not None:
-            decision = self.members(caller.login, caller.environment, caller.client_class)
-            if not decision.allowed:
-                raise AuthError(decision.reason, rule=decision.rule)
-        return self.with_grant(caller, grant, conversation_of(ctx))
-
-    def with_grant(self, caller: Caller, grant: str | None, conversation: str | None) -> Caller:
-        """The caller as a presented grant leaves it: trusted when the grant applies; a grant that does not
-        apply is refused with its rule (the model passed it on purpose, so it must learn why it did not count).
-
-        Why here, after the device header: a grant is the other credential that raises a tier, and this
-        resolver is the one place a tier rises."""
-        if not grant:
-            return caller
-        if self.grants is None or self.clock is None:
-            raise NotegateError("this server does not issue grants", rule="grant-unknown")
-        granted, decision = self.grants.tier_for(caller, grant, conversation, self.clock())
-        if not decision.allowed:
-            raise NotegateError(decision.reason, rule=decision.rule)
-        return granted
-
-    def fixed_caller(self, fixed: Caller, headers: Mapping[str, str] | None) -> Caller:
-        """The stdio process's own caller, while the token it started with is still valid."""
-        if self.still_valid is not None and not self.still_valid():
-            raise AuthError(
-                "the token this notegate mcp started with is no longer valid (it was revoked)",
-                rule="token-revoked",
-                remedy=REVOKED_REMEDY,
-            )
-        session = _session(headers)
-        return fixed if session == "-" else with_session(fixed, session)
-
-    def caller_from_token(self, token: AccessToken, headers: Mapping[str, str] | None) -> Caller:
-        """The caller a verified token names, raised to trusted only by a verified device header.
-
-        Why one method: this is the only place a tier rises, from a device key in the deployment config (or,
-        later, a grant the owner approved), and from nothing else the request carries.  A header that does
-        not count leaves the caller exactly as its token made it; the verifier audits why."""
-        claims = token.claims or {}
-        caller = Caller(
-            login=str(claims["login"]),
-            display_name=str(claims["display_name"]),
-            client=token.client_id,
-            client_class=str(claims["client_class"]),
-            tier=str(claims["tier"]),
+        return self.callers.resolve(
+            credential,
             session=_session(headers),
-            environment=claims.get("environment"),
-            connector=str(claims.get("connector") or ""),
+            device_header=None if self.fixed is not None else _header(headers, DEVICE_HEADER),
+            grant=grant,
+            conversation=conversation_of(ctx) if grant else None,
         )
-        if self.devices is not None:
-            caller, _verdict = self.devices.tier_for(caller, _header(headers, DEVICE_HEADER))
-        return caller
 
 
 def _header(headers: Mapping[str, str] | None, name: str) -> str | None:

@@ -21,11 +21,11 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.admin_query import MAX_PAGE, parse_audit_query
 from notegate.doors.web.console import Console
 from notegate.errors import NotegateError
-from notegate.policy import CLIENT_CLASSES
+from notegate.policy import CONVERSATION_TIERS, ClientClass
 from notegate.services.admin import AdminService
 
 #: The token classes and tiers the create form offers (the CLI's own choices).
-TIER_CHOICES = ("", "restricted", "trusted")
+TIER_CHOICES = ("", *CONVERSATION_TIERS)
 NO_STORE = {"cache-control": "no-store"}
 
 
@@ -97,7 +97,7 @@ class AdminPages:
             session,
             environment,
             c=found,
-            classes=CLIENT_CLASSES,
+            classes=tuple(ClientClass),
             tiers=TIER_CHOICES,
             done=request.query_params.get("done", "")[:40],
         )

@@ -21,7 +21,7 @@ from notegate.auth.websession import WebSession, csrf_token
 from notegate.doors.web.console import Console
 from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
-from notegate.policy import fixed_caller
+from notegate.policy import console_caller
 
 NO_STORE = {"cache-control": "no-store"}
 
@@ -36,7 +36,7 @@ class MembersPage:
         return self.console.services.runtime.config
 
     def record(self, environment: str | None, person: str | None, tool: str, outcome: str) -> None:
-        caller = fixed_caller("web:console", person or "-")
+        caller = console_caller(person or "-")
         self.console.state.audit(
             now=self.console.clock(),
             environment=environment,

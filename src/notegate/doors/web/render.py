@@ -24,7 +24,7 @@ console runs on the owner's origin, so nothing in a note may become markup the n
 
 Linear time: markdown-it's CommonMark rules are linear, the wikilink rule's pattern cannot cross the
 ``[`` that starts its next attempt, and the final pass visits each token once (tests/web/test_render.py
-measures it with tests/timing.py).
+measures it with tests/support/timing.py).
 """
 
 from __future__ import annotations

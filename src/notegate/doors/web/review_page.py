@@ -11,7 +11,7 @@ row. What an item says is untrusted: it reaches the page only through autoescape
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -23,24 +23,13 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
-from notegate.errors import NotegateError, http_status
-from notegate.policy import Caller, fixed_caller
+from notegate.errors import NotegateError, http_status, remedy_in
+from notegate.policy import Caller, console_caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
 #: The most of an item's text the review page shows (the rest is counted): enough for any handoff.
 MAX_ITEM_CHARS = 20_000
-#: What the owner can do about a refusal of an inbox action, in the console's own terms (the registry's
-#: remedies speak to a model calling MCP tools).
-CONSOLE_REMEDIES = {
-    "floor-hold": "The floor holds this item whatever anyone decides: hold it with a reason, or delete it.",
-    "no-route": "Items of this kind have no route into the vault: hold it, delete it, or copy what you want "
-    "to keep into a note yourself.",
-    "stale-revision": "The item changed since the page showed it: read its new text below, then decide again.",
-    "author-cannot-promote": "Promote it from another connector login, or hold it.",
-    "route-target-malformed": "Fix the target note's structure from the Notes pages, then promote again.",
-    "bad-argument": "Say why you hold it.",
-}
 
 
 @dataclass(frozen=True)
@@ -88,7 +77,7 @@ class OwnerPages:
         return self.console.environments.owned(session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
-        return replace(fixed_caller("web:console", session.login), environment=environment)
+        return console_caller(session.login, environment)
 
     def _request_gate(self, session: WebSession, request_id: str) -> None:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
@@ -179,7 +168,7 @@ class OwnerPages:
             return console.refused_page(exc, session)
         shown = None
         if refusal is not None:
-            remedy = CONSOLE_REMEDIES.get(refusal.rule)
+            remedy = remedy_in("console", refusal.rule)
             shown = refusal.explain() if remedy is None else f"Refused [{refusal.rule}]: {refusal.message} {remedy}"
         return console.page(
             "inbox.html",

@@ -290,3 +290,17 @@ def sign_assertion(credential: dict, options: dict, origin: str, *, user_verifie
         },
         "clientExtensionResults": {},
     }
+
+
+def enrolled(console: Console, device: Device, login: str | None = None) -> Device:
+    assert device.enrol(console.enrol_link(login)) == "ok"
+    return device
+
+
+def assert_strict(headers: httpx2.Headers | dict) -> None:
+    policy = headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self';" in policy
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert "frame-ancestors 'none'" in policy
+    assert headers["referrer-policy"] == "no-referrer"
+    assert headers["x-content-type-options"] == "nosniff"

@@ -19,7 +19,7 @@ from notegate.auth.websession import WebSessions
 from notegate.policy import fixed_caller
 from notegate.services.notes import NotesService
 from notegate.vault.store import ABSENT, Author, Change
-from web.harness import Console
+from support.web_harness import Console
 
 SESSION_COOKIE = "notegate-session"  # loopback: no __Host- prefix
 

@@ -25,7 +25,7 @@ from notegate.state import StateDB
 from notegate.vault import filepool
 
 if TYPE_CHECKING:
-    from zygote import Forked
+    from support.zygote import Forked
 
 
 def free_port() -> int:
@@ -56,6 +56,42 @@ def mint(
     return token
 
 
+def mint_oauth(config_path: Path, *, login: str = "owner") -> str:
+    """A live OAuth access token for ``login`` (a hosted client's grant family), minted through the OAuth core's
+    own steps (request, consent, code, exchange) in the vault's state database, without a browser."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from notegate.auth.oauth_core import OAuthCore
+    from notegate.network import DEFAULT_LOCAL_URL, LOOPBACK_V4
+
+    config = load_config(config_path)
+    db = StateDB.for_config(config)
+    try:
+        core, now, callback = (
+            OAuthCore(db, config, issuer=DEFAULT_LOCAL_URL),
+            time.time(),
+            f"http://{LOOPBACK_V4}:4000/cb",
+        )
+        consent = core.start(
+            client_id="probe",
+            client_name="Probe",
+            redirect_uri=callback,
+            redirect_uri_provided_explicitly=True,
+            registered=(callback,),
+            state="s",
+            code_challenge="c" * 43,
+            scopes=None,
+            resource=None,
+            now=now,
+        )
+        request_id = parse_qs(urlsplit(consent).query)["request"][0]
+        code = parse_qs(urlsplit(core.approve(request_id, person=login, now=now)).query)["code"][0]
+        issued = core.exchange_code(core.load_code("probe", code, now=now), now=now)
+    finally:
+        db.close()
+    return issued.access_token
+
+
 def token_secret(token: str) -> str:
     """The secret part of ``ngt_<id>_<secret>`` (it may itself hold "_"): what must never be stored or logged.
     Checking only the last "_" piece would check a fragment as short as one letter."""
@@ -84,7 +120,7 @@ def notegate(
     real: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """`notegate ARGS` in its own process, as ``subprocess.run(..., capture_output=True, text=True)`` answers:
-    a fork of the worker's warm fork server (tests/zygote.py), or, with ``real=True`` (the tests that show
+    a fork of the worker's warm fork server (tests/support/zygote.py), or, with ``real=True`` (the tests that show
     the user's path: interpreter start, entry point, imports) or NOTEGATE_TEST_FRESH_SERVER=1, a fresh
     ``python -m notegate.cli``."""
     if real or FRESH_INTERPRETER:
@@ -97,7 +133,7 @@ def notegate(
             cwd=cwd,
             timeout=timeout,
         )
-    from zygote import run_cli
+    from support.zygote import run_cli
 
     return run_cli(list(args), input=input, env=env, cwd=cwd, timeout=timeout)
 
@@ -121,7 +157,7 @@ def _listening(port: int) -> bool:
 
 class Server:
     """`notegate serve` as a real separate process on a free loopback port: a fork of the worker's warm fork
-    server (tests/zygote.py), or a fresh interpreter with NOTEGATE_TEST_FRESH_SERVER=1."""
+    server (tests/support/zygote.py), or a fresh interpreter with NOTEGATE_TEST_FRESH_SERVER=1."""
 
     def __init__(self, config_path: Path, port: int | None = None, extra_args: tuple[str, ...] = ()) -> None:
         self.config_path = config_path
@@ -156,7 +192,7 @@ class Server:
                     [sys.executable, "-m", "notegate.cli", *argv], stdout=handle, stderr=subprocess.STDOUT, env=env
                 )
         else:
-            from zygote import fork_cli  # imports the server stack: only tests that start a server pay it
+            from support.zygote import fork_cli  # imports the server stack: only tests that start a server pay it
 
             self.proc = fork_cli(argv, self.log, env)
         deadline = time.monotonic() + timeout
@@ -377,3 +413,6 @@ def warm_pool(folder: Path) -> filepool.FilePool:
             return pool
         time.sleep(0.01)
     raise AssertionError("the pool never filled")
+
+
+from support.refusals import assert_refused as assert_refused  # noqa: E402 - the one refusal assertion

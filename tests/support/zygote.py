@@ -56,9 +56,10 @@ _context.set_forkserver_preload([__name__])
 
 
 def _ensure_fork_server() -> None:
-    """Start the fork server with this directory importable: Python 3.11's fork server ignores the sys.path
-    it is sent and skips a preload module it cannot import, so it reads PYTHONPATH from its environment."""
-    here = str(Path(__file__).resolve().parent)
+    """Start the fork server with the tests' directory importable (this module is ``support.zygote``): Python
+    3.11's fork server ignores the sys.path it is sent and skips a preload module it cannot import, so it
+    reads PYTHONPATH from its environment."""
+    here = str(Path(__file__).resolve().parents[1])
     before = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
     try:

@@ -18,7 +18,7 @@ from notegate.tools.app import Gateway, create_tools_app
 from notegate.tools.sealing import read_key_file
 from notegate.tools.tokens import Minter
 from support import free_port
-from web.harness import cli
+from support.web_harness import cli
 
 #: mcp-server-time's pin (adding a pin needs no artifact; installing it does, and nothing here installs).
 TIME_PIN = {

@@ -18,12 +18,16 @@ import sys
 import time
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from notegate.hooks.vaultclient import VaultClient
 from support import Server, mint, notegate
+from support.standins import FakeClaude
+
+T0 = datetime(2026, 11, 30, 10, 0, tzinfo=UTC).timestamp()
 
 _tokens = itertools.count(1)
 
@@ -84,7 +88,7 @@ def run_hook(
     python_flags: tuple[str, ...] = (),
     real: bool = False,
 ) -> HookRun:
-    """The hook in its own process with JSON on stdin: a fork of the warm fork server (tests/zygote.py), or,
+    """The hook in its own process with JSON on stdin: a fork of the warm fork server (tests/support/zygote.py), or,
     with ``real=True`` or interpreter flags, a fresh interpreter exactly as Claude Code starts it (the
     tests that show that path: start-up imports, a detached child holding no pipe of Claude Code's)."""
     started = time.monotonic()
@@ -280,3 +284,55 @@ def wait_for(predicate, timeout: float = 20.0, interval: float = 0.1) -> bool:
             return True
         time.sleep(interval)
     return predicate()
+
+
+KEY = "sk-standin"
+
+
+@dataclass
+class Session:
+    """One Claude Code session in a repository named after the project, configured for write-back."""
+
+    served: Served
+    home: Path
+    project: str
+    models: str
+    tier: str = "trusted"
+    session_id: str = "3f2a9c1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.repo = make_repo(self.home.parent / "work", self.project, branch="main")
+        self.transcript = Transcript(
+            self.home / ".claude" / "projects" / f"{self.session_id}.jsonl", self.session_id, self.repo
+        )
+        self.token = self.served.token(tier=self.tier)
+        client_toml(self.home / ".config" / "notegate" / "client.toml", models=self.models)
+        self.env = base_env(
+            self.home,
+            NOTEGATE_URL=self.served.url,
+            NOTEGATE_TOKEN=self.token,
+            NOTEGATE_HOOK_FOREGROUND="1",
+            NG_TEST_KEY=KEY,
+        )
+        self.vault = vault_client(self.served.url, self.served.token())
+
+    def run(self, event: str, now: float = T0, *, real: bool = False, **payload_kw):
+        """The hook as a fork of the warm fork server, or ``real`` (a fresh interpreter, as Claude Code
+        starts it) in the one test per event that shows that path."""
+        build = {"session-end": session_end_payload, "pre-compact": pre_compact_payload, "stop": stop_payload}[event]
+        payload = build(self.session_id, self.transcript.path, self.repo / "src", **payload_kw)
+        result = run_hook(event, payload, {**self.env, "NOTEGATE_NOW": str(now)}, real=real)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == ""
+        return result
+
+    def read(self, path: str) -> str | None:
+        return self.vault.read(path)[0]
+
+    def sessions(self) -> list[str]:
+        return sorted(self.vault.list_paths(f"sessions/{self.project}"))
+
+
+def cli_models(fake: FakeClaude) -> str:
+    return f'[models]\nchain = ["claude-cli"]\ntimeout_seconds = 20\n[models.claude-cli]\ncommand = "{fake.path}"\n'

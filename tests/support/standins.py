@@ -13,7 +13,7 @@ completions (``POST /v1/chat/completions``; checks ``Authorization: Bearer`` whe
 answers ``choices[0].message.content``).  Each plays a script of :class:`Answer` values, one per
 request, in order; the last one repeats when the script runs out::
 
-    from models.standins import AnthropicStandIn, Answer      # from tests/models: from .standins import …
+    from support.standins import AnthropicStandIn, Answer      # from tests/models: from .standins import …
 
     with AnthropicStandIn([Answer.error(529), Answer.json({"verdicts": []})], api_key="sk-test") as server:
         settings = AnthropicSettings(model="claude-test", base_url=server.base_url, api_key_env="KEY")
@@ -480,7 +480,7 @@ class CliAnswer:
 
 
 _FAKE_CLAUDE = r'''#!{python}
-"""Fake `claude` written by tests/models/standins.py (FakeClaude)."""
+"""Fake `claude` written by tests/support/standins.py (FakeClaude)."""
 import json, os, subprocess, sys, time
 
 ANSWER = json.loads({answer!r})

@@ -5,6 +5,7 @@ the origin's real pre-receive hook."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,3 +119,45 @@ class Origin:
 def scratch_of(origin: Path, where: Path) -> pygit2.Repository:
     subprocess.run(["git", "clone", "-q", "--bare", str(origin), str(where)], check=True, timeout=60)
     return pygit2.Repository(str(where))
+
+
+def forge_push(origin: Path, scratch: pygit2.Repository, new: str) -> None:
+    """What a forge without notegate's hook (or anyone with write access to the bare repository) does: the
+    origin's main is set to ``new``, forced, and no hook runs (git fetch inside the origin)."""
+    scratch.references.create("refs/heads/forged", pygit2.Oid(hex=new), force=True)
+    subprocess.run(
+        ["git", "--git-dir", str(origin), "fetch", "-q", scratch.path, "+refs/heads/forged:refs/heads/main"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def scratch_at(door, tip: str) -> pygit2.Repository:
+    """The scratch repository with the origin's objects up to ``tip``."""
+    subprocess.run(
+        ["git", "-C", door.scratch.path, "fetch", "-q", str(door.origin), "+refs/heads/main:refs/heads/main"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert str(door.scratch.references["refs/heads/main"].target) == tip
+    return door.scratch
+
+
+def refused(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, str]]:
+    """(commit prefix, path, rule) of every finding the hook printed (git shows them as ``remote: …``)."""
+    assert result.returncode != 0, result.stderr
+    assert "pre-receive hook declined" in result.stderr + result.stdout
+    return re.findall(r"remote: notegate: ([0-9a-f]{12}|0{12}) (.+?): Refused \[([a-z0-9-]+)\]", result.stderr)
+
+
+def rules_of(result: subprocess.CompletedProcess[str]) -> set[str]:
+    return {rule for _, _, rule in refused(result)}
+
+
+def accepted(result: subprocess.CompletedProcess[str]) -> None:
+    assert result.returncode == 0, result.stderr
+
+
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in PUSHER_VARIABLES}
