@@ -141,7 +141,7 @@ def claude() -> Path:
 
 
 def test_claude_code_connects_and_its_note_is_committed(first_hour: FirstHour, claude: Path, tmp_path: Path) -> None:
-    from hooks.claude_standin import ClaudeStandIn
+    from support.claude_standin import ClaudeStandIn
 
     home = tmp_path / "home"
     home.mkdir()
@@ -246,7 +246,7 @@ def test_the_public_name_lines_change_the_demo_config_and_the_server_names_itsel
 def browser():
     """Debian's chromium, for this module only: Playwright's sync API leaves its loop marked running on the
     main thread until it is torn down (see tests/web/conftest.py)."""
-    from web.harness import CHROMIUM, CHROMIUM_ARGS
+    from support.web_harness import CHROMIUM, CHROMIUM_ARGS
 
     if not Path(CHROMIUM).exists():
         if os.environ.get("NOTEGATE_REQUIRE_BROWSER"):
@@ -265,7 +265,7 @@ def browser():
 def test_the_phone_app_signs_in_over_oauth_and_the_owner_promotes_its_item(
     first_hour: FirstHour, browser, tmp_path: Path
 ) -> None:
-    from web.harness import Device
+    from support.web_harness import Device
 
     home = tmp_path / "home"
     home.mkdir()

@@ -44,7 +44,7 @@ def rule_of(response: httpx2.Response) -> str | None:
 def _fresh_session(console: Console, signed: Signed) -> Signed:
     """A new session of the same person and passkey, opened now (as the step-up ceremony opens one)."""
     from notegate.auth.websession import WebSessions
-    from web.notes_support import SESSION_COOKIE
+    from support.web_notes import SESSION_COOKIE
 
     session = WebSessions(console.runtime.state).open(
         login=signed.login, passkey_id=f"pk_{signed.login}", now=console.clock()
@@ -181,7 +181,7 @@ def test_the_calls_of_a_mount_are_its_audit(tools_console) -> None:
 def test_the_gateways_client_id_metadata_document_is_served_on_an_https_address_only(vault: Path) -> None:
     """CIMD: the document a CIMD-capable authorization server fetches names this deployment's callback; on a
     plain-http (loopback) deployment there is none, so the tools process registers dynamically instead."""
-    from web.harness import set_server
+    from support.web_harness import set_server
 
     with serve_console(vault) as plain:
         assert httpx2.get(f"{plain.url}/tools/oauth/client.json").status_code == 404
