@@ -66,6 +66,14 @@ def test_chunks_merge_as_the_whole_text_would(bpe: LlamaBPE, parts: list[str]) -
     assert bpe.encode(text) == whole
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.characters(codec="utf-8"), min_size=2, max_size=24))
+def test_short_chunks_merge_as_the_heap_would(bpe: LlamaBPE, text: str) -> None:
+    """The scan for short chunks and the heap for long ones are one algorithm: the same ids for any symbols."""
+    symbols = bpe._symbols(SPACE + text.replace(" ", SPACE))
+    assert bpe._bpe_short(list(symbols)) == bpe._bpe_heap(list(symbols))
+
+
 def test_a_tokenizer_of_another_pipeline_is_refused(bpe: LlamaBPE) -> None:
     config = json.loads((model_dir() / files.TOKENIZER).read_text(encoding="utf-8"))
     config["pre_tokenizer"] = {"type": "Whitespace"}

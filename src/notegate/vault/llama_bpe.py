@@ -32,6 +32,7 @@ from typing import Any
 SPACE = "\u2581"
 _CHUNK = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
 CACHE_CHUNKS = 100_000  # distinct chunks remembered (a vault's words); the cache starts over when full
+SHORT = 12  # symbols up to which a chunk is merged by scanning its pairs rather than through a heap
 
 
 class LlamaBPE:
@@ -93,8 +94,14 @@ class LlamaBPE:
         return ids
 
     def _bpe(self, chunk: str) -> tuple[int, ...]:
-        vocab, merges, shift = self._vocab, self._merges, self._shift
-        mask = (1 << shift) - 1
+        ids = self._symbols(chunk)
+        if len(ids) < 2:
+            return tuple(ids)
+        return self._bpe_short(ids) if len(ids) <= SHORT else self._bpe_heap(ids)
+
+    def _symbols(self, chunk: str) -> list[int]:
+        """A chunk's characters' ids, before any merge (a character outside the vocabulary: its bytes)."""
+        vocab = self._vocab
         ids: list[int] = []
         for char in chunk:
             known = vocab.get(char)
@@ -102,9 +109,13 @@ class LlamaBPE:
                 ids.append(known)
             else:
                 ids.extend(self._bytes[b] for b in char.encode("utf-8"))
+        return ids
+
+    def _bpe_heap(self, ids: list[int]) -> tuple[int, ...]:
+        """Merge ``ids`` (a long chunk): the pairs in a heap by (rank, position), the symbols a linked list."""
+        merges, shift = self._merges, self._shift
+        mask = (1 << shift) - 1
         count = len(ids)
-        if count < 2:
-            return tuple(ids)
         nxt = list(range(1, count + 1))
         prev = list(range(-1, count - 1))
         heap: list[tuple[int, int, int, int]] = []
@@ -138,3 +149,20 @@ class LlamaBPE:
             out.append(ids[pos])
             pos = nxt[pos]
         return tuple(out)
+
+    def _bpe_short(self, ids: list[int]) -> tuple[int, ...]:
+        """The same merges for a short chunk (most words), by scanning its pairs: no heap to build.  A packed
+        merge's high bits are its rank, so the smallest value is the lowest rank; the leftmost wins a tie."""
+        merges, shift = self._merges, self._shift
+        mask = (1 << shift) - 1
+        while len(ids) > 1:
+            best = -1
+            at = 0
+            for pos in range(len(ids) - 1):
+                merged = merges.get((ids[pos] << shift) | ids[pos + 1])
+                if merged is not None and (best < 0 or merged < best):
+                    best, at = merged, pos
+            if best < 0:
+                break
+            ids[at : at + 2] = [best & mask]
+        return tuple(ids)
