@@ -31,7 +31,10 @@ from typing import Any
 
 SPACE = "\u2581"
 _CHUNK = re.compile(f"{SPACE}*[^{SPACE}]+|{SPACE}+")
-CACHE_CHUNKS = 100_000  # distinct chunks remembered (a vault's words); the cache starts over when full
+#: Distinct chunks remembered (a vault's words, with the punctuation that clings to them); the cache starts over
+#: when full.  Measured on a 6,289-note vault of 37 languages (223,000 distinct chunks): no cache 13-17 s of
+#: CPU for every note, 16,000 chunks 8 s (+6 MB resident), 100,000 chunks 6-7.5 s (+30 MB).
+CACHE_CHUNKS = 16_000
 SHORT = 12  # symbols up to which a chunk is merged by scanning its pairs rather than through a heap
 
 
