@@ -179,7 +179,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "search_meaning",
         bool,
         False,
-        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and WordLlama's table, ~92 MB) "
+        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and WordLlama's table, ~90 MiB) "
         "fused by rank with the keyword search; vectors computed in the background after each write.",
         _meaning_installed,
     ),
