@@ -31,6 +31,8 @@ $(STAMP): pyproject.toml
 	@PYTHON='$(PYTHON)' sh tools/pick-python --venv $(VENV)
 	@test -x $(BIN)/python || '$(PY)' -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev,docs,meaning]'
+# Search by meaning's model: two files copied out of the pinned wordllama wheel (pip download, hash-checked).
+	$(BIN)/python -m notegate.vault.meaning_model install >/dev/null
 	@rm -f $(VENV)/.installed $(VENV)/.installed-*
 	@touch $(STAMP)
 

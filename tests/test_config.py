@@ -237,8 +237,20 @@ def test_search_by_meaning_without_its_extra_is_refused_at_start(tmp_path: Path,
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wordllama" else real(name, *a))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
     text = refusal(write(tmp_path, "[server]\nsearch_meaning = true\n" + PERSONAL))
     assert text.startswith("Refused [config-invalid]:")
-    assert "search_meaning" in text and "needs the 'meaning' extra" in text and "wordllama" in text
+    assert "search_meaning" in text and "needs the 'meaning' extra" in text and "missing: numpy" in text
+    assert not load_config(write(tmp_path, "[server]\nsearch_meaning = false\n" + PERSONAL)).search_meaning
+
+
+def test_search_by_meaning_without_its_model_files_is_refused_at_start(tmp_path: Path, monkeypatch) -> None:
+    """The model's files come from the install step, not from pip: an environment without them is told how."""
+    import sys
+
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "bare-venv"))
+    text = refusal(write(tmp_path, "[server]\nsearch_meaning = true\n" + PERSONAL))
+    assert text.startswith("Refused [config-invalid]:")
+    assert "python -m notegate.vault.meaning_model install" in text
+    assert "missing: l2_supercat_256.safetensors, l2_supercat_tokenizer_config.json, LICENSE" in text
     assert not load_config(write(tmp_path, "[server]\nsearch_meaning = false\n" + PERSONAL)).search_meaning

@@ -54,6 +54,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
     "notegate.vault.fusion": "pure",  # search by meaning: the rank fusion of the keyword and the meaning lists
+    "notegate.vault.meaning_files": "pure",  # search by meaning: the model files' names, digests and place
+    "notegate.vault.llama_bpe": "pure",  # search by meaning: the model's tokenizer (byte-fallback BPE)
     "notegate.vault.notefields": "pure",  # a note's title, aliases, headings, tags, language (search's parts)
     "notegate.vault.wordforms": "pure",  # word forms: Snowball stems, a note's language
     "notegate.vault.commits": "pure",  # the server's commit messages and trailers, built in one place
@@ -77,6 +79,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
+    "notegate.vault.meaning_model": "storage",  # search by meaning: the model read from its files, their install
     "notegate.vault.names": "storage",  # exact naming: the names table of the search index
     "notegate.vault.ranked": "storage",  # the ranked statements of a search (a SearchIndex mixin)
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)

@@ -36,13 +36,20 @@ def _port(value: int) -> str | None:
 
 
 def _meaning_installed(value: bool) -> str | None:
-    """On needs the model's packages (the ``meaning`` extra): say so at start, not at the first search."""
+    """On needs numpy (the ``meaning`` extra) and the model's files (its install step): say so at start, not at
+    the first search."""
     import importlib.util
+    import sys
 
-    names = ("numpy", "safetensors", "tokenizers", "wordllama")  # notegate.vault.meaning.MEANING_PACKAGES
-    missing = [name for name in names if value and importlib.util.find_spec(name) is None]
+    from notegate.vault import meaning_files as files
+
+    if not value:
+        return None
+    missing = ["numpy"] if importlib.util.find_spec("numpy") is None else []  # vault.meaning.MEANING_PACKAGES
+    missing += [name for name in files.FILES if not Path(sys.prefix, *files.PARTS, name).is_file()]
     return (
-        f"needs the 'meaning' extra (pip install 'notegate[meaning]'; missing: {', '.join(missing)})"
+        f"needs the 'meaning' extra and its model (pip install 'notegate[meaning]', then {files.INSTALL_COMMAND}; "
+        f"missing: {', '.join(missing)})"
         if missing
         else None
     )
@@ -172,7 +179,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "search_meaning",
         bool,
         False,
-        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and wordllama, ~140 MB) "
+        "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and WordLlama's table, ~90 MiB) "
         "fused by rank with the keyword search; vectors computed in the background after each write.",
         _meaning_installed,
     ),

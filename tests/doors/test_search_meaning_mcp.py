@@ -85,3 +85,44 @@ async def test_a_note_found_by_meaning_says_so_and_a_private_one_only_to_who_may
         assert not [p for p in paths if p.startswith("private/")], paths  # the nearest note, and never shown
         folder = await client.call_tool("search_notes", {"query": "backup", "folder": "private"})
         assert folder.is_error or folder.structured_content["hits"] == []
+
+
+BLOCKED = ("tokenizers", "safetensors", "wordllama", "huggingface_hub", "hf_xet")
+BLOCKER = f'''import sys
+
+class Blocked:
+    """This interpreter has none of wordllama and its dependencies (the meaning extra before issue 33's size cut)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {BLOCKED!r}:
+            raise ModuleNotFoundError(f"blocked by the test: {{name}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Blocked())
+'''
+
+
+async def test_meaning_needs_only_numpy_and_the_model_files(vault: Path, tmp_path: Path, monkeypatch) -> None:
+    """The `meaning` extra is numpy alone: a server whose interpreter cannot import wordllama, tokenizers,
+    safetensors or huggingface-hub starts with search by meaning on and finds a note by meaning."""
+    import support
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(BLOCKER)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(support, "FRESH_INTERPRETER", True)  # a new interpreter, so the blocker runs first
+    text = vault.read_text()
+    vault.write_text(text.replace("\nsearch_meaning = false\n", "\nsearch_meaning = true\n", 1))
+    server = Server(vault).start()
+    try:
+        owner = mint(vault, name="owner", tier="trusted")
+        async with mcp_http(server.url, owner) as client:
+            path = "howto/copies.md"
+            args = {"path": path, "content": NOTES[path], "base_revision": "absent", "confirmed": True}
+            assert not (await client.call_tool("write_note", args)).is_error
+            found = await _search_until(client, "backup", path)
+            assert {h["path"]: h["matched"] for h in found["hits"]}.get(path) == "meaning", found
+    finally:
+        server.stop()
+    assert "blocked by the test" not in server.log.read_text()

@@ -4,9 +4,10 @@ search index and brought up to date in the background after each write.
 Theory of operation:
 
 - **The model** is WordLlama (``wordllama`` on PyPI, MIT): a static embedding table (one 256-dimension vector
-  per token of a 32,000-token vocabulary, 16 MB) inside the wheel; a text's vector is the mean of its tokens'
-  vectors.  No network at install or run time (its two files are read from its wheel), no PyTorch, ~0.1 ms
-  to embed a query, ~150 notes a second on one core.  Chosen by measurement on a 6,289-note, 37-language vault
+  per token of a 32,000-token vocabulary, 16 MB) inside its wheel; a text's vector is the mean of its tokens'
+  vectors.  The install step copies that table and its tokenizer out of the pinned wheel
+  (:mod:`notegate.vault.meaning_model`); nothing is downloaded at run time, no PyTorch, ~0.1 ms to embed a
+  query, ~150 notes a second on one core.  Chosen by measurement on a 6,289-note, 37-language vault
   (bench/RESULTS.md, "Search by meaning"): a multilingual 64-dimension static model and two transformers
   (USE multilingual, multilingual-e5-small) were weaker or far too slow.
 - **The vectors** live in their own SQLite file beside the index (``meaning.sqlite``: this Python's SQLite
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notegate.sqlite import LocalSQLite
+from notegate.vault import meaning_files as files
 from notegate.vault.query import indexed_text, title_of
 
 if TYPE_CHECKING:
@@ -64,14 +66,21 @@ MIN_COSINE = 0.20
 NICE = 10
 
 
-MEANING_PACKAGES = ("numpy", "safetensors", "tokenizers", "wordllama")  # the ``meaning`` extra
+MEANING_PACKAGES = ("numpy",)  # the ``meaning`` extra; the model's files come from its install step
 
 
 def missing_packages() -> str | None:
-    """None when the ``meaning`` extra is installed; else the first package missing."""
+    """None when search by meaning can run: the ``meaning`` extra and the model's files installed; else what
+    is missing first."""
     import importlib.util
 
-    return next((name for name in MEANING_PACKAGES if importlib.util.find_spec(name) is None), None)
+    from notegate.vault.meaning_model import missing
+
+    package = next((name for name in MEANING_PACKAGES if importlib.util.find_spec(name) is None), None)
+    if package is not None:
+        return package
+    name = missing()
+    return f"the model's {name} ({files.INSTALL_COMMAND})" if name else None
 
 
 def note_text(path: str, data: bytes) -> str:
@@ -86,40 +95,29 @@ def note_text(path: str, data: bytes) -> str:
 
 
 class Embedder:
-    """WordLlama's table and tokenizer, read from its wheel's files; never the network.
+    """WordLlama's table and tokenizer, read from their installed files (:mod:`notegate.vault.meaning_model`);
+    never the network.
 
-    Why not ``wordllama.WordLlama.load``: importing the package costs ~29 MB of resident memory (its
-    algorithms, configuration and download modules) for nothing a mean of token vectors needs, and 0.4.0's
-    loader looks for its own tokenizer under the wrong folder name before downloading it.  The two files are
-    read directly (``safetensors``, ``tokenizers``: both its own dependencies) and the table kept in float16
-    (16 MB instead of 33): the same vectors as its ``embed(norm=True)``, to float16's precision."""
-
-    WEIGHTS = ("weights", "l2_supercat_256.safetensors")
-    TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
+    Why not the ``wordllama`` package: notegate needs one of its tables and its tokenizer description, not its
+    code, and the package with its dependencies grew an install by ~70 MB more than those two files (issue 33
+    allows 100 MB for all of search by meaning); importing it also cost ~29 MB of resident memory.  The table
+    stays in float16 as stored (16 MB) and the tokenizer is :class:`notegate.vault.llama_bpe.LlamaBPE`: the
+    same vectors as wordllama's ``embed(norm=True)``, to float16's precision."""
 
     def __init__(self) -> None:
-        import importlib.util
-
         import numpy
-        from safetensors.numpy import load_file
-        from tokenizers import Tokenizer
 
-        spec = importlib.util.find_spec("wordllama")  # its folder, without running its __init__
-        if spec is None or not spec.submodule_search_locations:
-            raise ImportError("wordllama", name="wordllama")
-        root = Path(next(iter(spec.submodule_search_locations)))
+        from notegate.vault.meaning_model import load
+
         self._np = numpy
-        self._table = load_file(str(root.joinpath(*self.WEIGHTS)))["embedding.weight"].astype(numpy.float16)
-        self._tokenizer = Tokenizer.from_file(str(root.joinpath(*self.TOKENIZER)))
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
+        self._table, self._tokenizer = load()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Each text's unit vector: the mean of its tokens' rows (a text without tokens: zeros)."""
         np = self._np
         out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
-        for i, encoding in enumerate(self._tokenizer.encode_batch(texts, add_special_tokens=False)):
-            ids = np.asarray(encoding.ids, dtype=np.int64)
+        for i, text in enumerate(texts):
+            ids = np.asarray(self._tokenizer.encode(text), dtype=np.int64)
             ids = ids[ids < self._table.shape[0]]
             if len(ids):
                 mean = self._table[ids].astype(np.float32).mean(axis=0)
