@@ -415,6 +415,8 @@ RULES: dict[str, str] = {
     "tools-upstream-line-too-long": "Ask for less at once; if the upstream's answers are this large by design, "
     "raise [tools] max_line_bytes (the tools process restarts the upstream by itself).",
     "tools-result-too-large": "Ask for less at once, or raise [tools] max_result_bytes.",
+    "tools-answer-too-large": "Ask for less at once, or raise [tools] max_answer_bytes (and keep it above "
+    "max_result_bytes).",
     "tools-unavailable": "Start the tools process (`notegate tools serve`) and check [tools] url.",
     "tools-seal-key-missing": "Run `notegate tools keygen --output FILE` once and give FILE to the tools process "
     "as its credential file.",

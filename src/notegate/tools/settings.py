@@ -58,6 +58,14 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         _positive,
     ),
     Setting(
+        "max_answer_bytes",
+        int,
+        4194304,
+        "The largest answer (a listing or one call's result, as JSON) the knowledge service reads from the "
+        "tools process; a larger one is cut off as it arrives and refused. Keep it above max_result_bytes.",
+        _positive,
+    ),
+    Setting(
         "max_line_bytes",
         int,
         4194304,
@@ -108,6 +116,7 @@ class ToolsConfig:
     call_seconds: float = 30.0
     max_result_bytes: int = 262144
     max_line_bytes: int = 4194304
+    max_answer_bytes: int = 4194304
     restart_seconds: float = 1.0
     engine: str = "docker"
     container_memory_mb: int = 512
@@ -123,6 +132,7 @@ class ToolsConfig:
             call_seconds=float(values["call_seconds"]),
             max_result_bytes=values["max_result_bytes"],
             max_line_bytes=values["max_line_bytes"],
+            max_answer_bytes=values["max_answer_bytes"],
             restart_seconds=float(values["restart_seconds"]),
             engine=values["engine"],
             container_memory_mb=values["container_memory_mb"],
