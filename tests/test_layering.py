@@ -38,6 +38,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.console": "pure",  # which console actions need a fresh passkey step-up
     "notegate.policy.livesync": "pure",  # the LiveSync gate: routes, bodies, device tokens
     "notegate.policy.tools": "pure",  # the tools gateway: pins, mount fields, which mounted tools a caller sees
+    "notegate.policy.container": "pure",  # the argument vector that runs a pinned container image
     "notegate.tools.settings": "config",  # the [tools] rows and their resolved values
     "notegate.policy.members": "pure",  # membership: seed and rows, invite, removal, a caller's person
     "notegate.policy.oidc": "pure",  # the ID token's azp, the step-up through the provider

@@ -377,7 +377,12 @@ RULES: dict[str, str] = {
     "options=-csearch_path%3DNAME in the URL), or empty it first.",
     # -- the tools gateway (notegate tools; docs/how-to/tools-gateway.md)
     "tools-pin-invalid": "Pin one artifact: name==exact-version with sha256:<wheel digest> (PyPI), or "
-    "name@exact-version with its sha512 integrity (npm); never a range, a tag or a branch.",
+    "name@exact-version with its sha512 integrity (npm), or registry/name with sha256:<image digest> "
+    "(container); never a range, a tag or a branch.",
+    "tools-container-engine-missing": "Install and start the container engine [tools] engine names (docker or "
+    "podman) where the tools process runs, or remove the container entries from the catalog.",
+    "tools-image-missing": "Load the pinned image into the engine first (`docker pull registry/name@sha256:…` or "
+    "`docker load -i FILE`): nothing is downloaded at run time.",
     "tools-pin-mismatch": "Check the pin against the registry's published digest; refill the cache with "
     "`make upstream-cache` and never edit a cached artifact by hand.",
     "tools-artifact-missing": "Fill the upstream cache first (`make upstream-cache`, or [tools] cache pointing "
@@ -411,6 +416,8 @@ RULES: dict[str, str] = {
     "tools-upstream-line-too-long": "Ask for less at once; if the upstream's answers are this large by design, "
     "raise [tools] max_line_bytes (the tools process restarts the upstream by itself).",
     "tools-result-too-large": "Ask for less at once, or raise [tools] max_result_bytes.",
+    "tools-answer-too-large": "Ask for less at once, or raise [tools] max_answer_bytes (and keep it above "
+    "max_result_bytes).",
     "tools-unavailable": "Start the tools process (`notegate tools serve`) and check [tools] url.",
     "tools-seal-key-missing": "Run `notegate tools keygen --output FILE` once and give FILE to the tools process "
     "as its credential file.",

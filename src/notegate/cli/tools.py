@@ -45,14 +45,20 @@ def add_tools(subs) -> None:
     c = t.add_parser("catalog", help="add a pinned upstream (or list the catalog without --name)")
     _config_arg(c)
     c.add_argument("--name", help="the entry's name, e.g. time")
-    c.add_argument("--kind", choices=("pypi", "npm", "remote"))
+    c.add_argument("--kind", choices=("pypi", "npm", "remote", "container"))
     c.add_argument(
         "--package",
-        help="e.g. mcp-server-time or @modelcontextprotocol/server-everything; for --kind remote, the server's URL",
+        help="e.g. mcp-server-time or @modelcontextprotocol/server-everything; for --kind remote, the server's URL;"
+        " for --kind container, the image as registry/name (no tag)",
     )
     c.add_argument("--version", help="one exact version (no range, no tag)")
-    c.add_argument("--digest", help="sha256:<wheel digest> (pypi) or the npm integrity sha512-<base64>")
-    c.add_argument("--program", help="the program the package installs, e.g. mcp-server-time")
+    c.add_argument(
+        "--digest",
+        help="sha256:<wheel digest> (pypi), the npm integrity sha512-<base64>, or the image's sha256:<digest>",
+    )
+    c.add_argument(
+        "--program", help="the program the package installs, e.g. mcp-server-time; for a container, its network"
+    )
     m = t.add_parser("mount", help="mount a catalog entry for one upstream account in one environment (or list)")
     _config_arg(m)
     m.add_argument("--name", help="the mount's name: its tools are listed as NAME__tool")

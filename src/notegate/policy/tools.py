@@ -13,15 +13,25 @@ from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.decision import Decision, allow, deny
 from notegate.policy.vocab import Tier
 
-#: Upstream packages a catalog entry may name, by kind. A container image by digest is the issue's third
-#: kind; it is not served yet, so it is not a kind here. ``remote``: an MCP server elsewhere, reached over
+#: Upstream packages a catalog entry may name, by kind. ``remote``: an MCP server elsewhere, reached over
 #: Streamable HTTP at one fixed URL and authorized with an OAuth grant per mount (nothing installed here).
-CATALOG_KINDS = ("pypi", "npm", "remote")
+#: ``container``: an image by digest, run with the host's container engine (policy/container.py).
+CATALOG_KINDS = ("pypi", "npm", "remote", "container")
+#: What network a container entry may ask for (its ``program`` field; '' is none): none, or the engine's
+#: default bridge. Never the host's network, never another container's.
+CONTAINER_NETWORKS = ("none", "bridge")
 
 # An exact PEP 440 release (no operator, no wildcard, no local label): 1.2.3, 2026.10.19, 1.0rc1, 1.0.post2.
 _PYPI_VERSION = re.compile(r"[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?")
 # PEP 508 names (case-insensitive), at most 100 characters.
 _PYPI_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
+# An image's repository as a reference names it (the OCI distribution grammar): an optional registry host
+# (a name or an address, optional port) then lowercase path components. No tag (no ':' after the host), no
+# digest here (the digest is its own field), at most 255 characters (checked apart).
+_IMAGE = re.compile(
+    r"([A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(:[0-9]{1,5})?/)?"
+    r"[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*"
+)
 # An exact semver (https://semver.org, item 2, 9 and 10): no range, no tag (latest, next, a branch's name).
 _NPM_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]{1,64})?")
 # npm's package names: lowercase, an optional @scope/, URL-safe characters, at most 214 characters.
@@ -77,6 +87,8 @@ def decide_pin(kind: str, package: str, version: str, digest: str, program: str)
         if version or digest or program:
             return deny("tools-pin-invalid", "a remote entry names its URL only (no version, digest or program)")
         return decide_remote_url(package)
+    if kind == "container":
+        return _decide_container_pin(package, version, digest, program)
     if not _PROGRAM.fullmatch(program):
         return deny("tools-pin-invalid", "the program must be the name of a program the package installs")
     if kind == "pypi":
@@ -93,6 +105,20 @@ def decide_pin(kind: str, package: str, version: str, digest: str, program: str)
         return deny("tools-pin-invalid", "the version is not one exact semver version (no range, no tag)")
     if not _SRI_SHA512.fullmatch(digest):
         return deny("tools-pin-invalid", "an npm pin needs its tarball's integrity as sha512-<base64>")
+    return allow("tools-pin")
+
+
+def _decide_container_pin(image: str, version: str, digest: str, network: str) -> Decision:
+    """A container entry: the image's repository, no tag, its manifest digest, and the network it needs in
+    ``program`` ('' or none, or bridge). A tag names whatever was pushed last, so it is refused as a range is."""
+    if version:
+        return deny("tools-pin-invalid", "a container is pinned by its digest alone (no tag, no version)")
+    if len(image) > 255 or not _IMAGE.fullmatch(image):
+        return deny("tools-pin-invalid", "the image is registry/name, without a tag (:latest) or a digest")
+    if not _SHA256.fullmatch(digest):
+        return deny("tools-pin-invalid", "a container pin needs the image's digest as sha256:<64 hex digits>")
+    if network and network not in CONTAINER_NETWORKS:
+        return deny("tools-pin-invalid", f"a container's network is one of {', '.join(CONTAINER_NETWORKS)}")
     return allow("tools-pin")
 
 

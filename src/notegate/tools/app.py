@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import json
 import logging
+import os
 import shutil
 import time
 from collections import Counter
@@ -38,8 +39,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from notegate.errors import NotegateError
+from notegate.policy.container import engine_environment
 from notegate.policy.tools import decide_mount, decide_mount_tool
 from notegate.safety.secrets import scan_credentials
+from notegate.tools.container import container_launch, find_engine, verify_image
 from notegate.tools.grantflow import GrantFlows
 from notegate.tools.install import Entry, install
 from notegate.tools.oauth_routes import oauth_routes, remote_upstream
@@ -105,10 +108,17 @@ class Gateway:
         node = shutil.which("node")
         launches = {}
         remotes = {}
+        containers: dict[str, Entry] = {}
+        engine = None
         for row in self.state.catalog_entries():
             entry = Entry.of(row)
             if entry.kind == "remote":  # nothing to install: a URL, reached with the mount's grant
                 remotes[entry.name] = entry.package
+                continue
+            if entry.kind == "container":  # nothing to install: an image the owner loaded into the engine
+                engine = engine or find_engine(self.config.engine)
+                verify_image(entry, engine)
+                containers[entry.name] = entry
                 continue
             launches[entry.name] = install(entry, self.config.cache, self.config.installs, node=node)
         for row in self.state.mounts():
@@ -118,25 +128,32 @@ class Gateway:
             )
             if not decision.allowed:
                 raise NotegateError(f"mount '{mount.name}': {decision.reason}", rule=decision.rule)
-            if mount.catalog not in launches and mount.catalog not in remotes:
+            if mount.catalog not in launches and mount.catalog not in remotes and mount.catalog not in containers:
                 raise NotegateError(f"mount '{mount.name}' names no catalog entry", rule="tools-unknown")
             self.mounts[mount.name] = mount
             if mount.catalog in remotes:
                 self.upstreams[mount.name] = remote_upstream(self, mount.name, remotes[mount.catalog])
                 continue
+            if mount.catalog in containers:  # its argv names the mount's variables: built per mount
+                assert engine is not None
+                launch = container_launch(containers[mount.catalog], engine, mount.name, mount.variables, self.config)
+            else:
+                launch = launches[mount.catalog]
             self.upstreams[mount.name] = Upstream(
                 mount=mount.name,
-                launch=launches[mount.catalog],
-                environment=lambda m=mount: self.environment_of(m),
+                launch=launch,
+                environment=lambda m=mount: self.environment_of(m, engine=m.catalog in containers),
                 on_listing=self.record_listing,
                 restart_seconds=self.config.restart_seconds,
                 max_line_bytes=self.config.max_line_bytes,
             )
 
-    def environment_of(self, mount: Mount) -> dict[str, str]:
-        """Exactly the mount's declared variables that hold a credential, opened now."""
+    def environment_of(self, mount: Mount, *, engine: bool = False) -> dict[str, str]:
+        """Exactly the mount's declared variables that hold a credential, opened now; with ``engine``, also
+        what a container engine's client needs to reach its daemon (it passes on only the declared names)."""
         sealed = self.state.sealed_credentials(mount.name)
-        return {v: self.opener.open(mount.name, v, sealed[v]) for v in mount.variables if v in sealed}
+        opened = {v: self.opener.open(mount.name, v, sealed[v]) for v in mount.variables if v in sealed}
+        return {**engine_environment(dict(os.environ)), **opened} if engine else opened
 
     async def record_listing(self, upstream: Upstream) -> None:
         now = self.clock()

@@ -11,6 +11,7 @@ function, and falls through to the SDK, which refuses it exactly as it refuses a
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -57,9 +58,26 @@ class ToolsProxy:
         return caller.environment or self.default_environment
 
     async def _post(self, path: str, token: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """The tools process's answer, read as it arrives and cut at ``max_answer_bytes``: the knowledge
+        service never holds more of one answer than that, whatever the tools process (or whoever listens on
+        its port) sends."""
+        limit = self.config.max_answer_bytes
         try:
-            response = await self.client().post(path, json=body, headers={"Authorization": f"Bearer {token}"})
-            return response.status_code, response.json()
+            headers = {"Authorization": f"Bearer {token}"}
+            async with self.client().stream("POST", path, json=body, headers=headers) as response:
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > limit:
+                    raise _too_large(path, limit)
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise _too_large(path, limit)
+                    chunks.append(chunk)
+                answer = json.loads(b"".join(chunks))
+            if not isinstance(answer, dict):
+                raise ValueError("not a JSON object")
+            return response.status_code, answer
         except (httpx2.HTTPError, ValueError) as exc:
             raise NotegateError(
                 f"the tools process did not answer ({type(exc).__name__})", rule="tools-unavailable"
@@ -124,6 +142,12 @@ class ToolsProxy:
             return CallToolResult.model_validate(body["result"])
         except NotegateError as exc:
             raise refusal(exc) from None
+
+
+def _too_large(path: str, limit: int) -> NotegateError:
+    return NotegateError(
+        f"the tools process's answer to {path} is larger than {limit} bytes", rule="tools-answer-too-large"
+    )
 
 
 def mount_tools_proxy(mcp, services, resolver) -> ToolsProxy | None:

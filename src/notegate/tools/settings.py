@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from notegate.network import LOOPBACK_URL_HOSTS
+from notegate.policy.container import ENGINES
 from notegate.settings import Setting
 
 
 def _positive(value: Any) -> str | None:
     return None if value > 0 else "must be greater than 0"
+
+
+def _engine(value: str) -> str | None:
+    return None if value in ENGINES else f"must be one of {', '.join(ENGINES)}"
 
 
 def _loopback_url(value: str) -> str | None:
@@ -53,11 +58,41 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         _positive,
     ),
     Setting(
+        "max_answer_bytes",
+        int,
+        4194304,
+        "The largest answer (a listing or one call's result, as JSON) the knowledge service reads from the "
+        "tools process; a larger one is cut off as it arrives and refused. Keep it above max_result_bytes.",
+        _positive,
+    ),
+    Setting(
         "max_line_bytes",
         int,
         4194304,
         "The longest line (one JSON-RPC message) an upstream may write on its stdout. A longer one is refused "
         "as it arrives, never held whole, and the upstream is restarted. Keep it above max_result_bytes.",
+        _positive,
+    ),
+    Setting(
+        "engine",
+        str,
+        "docker",
+        "The container engine that runs container catalog entries: docker or podman (its client must be on "
+        "PATH and its daemon or runtime up when the tools process starts, if the catalog holds a container).",
+        _engine,
+    ),
+    Setting(
+        "container_memory_mb",
+        int,
+        512,
+        "The memory one container upstream may use, in MiB (the engine's --memory).",
+        _positive,
+    ),
+    Setting(
+        "container_pids",
+        int,
+        256,
+        "The most processes and threads one container upstream may run (the engine's --pids-limit).",
         _positive,
     ),
     Setting(
@@ -81,7 +116,11 @@ class ToolsConfig:
     call_seconds: float = 30.0
     max_result_bytes: int = 262144
     max_line_bytes: int = 4194304
+    max_answer_bytes: int = 4194304
     restart_seconds: float = 1.0
+    engine: str = "docker"
+    container_memory_mb: int = 512
+    container_pids: int = 256
 
     @classmethod
     def from_table(cls, values: dict[str, Any], base: Path) -> ToolsConfig:
@@ -93,5 +132,9 @@ class ToolsConfig:
             call_seconds=float(values["call_seconds"]),
             max_result_bytes=values["max_result_bytes"],
             max_line_bytes=values["max_line_bytes"],
+            max_answer_bytes=values["max_answer_bytes"],
             restart_seconds=float(values["restart_seconds"]),
+            engine=values["engine"],
+            container_memory_mb=values["container_memory_mb"],
+            container_pids=values["container_pids"],
         )
