@@ -71,6 +71,7 @@ def cmd_livesync(args: argparse.Namespace) -> int:
 
 
 def _device(args: argparse.Namespace) -> int:
+    from notegate.auth.members import Membership
     from notegate.errors import NotegateError
     from notegate.livesync import keys
     from notegate.state import LiveSyncDevice, StateDB
@@ -83,7 +84,8 @@ def _device(args: argparse.Namespace) -> int:
             if not keys.is_livesync_device_name(args.name):
                 raise NotegateError(f"'{args.name[:60]}' is not a device name", rule="livesync-device-name-invalid")
             person = args.person or config.environment(environment).owner
-            if not config.may_use(person, environment):
+            # the state database is the truth (a removed member stays removed whatever the file says)
+            if not Membership(db, lambda: config).may_use(person, environment):
                 raise NotegateError(
                     f"'{person[:60]}' is neither the owner nor a member of {environment}",
                     rule="livesync-person-not-member",
