@@ -62,6 +62,10 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "join": StepUp.CEREMONY,  # an invited person's first passkey: the invitation is the authority
     "oidc-start": StepUp.CEREMONY,  # sends the browser to the provider; what comes back is checked there
     "oidc-link": StepUp.ALWAYS,  # linking one's own provider account is a new way in (asked by oidc-start)
+    # LiveSync devices: a device key reads and writes every note the database holds; cutting one off is the
+    # owner's word (a stale cookie must not lock the owner's phone out either)
+    "livesync-device-add": StepUp.ALWAYS,
+    "livesync-device-revoke": StepUp.ALWAYS,
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

@@ -59,6 +59,8 @@ POST_ACTIONS: dict[str, str] = {
     "/join/{token}/options": "join",
     "/join/{token}/verify": "join",
     "/oidc/{provider}/start": "oidc-start",
+    "/livesync/devices": "livesync-device-add",
+    "/livesync/devices/{name}/revoke": "livesync-device-revoke",
 }
 
 #: Where the ceremony sends the browser back to, per action: the page the refused form was on.
@@ -68,6 +70,8 @@ BACK: dict[str, Callable[[Request], str]] = {
     "inbox-promote": lambda _r: "/inbox",
     "member-invite": lambda _r: "/members",
     "member-remove": lambda _r: "/members",
+    "livesync-device-add": lambda _r: "/livesync",
+    "livesync-device-revoke": lambda _r: "/livesync",
     "note-edit": lambda r: "/edit/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
     "note-restore": lambda r: "/history/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
 }
