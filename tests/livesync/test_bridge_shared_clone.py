@@ -27,6 +27,7 @@ from support import mcp_http, mint, running, text_of
 
 WRITES = 12  # each side: enough that the two processes' commits interleave many times
 WITHIN = 120.0
+BRIDGE = (sys.executable, "-m", "notegate.cli", "livesync", "bridge")
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +39,7 @@ def shared(tmp_path_factory) -> Iterator[tuple[Lab, object]]:
             log = (lab.root / "bridge.log").open("ab")
             lab.procs.append(
                 subprocess.Popen(
-                    [sys.executable, "-m", "notegate.cli", "livesync", "bridge", "--config", str(lab.config)]
-                    + ["--poll-seconds", "0.5"],
+                    [*BRIDGE, "--config", str(lab.config), "--poll-seconds", "0.5"],
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     env={**os.environ, "PYTHONUNBUFFERED": "1"},
