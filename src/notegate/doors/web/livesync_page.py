@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-import segno
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -34,6 +33,8 @@ NO_STORE = {"cache-control": "no-store"}
 def qr_svg(text: str) -> Markup:
     """``text`` as a QR code, an inline ``<svg>`` (no XML declaration, no script, no outside reference).
     Error correction M, LiveSync's Setup URI (about 1 kB) fits in a version-30-ish symbol a phone reads."""
+    import segno  # imported here: only an enrolment draws a code
+
     code = segno.make(text, error="m", micro=False, boost_error=False)
     # segno writes only its own elements and numbers (the text is encoded into the path, never written out)
     svg = code.svg_inline(scale=2, border=4, dark="#000", light="#fff", title="LiveSync Setup URI")
