@@ -241,6 +241,7 @@ GET_PAGES = {
     "/edit/{path:notepath}": "/edit/notes/nothing.md",
     "/static/web/{name}": "/static/web/console.css",
     "/members": "/members",
+    "/livesync": "/livesync",
     "/join/{token}": "/join/ngi_notarealtoken",
     "/oidc/callback": "/oidc/callback?state=nothing&code=x",
 }
@@ -272,6 +273,8 @@ POSTS = {
     "/edit/{path:notepath}": "/edit/notes/nothing.md",
     "/members/invite": "/members/invite",
     "/members/{login}/remove": "/members/bob/remove",
+    "/livesync/devices": "/livesync/devices",
+    "/livesync/devices/{name}/revoke": "/livesync/devices/phone/revoke",
     "/join/{token}/options": "/join/ngi_notarealtoken/options",
     "/join/{token}/verify": "/join/ngi_notarealtoken/verify",
     "/oidc/{provider}/start": "/oidc/none/start",
