@@ -131,7 +131,9 @@ def test_the_manifests_validate_strictly_against_the_kubernetes_schemas() -> Non
 
 
 def test_the_manifests_config_loads_and_the_pod_is_locked_down(tmp_path: Path) -> None:
-    by_kind = {doc["kind"]: doc for doc in documents()}
+    by_kind = {
+        doc["kind"]: doc for doc in documents() if doc["metadata"]["labels"]["app.kubernetes.io/name"] == "notegate"
+    }
     config = tmp_path / "notegate.toml"
     config.write_text(by_kind["Secret"]["stringData"]["notegate.toml"])
     loaded = load_config(config)  # the Secret's config is one notegate accepts
@@ -181,3 +183,70 @@ def test_the_server_unit_is_hardened_and_calls_serve() -> None:
     assert re.search(r"^User=(?!root$)\S+$", text, flags=re.M)
     args = build_parser().parse_args(exec_argv(unit)[1:])
     assert args.command == "serve"
+
+
+# ------------------------------------------------------------ the LiveSync door (issue 31)
+EXACT_VERSION = re.compile(r"^couchdb:\d+\.\d+\.\d+$")  # an exact release, never latest or 3
+
+
+def _livesync_args(argv: list[str], action: str, config: str) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.command, args.livesync_command, args.config) == ("livesync", action, config), argv
+
+
+def test_compose_runs_couchdb_the_gate_and_the_bridge_behind_the_proxy() -> None:
+    result = subprocess.run(
+        [*tool("docker-compose", "docker compose"), "-f", str(COMPOSE), "--profile", "livesync", "config"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NOTEGATE_DOMAIN": "notes.example.org"},
+        cwd=COMPOSE.parent,
+    )
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    assert [name for name, service in services.items() if service.get("ports")] == ["caddy"]
+    couchdb = services["couchdb"]
+    assert EXACT_VERSION.match(couchdb["image"]) and list(couchdb["networks"]) == ["back"]  # never on the front
+    for name, action in (("livesync-gate", "gate"), ("livesync-bridge", "bridge")):
+        service = services[name]
+        _livesync_args(service["command"], action, "/data/notegate.toml")
+        assert service["read_only"] is True and service["user"].split(":")[0] != "0" and service["cap_drop"] == ["ALL"]
+        assert any("notegate-data" in str(v) for v in service["volumes"])  # the server's state and clone
+    assert "livesync-gate:8767" in (COMPOSE.parent / "Caddyfile").read_text()
+
+
+def test_the_manifests_run_couchdb_alone_and_the_gate_and_bridge_beside_the_server(tmp_path: Path) -> None:
+    docs = documents()
+    named = {(doc["kind"], doc["metadata"]["name"]): doc for doc in docs}
+    config = tmp_path / "notegate.toml"
+    config.write_text(named[("Secret", "notegate-config")]["stringData"]["notegate.toml"])
+    livesync = load_config(config).livesync
+    assert livesync is not None and livesync.couchdb_url == "http://couchdb:5984" and livesync.host == "0.0.0.0"
+    pod = named[("Deployment", "notegate")]["spec"]["template"]["spec"]
+    containers = {c["name"]: c for c in pod["containers"]}
+    for name, action in (("livesync-gate", "gate"), ("livesync-bridge", "bridge")):
+        container = containers[name]
+        _livesync_args(container["args"], action, "/etc/notegate/notegate.toml")
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        mounts = {m["mountPath"] for m in container["volumeMounts"]}
+        assert {"/data", str(Path(livesync.couchdb_password_file).parent)} <= mounts  # the shared clone, the password
+    couch = named[("Deployment", "couchdb")]["spec"]["template"]["spec"]
+    assert EXACT_VERSION.match(couch["containers"][0]["image"]) and couch["securityContext"]["runAsNonRoot"] is True
+    policy = named[("NetworkPolicy", "couchdb")]["spec"]
+    assert policy["ingress"] == [
+        {"from": [{"podSelector": {"matchLabels": {"app.kubernetes.io/name": "notegate"}}}], "ports": [{"port": 5984}]}
+    ]
+    ini = named[("Secret", "couchdb-config")]["stringData"]["10-notegate.ini"]
+    for line in ("require_valid_user = true", f"max_http_request_size = {livesync.max_body_bytes}"):
+        assert line in ini  # what `notegate livesync couchdb-config` prints for this config
+
+
+def test_the_livesync_units_are_hardened_and_call_the_gate_and_the_bridge() -> None:
+    for name, action in (("gate", "gate"), ("bridge", "bridge")):
+        unit = DEPLOY / "systemd" / f"notegate-livesync-{name}.service"
+        text = unit.read_text()
+        for setting in ("ProtectSystem=strict", "NoNewPrivileges=yes", "PrivateTmp=yes", "ProtectHome=yes"):
+            assert re.search(rf"^{re.escape(setting)}$", text, flags=re.M), (unit.name, setting)
+        assert re.search(r"^User=(?!root$)\S+$", text, flags=re.M)
+        _livesync_args(exec_argv(unit)[1:], action, "/var/lib/notegate/notegate.toml")

@@ -17,8 +17,8 @@ from support.livesync import DB, Device, Lab
 
 
 def _member(lab: Lab, login: str) -> None:
-    """``login`` becomes a member: listed in the config file (the device enrolment reads the file today) and
-    recorded in the state database, which the gate asks (the file it read at start does not list them)."""
+    """``login`` becomes a member: listed in the config file (the seed) and recorded in the state database,
+    which the enrolment and the gate ask (the file the gate read at start does not list them)."""
     text = lab.config.read_text(encoding="utf-8")
     listed = re.sub(
         r"^members = \[(.*)\]$",

@@ -36,6 +36,7 @@ SAMPLE = {
     "/elevations/{link_id}/verify": "/elevations/nothing/verify",
     "/connections/tokens/{token_id}/revoke": "/connections/tokens/t1/revoke",
     "/members/{login}/remove": "/members/bob/remove",
+    "/livesync/devices/{name}/revoke": "/livesync/devices/phone/revoke",
     "/join/{token}/options": "/join/ngi_notarealtoken/options",
     "/join/{token}/verify": "/join/ngi_notarealtoken/verify",
     "/oidc/{provider}/start": "/oidc/none/start",
@@ -105,6 +106,8 @@ def test_every_post_route_of_the_console_names_a_classified_action(console: Cons
         "/tools/mounts/{mount}/check",
         "/tools/mounts/{mount}/approve",
         "/tools/mounts/{mount}/oauth",
+        "/livesync/devices",  # issue 31: a device key is permanent access to the notes
+        "/livesync/devices/{name}/revoke",
     }
 
 
@@ -132,6 +135,8 @@ def test_every_step_up_route_refuses_a_stale_session_by_its_rule_and_no_other_do
     assert {r["tool"] for r in audit} == {
         "web:member-invite",
         "web:member-remove",
+        "web:livesync-device-add",
+        "web:livesync-device-revoke",
         "web:passkey-add",
         "web:token-create",
         "web:inbox-promote",

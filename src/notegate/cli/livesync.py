@@ -71,47 +71,30 @@ def cmd_livesync(args: argparse.Namespace) -> int:
 
 
 def _device(args: argparse.Namespace) -> int:
+    from notegate.auth.members import Membership
     from notegate.errors import NotegateError
-    from notegate.livesync import keys
-    from notegate.state import LiveSyncDevice, StateDB
+    from notegate.livesync.enrol import enrol_device
+    from notegate.state import StateDB
 
     config = _load(args)
     settings, environment = _settings(config)
     db = StateDB.for_config(config)
     try:
         if args.device_command == "add":
-            if not keys.is_livesync_device_name(args.name):
-                raise NotegateError(f"'{args.name[:60]}' is not a device name", rule="livesync-device-name-invalid")
-            person = args.person or config.environment(environment).owner
-            if not config.may_use(person, environment):
-                raise NotegateError(
-                    f"'{person[:60]}' is neither the owner nor a member of {environment}",
-                    rule="livesync-person-not-member",
-                )
-            if any(d.name == args.name for d in db.livesync_devices(environment)):
-                raise NotegateError(f"a device named {args.name} is enrolled already", rule="livesync-device-exists")
-            pair = keys.generate_key_pair(args.algorithm)
-            kid = keys.new_kid(args.name)
-            db.add_livesync_device(
-                LiveSyncDevice(
-                    kid=kid,
-                    name=args.name,
-                    environment=environment,
-                    person=person,
-                    connector=f"livesync:{kid}",
-                    algorithm=args.algorithm,
-                    public_key=pair.public_pem,
-                    created_at=time.time(),
-                    revoked_at=None,
-                    last_used_at=None,
-                )
+            done = enrol_device(
+                db,
+                Membership(db, lambda: config),
+                settings,
+                environment=environment,
+                owner=config.environment(environment).owner,
+                name=args.name,
+                person=args.person,
+                algorithm=args.algorithm,
+                url=args.url,
+                now=time.time(),
             )
-            url = args.url or settings.public_url or f"http://{settings.host}:{settings.port}"
-            device_settings = keys.device_settings(
-                uri=url, database=settings.database, kid=kid, algorithm=args.algorithm, private_pem=pair.private_pem
-            )
-            passphrase = keys.new_passphrase()
-            uri = keys.setup_uri(device_settings, passphrase)
+            kid, person, uri, passphrase = done.kid, done.person, done.setup_uri, done.passphrase
+            device_settings = done.settings
             if args.json:
                 print(json.dumps({"kid": kid, "setup_uri": uri, "passphrase": passphrase, "settings": device_settings}))
             else:

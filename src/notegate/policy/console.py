@@ -71,6 +71,10 @@ CONSOLE_ACTIONS: dict[str, StepUp] = {
     "tools-credential-verify": StepUp.ALWAYS,
     "tools-approve": StepUp.ALWAYS,
     "tools-oauth-start": StepUp.ALWAYS,  # the grant it starts lets the gateway act as an upstream account
+    # LiveSync devices: a device key reads and writes every note the database holds; cutting one off is the
+    # owner's word (a stale cookie must not lock the owner's phone out either)
+    "livesync-device-add": StepUp.ALWAYS,
+    "livesync-device-revoke": StepUp.ALWAYS,
     # notes
     "note-edit": StepUp.GUARDED_PATH,
     "note-restore": StepUp.GUARDED_PATH,

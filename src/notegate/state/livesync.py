@@ -52,6 +52,26 @@ class LiveSyncTables(StateCore):
                 ),
             )
 
+    def enrol_livesync_device(
+        self, *, kid: str, name: str, environment: str, person: str, algorithm: str, public_key: str, now: float
+    ) -> None:
+        """A new device, live from ``now``, acting as connector login ``livesync:<kid>`` (the enrolment's row:
+        the doors that enrol, CLI and console, build it here, below their layer)."""
+        self.add_livesync_device(
+            LiveSyncDevice(
+                kid=kid,
+                name=name,
+                environment=environment,
+                person=person,
+                connector=f"livesync:{kid}",
+                algorithm=algorithm,
+                public_key=public_key,
+                created_at=now,
+                revoked_at=None,
+                last_used_at=None,
+            )
+        )
+
     def livesync_device(self, kid: str) -> LiveSyncDevice | None:
         rows = self.query("SELECT * FROM livesync_devices WHERE kid = ?", (kid,))
         return LiveSyncDevice.from_row(rows[0]) if rows else None

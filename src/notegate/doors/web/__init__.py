@@ -25,6 +25,7 @@ from notegate.doors.web.consent_page import ConsentPage
 from notegate.doors.web.console import Console
 from notegate.doors.web.elevation_page import ElevationPage
 from notegate.doors.web.headers import SecurityHeaders
+from notegate.doors.web.livesync_page import LiveSyncPage
 from notegate.doors.web.members_page import MembersPage
 from notegate.doors.web.notes_pages import NotesPages
 from notegate.doors.web.oidc_pages import OidcPages
@@ -103,6 +104,7 @@ def web_routes(
     admin = AdminPages(console, AdminService(runtime, version=_version))
     notes = NotesPages(console)
     members = MembersPage(console, runtime.members)
+    livesync = LiveSyncPage(console, runtime.members)
     rp_oidc = RelyingParty(runtime.state, lambda: runtime.config.oidc, redirect_uri=f"{rp.origin}/oidc/callback")
     oidc = OidcPages(console, rp_oidc, runtime.members, grants)
     hosts = console_hosts(runtime, port)
@@ -163,6 +165,9 @@ def web_routes(
         ("/members", members.show, ["GET"]),
         ("/members/invite", members.invite, ["POST"]),
         ("/members/{login}/remove", members.remove, ["POST"]),
+        ("/livesync", livesync.show, ["GET"]),
+        ("/livesync/devices", livesync.add, ["POST"]),
+        ("/livesync/devices/{name}/revoke", livesync.revoke, ["POST"]),
         ("/join/{token}", members.join_page, ["GET"]),
         ("/join/{token}/options", members.join_options, ["POST"]),
         ("/join/{token}/verify", members.join_verify, ["POST"]),

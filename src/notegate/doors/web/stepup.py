@@ -65,6 +65,8 @@ POST_ACTIONS: dict[str, str] = {
     "/tools/mounts/{mount}/check": "tools-credential-verify",
     "/tools/mounts/{mount}/approve": "tools-approve",
     "/tools/mounts/{mount}/oauth": "tools-oauth-start",
+    "/livesync/devices": "livesync-device-add",
+    "/livesync/devices/{name}/revoke": "livesync-device-revoke",
 }
 
 #: Where the ceremony sends the browser back to, per action: the page the refused form was on.
@@ -79,6 +81,8 @@ BACK: dict[str, Callable[[Request], str]] = {
     "tools-credential-verify": lambda r: _mount_page(r),
     "tools-approve": lambda r: _mount_page(r),
     "tools-oauth-start": lambda r: _mount_page(r),
+    "livesync-device-add": lambda _r: "/livesync",
+    "livesync-device-revoke": lambda _r: "/livesync",
     "note-edit": lambda r: "/edit/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
     "note-restore": lambda r: "/history/" + quote(r.path_params.get("path", ""), safe="/") + _query(r),
 }
