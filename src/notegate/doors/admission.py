@@ -27,14 +27,13 @@ Pure bookkeeping apart from the socket and the loop's clock; decisions are :func
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ipaddress
-import os
 import socket
 import struct
 import sys
 from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any, Protocol
 
 #: Connections refused in one ``accept()`` call before it reports an empty queue: the loop serves the
@@ -273,13 +272,17 @@ class GatedSocket(socket.socket):
         raise BlockingIOError("refused a batch of connections; the rest wait for the next turn of the loop")
 
 
-def refuse_descriptor(fd: int, refusal: bytes, *, write: Callable[[int, bytes], int] = os.write) -> None:
-    """Write the refusal and close: the descriptor is new and blocking, its send buffer empty, so a few
-    hundred bytes go at once; a peer that already left costs nothing more (the error is ignored)."""
+def refuse_descriptor(fd: int, refusal: bytes) -> None:
+    """Write the refusal and close.  What the client already sent is read and dropped first: a socket
+    closed with unread data answers with a reset, which makes the client's kernel discard the refusal it
+    has not read yet (every HTTP client sends its request at once).  Each step is one non-blocking system
+    call; a peer that already left costs nothing more (the error is ignored)."""
+    sock = socket.socket(fileno=fd)
     try:
-        if refusal:
-            write(fd, refusal)
-    except OSError:
-        pass
+        sock.setblocking(False)
+        with contextlib.suppress(OSError):
+            sock.recv(65536)
+        with contextlib.suppress(OSError):
+            sock.send(refusal)
     finally:
-        os.close(fd)
+        sock.close()
