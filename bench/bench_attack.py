@@ -256,13 +256,23 @@ REGISTRATION = {
 
 
 async def _register(port: int, source: str) -> str:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
-    try:
-        body = {"client_name": "flood", **REGISTRATION}
-        _status, answer = await exchange(reader, writer, raw_request("POST", port, "/register", json_body=body))
-        return str(json.loads(answer).get("client_id", "none"))
-    finally:
-        writer.close()
+    """One registration (retried: this address may still be over its connection budget from a phase before)."""
+    body = {"client_name": "flood", **REGISTRATION}
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            try:
+                _status, answer = await exchange(reader, writer, raw_request("POST", port, "/register", json_body=body))
+                found = json.loads(answer).get("client_id")
+                if found:
+                    return str(found)
+            finally:
+                writer.close()
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass
+        if STOP.is_set():
+            return "none"
+        await asyncio.sleep(0.5)
 
 
 def attack_consent(port: int) -> int:
@@ -410,11 +420,16 @@ SERVER_CORE, ATTACKER_CORE = 0, 1
 def mark(procs: list[subprocess.Popen[str]]) -> int:
     """Ask every attacker how many connections or requests it has made so far; their sum."""
     total = 0
+    asked = []
     for proc in procs:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("mark\n")
-        proc.stdin.flush()
-    for proc in procs:
+        try:
+            proc.stdin.write("mark\n")
+            proc.stdin.flush()
+            asked.append(proc)
+        except (BrokenPipeError, ValueError):  # it exited: its count is read at the end
+            pass
+    for proc in asked:
         assert proc.stdout is not None
         readable, _, _ = select.select([proc.stdout], [], [], 10.0)
         line = proc.stdout.readline() if readable else ""
@@ -475,6 +490,8 @@ def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, to
         made = 0
         for proc in procs:
             try:
+                if proc.stdin is not None and proc.poll() is not None:
+                    proc.stdin = None  # already gone: nothing to close
                 out, err = proc.communicate(input="", timeout=120)  # closes its stdin: the phase is over
                 made += int(out.strip().splitlines()[-1] if out.strip() else 0)
                 if proc.returncode:

@@ -106,6 +106,16 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
         _positive,
     ),
+    # Why: twenty addresses, each under its own budget, still added up to more admitted connections than a
+    # starved event loop could serve beside its callers; the strangers share one budget on top of their own.
+    Setting(
+        "stranger_connections_per_second",
+        (int, float),
+        100,
+        "New connections all peers not known as callers may open per second together, after a burst of "
+        "new_connections_burst; past it a stranger's connection is refused at accept. Callers are exempt.",
+        _positive,
+    ),
     Setting(
         "credited_peer_seconds",
         (int, float),
@@ -337,6 +347,7 @@ class Config:
     max_connections_per_peer: int = server_default("max_connections_per_peer")
     new_connections_per_peer_per_second: float = server_default("new_connections_per_peer_per_second")
     new_connections_burst: int = server_default("new_connections_burst")
+    stranger_connections_per_second: float = server_default("stranger_connections_per_second")
     credited_peer_seconds: float = server_default("credited_peer_seconds")
     cimd_ca_file: str = ""  # the [server] rows above hold the defaults; resolved against the file's folder
     cimd_private_hosts: tuple[str, ...] = ()
@@ -443,6 +454,7 @@ def load_config(path: str | Path) -> Config:
         max_connections_per_peer=server["max_connections_per_peer"],
         new_connections_per_peer_per_second=server["new_connections_per_peer_per_second"],
         new_connections_burst=server["new_connections_burst"],
+        stranger_connections_per_second=server["stranger_connections_per_second"],
         credited_peer_seconds=server["credited_peer_seconds"],
         cimd_ca_file=str((base / server["cimd_ca_file"]).resolve()) if server["cimd_ca_file"] else "",
         cimd_private_hosts=tuple(server["cimd_private_hosts"]),

@@ -28,7 +28,7 @@ from notegate.doors.admission import CreditedPeers, HeadDeadlines, syn_filter
 from notegate.policy import decide_connection_slot, decide_peer_connection
 from support import Server, mint, running
 
-RATE, BURST = 2, 30  # a stranger's 31st quick connection is over its budget; its SYNs drop for 15 s
+RATE, BURST = 0.2, 30  # a stranger's 31st quick connection is over its budget; its SYNs drop for 150 s
 LINUX = sys.platform.startswith("linux")
 
 
@@ -64,13 +64,13 @@ def test_a_stranger_over_its_connection_budget_is_refused_at_accept_then_dropped
     set_server(vault, new_connections_per_peer_per_second=RATE, new_connections_burst=BURST)
     token = mint(vault, name="caller")
     with running(vault) as server:
-        answers = healthz_answers(server, "127.0.0.2", BURST + 40)  # the budget refills 2 a second meanwhile
+        answers = healthz_answers(server, "127.0.0.2", BURST + 40)  # the budget refills one in 5 s meanwhile
         assert all(a.startswith(b"HTTP/1.1 200 ") for a in answers[:BURST]), [a[:40] for a in answers]
         refusal = answers[-1]
         assert refusal.startswith(b"HTTP/1.1 429 "), refusal
-        assert b"Refused [too-many-new-connections]: this address opens new connections faster than 2 a" in refusal
+        assert b"Refused [too-many-new-connections]: this address opens new connections faster than 0.2 a" in refusal
         if LINUX:
-            assert b"its next connections go unanswered for 15 s" in refusal
+            assert b"its next connections go unanswered for 150 s" in refusal
             dropped = socket.socket()
             dropped.settimeout(0.5)
             dropped.bind(("127.0.0.2", 0))
@@ -85,6 +85,30 @@ def test_a_stranger_over_its_connection_budget_is_refused_at_accept_then_dropped
         assert mcp_call(server, "not-a-token", "127.0.0.5") == 401  # an invalid one credits nothing
         answers = healthz_answers(server, "127.0.0.5", BURST + 40)
         assert len(answers) >= BURST and answers[-1].startswith(b"HTTP/1.1 429 "), [a[:40] for a in answers]
+
+
+def test_strangers_share_one_budget_of_new_connections_and_are_not_dropped_for_it(vault: Path) -> None:
+    """Many addresses, each well under its own budget, together over the strangers' one: refused at accept
+    with the shared rule's reason, the address is not dropped (the budget spent is everyone's, not its own),
+    and a caller is not held to it."""
+    set_server(vault, new_connections_per_peer_per_second=1000, new_connections_burst=20)
+    set_server(vault, stranger_connections_per_second=0.5)
+    token = mint(vault, name="caller")
+    with running(vault) as server:
+        assert mcp_call(server, token, "127.0.0.30") == 200  # credited before the strangers spend the budget
+        refused = b""
+        for n in range(40):
+            answer = healthz_answers(server, f"127.0.0.{40 + n % 10}", 1)[0]
+            if not answer.startswith(b"HTTP/1.1 200 "):
+                refused = answer
+                break
+        assert refused.startswith(b"HTTP/1.1 429 "), refused
+        assert b"Refused [too-many-new-connections]: addresses not known as callers open new connections" in refused
+        with connect(server, f"127.0.0.{40 + n % 10}") as again:  # its SYN is answered: not dropped
+            again.settimeout(DEADLINE)
+            assert again.recv(9) == b"HTTP/1.1 "
+        answers = healthz_answers(server, "127.0.0.30", 5)  # the caller is served
+        assert len(answers) == 5 and all(a.startswith(b"HTTP/1.1 200 ") for a in answers)
 
 
 def test_a_strangers_newcomer_never_displaces_a_credited_peers_waiting_connection(vault: Path) -> None:
@@ -122,14 +146,25 @@ def test_a_strangers_newcomer_never_displaces_a_credited_peers_waiting_connectio
     per_peer=st.integers(1, 100),
     credited=st.booleans(),
     over_rate=st.booleans(),
+    strangers_over=st.booleans(),
     rate=st.floats(0.1, 1000),
 )
-def test_decide_peer_connection(from_peer: int, per_peer: int, credited: bool, over_rate: bool, rate: float) -> None:
+def test_decide_peer_connection(
+    from_peer: int, per_peer: int, credited: bool, over_rate: bool, strangers_over: bool, rate: float
+) -> None:
+    """A credited peer is never held to a connection rate, its own or the strangers' together."""
     decision = decide_peer_connection(
-        from_peer=from_peer, per_peer=per_peer, credited=credited, over_rate=over_rate, rate=rate
+        from_peer=from_peer,
+        per_peer=per_peer,
+        credited=credited,
+        over_rate=over_rate,
+        rate=rate,
+        strangers_over=strangers_over,
+        strangers_rate=rate,
     )
-    if over_rate and not credited:
+    if (over_rate or strangers_over) and not credited:
         assert (decision.allowed, decision.rule) == (False, "too-many-new-connections")
+        assert ("this address" in decision.reason) == over_rate
     elif from_peer >= per_peer:
         assert (decision.allowed, decision.rule) == (False, "too-many-connections-per-peer")
     else:

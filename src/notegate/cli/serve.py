@@ -90,6 +90,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         header_timeout=config.header_timeout_seconds,
         new_per_second=config.new_connections_per_peer_per_second,
         new_burst=config.new_connections_burst,
+        strangers_per_second=config.stranger_connections_per_second,
         credited_seconds=config.credited_peer_seconds,
         max_peers=config.rate_limit_sources,
     )

@@ -135,6 +135,7 @@ class ListenerBounds:
         header_timeout: float,
         new_per_second: float | None = None,
         new_burst: int = 200,
+        strangers_per_second: float | None = None,
         credited_seconds: float = 3600.0,
         max_peers: int = 4096,
         clock: Callable[[], float] = time.monotonic,
@@ -153,6 +154,12 @@ class ListenerBounds:
             if new_per_second
             else None
         )
+        self.strangers_per_second = strangers_per_second
+        self.strangers = (  # one bucket that every stranger's new connection spends from
+            TokenBuckets(capacity=max(1, new_burst), rate=strangers_per_second, max_sources=1)
+            if strangers_per_second
+            else None
+        )
         #: how long a stranger over its budget has its SYNs dropped: until its burst has refilled
         self.drop_seconds = max(1.0, new_burst / new_per_second) if new_per_second else 0.0
         self.drops: SynDrops | None = None  # set by serve_on (the listening socket's filter)
@@ -162,6 +169,7 @@ class ListenerBounds:
         self._refused: dict[str, int] = {}
         self._logged: dict[str, float] = {}
         self._answers: dict[tuple[str, str], bytes] = {}
+        self._over_own_rate = False  # the last decide_peer found the peer over its own budget
 
     def refused(self, rule: str) -> None:
         """Count one refusal; log the count now and then (never the peer's address: it is the caller's)."""
@@ -193,9 +201,12 @@ class ListenerBounds:
         credited?  Asked at accept, from the address alone."""
         now = self.clock()
         credited = self.credited.known(peer, now)
-        over_rate = False
+        over_rate = strangers_over = False
         if self.buckets is not None and not credited:
             over_rate = not self.buckets.take(peer, now).allowed
+        self._over_own_rate = over_rate
+        if self.strangers is not None and not credited and not over_rate:
+            strangers_over = not self.strangers.take("", now).allowed
         decision = decide_peer_connection(
             from_peer=self.peers.get(peer, 0),
             per_peer=self.per_peer,
@@ -203,6 +214,8 @@ class ListenerBounds:
             over_rate=over_rate,
             rate=self.new_per_second or 0.0,
             drop_seconds=self.drop_seconds if self.drops is not None and self.drops.enabled else 0.0,
+            strangers_over=strangers_over,
+            strangers_rate=self.strangers_per_second or 0.0,
         )
         return decision, credited
 
@@ -239,7 +252,7 @@ class ListenerBounds:
         peer = peer_key(peername)
         decision, credited = self.decide_peer(peer)
         if not decision.allowed:
-            if decision.rule == "too-many-new-connections" and self.drops is not None:
+            if self._over_own_rate and self.drops is not None:  # its own budget, not the strangers' shared one
                 self.drops.drop(peer, self.drop_seconds, asyncio.get_running_loop())
             self.refused(decision.rule)
             return self._refusal(decision)
@@ -356,6 +369,7 @@ def bounded_protocol(
     header_timeout: float,
     new_per_second: float | None = None,
     new_burst: int = 200,
+    strangers_per_second: float | None = None,
     credited_seconds: float = 3600.0,
     max_peers: int = 4096,
 ) -> type[BoundedH11Protocol]:
@@ -368,6 +382,7 @@ def bounded_protocol(
         header_timeout=header_timeout,
         new_per_second=new_per_second,
         new_burst=new_burst,
+        strangers_per_second=strangers_per_second,
         credited_seconds=credited_seconds,
         max_peers=max_peers,
     )

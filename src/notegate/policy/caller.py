@@ -313,20 +313,37 @@ def decide_connection(
 
 
 def decide_peer_connection(
-    *, from_peer: int, per_peer: int, credited: bool, over_rate: bool, rate: float, drop_seconds: float = 0.0
+    *,
+    from_peer: int,
+    per_peer: int,
+    credited: bool,
+    over_rate: bool,
+    rate: float,
+    drop_seconds: float = 0.0,
+    strangers_over: bool = False,
+    strangers_rate: float = 0.0,
 ) -> Decision:
     """May this peer open one more connection?  Why: a peer that opens connections faster than ``rate`` a
     second is refused ``too-many-new-connections``: a peer that reconnects at full speed as soon as it is
     refused costs the server an accept each time, so the listener refuses it at accept, before any protocol
     object, and then has the kernel drop its new connections for ``drop_seconds`` (0: it cannot here).  A
-    credited peer (a valid credential lately) is not held to the rate: its connections are a caller's.  One
-    peer holds at most ``per_peer`` connections, credited or not."""
+    credited peer (a valid credential lately) is not held to the rate: its connections are a caller's.  All
+    strangers together open at most ``strangers_rate`` a second (``strangers_over``: that budget is spent):
+    many addresses each under its own budget (a botnet) otherwise add up to more work than the server has,
+    and the callers it knows would wait behind it.  One peer holds at most ``per_peer`` connections,
+    credited or not."""
     if over_rate and not credited:
         dropped = f"; its next connections go unanswered for {drop_seconds:g} s" if drop_seconds > 0 else ""
         return deny(
             "too-many-new-connections",
             f"this address opens new connections faster than {rate:g} a second "
             f"(new_connections_per_peer_per_second = {rate:g}){dropped}",
+        )
+    if strangers_over and not credited:
+        return deny(
+            "too-many-new-connections",
+            f"addresses not known as callers open new connections faster than {strangers_rate:g} a second in "
+            f"all (stranger_connections_per_second = {strangers_rate:g})",
         )
     if from_peer >= per_peer:
         return deny(
