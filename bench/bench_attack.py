@@ -2,16 +2,20 @@
 
 The claim under test: no stranger can stall or fill the server.  For each attacker in turn, then all of them
 at once, the caller's read+write pair is timed over MCP (bench_notes' lean wire client, one keep-alive
-connection, a trusted workstation token) and compared with its unloaded p50 measured at the start of the
-same run.  Printed per attacker: the caller's p50 unloaded and loaded and their ratio (target: at most 2),
-how many of the caller's calls were refused or failed (target: none), how much the state database and the
-origin grew during the phase, and how many requests the attacker made.
+connection, a trusted workstation token): first unloaded, then under the attacker, back to back in the same
+phase (helpers' test runs come and go on a shared machine: a ratio against an unloaded p50 taken minutes
+before measures them, not the attacker).  Printed per phase: the caller's p50 unloaded and loaded and their
+ratio (target: at most 2), how many of the caller's calls were refused or failed (target: none), how much the
+state database and the origin grew, how many requests or connections the attacker made, and the CPU that the
+server, the attackers and the caller (this process) used during the loaded window, in % of one core.
 
 The attackers (each its own process, so its CPU is not the caller's, and its own loopback address: the caller is
-127.0.0.1, a stranger is another peer; the machine's cores are shared):
+127.0.0.1, a stranger is another peer).  They are as cheap as a client can be in Python -- raw sockets, raw
+HTTP/1.1 bytes on asyncio streams, no HTTP library -- so that what they cost the shared cores is mostly the
+kernel's share of each connection, and what they cost the server is what the server makes of them:
 
 * ``slow-heads``: 300 connections from one peer (127.0.0.2) that send half a request head and then nothing; every one
-  the server closes is opened again at once.
+  the server closes is opened again at once (so it is also one peer reconnecting at full speed).
 * ``slow-heads-spread``: the same from 20 loopback addresses (13 each, under the per-peer cap), the most a
   botnet on one host could do.
 * ``cimd-silent``: anonymous ``/authorize`` with a client-metadata URL on a local host that accepts and never
@@ -22,12 +26,16 @@ The attackers (each its own process, so its CPU is not the caller's, and its own
 * ``registration-flood``: ``POST /register``, 16 at a time.
 * ``foreign-host``: ``/metrics``, ``/healthz``, ``/mcp``, ``/authorize`` with ``Host: evil.example``.
 
+``--pin`` puts the attackers on one core and the server and the caller on the other (``sched_setaffinity``):
+on a 2-core machine the attackers' own CPU otherwise competes with the server's and the caller's, so "all at
+once" measures the machine as much as the server; pinned, it measures what the server does with them.
+
 It is a measurement, not a test: it reports whatever it sees and exits 0 (the suite holds short versions of
 the attackers as regression tests).  Everything runs on 127.0.0.1 in a temporary directory that is removed;
 the server and every attacker are stopped in ``finally``.
 
-    python bench/bench_attack.py                  # 8 s per phase
-    python bench/bench_attack.py --seconds 3      # quicker
+    python bench/bench_attack.py                  # 8 s per measurement
+    python bench/bench_attack.py --seconds 5 --pin
     python bench/bench_attack.py --only slow-heads,foreign-host --json /tmp/attack.json
 """
 
@@ -50,6 +58,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +78,8 @@ READY_SECONDS = 30.0
 CALL_TIMEOUT_SECONDS = 15.0
 #: Set in an attacker process when the parent closes its stdin: the phase is over.
 STOP = threading.Event()
+#: Connections opened or requests made so far by this attacker process (told to the parent on "mark").
+MADE = [0]
 
 
 def ready() -> None:
@@ -86,20 +97,26 @@ def _pkce() -> dict[str, str]:
 
 
 def attack_slow_heads(port: int, sources: list[str], per_source: int) -> int:
-    """Keep ``per_source`` half-head connections open from each source; reopen each one the server closes."""
+    """Keep ``per_source`` half-head connections open from each source; reopen each one the server closes,
+    at once.  Raw sockets and one selector: no name lookup, no HTTP library."""
     head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Ty".encode()
     selector = selectors.DefaultSelector()
     opened = 0
 
     def open_one(source: str) -> None:
         nonlocal opened
+        sock = socket.socket()
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=(source, 0))
+            sock.settimeout(2)
+            sock.bind((source, 0))
+            sock.connect(("127.0.0.1", port))
             sock.sendall(head)
             sock.setblocking(False)
             selector.register(sock, selectors.EVENT_READ, source)
             opened += 1
+            MADE[0] += 1
         except OSError:
+            sock.close()
             time.sleep(0.001)
 
     for source in sources:
@@ -127,30 +144,72 @@ FLOOD_SOURCE = {"cimd-silent": "127.0.0.3", "consent-flood": "127.0.0.4", "regis
 FLOOD_SOURCE["foreign-host"] = "127.0.0.6"
 
 
-async def _flood(concurrency: int, one: Any, source: str) -> int:
-    """Run ``one(http, n)`` from ``concurrency`` tasks until the phase is over; the number of requests made."""
+def raw_request(method: str, port: int, target: str, *, host: str = "", form: dict[str, str] | None = None,
+                json_body: object = None) -> bytes:  # fmt: skip
+    """The bytes of one HTTP/1.1 request (keep-alive), built by hand: the cheapest client there is."""
+    headers = [f"{method} {target} HTTP/1.1", f"Host: {host or f'127.0.0.1:{port}'}"]
+    body = b""
+    if form is not None:
+        body = urllib.parse.urlencode(form).encode()
+        headers.append("Content-Type: application/x-www-form-urlencoded")
+    elif json_body is not None:
+        body = json.dumps(json_body).encode()
+        headers.append("Content-Type: application/json")
+    if body or method == "POST":
+        headers.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(headers) + "\r\n\r\n").encode() + body
+
+
+async def exchange(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, request: bytes) -> tuple[int, bytes]:
+    """Send one request and read its answer (a Content-Length or chunked body); its status and body.  Raises
+    ConnectionError when the server closes (or says it will)."""
+    writer.write(request)
+    head = await reader.readuntil(b"\r\n\r\n")
+    status = int(head[9:12])
+    lowered = head.lower()
+    body = b""
+    if b"transfer-encoding: chunked" in lowered:
+        body = await reader.readuntil(b"0\r\n\r\n")
+    else:
+        for line in lowered.split(b"\r\n"):
+            if line.startswith(b"content-length:"):
+                body = await reader.readexactly(int(line[15:]))
+    if b"connection: close" in lowered:
+        raise ConnectionError("closed by the server")
+    return status, body
+
+
+async def _flood(concurrency: int, port: int, request: Any, source: str) -> int:
+    """Send ``request(n)`` from ``concurrency`` keep-alive connections until the phase is over (a connection
+    the server closes is opened again); the number of requests made."""
     done = 0
-    limits = httpx2.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    transport = httpx2.AsyncHTTPTransport(limits=limits, local_address=source)
-    async with httpx2.AsyncClient(timeout=30, transport=transport) as http:
 
-        async def worker(w: int) -> None:
-            nonlocal done
-            n = 0
-            while not STOP.is_set():
+    async def worker(w: int) -> None:
+        nonlocal done
+        n = 0
+        writer: asyncio.StreamWriter | None = None
+        while not STOP.is_set():
+            try:
+                if writer is None:
+                    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
                 n += 1
-                try:
-                    await one(http, w * 1_000_000 + n)
-                except (httpx2.HTTPError, OSError):
-                    await asyncio.sleep(0.001)
-                done += 1
+                await exchange(reader, writer, request(w * 1_000_000 + n))
+            except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+                if writer is not None:
+                    writer.close()
+                    writer = None
+                await asyncio.sleep(0.001)
+            done += 1
+            MADE[0] += 1
+        if writer is not None:
+            writer.close()
 
-        async def started() -> None:
-            while done == 0 and not STOP.is_set():
-                await asyncio.sleep(0.01)
-            ready()
+    async def started() -> None:
+        while done == 0 and not STOP.is_set():
+            await asyncio.sleep(0.01)
+        ready()
 
-        await asyncio.gather(started(), *(worker(w) for w in range(concurrency)))
+    await asyncio.gather(started(), *(worker(w) for w in range(concurrency)))
     return done
 
 
@@ -174,8 +233,8 @@ def silent_host() -> tuple[socket.socket, threading.Thread]:
     return listener, thread
 
 
-def attack_cimd(url: str, silent_port: int) -> int:
-    async def one(http: httpx2.AsyncClient, n: int) -> None:
+def attack_cimd(port: int, silent_port: int) -> int:
+    def request(n: int) -> bytes:
         params = {
             "response_type": "code",
             "client_id": f"https://localhost:{silent_port}/client-{n}.json",
@@ -183,58 +242,75 @@ def attack_cimd(url: str, silent_port: int) -> int:
             "state": "s",
             **_pkce(),
         }
-        await http.get(f"{url}/authorize", params=params)
+        return raw_request("GET", port, f"/authorize?{urllib.parse.urlencode(params)}")
 
-    return asyncio.run(_flood(64, one, FLOOD_SOURCE["cimd-silent"]))
+    return asyncio.run(_flood(64, port, request, FLOOD_SOURCE["cimd-silent"]))
 
 
-def attack_consent(url: str) -> int:
-    body = {
-        "client_name": "flood",
-        "redirect_uris": [CALLBACK],
-        "grant_types": ["authorization_code", "refresh_token"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": "none",
-    }
-    with httpx2.Client(transport=httpx2.HTTPTransport(local_address=FLOOD_SOURCE["consent-flood"])) as http:
-        client_id = http.post(f"{url}/register", json=body, timeout=30).json().get("client_id", "none")
+REGISTRATION = {
+    "redirect_uris": [CALLBACK],
+    "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"],
+    "token_endpoint_auth_method": "none",
+}
+
+
+async def _register(port: int, source: str) -> str:
+    """One registration (retried: this address may still be over its connection budget from a phase before)."""
+    body = {"client_name": "flood", **REGISTRATION}
+    while True:
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+            try:
+                _status, answer = await exchange(reader, writer, raw_request("POST", port, "/register", json_body=body))
+                found = json.loads(answer).get("client_id")
+                if found:
+                    return str(found)
+            finally:
+                writer.close()
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            pass
+        if STOP.is_set():
+            return "none"
+        await asyncio.sleep(0.5)
+
+
+def attack_consent(port: int) -> int:
+    source = FLOOD_SOURCE["consent-flood"]
+    client_id = asyncio.run(_register(port, source))
     state = "s" * 8192
 
-    async def one(http: httpx2.AsyncClient, n: int) -> None:
+    def request(n: int) -> bytes:
         form = {"response_type": "code", "client_id": client_id, "redirect_uri": CALLBACK, "state": state, **_pkce()}
-        await http.post(f"{url}/authorize", data=form)
+        return raw_request("POST", port, "/authorize", form=form)
 
-    return asyncio.run(_flood(16, one, FLOOD_SOURCE["consent-flood"]))
-
-
-def attack_registration(url: str) -> int:
-    async def one(http: httpx2.AsyncClient, n: int) -> None:
-        body = {
-            "client_name": f"flood-{n}",
-            "redirect_uris": [CALLBACK],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
-        await http.post(f"{url}/register", json=body)
-
-    return asyncio.run(_flood(16, one, FLOOD_SOURCE["registration-flood"]))
+    return asyncio.run(_flood(16, port, request, source))
 
 
-def attack_foreign_host(url: str) -> int:
+def attack_registration(port: int) -> int:
+    def request(n: int) -> bytes:
+        return raw_request("POST", port, "/register", json_body={"client_name": f"flood-{n}", **REGISTRATION})
+
+    return asyncio.run(_flood(16, port, request, FLOOD_SOURCE["registration-flood"]))
+
+
+def attack_foreign_host(port: int) -> int:
     paths = ("/metrics", "/healthz", "/mcp", "/authorize")
+    requests = [raw_request("GET", port, path, host="evil.example") for path in paths]
 
-    async def one(http: httpx2.AsyncClient, n: int) -> None:
-        await http.get(f"{url}{paths[n % len(paths)]}", headers={"Host": "evil.example"})
+    def request(n: int) -> bytes:
+        return requests[n % len(requests)]
 
-    return asyncio.run(_flood(16, one, FLOOD_SOURCE["foreign-host"]))
+    return asyncio.run(_flood(16, port, request, FLOOD_SOURCE["foreign-host"]))
 
 
 def run_attacker(name: str, url: str, silent_port: int) -> int:
     """One attacker until the parent closes this process's stdin; the number of requests it made."""
 
     def watch_stdin() -> None:
-        sys.stdin.read()
+        for line in sys.stdin:  # "mark": say how many so far (the parent's window starts or ends)
+            if line.strip() == "mark":
+                print(f"made {MADE[0]}", flush=True)
         STOP.set()
 
     threading.Thread(target=watch_stdin, daemon=True).start()
@@ -244,13 +320,13 @@ def run_attacker(name: str, url: str, silent_port: int) -> int:
     if name == "slow-heads-spread":
         return attack_slow_heads(port, [f"127.0.0.{n}" for n in range(20, 40)], 13)
     if name == "cimd-silent":
-        return attack_cimd(url, silent_port)
+        return attack_cimd(port, silent_port)
     if name == "consent-flood":
-        return attack_consent(url)
+        return attack_consent(port)
     if name == "registration-flood":
-        return attack_registration(url)
+        return attack_registration(port)
     if name == "foreign-host":
-        return attack_foreign_host(url)
+        return attack_foreign_host(port)
     raise SystemExit(f"unknown attacker {name}")
 
 
@@ -328,16 +404,61 @@ def setup(work: Path) -> tuple[Path, str]:
     return config, token
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU a process (every thread of it) has used so far; 0 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+#: --pin: the server and the caller (this process) on the first core, the attackers on the second.
+SERVER_CORE, ATTACKER_CORE = 0, 1
+
+
+def mark(procs: list[subprocess.Popen[str]]) -> int:
+    """Ask every attacker how many connections or requests it has made so far; their sum."""
+    total = 0
+    asked = []
+    for proc in procs:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write("mark\n")
+            proc.stdin.flush()
+            asked.append(proc)
+        except (BrokenPipeError, ValueError):  # it exited: its count is read at the end
+            pass
+    for proc in asked:
+        assert proc.stdout is not None
+        readable, _, _ = select.select([proc.stdout], [], [], 10.0)
+        line = proc.stdout.readline() if readable else ""
+        if line.startswith("made "):
+            total += int(line.split()[1])
+    return total
+
+
 def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, token: str, args: argparse.Namespace,
-          silent_port: int, state: Path, origin: Path, unloaded: float | None) -> dict[str, Any]:  # fmt: skip
+          silent_port: int, state: Path, origin: Path) -> dict[str, Any]:  # fmt: skip
+    """The caller unloaded, then under ``attackers``, back to back: one row."""
+    unloaded = unloaded_cpu = None
+    if attackers:
+        assert server.proc is not None
+        cpu_before = cpu_seconds(server.proc.pid)
+        quiet = asyncio.run(caller(server.url, token, args.seconds))
+        unloaded = quiet["p50_ms"]
+        unloaded_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / max(1, quiet["pairs"])  # server CPU a pair
     before = (size_of(state.parent / "state.sqlite", state.parent / "state.sqlite-wal"), size_of(origin))
     procs = []
     for attacker in attackers:
         argv = [sys.executable, __file__, "--attacker", attacker, "--url", server.url]
         argv += ["--silent-port", str(silent_port)]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
-        procs.append(subprocess.Popen(argv, text=True, **pipes))  # type: ignore[call-overload]
+        pin = (lambda: os.sched_setaffinity(0, {ATTACKER_CORE})) if args.pin else None
+        procs.append(subprocess.Popen(argv, text=True, preexec_fn=pin, **pipes))  # type: ignore[call-overload]
     notes: list[str] = []
+    cpu: dict[str, float] = {}
+    in_window = 0
     try:
         deadline = time.monotonic() + READY_SECONDS
         for attacker, proc in zip(attackers, procs, strict=True):  # measure once every attacker is under way
@@ -348,11 +469,29 @@ def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, to
                 notes.append(f"{attacker}: no request answered within {READY_SECONDS:g} s")
         if attackers:
             time.sleep(WARMUP_SECONDS)
+        assert server.proc is not None
+        made_before = mark(procs)
+        started = (time.monotonic(), cpu_seconds(server.proc.pid), [cpu_seconds(p.pid) for p in procs])
+        own = time.process_time()
         measured = asyncio.run(caller(server.url, token, args.seconds))
+        wall = time.monotonic() - started[0]
+        server_used = cpu_seconds(server.proc.pid) - started[1]
+        used = sum(cpu_seconds(p.pid) - c for p, c in zip(procs, started[2], strict=True))
+        in_window = mark(procs) - made_before
+        cpu = {
+            "server_cpu_pct": 100 * server_used / wall,
+            "attackers_cpu_pct": 100 * used / wall,
+            "caller_cpu_pct": 100 * (time.process_time() - own) / wall,
+        }
+        if unloaded_cpu is not None and in_window:  # the server's CPU beyond what the caller's pairs cost it
+            beyond = server_used - measured["pairs"] * unloaded_cpu
+            cpu["server_us_per_attack"] = 1e6 * beyond / in_window
     finally:
         made = 0
         for proc in procs:
             try:
+                if proc.stdin is not None and proc.poll() is not None:
+                    proc.stdin = None  # already gone: nothing to close
                 out, err = proc.communicate(input="", timeout=120)  # closes its stdin: the phase is over
                 made += int(out.strip().splitlines()[-1] if out.strip() else 0)
                 if proc.returncode:
@@ -362,31 +501,36 @@ def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, to
                 proc.wait()
     after = (size_of(state.parent / "state.sqlite", state.parent / "state.sqlite-wal"), size_of(origin))
     p50 = measured["p50_ms"]
+    base = unloaded if unloaded else p50
     return {
         "phase": name,
         "caller_pairs": measured["pairs"],
         "caller_p50_ms": round(p50, 2),
-        "unloaded_p50_ms": round(unloaded, 2) if unloaded else round(p50, 2),
-        "ratio": round(p50 / unloaded, 2) if unloaded else 1.0,
+        "unloaded_p50_ms": round(base, 2),
+        "ratio": round(p50 / base, 2),
         "caller_failures": len(measured["failures"]),
         "first_failure": measured["failures"][0] if measured["failures"] else "",
         "state_db_growth_kb": round((after[0] - before[0]) / 1024, 1),
         "origin_growth_kb": round((after[1] - before[1]) / 1024, 1),
         "attacker_requests": made,
+        **{key: round(value) for key, value in cpu.items()},
+        "attacks_in_window": in_window if attackers else 0,
         "server_alive": server.alive(),
         "notes": notes,
     }
 
 
 def render(rows: list[dict[str, Any]]) -> str:
-    head = f"{'phase':<20} {'p50 ms':>8} {'unloaded':>8} {'ratio':>6} {'pairs':>6} {'refused':>7} {'state KB':>9} "
-    head += f"{'origin KB':>9} {'attacks':>8}"
+    head = f"{'phase':<19} {'unloaded':>8} {'p50 ms':>8} {'ratio':>6} {'pairs':>5} {'refused':>7} {'state KB':>8} "
+    head += f"{'origin KB':>9} {'attacks':>8} {'cpu% srv':>8} {'atk':>4} {'caller':>6} {'srv us/atk':>10}"
     lines = [head]
     for r in rows:
         lines.append(
-            f"{r['phase']:<20} {r['caller_p50_ms']:>8} {r['unloaded_p50_ms']:>8} {r['ratio']:>6} "
-            f"{r['caller_pairs']:>6} {r['caller_failures']:>7} {r['state_db_growth_kb']:>9} "
-            f"{r['origin_growth_kb']:>9} {r['attacker_requests']:>8}"
+            f"{r['phase']:<19} {r['unloaded_p50_ms']:>8} {r['caller_p50_ms']:>8} {r['ratio']:>6} "
+            f"{r['caller_pairs']:>5} {r['caller_failures']:>7} {r['state_db_growth_kb']:>8} "
+            f"{r['origin_growth_kb']:>9} {r['attacker_requests']:>8} {r.get('server_cpu_pct', ''):>8} "
+            f"{r.get('attackers_cpu_pct', ''):>4} {r.get('caller_cpu_pct', ''):>6} "
+            f"{r.get('server_us_per_attack', ''):>10}"
         )
     for r in rows:
         if r["first_failure"]:
@@ -400,7 +544,8 @@ def render(rows: list[dict[str, Any]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=8.0, help="caller measurement per phase")
+    parser.add_argument("--seconds", type=float, default=8.0, help="each caller measurement (unloaded, loaded)")
+    parser.add_argument("--pin", action="store_true", help="attackers on one core, server and caller on the other")
     parser.add_argument("--quick", action="store_true", help="3 s per phase (run_all.py -- --quick)")
     parser.add_argument("--only", default="", help="comma-separated attackers (default: all, then all at once)")
     parser.add_argument("--json", type=Path, help="write the rows here")
@@ -414,6 +559,8 @@ def main() -> int:
     if args.quick:
         args.seconds = min(args.seconds, 3.0)
     chosen = [a for a in args.only.split(",") if a] or list(ATTACKERS)
+    if args.pin:  # the server inherits this process's core; each attacker is moved to the other one
+        os.sched_setaffinity(0, {SERVER_CORE})
     work = Path(tempfile.mkdtemp(prefix="notegate-attack-"))
     listener, _thread = silent_host()
     import bench_notes
@@ -439,14 +586,14 @@ def main() -> int:
         silent_port = listener.getsockname()[1]
         asyncio.run(create_note(server.url, token))
         asyncio.run(caller(server.url, token, 1.0))  # warm up: the caches are filled
-        rows = [phase("unloaded", [], server, token, args, silent_port, state, origin, None)]
-        unloaded = rows[0]["caller_p50_ms"]
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; pinned: {args.pin}", flush=True)
+        rows = [phase("unloaded", [], server, token, args, silent_port, state, origin)]
         print(render(rows), flush=True)
         for attacker in chosen:
-            rows.append(phase(attacker, [attacker], server, token, args, silent_port, state, origin, unloaded))
+            rows.append(phase(attacker, [attacker], server, token, args, silent_port, state, origin))
             print(render(rows[-1:]).splitlines()[1], flush=True)
         if len(chosen) > 1:
-            rows.append(phase("all-at-once", chosen, server, token, args, silent_port, state, origin, unloaded))
+            rows.append(phase("all-at-once", chosen, server, token, args, silent_port, state, origin))
         print("\n" + render(rows))
         print(f"\nserver peak RSS {server.peak_rss_mb():.0f} MB; state DB {size_of(state) // 1024} KB; "
               f"origin {size_of(origin) // 1024} KB")  # fmt: skip

@@ -91,6 +91,46 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "proxy every connection comes from the proxy: set it to max_connections there.",
         _positive,
     ),
+    # Why: a peer refused at its cap that reconnects at once, at full speed, cost the server a transport, a
+    # protocol object, an h11 parser and a task per connection, and the caller's p50 rose ninefold.  A peer
+    # over this budget is refused at accept() (doors/admission.py), before any of them, and on Linux the
+    # kernel then drops its SYNs until the budget has refilled (new_connections_burst / this rate seconds);
+    # a peer that completed a request with a valid credential lately (credited_peer_seconds) is exempt.
+    Setting(
+        "new_connections_per_peer_per_second",
+        (int, float),
+        50,
+        "New connections one TCP peer (an IPv6 /64) may open per second, after a burst of new_connections_burst; "
+        "past it a connection is refused at accept and the peer's next ones go unanswered until the burst has "
+        "refilled. Peers that sent a valid credential lately are exempt. Behind a proxy every connection comes "
+        "from the proxy: raise it there.",
+        _positive,
+    ),
+    Setting(
+        "new_connections_burst",
+        int,
+        200,
+        "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
+        _positive,
+    ),
+    # Why: twenty addresses, each under its own budget, still added up to more admitted connections than a
+    # starved event loop could serve beside its callers; the strangers share one budget on top of their own.
+    Setting(
+        "stranger_connections_per_second",
+        (int, float),
+        100,
+        "New connections all peers not known as callers may open per second together, after a burst of "
+        "new_connections_burst; past it a stranger's connection is refused at accept. Callers are exempt.",
+        _positive,
+    ),
+    Setting(
+        "credited_peer_seconds",
+        (int, float),
+        3600,
+        "How long a peer that completed a request with a valid credential is remembered as a caller: its new "
+        "connections are not rate-limited and never give way to a stranger's.",
+        _positive,
+    ),
     Setting(
         "cimd_ca_file",
         str,
@@ -312,6 +352,10 @@ class Config:
     policy: Policy = field(repr=False)
     header_timeout_seconds: float = server_default("header_timeout_seconds")
     max_connections_per_peer: int = server_default("max_connections_per_peer")
+    new_connections_per_peer_per_second: float = server_default("new_connections_per_peer_per_second")
+    new_connections_burst: int = server_default("new_connections_burst")
+    stranger_connections_per_second: float = server_default("stranger_connections_per_second")
+    credited_peer_seconds: float = server_default("credited_peer_seconds")
     cimd_ca_file: str = ""  # the [server] rows above hold the defaults; resolved against the file's folder
     cimd_private_hosts: tuple[str, ...] = ()
     cimd_fetch_workers: int = server_default("cimd_fetch_workers")  # the rows' defaults, for tests' Configs
@@ -415,6 +459,10 @@ def load_config(path: str | Path) -> Config:
         max_connections=server["max_connections"],
         header_timeout_seconds=server["header_timeout_seconds"],
         max_connections_per_peer=server["max_connections_per_peer"],
+        new_connections_per_peer_per_second=server["new_connections_per_peer_per_second"],
+        new_connections_burst=server["new_connections_burst"],
+        stranger_connections_per_second=server["stranger_connections_per_second"],
+        credited_peer_seconds=server["credited_peer_seconds"],
         cimd_ca_file=str((base / server["cimd_ca_file"]).resolve()) if server["cimd_ca_file"] else "",
         cimd_private_hosts=tuple(server["cimd_private_hosts"]),
         cimd_fetch_workers=server["cimd_fetch_workers"],

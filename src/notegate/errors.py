@@ -143,6 +143,8 @@ RULES: dict[str, str] = {
     "server-busy": "Try again in a moment.",
     "too-many-connections-per-peer": "Close idle connections and reuse one (keep-alive), then retry.",
     "too-many-connections": "Retry in a moment.",
+    "too-many-new-connections": "Reuse one connection (keep-alive) instead of opening a new one for each request, "
+    "then retry in a second; behind a proxy the owner raises [server] new_connections_per_peer_per_second.",
     "request-head-timeout": "Send the whole request head (request line and headers) at once, then retry.",
     "host-not-allowed": "Connect through localhost, or add the host to [server] allowed_hosts in notegate.toml.",
     # -- the gates
@@ -588,6 +590,7 @@ HTTP_STATUS: dict[str, int] = {
     "output-gate": 422,
     # -- load and the server's own state
     "too-many-connections-per-peer": 429,
+    "too-many-new-connections": 429,
     "too-many-open-requests": 429,
     "server-busy": 429,
     "write-quota": 429,

@@ -102,6 +102,7 @@ def caller_is_served(server: Server, token: str) -> None:
 
 def test_half_heads_from_one_peer_stall_no_caller_and_are_closed_in_time(vault: Path) -> None:
     set_server(vault, max_connections=40, max_connections_per_peer=8, header_timeout_seconds=1)
+    set_server(vault, new_connections_per_peer_per_second=10000)  # the cap is pinned here, not the rate
     token = mint(vault, name="caller")
     with running(vault) as server:
         socks = half_heads(server, ["127.0.0.2"], 50)
@@ -301,9 +302,9 @@ def test_the_bounds_count_every_connection_once(ops: list[tuple[str, int]], per_
                 elif op == "head":
                     protocol.data_received(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
                     served.add(i)
-                elif op == "late" and protocol._head_timer is not None:
-                    protocol._head_timer.cancel()
-                    protocol._head_late()  # the timer fires
+                elif op == "late" and cls.bounds.deadlines.armed(protocol):
+                    cls.bounds.deadlines.cancel(protocol)
+                    protocol._head_late()  # the deadline falls due
                 elif op == "drop":
                     transport.close()
                     served.discard(i)
@@ -315,11 +316,12 @@ def test_the_bounds_count_every_connection_once(ops: list[tuple[str, int]], per_
             assert set(bounds.waiting) <= set(admitted)
             assert all(not t.closing for p, t in conns if p._admitted)
             idle = [p for p in admitted if p.conn.their_state is h11.IDLE]
-            assert all(p._head_timer is not None for p in idle), "a connection awaits a head with no deadline"
+            assert all(bounds.deadlines.armed(p) for p in idle), "a connection awaits a head with no deadline"
+            assert len(bounds.deadlines) <= len(admitted)
         for _protocol, transport in conns:
             transport.close()
         await settle()
-        assert (cls.bounds.open, cls.bounds.peers, cls.bounds.waiting) == (0, {}, {})
+        assert (cls.bounds.open, cls.bounds.peers, cls.bounds.waiting, len(cls.bounds.deadlines)) == (0, {}, {}, 0)
         assert not state.connections
 
     asyncio.run(scenario())

@@ -91,7 +91,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         max_connections=config.max_connections,
         per_peer=config.max_connections_per_peer,
         header_timeout=config.header_timeout_seconds,
+        new_per_second=config.new_connections_per_peer_per_second,
+        new_burst=config.new_connections_burst,
+        strangers_per_second=config.stranger_connections_per_second,
+        credited_seconds=config.credited_peer_seconds,
+        max_peers=config.rate_limit_sources,
     )
+    protocol.bounds.serve_on(listener)  # refused at accept, before a transport or protocol object exists
     server = uvicorn.Server(
         uvicorn.Config(
             app,

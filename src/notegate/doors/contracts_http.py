@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from notegate.auth.tokens import TokenRecord
+from notegate.doors.admission import credit_peer
 from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_host
 from notegate.services.callers import Callers
@@ -104,7 +105,10 @@ def contract_routes(
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return await anyio.to_thread.run_sync(verify, token.strip())
+        found = await anyio.to_thread.run_sync(verify, token.strip())
+        if found is not None:
+            credit_peer(request.scope)  # the listener remembers this peer as a caller (doors/admission.py)
+        return found
 
     async def list_contracts(request: Request) -> JSONResponse:
         if (refused := wrong_host(request)) is not None:

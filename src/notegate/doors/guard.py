@@ -19,6 +19,7 @@ import anyio.to_thread
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
+from notegate.doors.admission import credit_peer
 from notegate.doors.single_exchange import replayed
 from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_host
@@ -206,6 +207,7 @@ class DoorGuard:
             await self._drain(receive, self.drain_seconds)
             await answer(send, refusal, ((b"retry-after", b"1"),))
             return
+        credit_peer(scope)  # the listener remembers this peer as a caller (doors/admission.py)
         verified = VERIFIED.set((token, record))
         try:
             await self._serve(scope, receive, send)

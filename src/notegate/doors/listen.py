@@ -37,14 +37,17 @@ import contextlib
 import ipaddress
 import socket
 import time
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from notegate.auth.ratelimit import TokenBuckets
+from notegate.doors.admission import CreditedPeers, GatedSocket, HeadDeadlines, SynDrops, is_credited
 from notegate.errors import NotegateError, http_status
-from notegate.policy import decide_connection
+from notegate.policy import Decision, decide_connection_slot, decide_peer_connection
 from notegate.services.eventlog import event
 
 #: A refusal of the listener is logged at most this often per rule, with how many there were since: a
@@ -58,9 +61,10 @@ def _status_line(rule: str) -> tuple[int, str]:
     return status, HTTPStatus(status).phrase
 
 
-def bind_listener(host: str, port: int) -> socket.socket:
+def bind_listener(host: str, port: int) -> GatedSocket:
     """A bound, listening TCP socket for ``host:port`` (what uvicorn would bind: SO_REUSEADDR, so a restart
-    does not wait out TIME_WAIT), or ``[port-in-use]`` naming the address."""
+    does not wait out TIME_WAIT), or ``[port-in-use]`` naming the address.  Its ``gate`` (unset: a plain
+    accept) refuses connections at accept (doors/admission.py)."""
     try:
         family, kind, proto, _name, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except socket.gaierror as exc:
@@ -69,7 +73,7 @@ def bind_listener(host: str, port: int) -> socket.socket:
             rule="config-invalid",
             remedy="Pass --host with an address of this machine, such as 127.0.0.1.",
         ) from None
-    sock = socket.socket(family, kind, proto)
+    sock = GatedSocket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if family == socket.AF_INET6:
@@ -117,18 +121,55 @@ def http_refusal(status: int, phrase: str, text: str) -> bytes:
 
 
 class ListenerBounds:
-    """What the connections of one server share: how many each peer holds, how many are open, and which
-    have never completed a request head (oldest first, the order a dict keeps)."""
+    """What the connections of one server share: how many each peer holds, how many are open, which have
+    never completed a request head (oldest first, the order a dict keeps; a stranger's and a credited
+    peer's apart), each peer's budget of new connections, the peers known as callers, and the head
+    deadlines.  It admits at ``accept()`` (:meth:`admit`, through :class:`~notegate.doors.admission.GatedSocket`)
+    or, for a transport that did not come through the gate, in ``connection_made``."""
 
-    def __init__(self, *, max_connections: int, per_peer: int, header_timeout: float) -> None:
+    def __init__(
+        self,
+        *,
+        max_connections: int,
+        per_peer: int,
+        header_timeout: float,
+        new_per_second: float | None = None,
+        new_burst: int = 200,
+        strangers_per_second: float | None = None,
+        credited_seconds: float = 3600.0,
+        max_peers: int = 4096,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.max_connections = max_connections
         self.per_peer = per_peer
         self.header_timeout = header_timeout
         self.peers: dict[str, int] = {}
         self.open = 0
-        self.waiting: dict[BoundedH11Protocol, None] = {}
+        self.waiting: dict[BoundedH11Protocol, None] = {}  # strangers' connections that never sent a head
+        self.waiting_credited: dict[BoundedH11Protocol, None] = {}  # credited peers' ones
+        self.reserved: dict[int, tuple[str, bool]] = {}  # admitted at accept: fd -> (peer, credited)
+        self.new_per_second = new_per_second
+        self.buckets = (
+            TokenBuckets(capacity=max(1, new_burst), rate=new_per_second, max_sources=max_peers)
+            if new_per_second
+            else None
+        )
+        self.strangers_per_second = strangers_per_second
+        self.strangers = (  # one bucket that every stranger's new connection spends from
+            TokenBuckets(capacity=max(1, new_burst), rate=strangers_per_second, max_sources=1)
+            if strangers_per_second
+            else None
+        )
+        #: how long a stranger over its budget has its SYNs dropped: until its burst has refilled
+        self.drop_seconds = max(1.0, new_burst / new_per_second) if new_per_second else 0.0
+        self.drops: SynDrops | None = None  # set by serve_on (the listening socket's filter)
+        self.credited = CreditedPeers(seconds=credited_seconds, max_peers=max_peers)
+        self.deadlines = HeadDeadlines(header_timeout)
+        self.clock = clock
         self._refused: dict[str, int] = {}
         self._logged: dict[str, float] = {}
+        self._answers: dict[tuple[str, str], bytes] = {}
+        self._over_own_rate = False  # the last decide_peer found the peer over its own budget
 
     def refused(self, rule: str) -> None:
         """Count one refusal; log the count now and then (never the peer's address: it is the caller's)."""
@@ -138,6 +179,87 @@ class ListenerBounds:
             event("refused", status=http_status(rule), reason=rule, connections=self._refused.pop(rule))
             self._logged[rule] = now
 
+    def _refusal(self, decision: Decision) -> bytes:
+        """The bytes of a refusal at accept, made once per distinct reason (a flood repeats one reason)."""
+        key = (decision.rule, decision.reason)
+        found = self._answers.get(key)
+        if found is None:
+            if len(self._answers) >= 64:
+                self._answers.clear()
+            refusal = NotegateError(decision.reason, rule=decision.rule)
+            found = self._answers[key] = http_refusal(*_status_line(decision.rule), refusal.explain())
+        return found
+
+    def serve_on(self, listener: GatedSocket) -> None:
+        """Admit the connections of ``listener`` at its ``accept()``, and drop the SYNs of strangers over
+        their budget with a filter on it."""
+        listener.gate = self
+        self.drops = SynDrops(listener)
+
+    def decide_peer(self, peer: str) -> tuple[Decision, bool]:
+        """May ``peer`` open one more connection (spending one of its new-connection tokens), and is it
+        credited?  Asked at accept, from the address alone."""
+        now = self.clock()
+        credited = self.credited.known(peer, now)
+        over_rate = strangers_over = False
+        if self.buckets is not None and not credited:
+            over_rate = not self.buckets.take(peer, now).allowed
+        self._over_own_rate = over_rate
+        if self.strangers is not None and not credited and not over_rate:
+            strangers_over = not self.strangers.take("", now).allowed
+        decision = decide_peer_connection(
+            from_peer=self.peers.get(peer, 0),
+            per_peer=self.per_peer,
+            credited=credited,
+            over_rate=over_rate,
+            rate=self.new_per_second or 0.0,
+            drop_seconds=self.drop_seconds if self.drops is not None and self.drops.enabled else 0.0,
+            strangers_over=strangers_over,
+            strangers_rate=self.strangers_per_second or 0.0,
+        )
+        return decision, credited
+
+    def decide_slot(self, credited: bool) -> Decision:
+        """Is there a slot (closing the connection that gives way to make one)?  Asked once the connection
+        has a protocol: only a protocol can be closed to make room, and every connection admitted at
+        accept in the same turn of the loop has one by then."""
+        decision = decide_connection_slot(
+            open_total=self.open,
+            max_total=self.max_connections,
+            waiting=len(self.waiting),
+            credited=credited,
+            waiting_credited=len(self.waiting_credited),
+        )
+        if decision.rule == "connection-replaces-waiting":
+            next(iter(self.waiting))._close(refusal=None)
+        elif decision.rule == "connection-replaces-waiting-credited":
+            next(iter(self.waiting_credited))._close(refusal=None)
+        return decision
+
+    def peer_leaves(self, peer: str) -> None:
+        left = self.peers[peer] - 1
+        if left:
+            self.peers[peer] = left
+        else:
+            del self.peers[peer]
+
+    def admit(self, fd: int, peername: object) -> bytes | None:
+        """At ``accept()``: None when the peer may open the connection (it counts against the peer at once,
+        reserved for the protocol under ``fd``), else the refusal to write before it is closed."""
+        stale = self.reserved.pop(fd, None)
+        if stale is not None:  # that descriptor's transport was never made: the peer's count comes back
+            self.peer_leaves(stale[0])
+        peer = peer_key(peername)
+        decision, credited = self.decide_peer(peer)
+        if not decision.allowed:
+            if self._over_own_rate and self.drops is not None:  # its own budget, not the strangers' shared one
+                self.drops.drop(peer, self.drop_seconds, asyncio.get_running_loop())
+            self.refused(decision.rule)
+            return self._refusal(decision)
+        self.peers[peer] = self.peers.get(peer, 0) + 1
+        self.reserved[fd] = (peer, credited)
+        return None
+
 
 class BoundedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol, bounded before the request (see the module's docstring).  Use
@@ -146,31 +268,34 @@ class BoundedH11Protocol(H11Protocol):
     bounds: ClassVar[ListenerBounds]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self._head_timer: asyncio.TimerHandle | None = None
         self._admitted = False  # holds a slot of the bounds
+        self._counted = False  # counts against its peer
         self._started = False  # uvicorn's own connection_made ran (so its connection_lost must run too)
         self._partial = False  # some bytes of the awaited head came
-        self._peer = peer_key(transport.get_extra_info("peername"))
         bounds = self.bounds
-        decision = decide_connection(
-            from_peer=bounds.peers.get(self._peer, 0),
-            per_peer=bounds.per_peer,
-            open_total=bounds.open,
-            max_total=bounds.max_connections,
-            waiting=len(bounds.waiting),
-        )
+        sock = transport.get_extra_info("socket")
+        reserved = bounds.reserved.pop(sock.fileno(), None) if sock is not None else None
+        if reserved is not None:  # the peer's part was decided at accept (admission.GatedSocket)
+            self._peer, self._credited = reserved
+            self._counted = True
+            decision = bounds.decide_slot(self._credited)
+        else:  # a transport that did not come through the gate: the peer's part here
+            self._peer = peer_key(transport.get_extra_info("peername"))
+            decision, self._credited = bounds.decide_peer(self._peer)
+            if decision.allowed:
+                bounds.peers[self._peer] = bounds.peers.get(self._peer, 0) + 1
+                self._counted = True
+                decision = bounds.decide_slot(self._credited)
         if not decision.allowed:
             self.transport = transport
+            self._release()
             bounds.refused(decision.rule)
             refusal = NotegateError(decision.reason, rule=decision.rule)
             transport.write(http_refusal(*_status_line(decision.rule), refusal.explain()))
             transport.close()
             return
-        if decision.rule == "connection-replaces-waiting":
-            next(iter(bounds.waiting))._close(refusal=None)
-        bounds.peers[self._peer] = bounds.peers.get(self._peer, 0) + 1
         bounds.open += 1
-        bounds.waiting[self] = None
+        (bounds.waiting_credited if self._credited else bounds.waiting)[self] = None
         self._admitted = True
         super().connection_made(transport)
         self._started = True
@@ -178,15 +303,18 @@ class BoundedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self._head_timer is not None:
+        bounds = self.bounds
+        if bounds.deadlines.armed(self):
             if self.conn.their_state is h11.IDLE:
                 self._partial = True
             else:  # h11 parsed a whole head (the request runs), or refused it (the connection closes)
-                self._head_timer.cancel()
-                self._head_timer = None
-                self.bounds.waiting.pop(self, None)
+                bounds.deadlines.cancel(self)
+                bounds.waiting.pop(self, None)
+                bounds.waiting_credited.pop(self, None)
 
     def on_response_complete(self) -> None:
+        if self._admitted and is_credited(self.scope):
+            self.bounds.credited.credit(self._peer, self.bounds.clock())
         super().on_response_complete()
         if self._admitted and not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
             self._arm()  # kept alive: the next head has the same deadline (a pipelined one is parsed already)
@@ -198,13 +326,10 @@ class BoundedH11Protocol(H11Protocol):
         super().connection_lost(exc)
 
     def _arm(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
         self._partial = False
-        self._head_timer = self.loop.call_later(self.bounds.header_timeout, self._head_late)
+        self.bounds.deadlines.arm(self, self.loop)
 
     def _head_late(self) -> None:
-        self._head_timer = None
         if self._partial:
             seconds = f"{self.bounds.header_timeout:g}"
             refused = NotegateError(
@@ -224,25 +349,42 @@ class BoundedH11Protocol(H11Protocol):
             self.transport.close()
 
     def _release(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
+        bounds = self.bounds
+        bounds.deadlines.cancel(self)
+        if self._counted:
+            self._counted = False
+            bounds.peer_leaves(self._peer)
         if not self._admitted:
             return
         self._admitted = False
-        bounds = self.bounds
         bounds.waiting.pop(self, None)
+        bounds.waiting_credited.pop(self, None)
         bounds.open -= 1
-        left = bounds.peers[self._peer] - 1
-        if left:
-            bounds.peers[self._peer] = left
-        else:
-            del bounds.peers[self._peer]
 
 
-def bounded_protocol(*, max_connections: int, per_peer: int, header_timeout: float) -> type[BoundedH11Protocol]:
+def bounded_protocol(
+    *,
+    max_connections: int,
+    per_peer: int,
+    header_timeout: float,
+    new_per_second: float | None = None,
+    new_burst: int = 200,
+    strangers_per_second: float | None = None,
+    credited_seconds: float = 3600.0,
+    max_peers: int = 4096,
+) -> type[BoundedH11Protocol]:
     """The protocol class for one server (uvicorn's ``Config(http=...)`` takes a class), with its own
-    :class:`ListenerBounds`: two servers in one process never share counts."""
-    bounds = ListenerBounds(max_connections=max_connections, per_peer=per_peer, header_timeout=header_timeout)
+    :class:`ListenerBounds`: two servers in one process never share counts.  ``bounds.serve_on(listener)``
+    (a :func:`bind_listener` socket) refuses at accept and drops the SYNs of strangers over their budget."""
+    bounds = ListenerBounds(
+        max_connections=max_connections,
+        per_peer=per_peer,
+        header_timeout=header_timeout,
+        new_per_second=new_per_second,
+        new_burst=new_burst,
+        strangers_per_second=strangers_per_second,
+        credited_seconds=credited_seconds,
+        max_peers=max_peers,
+    )
     namespace: dict[str, Any] = {"bounds": bounds}
     return type("BoundedH11Protocol", (BoundedH11Protocol,), namespace)

@@ -336,27 +336,107 @@ def metrics_environments(
     return frozenset()
 
 
-def decide_connection(*, from_peer: int, per_peer: int, open_total: int, max_total: int, waiting: int) -> Decision:
+def decide_connection(
+    *,
+    from_peer: int,
+    per_peer: int,
+    open_total: int,
+    max_total: int,
+    waiting: int,
+    credited: bool = False,
+    waiting_credited: int = 0,
+    over_rate: bool = False,
+    rate: float = 0.0,
+    drop_seconds: float = 0.0,
+) -> Decision:
     """May the listener serve one more TCP connection, before any HTTP is read?  ``from_peer`` connections
     of the same peer are open (at most ``per_peer``), ``open_total`` in all (at most ``max_total``), of
-    which ``waiting`` have never completed a request head.
+    which ``waiting`` (from peers never credited) and ``waiting_credited`` (from credited peers) have never
+    completed a request head.  ``credited``: the peer completed a request with a valid credential lately.
+    ``over_rate``: the peer has spent its budget of new connections (``rate`` a second).  The peer's own
+    part (:func:`decide_peer_connection`) comes first, then the server's slots (:func:`decide_connection_slot`);
+    the listener asks the first at ``accept()`` and the second once the connection has a protocol."""
+    peer = decide_peer_connection(
+        from_peer=from_peer,
+        per_peer=per_peer,
+        credited=credited,
+        over_rate=over_rate,
+        rate=rate,
+        drop_seconds=drop_seconds,
+    )
+    if not peer.allowed:
+        return peer
+    return decide_connection_slot(
+        open_total=open_total,
+        max_total=max_total,
+        waiting=waiting,
+        credited=credited,
+        waiting_credited=waiting_credited,
+    )
 
-    Why these bounds: a stranger who opens connections and sends half a request head (or nothing) holds a
-    slot while sending no request, so the slots of callers who did send one run out.  One peer holds at
-    most ``per_peer``; when the server is full, the connection that has waited longest for its first head
-    gives its slot to the new one (rule ``connection-replaces-waiting``: the listener closes that one),
-    so connections that never completed a request cannot starve the ones that did.  Only when every open
-    connection has completed a request is the new one refused."""
+
+def decide_peer_connection(
+    *,
+    from_peer: int,
+    per_peer: int,
+    credited: bool,
+    over_rate: bool,
+    rate: float,
+    drop_seconds: float = 0.0,
+    strangers_over: bool = False,
+    strangers_rate: float = 0.0,
+) -> Decision:
+    """May this peer open one more connection?  Why: a peer that opens connections faster than ``rate`` a
+    second is refused ``too-many-new-connections``: a peer that reconnects at full speed as soon as it is
+    refused costs the server an accept each time, so the listener refuses it at accept, before any protocol
+    object, and then has the kernel drop its new connections for ``drop_seconds`` (0: it cannot here).  A
+    credited peer (a valid credential lately) is not held to the rate: its connections are a caller's.  All
+    strangers together open at most ``strangers_rate`` a second (``strangers_over``: that budget is spent):
+    many addresses each under its own budget (a botnet) otherwise add up to more work than the server has,
+    and the callers it knows would wait behind it.  One peer holds at most ``per_peer`` connections,
+    credited or not."""
+    if over_rate and not credited:
+        dropped = f"; its next connections go unanswered for {drop_seconds:g} s" if drop_seconds > 0 else ""
+        return deny(
+            "too-many-new-connections",
+            f"this address opens new connections faster than {rate:g} a second "
+            f"(new_connections_per_peer_per_second = {rate:g}){dropped}",
+        )
+    if strangers_over and not credited:
+        return deny(
+            "too-many-new-connections",
+            f"addresses not known as callers open new connections faster than {strangers_rate:g} a second in "
+            f"all (stranger_connections_per_second = {strangers_rate:g})",
+        )
     if from_peer >= per_peer:
         return deny(
             "too-many-connections-per-peer",
             f"this address already holds {from_peer} connections, the most one peer may open "
             f"(max_connections_per_peer = {per_peer})",
         )
+    return allow("connection")
+
+
+def decide_connection_slot(
+    *, open_total: int, max_total: int, waiting: int, credited: bool, waiting_credited: int
+) -> Decision:
+    """Has the server a slot for one more connection?  Why: a stranger who opens connections and sends half a
+    request head (or nothing) holds a slot while sending no request, so the slots of callers who did send
+    one run out.  When the server is full, the connection that has waited longest for its first head gives
+    its slot to the new one (``connection-replaces-waiting``: the listener closes that one), so connections
+    that never completed a request cannot starve the ones that did.  A stranger's newcomer never displaces
+    a credited peer's connection; a credited peer's newcomer displaces a stranger's first, then a credited
+    one's (``connection-replaces-waiting-credited``).  Only when no waiting connection may give way is the
+    new one refused."""
     if open_total < max_total:
         return allow("connection")
     if waiting > 0:
         return allow("connection-replaces-waiting", "the oldest connection that never sent a request makes room")
+    if credited and waiting_credited > 0:
+        return allow(
+            "connection-replaces-waiting-credited",
+            "the oldest connection of a credited peer that never sent a request makes room",
+        )
     return deny(
         "too-many-connections", f"the server already serves {open_total} connections (max_connections = {max_total})"
     )
