@@ -9,6 +9,7 @@ interleaved in CPU time (never an absolute time).
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -67,13 +68,21 @@ def near(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> st.Sea
     return SCALARS
 
 
+@functools.cache
+def _case(model) -> tuple[dict[str, Any], dict[str, Any], st.SearchStrategy[Any]]:
+    """The model's schema, its compact form and the strategy of documents near it, made once per model: neither
+    function changes its input, and deriving the three again for each example (pydantic's schema generation,
+    a fresh strategy tree) was most of the property's time."""
+    schema = original(model)
+    return schema, compact_schema(schema), near(schema, schema.get("$defs", {}))
+
+
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_compact_schema_accepts_exactly_what_the_original_does(model, data) -> None:
-    schema = original(model)
-    compact = compact_schema(schema)
-    document = data.draw(near(schema, schema.get("$defs", {})))
+    schema, compact, documents = _case(model)
+    document = data.draw(documents)
     assert valid(compact, document) == valid(schema, document)
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from notegate.services.vaultinit import init_directory
 from notegate.setup.plugin import plugin_files
+from support import notegate
 
 REPO = Path(__file__).resolve().parents[2]
 NOTEGATE = str(Path(sys.executable).parent / "notegate")
@@ -40,9 +40,10 @@ def run(home: Path, *args: str, path: str = "/usr/bin:/bin") -> subprocess.Compl
 
 
 def live_tokens(config: Path) -> list[dict]:
-    listed = subprocess.run(
-        [NOTEGATE, "token", "list", "--config", str(config), "--json"], capture_output=True, text=True, check=True
-    )
+    """The tokens ``notegate token list --json`` shows as live. A check of what setup did, not the user's path:
+    a fork of the warm fork server (support.notegate), not a fresh interpreter per check."""
+    listed = notegate("token", "list", "--config", str(config), "--json")
+    assert listed.returncode == 0, listed.stderr
     return [t for t in json.loads(listed.stdout) if t["revoked_at"] is None]
 
 
@@ -57,8 +58,10 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def config(tmp_path: Path) -> Path:
-    return init_directory(tmp_path / "vault")
+def config(vault: Path) -> Path:
+    """A `notegate init` directory at tmp_path/vault: the suite's copy of one made earlier (tests/conftest.py),
+    a fraction of an init's cost."""
+    return vault
 
 
 def test_setup_then_remove_leaves_home_exactly_as_before(home: Path, config: Path) -> None:
