@@ -103,6 +103,7 @@ class Work:
     disk after it, ``check_served`` once the server restarted on it (power back, mounted again)."""
 
     background = True  # MCP writers beside it (powerloss._writers)
+    cut_at = 0.0  # time.monotonic() of the cut
     cut_window = (0.0, 2.0)  # seconds after the workload's first acknowledgement
 
     def __init__(self, root: Path, rng: random.Random) -> None:
@@ -577,7 +578,8 @@ class Sync(Work):
     def check_served(self, url: str, outcome: Outcome) -> None:
         from powerloss import _tree_files
 
-        time.sleep(3.2)  # notegate sync commits a file settled for 3 s (sync.daemon.SETTLE_SECONDS)
+        # notegate sync commits a file settled for 3 s (sync.daemon.SETTLE_SECONDS): the last save was before the cut
+        time.sleep(max(0.0, 3.2 - (time.monotonic() - self.cut_at)))
         for _ in range(2):
             done = self._sync(self.mount / "notegate.toml", self.mount / "ws")
             if done.returncode != 0:
@@ -727,5 +729,6 @@ async def _scene(rig: Rig, server, token: str, work: Work, outcome: Outcome, rng
         await asyncio.sleep(0.01)
     await asyncio.sleep(outcome.cut_after)
     rig.cut()
+    work.cut_at = time.monotonic()
     server.kill()
     await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 180)
