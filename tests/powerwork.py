@@ -190,6 +190,9 @@ class Promote(Work):
         async def check() -> None:
             async with mcp_http(url, self.reviewer) as rev:
                 listed = await rev.call_tool("list_inbox", {})
+                if listed.is_error:
+                    outcome.problems.append(f"list_inbox after the restart: {_text(listed)[:300]}")
+                    return
                 items = {i["path"]: i for i in listed.structured_content["items"]}
                 for item in self.still:
                     if item not in items:
