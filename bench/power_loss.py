@@ -6,7 +6,7 @@ through the workloads.  With durability on (the default) every acknowledged writ
 nothing, a server that does not start), and exits 0 whatever it finds.
 
     python bench/power_loss.py [--cuts 200] [--seed 1] [--durability on|off] [--workload NAME ...]
-           [--writers]
+           [--writers] [--alone]
 
 Workloads: the MCP write path's ``single``, ``group``, ``append`` (tests/powerloss.py) and the other writers'
 ``promote``, ``contract``, ``import``, ``backup``, ``restore``, ``sync``, ``quarantine`` (tests/powerwork.py);
@@ -30,6 +30,7 @@ sys.path.insert(0, str(TESTS))
 
 from notegate.services.vaultinit import init_directory  # noqa: E402
 from powerloss import WORKLOADS, Outcome, fuse_missing, run_series  # noqa: E402 - after the path
+from powerwork import ALONE  # noqa: E402
 from powerwork import WORKLOADS as WRITERS  # noqa: E402
 
 #: ``--workload`` names: the MCP write path's (powerloss.py) and the other writers' (powerwork.py).
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> int:
         "--workload", choices=EVERY, action="append", default=None, help="a workload (repeatable; default: all)"
     )
     parser.add_argument("--writers", action="store_true", help="the other writers' workloads only (powerwork.py)")
+    parser.add_argument(
+        "--alone", action="store_true", help="the other writers without MCP writers beside them (for the control)"
+    )
     args = parser.parse_args(argv)
+    ALONE["on"] = args.alone
     missing = fuse_missing()
     if missing:
         print(f"power_loss: cannot run: {missing}", file=sys.stderr)

@@ -50,6 +50,9 @@ WORKLOADS = ("promote", "contract", "import", "backup", "restore", "sync", "quar
 BATCH = 4
 FOLDER_FILES = 10
 CLI_TIMEOUT = 120
+#: Run each workload without the MCP writers beside it (bench/power_loss.py --alone): the durability-off control
+#: then counts what the workload itself loses, not what the writers lose.
+ALONE = {"on": False}
 
 
 #: Pushes to the origin are the owner's (what an SSH forced command or a forge sets for the pre-receive hook).
@@ -100,7 +103,7 @@ def _say(out: subprocess.CompletedProcess[str]) -> str:
 
 class Work:
     """One workload: ``prepare`` on the disk before the mount, ``drive`` until the cut, ``check_disk`` on the
-    disk after it, ``check_served`` once the server restarted on it (power back, mounted again)."""
+    disk after it, ``check_served`` once the server restarted on it (power back: the disk as the cut left it)."""
 
     background = True  # MCP writers beside it (powerloss._writers)
     cut_at = 0.0  # time.monotonic() of the cut
@@ -600,6 +603,7 @@ class Sync(Work):
 # ---------------------------------------------------------------- the hook's quarantine
 class Quarantine(Work):
     background = False  # the server stays idle: every push fast-forwards
+    cut_window = (0.0, 6.0)  # a push (git, the hook's own interpreter) takes a second or two
 
     def prepare(self, disk: Path, mount: Path) -> None:
         from notegate.sync.hookfile import install_hook
@@ -662,6 +666,29 @@ KINDS = {
 }
 
 
+def _power_back(rig: Rig) -> None:
+    """The disk after the cut, where the workloads named it: the dead mount's folder becomes a link to the backing
+    folder, so every path they wrote down (the hook's config, a clone's remote, a restored folder) resolves.  Not a
+    second powerfs mount: what it adds (forgetting) is over, and a remount under load made SQLite fail to open
+    its files now and then, as no real disk would."""
+    rig.detach()
+    try:
+        rig.mount.rmdir()
+    except OSError:  # something wrote into the bare folder after the cut: keep it aside, for a look
+        rig.mount.rename(rig.mount.with_name("mnt-after-cut"))
+    rig.mount.symlink_to(rig.backing, target_is_directory=True)
+
+
+def _errors(log: Path) -> str:
+    """The last error lines of a server's log (a traceback's last line, a refusal)."""
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    found = [ln for ln in lines if "Error" in ln or "error" in ln or "Traceback" in ln]
+    return " | ".join(found[-4:])[-900:] or "(nothing)"
+
+
 def _run(coro, outcome: Outcome) -> None:
     try:
         asyncio.run(coro)
@@ -701,11 +728,12 @@ def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: b
     work.check_disk(outcome)
     if not outcome.ok and not durable:
         return outcome  # the control: what is left may not even start
-    # Power back: mounted again (a fresh powerfs: nothing is left to forget), the server restarted on it.
-    rig.up()
+    # Power back: the server restarts on the disk as the cut left it (as powerloss.run_once does).
+    _power_back(rig)
     try:
         server = _start(rig.mount / "vault" / "notegate.toml", outcome)
         if server is not None:
+            before = len(outcome.problems)
             try:
                 _serves(server.url, token, acked, outcome, 1)
                 try:
@@ -714,6 +742,8 @@ def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: b
                     outcome.problems.append(f"after the restart: {type(exc).__name__}: {str(exc)[:300]}")
             finally:
                 server.kill()
+                if len(outcome.problems) > before:  # what the server said (the log goes with the cut's folder)
+                    outcome.problems.append(f"server log: {_errors(server.log)}")
         if workload == "sync":  # nothing the writers did not write reached the origin through the sync
             for path, data in getattr(work, "power", {}).items():
                 if data.decode("utf-8", "replace") not in tried.get(path, []):
@@ -725,7 +755,7 @@ def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: b
 
 async def _scene(rig: Rig, server, token: str, work: Work, outcome: Outcome, rng, acked, tried) -> None:
     tasks = [asyncio.ensure_future(work.drive(server.url))]
-    if work.background:
+    if work.background and not ALONE["on"]:
         tasks.append(asyncio.ensure_future(_writers(server.url, token, "single", rng, 0, acked, tried)))
     started = time.monotonic()
     while not work.acked and time.monotonic() - started < 90 and not tasks[0].done():
