@@ -227,9 +227,10 @@ class ContractsService:
                 return self._replay(earlier, digest, fields, key, record)
             env.store.fetch(env.on_advance)
             ident = {"environment": env.name, "contract": contract.name, "connector": caller.connector_id, "key": key}
-            self.rt.state.record_contract_call(
+            if not self.rt.state.record_contract_call(
                 **ident, input_hash=digest, fields=fields, commit_id=PENDING, now=self.rt.clock()
-            )
+            ):  # another replica recorded the key meanwhile (its write lock is its own): its record stands
+                return self._replay(self.rt.state.contract_call(**ident), digest, fields, key, record)
             try:
                 for attempt in range(PLAN_ATTEMPTS):
                     plan = self._plan(caller, contract, value, env)
@@ -277,11 +278,17 @@ class ContractsService:
         return result
 
     def _replay(self, earlier, digest: str, fields: dict[str, str], key: str, record: _Audit) -> ContractResult:
-        commit = earlier["commit_id"]
+        commit = None if earlier["commit_id"] == PENDING else earlier["commit_id"]  # pending: in flight elsewhere
         if earlier["input_hash"] == digest:
             record.commit = commit
             record.extra.append("replay")
-            where = f"already recorded in {commit}" if commit else "already recorded (nothing needed changing)"
+            where = (
+                f"already recorded in {commit}"
+                if commit
+                else "being recorded by another call"
+                if earlier["commit_id"] == PENDING
+                else "already recorded (nothing needed changing)"
+            )
             return ContractResult(status="already-recorded", message=f"Nothing was written: {where}.", commit=commit)
         before: dict[str, str] = json.loads(earlier["fields"])
         differ = sorted(p for p in before.keys() | fields.keys() if before.get(p) != fields.get(p))
