@@ -75,7 +75,9 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_all.py
 
 # The long power-loss run (bench/power_loss.py): 200 cuts at random instants under a real server on a FUSE
-# file system that drops every unflushed byte; POWER_ARGS="--durability off" runs the control. Root, /dev/fuse.
+# file system that drops every unflushed byte, cycling through every writer (MCP writes, inbox promotion,
+# contracts, import, backup, restore, sync, the hook's quarantine); POWER_ARGS="--writers" the other writers
+# only, POWER_ARGS="--durability off --alone" the control. Root, /dev/fuse.
 power-loss: $(STAMP)
 	$(BIN)/python bench/power_loss.py $(POWER_ARGS)
 

@@ -444,3 +444,42 @@ async def test_a_machines_words_reach_the_owner_fenced_and_under_its_own_name(va
         (True, "phone"),
         (True, "watch"),
     ]
+
+
+def _pending(vault: Path, sql: str, key: str) -> None:
+    """Leave the state a stopped call leaves (what the harness's power cuts produced: tests/support/powerwork.py)."""
+    import sqlite3
+
+    with sqlite3.connect(load_config(vault).state_dir / "state.sqlite") as db:
+        assert db.execute(sql, (key,)).rowcount == 1
+
+
+def test_a_capture_stopped_before_its_answer_is_replayed_never_committed_twice(vault: Path, tmp_path: Path) -> None:
+    """Issue 28: a capture whose call stopped after its push and before its answer (a crash, a power cut) was
+    never answered, so the phone sends it again; its record had not been written, and the resend committed the
+    capture a second time.  Now the record is written pending before the commit: the resend finds the commit by
+    its trailers and answers already-recorded.  One stopped before its commit landed is committed by the resend."""
+    token = machine(vault, "capture", name="share-sheet")
+    sent = {"text": "Read this later", "title": "A stopped one", "id": "share-1"}
+    with running(vault) as server:
+        first = post(server.url, token, "capture", sent).json()
+        assert first["status"] == "committed", first
+        _pending(vault, "UPDATE contract_calls SET commit_id = 'pending' WHERE key = ?", "share-1")
+        again = post(server.url, token, "capture", sent).json()
+        assert again["status"] == "already-recorded" and again["commit"] == first["commit"], again
+        replayed = post(server.url, token, "capture", sent).json()  # the record names the commit again
+        assert replayed["status"] == "already-recorded" and replayed["commit"] == first["commit"], replayed
+
+        other = {"text": "Never pushed", "title": "A lost one", "id": "share-2"}
+        _pending(
+            vault,
+            "INSERT INTO contract_calls (environment, contract, key, input_hash, fields, commit_id, connector, at)"
+            " SELECT environment, contract, ?, input_hash, fields, 'pending', connector, at FROM contract_calls"
+            " WHERE key = 'share-1'",
+            "share-2",
+        )
+        landed = post(server.url, token, "capture", other).json()
+        assert landed["status"] == "committed" and landed["changed"] == ["inbox/captures/a-lost-one.md"], landed
+    commit, repo = origin_commit(vault, tmp_path, landed["commit"])
+    assert file_at(repo, commit, "inbox/captures/a-stopped-one.md").count("Read this later") == 1
+    assert audit(vault, "contract:capture")[-1]["outcome"] == "ok"

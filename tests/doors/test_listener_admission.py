@@ -23,10 +23,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from doors.test_listener_bounds import DEADLINE, connect, get_healthz, read_all, set_server
 from notegate.doors.admission import CreditedPeers, HeadDeadlines, syn_filter
 from notegate.policy import decide_connection_slot, decide_peer_connection
 from support import Server, mint, running
+from support.listener import DEADLINE, connect, get_healthz, read_all, set_server
 
 RATE, BURST = 0.2, 10  # a stranger's 11th quick connection is over its budget; its SYNs drop for 50 s
 LINUX = sys.platform.startswith("linux")

@@ -20,10 +20,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from livesync.conftest import DB, Lab, require_npm
 from notegate.config import load_config
 from notegate.livesync import documents
 from support import mcp_http, mint, running, text_of
+from support.livesync import DB, Lab, require_npm
 
 WRITES = 12  # each side: enough that the two processes' commits interleave many times
 WITHIN = 120.0

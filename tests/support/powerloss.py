@@ -215,12 +215,15 @@ def run_series(
     template: Path, root: Path, *, seeds: list[int], workloads: list[str], durable: bool, report=None
 ) -> list[Outcome]:
     """One cut per seed (its workload from ``workloads``, in turn), each on a fresh copy of ``template`` (an
-    initialised vault folder).  ``report(outcome)`` is called after each."""
+    initialised vault folder).  ``report(outcome)`` is called after each.  The other writers' workloads
+    (``powerwork.WORKLOADS``) run there."""
+    import powerwork
+
     outcomes = []
     for n, seed in enumerate(seeds):
-        outcome = run_once(
-            template, root / f"cut-{seed}", seed=seed, workload=workloads[n % len(workloads)], durable=durable
-        )
+        workload = workloads[n % len(workloads)]
+        run = powerwork.run_once if workload in powerwork.WORKLOADS else run_once
+        outcome = run(template, root / f"cut-{seed}", seed=seed, workload=workload, durable=durable)
         outcomes.append(outcome)
         if report is not None:
             report(outcome)

@@ -31,7 +31,7 @@ from notegate.policy.container import ENGINE_VARIABLES, container_argv
 from notegate.state import StateDB
 from notegate.tools.tokens import Minter
 from support import free_port, notegate
-from tools.upstreams import CHECKER_SOURCE
+from support.upstreams import CHECKER_SOURCE
 
 DIGEST = "sha256:" + "ab" * 32
 IMAGE = "ghcr.io/example/checker"

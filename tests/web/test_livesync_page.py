@@ -18,9 +18,8 @@ from urllib.parse import unquote
 import pytest
 
 from notegate.livesync import keys
-from web.conftest import enrolled
-from web.harness import Console, Device, serve_console
-from web.notes_support import sign_in
+from support.web_harness import Console, Device, enrolled, serve_console
+from support.web_notes import sign_in
 
 GATE = "https://gate.example"
 

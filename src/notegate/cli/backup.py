@@ -23,8 +23,11 @@ def cmd_backup(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
 
     from notegate.services.backup import take_backup
+    from notegate.vault import durable
 
-    result = take_backup(_load(args), Path(args.to), args.recipient, now=datetime.now(UTC), version=package_version())
+    config = _load(args)
+    durable.enable(config.durability)  # the backup's files flushed before its folder is named whole
+    result = take_backup(config, Path(args.to), args.recipient, now=datetime.now(UTC), version=package_version())
     if args.json:
         print(json.dumps({"folder": str(result.folder), "manifest": json.loads(result.manifest.to_json())}))
     else:
@@ -50,11 +53,13 @@ def add_restore(subs) -> None:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     from notegate.services.restore import open_backup, rehearse, restore_into
+    from notegate.vault import durable
 
     if args.rehearse and args.state_url:
         return _fail("notegate restore: --state-url goes with --to (a rehearsal restores into SQLite)", 2)
     backup = open_backup(Path(args.source), Path(args.identity) if args.identity else None)
     if not args.rehearse:
+        durable.enable(True)  # a restore writes a whole deployment: flushed before its config names it whole
         config_path = restore_into(backup, Path(args.to), state_url=args.state_url)
         print(f"Restored into {config_path.parent}")
         print(f"Serve it with: {self_command()} serve --config {config_path}")

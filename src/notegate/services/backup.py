@@ -12,7 +12,9 @@ What is taken, in this order (see backup_manifest.py for the files and how tampe
 
 Each is encrypted to one age recipient (pyrage) as it is written; plaintext only ever sits in a private
 temporary directory outside the backup folder, removed at the end.  The folder is written as
-``NAME.partial`` and renamed when complete, so a backup cut short never looks like a whole one.
+``NAME.partial`` and renamed when complete, so a backup cut short never looks like a whole one; with
+durability on, its files are flushed before the rename and the rename after it, so a power cut cannot leave a
+whole-looking folder of empty files.
 
 Not backed up: the search indexes (rebuilt from the notes), the write locks, the hooks' local state.
 """
@@ -46,6 +48,7 @@ from notegate.services.backup_manifest import (
 )
 from notegate.services.runtime import CLONE_NAME, env_dir, policy_fingerprint
 from notegate.state import SCHEMA_VERSION, StateDB
+from notegate.vault import durable
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore, bundle_repository, repository_from_bundle
 
@@ -103,7 +106,11 @@ def take_backup(config: Config, to_dir: Path, recipient_text: str, *, now: datet
     except BaseException:  # nothing of a backup cut short is kept
         shutil.rmtree(partial, ignore_errors=True)
         raise
+    # A power cut must not leave a folder named as whole whose files never reached the disk: flushed, then
+    # renamed, then the rename flushed (with durability on; notegate.vault.durable).
+    durable.flush_tree(partial)
     partial.rename(final)
+    durable.flush_folder(to_dir)
     return BackupResult(folder=final, manifest=manifest)
 
 

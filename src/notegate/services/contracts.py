@@ -15,6 +15,9 @@ Theory of operation
   make another's post fail nor learn anything of its input from a refusal. A call that committed nothing
   (all dropped, or the vault already held it) records no key: a corrected resend under the same key is
   then recorded. Concurrent posts of one key queue on the lock, so the second finds the first's record.
+  The record is written *pending* before the commit and names the commit after the push: a call stopped
+  between the two (a crash, a power cut: never answered, so the machine sends it again) is recovered by
+  finding its commit on the origin by its trailers, so the resend is a replay, never a second commit.
 * **How**: one commit through :meth:`NotesService.commit_as` (the git door's rules, author = the machine's
   connector login, trailers ``Notegate-Contract`` and ``Notegate-Idempotency``), pushed before the answer.
 * **Loudly**: every call is one audit row (tool ``contract:<name>``); what a plan dropped is named in the
@@ -40,11 +43,18 @@ from notegate.services.contract_tasks import dropped_task_text, task_key
 from notegate.services.eventlog import event
 from notegate.services.modelwrite import refuse_unsafe, staged_lines
 from notegate.services.notes import NotesService, contract_trailers, unified_diff
+from notegate.vault.commits import Trailer, _trailer_value
 from notegate.vault.store import ABSENT, Change
 
 CONTRACT_TASK = "contract-dropped"
 PLAN_ATTEMPTS = 3  # a note changed by another writer between plan and commit: plan again on the new text
 SHOWN_DIFFERENCES = 10
+#: The commit a key's record names while its commit is being made: the record is written first, so a call that
+#: stops between its commit and its answer (a crash, a power cut) leaves a pending record, not none.
+PENDING = "pending"
+#: How much earlier than its pending record a recovered commit may be dated (the commit's time has whole
+#: seconds; replicas' clocks differ a little).
+RECOVERY_SKEW_SECONDS = 300.0
 
 
 @dataclass(frozen=True)
@@ -211,32 +221,49 @@ class ContractsService:
             earlier = self.rt.state.contract_call(
                 environment=env.name, contract=contract.name, connector=caller.connector_id, key=key
             )
+            if earlier is not None and earlier["commit_id"] == PENDING:
+                earlier = self._recover(env, caller, contract, key, earlier)
             if earlier is not None:
                 return self._replay(earlier, digest, fields, key, record)
             env.store.fetch(env.on_advance)
-            for attempt in range(PLAN_ATTEMPTS):
-                plan = self._plan(caller, contract, value, env)
-                try:
-                    result = self._commit(caller, contract, key, plan, env)
-                except StaleRevision:
-                    if attempt == PLAN_ATTEMPTS - 1:
-                        raise
-                    env.store.fetch(env.on_advance)
-                    continue
-                break
-            if result.commit is None:  # nothing recorded, nothing to protect: a corrected resend may use the key
-                return self._finish(env.name, caller, contract, key, result, record)
-            self.rt.state.record_contract_call(
-                environment=env.name,
-                contract=contract.name,
-                key=key,
-                input_hash=digest,
-                fields=fields,
-                commit_id=result.commit,
-                connector=caller.connector_id,
-                now=self.rt.clock(),
-            )
+            ident = {"environment": env.name, "contract": contract.name, "connector": caller.connector_id, "key": key}
+            if not self.rt.state.record_contract_call(
+                **ident, input_hash=digest, fields=fields, commit_id=PENDING, now=self.rt.clock()
+            ):  # another replica recorded the key meanwhile (its write lock is its own): its record stands
+                return self._replay(self.rt.state.contract_call(**ident), digest, fields, key, record)
+            try:
+                for attempt in range(PLAN_ATTEMPTS):
+                    plan = self._plan(caller, contract, value, env)
+                    try:
+                        result = self._commit(caller, contract, key, plan, env)
+                    except StaleRevision:
+                        if attempt == PLAN_ATTEMPTS - 1:
+                            raise
+                        env.store.fetch(env.on_advance)
+                        continue
+                    break
+            except BaseException:  # refused or failed: no commit, so the key is free for a corrected resend
+                self.rt.state.settle_contract_call(**ident, commit_id=None)
+                raise
+            # No commit (nothing recorded, nothing to protect): the record goes, and a corrected resend may use the key.
+            self.rt.state.settle_contract_call(**ident, commit_id=result.commit)
         return self._finish(env.name, caller, contract, key, result, record)
+
+    def _recover(self, env, caller: Caller, contract: Contract, key: str, earlier) -> dict[str, Any] | None:
+        """A record left pending by a call that stopped between its record and its answer (a crash, a power
+        cut): its commit is looked for on the origin by its trailers.  Found: the record names it and the call
+        is a replay, never a second commit of the same input.  Not found: no commit was made; the record goes
+        and the call runs as a first one."""
+        env.store.fetch(env.on_advance)
+        wanted = {**contract_trailers(contract.name, key), Trailer.CONNECTOR: caller.connector_id}
+        trailers = {name: _trailer_value(value) for name, value in wanted.items()}  # as commit_message spells them
+        found = env.store.commit_with_trailers(trailers, since=float(earlier["at"]) - RECOVERY_SKEW_SECONDS)
+        ident = {"environment": env.name, "contract": contract.name, "connector": caller.connector_id, "key": key}
+        self.rt.state.settle_contract_call(**ident, commit_id=found)
+        if found is None:
+            return None
+        event("contract-recovered", contract=contract.name, commit=found[:12], connector=caller.connector_id)
+        return {"commit_id": found, "input_hash": earlier["input_hash"], "fields": earlier["fields"]}
 
     def _finish(
         self, environment: str, caller: Caller, contract: Contract, key: str, result: ContractResult, record: _Audit
@@ -251,11 +278,17 @@ class ContractsService:
         return result
 
     def _replay(self, earlier, digest: str, fields: dict[str, str], key: str, record: _Audit) -> ContractResult:
-        commit = earlier["commit_id"]
+        commit = None if earlier["commit_id"] == PENDING else earlier["commit_id"]  # pending: in flight elsewhere
         if earlier["input_hash"] == digest:
             record.commit = commit
             record.extra.append("replay")
-            where = f"already recorded in {commit}" if commit else "already recorded (nothing needed changing)"
+            where = (
+                f"already recorded in {commit}"
+                if commit
+                else "being recorded by another call"
+                if earlier["commit_id"] == PENDING
+                else "already recorded (nothing needed changing)"
+            )
             return ContractResult(status="already-recorded", message=f"Nothing was written: {where}.", commit=commit)
         before: dict[str, str] = json.loads(earlier["fields"])
         differ = sorted(p for p in before.keys() | fields.keys() if before.get(p) != fields.get(p))

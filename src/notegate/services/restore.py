@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pygit2
 import pyrage
 
 from notegate.auth.tokens import create_token
@@ -63,6 +64,7 @@ from notegate.services.backup_manifest import (
 )
 from notegate.state import SCHEMA_VERSION, StateDB, inspect_postgres
 from notegate.sync.hookfile import bound_pack, install_hook
+from notegate.vault import durable
 from notegate.vault.layout import CONFIG_NAME, render_toml
 from notegate.vault.store import clone_local, git_fsck, missing_objects, repository_from_bundle, repository_refs
 
@@ -234,12 +236,21 @@ def _restore_files(backup: OpenedBackup, target: Path, port: int | None, state_u
         for name, env in sorted(backup.manifest.environments.items()):
             bundle = None if env.file is None else _decrypt(backup, env.file, work / f"{name}.bundle")
             repository_from_bundle(bundle, target / ORIGINS / f"{name}.git", GIT_TIMEOUT)
+    # The config comes last, whole: what serves the folder (and a hook names) exists only once everything it
+    # names is on disk, so a restore cut short (a power cut: no cleanup runs) leaves no config, never half a
+    # deployment that serves (with durability on, as `notegate restore` runs: notegate.vault.durable).
     config_path = target / CONFIG_NAME
-    config_path.write_text(_restored_config(original, backup, port, state_url), encoding="utf-8")
-    restored = load_config(config_path)  # the restored config must load, or the restore is not done
+    pending = target / f".{CONFIG_NAME}.partial"
+    pending.write_text(_restored_config(original, backup, port, state_url), encoding="utf-8")
+    restored = load_config(pending)  # the restored config must load, or the restore is not done
     for name in sorted(backup.manifest.environments):
-        install_hook(target / ORIGINS / f"{name}.git", config_path, name)
-        bound_pack(target / ORIGINS / f"{name}.git", restored.policy.max_push_bytes)
+        origin = target / ORIGINS / f"{name}.git"
+        install_hook(origin, config_path, name)
+        bound_pack(origin, restored.policy.max_push_bytes)
+        pygit2.Repository(str(origin)).config["core.fsync"] = "all"  # as `notegate init` makes an origin
+    durable.flush_tree(target)
+    pending.rename(config_path)
+    durable.flush_folder(target)
     return config_path
 
 

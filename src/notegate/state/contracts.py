@@ -142,3 +142,22 @@ class ContractTables(StateCore):
                 (environment, contract, key, input_hash, json.dumps(fields, sort_keys=True), commit_id, connector, now),
             )
             return cur.rowcount == 1
+
+    def settle_contract_call(
+        self, *, environment: str, contract: str, connector: str, key: str, commit_id: str | None
+    ) -> None:
+        """A pending record (written before its commit, :mod:`notegate.services.contracts`) now names the commit
+        that recorded it, or, with None, is forgotten: no commit was made, so the key is free again."""
+        ident = (environment, contract, connector, key)
+        with self.tx() as db:
+            if commit_id is None:
+                db.execute(
+                    "DELETE FROM contract_calls WHERE environment = ? AND contract = ? AND connector = ? AND key = ?",
+                    ident,
+                )
+            else:
+                db.execute(
+                    "UPDATE contract_calls SET commit_id = ?"
+                    " WHERE environment = ? AND contract = ? AND connector = ? AND key = ?",
+                    (commit_id, *ident),
+                )

@@ -60,6 +60,7 @@ from notegate.policy.plan import Proposed, credential_refusals
 from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
 from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
+from notegate.vault import durable
 from notegate.vault.commits import sync_author_email, sync_message
 
 __all__ = [
@@ -611,8 +612,11 @@ class Syncer:
         temporary = folder / f"{_TEMP_PREFIX}{secrets.token_hex(6)}.tmp"
         with open(temporary, "xb") as handle:
             handle.write(data)
+            handle.flush()
+            durable.flush_file(handle.fileno())  # the bytes before the name: a cut never leaves the note empty
         os.chmod(temporary, 0o644)
         os.replace(temporary, target)
+        durable.flush_folder(folder)
 
     # ------------------------------------------------------------ resume
     def resume(self) -> TickReport:

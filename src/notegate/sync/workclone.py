@@ -19,6 +19,7 @@ Private refs: ``refs/notegate/fetched`` (what the last fetch brought, not yet tr
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Mapping
@@ -90,10 +91,60 @@ class WorkClone:
             self.repo.references.delete(name)
 
     def move_main(self, commit: str) -> None:
-        """Point main at ``commit`` and the index at its tree (the work tree already holds its files)."""
+        """Point main at ``commit`` and the index at its tree (the work tree already holds its files).
+
+        With durability on, the work-tree files that differ between main and ``commit`` (the ones the daemon
+        just wrote) and their folders are flushed first.  Why: the daemon writes each one (a temporary file
+        renamed over the note) without a flush, and a flushed ``main`` over files that never reached the disk
+        (a power cut: empty, or their old bytes, behind the new name) reads at the next tick as the owner's own
+        edit, which sync would commit and push over the origin's change."""
+        tree = self.repo[pygit2.Oid(hex=commit)].peel(pygit2.Tree)
+        if not durable.enabled():
+            self.set_ref(MAIN, commit)
+            self.repo.index.read_tree(tree)
+            self.repo.index.write()
+            return
+        self._flush_changed(self.files(self.ref(MAIN)), self.files(commit))
         self.set_ref(MAIN, commit)
-        self.repo.index.read_tree(self.repo[pygit2.Oid(hex=commit)].peel(pygit2.Tree))
-        self.repo.index.write()
+        self._write_index(tree)
+
+    def _write_index(self, tree: pygit2.Tree) -> None:
+        """The index at ``tree``, written whole: a temporary file, flushed, renamed over ``.git/index``, the
+        folder flushed.  Why: libgit2 writes the index without a flush even with ``ENABLE_FSYNC_GITDIR``, and
+        a power cut left it empty, which git refuses ("index file smaller than expected"): every later fetch
+        failed and the clone never synced again until the owner rebuilt the index by hand."""
+        target = self.git_dir / "index"
+        temporary = target.with_name("index.notegate-tmp")
+        temporary.unlink(missing_ok=True)
+        index = pygit2.Index(str(temporary))
+        index.read_tree(tree)
+        index.write()
+        fd = os.open(temporary, os.O_RDONLY)
+        try:
+            durable.flush_file(fd)
+        finally:
+            os.close(fd)
+        os.replace(temporary, target)
+        durable.flush_folder(self.git_dir)
+        self.repo.index.read(False)  # this process's view of it: the file just written
+
+    def _flush_changed(self, old: dict[str, Entry], new: dict[str, Entry]) -> None:
+        folders: set[Path] = set()
+        for path in (p for p in old.keys() | new.keys() if old.get(p) != new.get(p)):
+            file = self.workdir / path
+            folders.add(file.parent)
+            try:
+                fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:  # deleted (its folder is flushed), or not a plain file: nothing of ours to flush
+                continue
+            try:
+                durable.flush_file(fd)
+            finally:
+                os.close(fd)
+        for folder in sorted(folders, key=lambda f: len(f.parts), reverse=True):
+            while not folder.is_dir() and folder != self.workdir:  # removed with its last file: its parent
+                folder = folder.parent
+            durable.flush_folder(folder)
 
     # ------------------------------------------------------------ objects
     def files(self, commit: str | None) -> dict[str, Entry]:

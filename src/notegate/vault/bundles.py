@@ -12,6 +12,7 @@ from pathlib import Path
 import pygit2
 
 from notegate.errors import NotegateError
+from notegate.vault import durable
 from notegate.vault.storebase import (
     PENDING_REF,
     _short,
@@ -83,7 +84,8 @@ def repository_from_bundle(bundle: Path | None, target: Path, timeout: float) ->
     pygit2.init_repository(str(target), bare=True, initial_head="main")
     if bundle is None:
         return {}
-    done = _git(["--git-dir", str(target), "fetch", "--quiet", str(bundle), "refs/*:refs/*"], timeout)
+    flushed = durable.git_config_args()  # a restore's origin on disk before its config names it whole
+    done = _git([*flushed, "--git-dir", str(target), "fetch", "--quiet", str(bundle), "refs/*:refs/*"], timeout)
     if done.returncode != 0:
         raise NotegateError(f"git could not read the bundle ({done.stderr.strip()[:200]})", rule="backup-failed")
     return repository_refs(target)

@@ -69,6 +69,25 @@ def flush_folder(folder: Path | str) -> None:
         os.close(fd)
 
 
+def flush_tree(root: Path) -> None:
+    """Every file and folder under ``root`` (``root`` included) on stable storage, when durability is on: what a
+    program wrote with no flush of its own (age, a bundle fetch, a hook file) before a name declares it whole
+    (a backup folder renamed from ``.partial``, a restored folder's config).  Symlinks are not followed."""
+    if not _state["on"]:
+        return
+    for folder, _dirs, files in os.walk(root, topdown=False):
+        for name in files:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        flush_folder(folder)
+
+
 def git_config_args() -> list[str]:
     """``-c`` options for a ``git`` process this one starts, so git flushes what it writes as we do."""
     return ["-c", "core.fsync=all", "-c", "core.fsyncMethod=fsync"] if _state["on"] else []

@@ -222,6 +222,22 @@ class HistoryReads:
             out.append(newer)  # the root commit created the path
         return out
 
+    def commit_with_trailers(self, trailers: dict[str, str], since: float, scan_limit: int = 5000) -> str | None:
+        """The newest commit on main's first-parent line whose message holds every one of ``trailers`` (exact
+        ``Name: value`` lines), among those committed at ``since`` (seconds) or later; None if there is none."""
+        head = self.head()
+        if head is None:
+            return None
+        wanted = {f"{name}: {value}" for name, value in trailers.items()}
+        walker = self.repo.walk(head, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+        walker.simplify_first_parent()
+        for scanned, commit in enumerate(walker):
+            if scanned >= scan_limit or commit.commit_time < since:
+                return None
+            if wanted <= set(commit.message.splitlines()):
+                return str(commit.id)
+        return None
+
     def deleted(self, limit: int, scan_limit: int = 5000) -> list[tuple[str, pygit2.Commit]]:
         """Notes (``.md``) absent at the tip, each with the newest commit that deleted it (newest first), from
         a first-parent walk of at most ``scan_limit`` commits; at most ``limit`` paths. The cost follows the
