@@ -38,7 +38,7 @@ from notegate.doors.web.environments import Environments
 from notegate.doors.web.headers import provider_csp
 from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError, http_status
-from notegate.policy import decide_console_action
+from notegate.policy import console_caller, decide_console_action
 
 HERE = Path(__file__).parent
 MAX_JSON_BYTES = 64 << 10
@@ -137,6 +137,37 @@ class Console:
     # -- helpers
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+
+    def record_action(self, environment: str | None, person: str | None, tool: str, outcome: str) -> None:
+        """One audit row for a person's action on an owner's page (connector login ``web:console``)."""
+        caller = console_caller(person or "-")
+        self.state.audit(
+            now=self.clock(),
+            environment=environment,
+            login=person,
+            client=caller.client,
+            client_class=caller.client_class,
+            tier=caller.tier,
+            session=None,
+            tool=tool,
+            path=None,
+            outcome=outcome[:900],
+        )
+
+    async def owner_form(self, request: Request, tool: str) -> tuple[WebSession, str, dict[str, str]] | Response:
+        """An owner's page's POST: the signed-in person, the environment the form names and its fields, or the
+        refusal page (audited as ``tool``).  Whether this person may act there is the action's own check."""
+        session = await self.session(request)
+        if session is None:
+            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+        environment: str | None = None
+        try:
+            form = await self.form(request, session.secret)
+            environment = self.environments.pick(session.login, form.get("env"))
+        except NotegateError as exc:
+            await self.run(self.record_action, environment, session.login, tool, f"refused:{exc.rule}")
+            return self.refused_page(exc, session)
+        return session, environment, form
 
     async def session(self, request: Request) -> WebSession | None:
         raw = request.cookies.get(self.cookies.session_name)

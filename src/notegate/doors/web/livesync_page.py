@@ -25,7 +25,6 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.errors import NotegateError
 from notegate.livesync.enrol import ALGORITHMS, device_url, enrol_device
-from notegate.policy import fixed_caller
 
 NO_STORE = {"cache-control": "no-store"}
 
@@ -56,19 +55,7 @@ class LiveSyncPage:
         return self.config.livesync
 
     def record(self, environment: str | None, person: str, tool: str, outcome: str) -> None:
-        caller = fixed_caller("web:console", person)
-        self.console.state.audit(
-            now=self.console.clock(),
-            environment=environment,
-            login=person,
-            client=caller.client,
-            client_class=caller.client_class,
-            tier=caller.tier,
-            session=None,
-            tool=tool,
-            path=None,
-            outcome=outcome,
-        )
+        self.console.record_action(environment, person, tool, outcome)
 
     def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
         return self.console.page(
@@ -106,23 +93,9 @@ class LiveSyncPage:
             done=request.query_params.get("done", "")[:40],
         )
 
-    async def _owner_form(self, request: Request, tool: str) -> tuple[WebSession, str, dict[str, str]] | Response:
-        console = self.console
-        session = await console.session(request)
-        if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
-        environment: str | None = None
-        try:
-            form = await console.form(request, session.secret)
-            environment = console.environments.pick(session.login, form.get("env"))
-        except NotegateError as exc:
-            await console.run(self.record, environment, session.login, tool, f"refused:{exc.rule}")
-            return console.refused_page(exc, session)
-        return session, environment, form
-
     async def add(self, request: Request) -> Response:
         tool = "web:livesync-device-add"
-        done = await self._owner_form(request, tool)
+        done = await self.console.owner_form(request, tool)
         if isinstance(done, Response):
             return done
         session, environment, form = done
@@ -154,7 +127,7 @@ class LiveSyncPage:
 
     async def revoke(self, request: Request) -> Response:
         tool = "web:livesync-device-revoke"
-        done = await self._owner_form(request, tool)
+        done = await self.console.owner_form(request, tool)
         if isinstance(done, Response):
             return done
         session, environment, _form = done

@@ -21,7 +21,6 @@ from notegate.auth.websession import WebSession, csrf_token
 from notegate.doors.web.console import Console
 from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
-from notegate.policy import console_caller
 
 NO_STORE = {"cache-control": "no-store"}
 
@@ -36,19 +35,7 @@ class MembersPage:
         return self.console.services.runtime.config
 
     def record(self, environment: str | None, person: str | None, tool: str, outcome: str) -> None:
-        caller = console_caller(person or "-")
-        self.console.state.audit(
-            now=self.console.clock(),
-            environment=environment,
-            login=person,
-            client=caller.client,
-            client_class=caller.client_class,
-            tier=caller.tier,
-            session=None,
-            tool=tool,
-            path=None,
-            outcome=outcome,
-        )
+        self.console.record_action(environment, person, tool, outcome)
 
     def providers_for(self, environment: str) -> list[Any]:
         return [p for p in self.config.oidc.values() if p.serves(environment)]
@@ -85,22 +72,8 @@ class MembersPage:
             **values,
         )
 
-    async def _owner_form(self, request: Request, tool: str) -> tuple[WebSession, str, dict[str, str]] | Response:
-        console = self.console
-        session = await console.session(request)
-        if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
-        environment: str | None = None
-        try:
-            form = await console.form(request, session.secret)
-            environment = console.environments.pick(session.login, form.get("env"))
-        except NotegateError as exc:
-            await console.run(self.record, environment, session.login, tool, f"refused:{exc.rule}")
-            return console.refused_page(exc, session)
-        return session, environment, form
-
     async def invite(self, request: Request) -> Response:
-        done = await self._owner_form(request, "web:member-invite")
+        done = await self.console.owner_form(request, "web:member-invite")
         if isinstance(done, Response):
             return done
         session, environment, form = done
@@ -130,7 +103,7 @@ class MembersPage:
         return response
 
     async def remove(self, request: Request) -> Response:
-        done = await self._owner_form(request, "web:member-remove")
+        done = await self.console.owner_form(request, "web:member-remove")
         if isinstance(done, Response):
             return done
         session, environment, _form = done

@@ -21,7 +21,6 @@ from notegate.auth.websession import WebSession
 from notegate.doors.web.console import Console
 from notegate.doors.web.notes_pages import diff_lines
 from notegate.errors import NotegateError
-from notegate.policy import fixed_caller
 from notegate.tools.admin import ToolsAdmin
 from notegate.tools.health import ToolsHealth
 from notegate.tools.oauth_names import CALLBACK_PATH, CLIENT_DOCUMENT_PATH, CLIENT_NAME, MAX_FIELD_CHARS
@@ -114,22 +113,8 @@ class ToolsPages:
         )
 
     # -- the POSTs
-    async def _owner_form(self, request: Request, tool: str) -> tuple[WebSession, str, dict[str, str]] | Response:
-        console = self.console
-        session = await console.session(request)
-        if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
-        environment: str | None = None
-        try:
-            form = await console.form(request, session.secret)
-            environment = console.environments.pick(session.login, form.get("env"))
-        except NotegateError as exc:
-            await console.run(_audit, console, environment, session.login, tool, f"refused:{exc.rule}")
-            return console.refused_page(exc, session)
-        return session, environment, form
-
     async def _act(self, request: Request, tool: str, act) -> tuple[WebSession, str, Any] | Response:
-        done = await self._owner_form(request, tool)
+        done = await self.console.owner_form(request, tool)
         if isinstance(done, Response):
             return done
         session, environment, form = done
@@ -137,7 +122,7 @@ class ToolsPages:
         try:
             result = await act(session, environment, form)
         except NotegateError as exc:
-            await console.run(_audit, console, environment, session.login, tool, f"refused:{exc.rule}")
+            await console.run(console.record_action, environment, session.login, tool, f"refused:{exc.rule}")
             return console.refused_page(exc, session)
         return session, environment, result
 
@@ -161,7 +146,7 @@ class ToolsPages:
                 )
             )
             await console.run(
-                _audit, console, environment, session.login, "web:tools-mount-create", f"ok:{row['name']}"
+                console.record_action, environment, session.login, "web:tools-mount-create", f"ok:{row['name']}"
             )
             return str(row["name"])
 
@@ -177,7 +162,7 @@ class ToolsPages:
 
         async def act(session: WebSession, environment: str, form: dict[str, str]) -> None:
             await console.run(self.admin.remove_mount, environment, name, console.clock())
-            await console.run(_audit, console, environment, session.login, "web:tools-mount-remove", f"ok:{name}")
+            await console.run(console.record_action, environment, session.login, "web:tools-mount-remove", f"ok:{name}")
 
         done = await self._act(request, "web:tools-mount-remove", act)
         if isinstance(done, Response):
@@ -194,7 +179,7 @@ class ToolsPages:
             await console.run(self.admin.store_credential, environment, name, variable, value, console.clock())
             # the variable's name only: the value was sealed and is gone from this process
             await console.run(
-                _audit, console, environment, session.login, "web:tools-credential-set", f"ok:{name}:{variable}"
+                console.record_action, environment, session.login, "web:tools-credential-set", f"ok:{name}:{variable}"
             )
 
         done = await self._act(request, "web:tools-credential-set", act)
@@ -218,8 +203,7 @@ class ToolsPages:
                 raise NotegateError("the tools process did not answer", rule="tools-unavailable")
             outcome = "match" if match else "mismatch"
             await console.run(
-                _audit,
-                console,
+                console.record_action,
                 environment,
                 session.login,
                 "web:tools-credential-verify",
@@ -240,7 +224,9 @@ class ToolsPages:
             count = await console.run(
                 self.admin.approve, environment, name, form.get("shown", "")[:20000], session.login, console.clock()
             )
-            await console.run(_audit, console, environment, session.login, "web:tools-approve", f"ok:{name}:{count}")
+            await console.run(
+                console.record_action, environment, session.login, "web:tools-approve", f"ok:{name}:{count}"
+            )
             return count
 
         done = await self._act(request, "web:tools-approve", act)
@@ -274,7 +260,7 @@ class ToolsOAuthPages:
             url = await pages.health.oauth_start(
                 environment, name, session.login, f"{console.origin}{CALLBACK_PATH}", self._document_url()
             )
-            await console.run(_audit, console, environment, session.login, "web:tools-oauth-start", f"ok:{name}")
+            await console.run(console.record_action, environment, session.login, "web:tools-oauth-start", f"ok:{name}")
             return url, str(mount["account"])
 
         done = await pages._act(request, "web:tools-oauth-start", act)
@@ -318,10 +304,10 @@ class ToolsOAuthPages:
             await pages.health.oauth_finish(environment, mount, session.login, fields)
         except NotegateError as exc:
             await console.run(
-                _audit, console, environment, session.login, "web:tools-oauth-grant", f"refused:{exc.rule}"
+                console.record_action, environment, session.login, "web:tools-oauth-grant", f"refused:{exc.rule}"
             )
             return console.refused_page(exc, session)
-        await console.run(_audit, console, environment, session.login, "web:tools-oauth-grant", f"ok:{mount}")
+        await console.run(console.record_action, environment, session.login, "web:tools-oauth-grant", f"ok:{mount}")
         return pages._back(environment, mount, done="oauth-granted")
 
     async def document(self, request: Request) -> Response:
@@ -340,20 +326,3 @@ class ToolsOAuthPages:
             },
             headers={"cache-control": "public, max-age=3600"},
         )
-
-
-def _audit(console: Console, environment: str | None, person: str, tool: str, outcome: str) -> None:
-    """One audit row for an owner's action on the Tools pages (connector ``web:console``)."""
-    caller = fixed_caller("web:console", person)
-    console.state.audit(
-        now=console.clock(),
-        environment=environment,
-        login=person,
-        client=caller.client,
-        client_class=caller.client_class,
-        tier=caller.tier,
-        session=None,
-        tool=tool,
-        path=None,
-        outcome=outcome[:900],
-    )
