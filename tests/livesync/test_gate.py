@@ -259,10 +259,14 @@ def test_a_revoked_device_is_refused_at_once(lab: Lab) -> None:
 
 
 def test_every_request_of_a_device_is_audited_without_ids(lab: Lab) -> None:
+    from notegate.livesync.documents import write_note
     from support import notegate
 
     phone = lab.devices["phone"]
     lab.request("GET", f"/{DB}/_design/chunks", token=phone.token())
+    # a write of its own (the module's other tests may run on another xdist worker, with another lab)
+    meta, chunks = write_note("Audit/Probe.md", "audited, never by its path\n", ctime=1, mtime=2)
+    lab.device_run(phone, {"action": "replicate", "direction": "push", "put": [meta, *chunks]})
     done = notegate("audit", "--config", str(lab.config), "--connector", f"livesync:{phone.kid}", "--json")
     rows = json.loads(done.stdout)
     assert any(r["outcome"] == "livesync-design-document" for r in rows)

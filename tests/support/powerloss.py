@@ -217,7 +217,7 @@ def run_series(
     """One cut per seed (its workload from ``workloads``, in turn), each on a fresh copy of ``template`` (an
     initialised vault folder).  ``report(outcome)`` is called after each.  The other writers' workloads
     (``powerwork.WORKLOADS``) run there."""
-    import powerwork
+    from support import powerwork
 
     outcomes = []
     for n, seed in enumerate(seeds):

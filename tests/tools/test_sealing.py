@@ -30,6 +30,7 @@ MAY_OPEN = {
     "cli/tools.py",
     "services/restore.py",
     "livesync/keys.py",
+    "livesync/e2ee.py",  # LiveSync documents under the bridge's passphrase (AES-GCM), never a tools credential
 }
 
 

@@ -36,6 +36,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import OKPKey
 
 from notegate.errors import NotegateError
+from notegate.policy.caller import console_caller
 from notegate.policy.vocab import Tier
 
 ISSUER = "notegate"
@@ -108,13 +109,15 @@ class Minter:
     def mint_verify(self, environment: str, mount: str, variable: str, login: str) -> str:
         """A one-use ``tools:verify`` token: compare a value the owner holds with ``mount``'s stored
         ``variable`` (the answer is match or not; the stored value never leaves the tools process)."""
+        caller = console_caller(login)
         return self._sign(
-            login, "web:console", "web-console", Tier.TRUSTED, environment, "tools:verify", mount, variable
+            login, caller.connector, caller.client, caller.tier, environment, "tools:verify", mount, variable
         )
 
     def mint_oauth(self, environment: str, mount: str, login: str) -> str:
         """A one-use ``tools:oauth`` token: start or finish ``mount``'s upstream OAuth grant for its owner."""
-        return self._sign(login, "web:console", "web-console", Tier.TRUSTED, environment, "tools:oauth", mount)
+        caller = console_caller(login)
+        return self._sign(login, caller.connector, caller.client, caller.tier, environment, "tools:oauth", mount)
 
     def _sign(
         self,
