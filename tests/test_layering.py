@@ -79,6 +79,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.trees": "storage",  # git trees read and built (reads git objects)
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
+    "notegate.vault.rowreader": "storage",  # a big catch-up's rows read in a child process (runs one)
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
     "notegate.vault.meaning_model": "storage",  # search by meaning: the model read from its files, their install
     "notegate.vault.names": "storage",  # exact naming: the names table of the search index

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
-from notegate.vault import names
+from notegate.vault import names, rowreader
 from notegate.vault.canvas import is_canvas
 from notegate.vault.notefields import part_of
 from notegate.vault.query import (
@@ -33,7 +33,6 @@ from notegate.vault.query import (
     hit_pattern,
     indexed_text,
     make_snippet,
-    note_row,
     parse_query,
 )
 
@@ -118,6 +117,10 @@ FTS_HASHSIZE = 16 << 20
 #: From this many blobs to read, a catch-up streams them through ``git cat-file`` (:meth:`VaultStore.stream_blobs`),
 #: which inflates them on the other core; fewer are read in process (a child process costs ~2 ms to start).
 STREAM_BLOBS_FROM = 2000
+#: From this many notes to index, a catch-up reads each batch's rows in a child process while it inserts the
+#: batch before (:mod:`notegate.vault.rowreader`: the two halves of a first build overlap on two cores).  A
+#: smaller catch-up (a write's) reads them inline: the child costs ~0.2 s to start.
+PIPELINE_FROM = 5000
 #: Segment merging (:meth:`SearchIndex.compact`).  Why: a catch-up that indexes many notes in one transaction
 #: (a first build, an import, a big fetch) leaves FTS5 a few large segments on its lowest levels, where each
 #: write's tiny segment lands beside them; FTS5's own merging then rewrites them inside some later write's
@@ -306,11 +309,22 @@ class SearchIndex(RankedStatements):
         added = {"fts": 0, "fts_private": 0}
         indexed = [blob != ABSENT and _indexed(path, listing if current else None) for path, blob in changes]
         needed = [b for (_p, b), i in zip(changes, indexed, strict=True) if i and not (known and b in known)]
-        stream = store.stream_blobs(needed) if len(needed) >= STREAM_BLOBS_FROM else None
-        with self._tx() as db, closing(stream) if stream is not None else nullcontext():
+        reader = rowreader.start(store.repo_dir) if len(needed) >= PIPELINE_FROM else None
+        # With a reader, the child reads the blobs too (a catch-up's rows carry no text here).
+        stream = store.stream_blobs(needed) if reader is None and len(needed) >= STREAM_BLOBS_FROM else None
+        with (
+            self._tx() as db,
+            closing(stream) if stream is not None else nullcontext(),
+            closing(reader) if reader is not None else nullcontext(),
+        ):
             if empty:
                 for table in ("fts", "fts_private"):
                     db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))  # noqa: S608
+            batches = rowreader.Batches(
+                lambda rows, made: self._insert(db, rows, made),
+                lambda path, blob: indexed_text(path, store.read_unverified_blob_fast(blob)),
+                reader,
+            )
             rows: list[tuple] = []
             for (path, blob), wanted in zip(changes, indexed, strict=True):
                 if not empty:
@@ -322,9 +336,9 @@ class SearchIndex(RankedStatements):
                 if not wanted:
                     continue
                 data = known.get(blob) if known else None  # the bytes a bulk write just committed, by blob id
-                if data is None:  # from the tree diff, in the order of ``needed``
+                if data is None and reader is None:  # from the tree diff, in the order of ``needed``
                     data = next(stream) if stream is not None else store.read_unverified_blob_fast(blob)
-                text = indexed_text(path, data)
+                text = indexed_text(path, data) if data is not None else None  # None: the reader reads it
                 private, inbox = self._classify(path)
                 added["fts_private" if private else "fts"] += 1
                 folder = path.rsplit("/", 1)[0] if "/" in path else ""
@@ -332,10 +346,11 @@ class SearchIndex(RankedStatements):
                 count += 1
                 if progress is not None:
                     progress(1)
-                if len(rows) >= INSERT_BATCH:  # bounded memory: a 10k-note build never holds every text at once
-                    self._insert(db, rows)
+                if len(rows) >= INSERT_BATCH:  # bounded memory: two batches' texts at most, whatever the build
+                    batches.add(rows)
                     rows = []
-            self._insert(db, rows)
+            batches.add(rows)
+            batches.finish()
             db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (new,))
             if len(changes) >= COMPACT_AFTER:  # owed with the rows that make it so: a crash cannot lose the mark
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'full')", (COMPACT_META,))
@@ -424,7 +439,9 @@ class SearchIndex(RankedStatements):
         db.execute("DELETE FROM notes WHERE id = ?", (rowid,))
         names.delete(db, rowid)
 
-    def _insert(self, db: sqlite3.Connection, rows: list[tuple]) -> None:
+    def _insert(self, db: sqlite3.Connection, rows: list[tuple], made: list[rowreader.NoteRow] | None = None) -> None:
+        """Insert ``rows`` (path, folder, blob, last commit, private, inbox, text) and their FTS rows; ``made``:
+        their :func:`note_row` values when read already (:class:`rowreader.Batches`)."""
         if not rows:
             return
         start = db.execute("SELECT coalesce(max(id), 0) FROM notes").fetchone()[0] + 1
@@ -432,7 +449,7 @@ class SearchIndex(RankedStatements):
             "INSERT INTO notes (id, path, folder, blob, last_commit, private, inbox) VALUES (?,?,?,?,?,?,?)",
             [(start + i, *row[:6]) for i, row in enumerate(rows)],
         )
-        made = [note_row(row[0], row[6]) for row in rows]
+        made = rowreader.rows_of([(row[0], row[6]) for row in rows]) if made is None else made
         names.insert(db, [(start + i, fields) for i, (_values, fields, _language) in enumerate(made)])
         for table, private in (("fts", 0), ("fts_private", 1)):
             db.executemany(
