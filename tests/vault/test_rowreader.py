@@ -4,6 +4,9 @@ index, whether the child answers, dies or was never started."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +153,27 @@ def test_a_blob_the_child_cannot_read_fails_the_build_as_inline_does(
         assert idx.catch_up(store) == len(store.listing().notes)
     finally:
         idx.close()
+
+
+def test_a_child_that_never_answers_is_killed_and_the_rows_read_inline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stuck child (here: one that reads and never writes) cannot stall a build: its answer times out."""
+    monkeypatch.setattr(rowreader, "ANSWER_SECONDS", 0.5)
+    stuck = rowreader.RowReader(tmp_path)
+    stuck._proc.kill()
+    stuck._proc.wait()
+    stuck._proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(60)"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    notes = [("a.md", "# A\nthe words")]
+    batches_made: list[list] = []
+    batches = rowreader.Batches(lambda rows, made: batches_made.append(made), lambda p, b: "", stuck)
+    started = time.monotonic()
+    batches.add([(path, "", "0" * 40, None, 0, 0, text) for path, text in notes])
+    batches.finish()
+    assert time.monotonic() - started < 10
+    assert stuck.broken and batches_made == [rowreader.rows_of(notes)]
+    stuck.close()

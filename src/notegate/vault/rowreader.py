@@ -41,6 +41,8 @@ _FRAME = struct.Struct(">I")
 #: The largest frame either side accepts: a batch of notes at the size limit, with room (a bound, so a broken
 #: peer cannot make the other allocate without end).
 MAX_FRAME = 1 << 30
+#: How long one batch's answer may take (a batch is ~0.1 s of work) before the child is taken for stuck.
+ANSWER_SECONDS = 120.0
 
 
 def rows_of(notes: Sequence[tuple[str, str]]) -> list[NoteRow]:
@@ -104,8 +106,16 @@ class RowReader:
         _write_frame(self._proc.stdin, marshal.dumps(list(items)))
 
     def receive(self) -> list[NoteRow]:
+        """The oldest batch's rows.  A child that does not answer within :data:`ANSWER_SECONDS` is killed (the
+        read then ends, and the caller reads the rows inline): a stuck child never stalls the index."""
         assert self._proc.stdout is not None
-        data = _read_frame(self._proc.stdout)
+        watchdog = threading.Timer(ANSWER_SECONDS, self._proc.kill)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            data = _read_frame(self._proc.stdout)
+        finally:
+            watchdog.cancel()
         if data is None:
             raise EOFError("the row reader ended before answering")
         return _unpack(data)
