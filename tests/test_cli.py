@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from notegate.cli import COMMANDS, build_parser, command_named
 from notegate.config import load_config
-from notegate.errors import ConfigError
+from notegate.errors import RULES, ConfigError
 from support import clone_and_push, mcp_http, mint, notegate, running, token_secret
 
 
@@ -401,3 +401,11 @@ def test_each_commands_own_parser_parses_like_the_whole_one(data: st.DataObject)
 @pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["inti"], ["-x", "init"], ["--", "init"]])
 def test_argv_without_a_leading_command_gets_the_whole_parser(argv: list[str]) -> None:
     assert command_named(argv) is None
+
+
+def test_a_mint_key_id_that_begins_with_a_dash_is_taken_in_the_form_the_docs_write() -> None:
+    """A key id is a base64url thumbprint: about one in 32 begins with "-", which argparse takes for an option
+    after a separate ``--mint-key`` (CI met one).  The docs and the refusal's remedy write ``--mint-key=ID``."""
+    parsed = build_parser().parse_args(["tools", "serve", "--mint-key=-dash-first", "--mint-key=plain"])
+    assert parsed.mint_key == ["-dash-first", "plain"]
+    assert "--mint-key=ID" in RULES["tools-mint-unpinned"]

@@ -401,7 +401,7 @@ RULES: dict[str, str] = {
     "tools-token-invalid": "Nothing but the knowledge service calls the tools process, with a token it mints per "
     "call; connect through the one connector at /mcp.",
     "tools-mint-unpinned": "Run `notegate tools mint-key` where notegate serve runs, and start the tools process "
-    "with --mint-key ID (or LoadCredential=notegate-tools-mint:FILE holding it).",
+    "with --mint-key=ID (or LoadCredential=notegate-tools-mint:FILE holding it).",
     "tools-upstream-down": "Try again in a minute: the tools process restarts a crashed upstream with backoff "
     "(notegate doctor and /healthz show it).",
     "tools-secret-argument": "Leave credentials out of tool arguments: the mount holds the upstream's own "

@@ -272,8 +272,7 @@ def test_a_container_mount_runs_through_the_engine_with_exactly_its_credential(b
                 str(key),
                 "--port",
                 str(port),
-                "--mint-key",
-                mint_key,
+                f"--mint-key={mint_key}",  # an id may begin with "-"
             ],
             stdout=handle,
             stderr=subprocess.STDOUT,

@@ -61,8 +61,7 @@ class ToolsProcess:
                     str(self.key),
                     "--port",
                     str(self.port),
-                    "--mint-key",
-                    self.mint_key,
+                    f"--mint-key={self.mint_key}",  # an id may begin with "-" (base64url)
                 ],
                 stdout=handle,
                 stderr=subprocess.STDOUT,

@@ -56,7 +56,7 @@ class Tools:
         argv = ["tools", "serve", "--config", str(config), "--key-file", str(key), "--port", str(port)]
         with open(log, "ab") as handle:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "notegate.cli", *argv, "--mint-key", mint_key],
+                [sys.executable, "-m", "notegate.cli", *argv, f"--mint-key={mint_key}"],
                 stdout=handle,
                 stderr=subprocess.STDOUT,
                 env=os.environ.copy(),

@@ -28,7 +28,8 @@ def add_tools(subs) -> None:
         "--mint-key",
         action="append",
         default=[],
-        help="the id of a knowledge service's mint key to trust (`notegate tools mint-key` prints it; repeat)",
+        help="the id of a knowledge service's mint key to trust (`notegate tools mint-key` prints it; "
+        "write --mint-key=ID: an id may begin with -; repeat)",
     )
     s.add_argument(
         "--mint-key-file",
