@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
 from notegate.doors.web.admin_query import MAX_PAGE, parse_audit_query
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.errors import NotegateError
 from notegate.policy import CONVERSATION_TIERS, ClientClass
 from notegate.services.admin import AdminService
@@ -108,7 +108,7 @@ class AdminPages:
         """Session, form (Origin + CSRF), owner gate, then ``act``; audited either way."""
         session = await self.console.session(request)
         if session is None:
-            return self.console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.console.refused_page(login_required())
         environment: str | None = None
         try:
             form = await self.console.form(request, session.secret)

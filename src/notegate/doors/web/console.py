@@ -100,6 +100,12 @@ def filesize(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
+def login_required() -> NotegateError:
+    """The refusal of a console request that needs a signed-in person and came without a session: one wording
+    for every page and action (``[login-required]``; a GET page sends the browser to the login page instead)."""
+    return NotegateError("this needs a logged-in person", rule="login-required")
+
+
 def templates() -> Environment:
     """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
@@ -159,7 +165,7 @@ class Console:
         refusal page (audited as ``tool``).  Whether this person may act there is the action's own check."""
         session = await self.session(request)
         if session is None:
-            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.refused_page(login_required())
         environment: str | None = None
         try:
             form = await self.form(request, session.secret)
@@ -395,7 +401,7 @@ class Console:
         session = await self.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             await self.json_body(request, session.secret)
             options = await self.run(
                 self.passkeys.registration_options, login=session.login, binding=session.secret, now=self.clock()
@@ -408,7 +414,7 @@ class Console:
         session = await self.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             data = await self.json_body(request, session.secret)
             record = await self.run(
                 self.passkeys.register,
@@ -426,7 +432,7 @@ class Console:
     async def revoke(self, request: Request) -> Response:
         session = await self.session(request)
         if session is None:
-            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.refused_page(login_required())
         passkey_id = request.path_params["passkey_id"]
         try:
             await self.form(request, session.secret)
