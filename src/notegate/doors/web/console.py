@@ -188,6 +188,18 @@ class Console:
         headers = {"content-security-policy": csp} if csp else None
         return HTMLResponse(html, status_code=status, headers=headers)
 
+    def owner_page(self, name: str, session: WebSession, environment: str, **values: Any) -> HTMLResponse:
+        """A page of an owner's area (audit, connections, status, members, LiveSync, tools): the session, its CSRF
+        token, the environment shown and the environments this person owns (the picker), then the page's own."""
+        return self.page(
+            name,
+            session=session,
+            csrf=session.csrf,
+            env=environment,
+            owned=self.environments.owned(session.login),
+            **values,
+        )
+
     def refused_page(self, exc: NotegateError, session: WebSession | None = None) -> HTMLResponse:
         return self.page("refused.html", http_status(exc.rule), rule=exc.rule, text=exc.explain(), session=session)
 

@@ -42,14 +42,7 @@ class ToolsPages:
         return await self.health.of(environment)
 
     def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
-        response = self.console.page(
-            name,
-            session=session,
-            csrf=session.csrf,
-            env=environment,
-            owned=self.console.environments.owned(session.login),
-            **values,
-        )
+        response = self.console.owner_page(name, session, environment, **values)
         response.headers.update(NO_STORE)
         return response
 
