@@ -140,8 +140,7 @@ class MemberTables(StateCore):
             )
 
     def invite(self, token_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM member_invites WHERE token_hash = ?", (token_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM member_invites WHERE token_hash = ?", (token_hash,))
 
     def invites(self, environment: str) -> list[sqlite3.Row]:
         return self.query(
@@ -175,8 +174,7 @@ class MemberTables(StateCore):
 
     # -- OpenID Connect identities
     def oidc_identity(self, issuer: str, subject: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oidc_identities WHERE issuer = ? AND subject = ?", (issuer, subject))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oidc_identities WHERE issuer = ? AND subject = ?", (issuer, subject))
 
     def oidc_identities(self, login: str | None = None) -> list[sqlite3.Row]:
         if login is None:
