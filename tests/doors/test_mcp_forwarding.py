@@ -15,10 +15,14 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
 
 from notegate.auth.grants import Grants
 from notegate.config import load_config
 from notegate.doors.mcp import CallerResolver, build_mcp
+from notegate.doors.mcp.forwarding import forwarding
+from notegate.doors.mcp.results import NoteRead
 from notegate.errors import NotegateError
 from notegate.services.container import Services
 from notegate.services.elevation import ElevationService
@@ -172,3 +176,13 @@ def test_the_recorder_catches_a_renamed_parameter(services: Services) -> None:
         record(make_caller(), note_path="a.md", environment=None)
     with pytest.raises(Recorded):
         record(make_caller(), path="a.md", environment=None)
+
+
+def test_a_forwarded_tool_needs_its_service_method() -> None:
+    """A tool declared for a method its service lacks fails when the server is built, not at its first call."""
+    forward = forwarding(MCPServer(name="t"), None, object())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="read_note"):
+
+        @forward(None)  # type: ignore[arg-type]
+        async def read_note(ctx: Context) -> NoteRead:
+            """Never registered."""

@@ -362,29 +362,12 @@ class BoundedH11Protocol(H11Protocol):
         bounds.open -= 1
 
 
-def bounded_protocol(
-    *,
-    max_connections: int,
-    per_peer: int,
-    header_timeout: float,
-    new_per_second: float | None = None,
-    new_burst: int = 200,
-    strangers_per_second: float | None = None,
-    credited_seconds: float = 3600.0,
-    max_peers: int = 4096,
-) -> type[BoundedH11Protocol]:
+def bounded_protocol(**settings: Any) -> type[BoundedH11Protocol]:
     """The protocol class for one server (uvicorn's ``Config(http=...)`` takes a class), with its own
     :class:`ListenerBounds`: two servers in one process never share counts.  ``bounds.serve_on(listener)``
-    (a :func:`bind_listener` socket) refuses at accept and drops the SYNs of strangers over their budget."""
-    bounds = ListenerBounds(
-        max_connections=max_connections,
-        per_peer=per_peer,
-        header_timeout=header_timeout,
-        new_per_second=new_per_second,
-        new_burst=new_burst,
-        strangers_per_second=strangers_per_second,
-        credited_seconds=credited_seconds,
-        max_peers=max_peers,
-    )
+    (a :func:`bind_listener` socket) refuses at accept and drops the SYNs of strangers over their budget.
+    ``settings`` are :class:`ListenerBounds`' keywords, passed on as they are (one signature to keep, so a
+    new bound cannot be added to one and forgotten in the other)."""
+    bounds = ListenerBounds(**settings)
     namespace: dict[str, Any] = {"bounds": bounds}
     return type("BoundedH11Protocol", (BoundedH11Protocol,), namespace)

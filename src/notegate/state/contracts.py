@@ -116,11 +116,10 @@ class ContractTables(StateCore):
     def contract_call(self, *, environment: str, contract: str, connector: str, key: str) -> sqlite3.Row | None:
         """The record of an idempotency key ``connector`` already used, or None (another connector login's use
         of the same key is its own record, never seen here)."""
-        rows = self.query(
+        return self.query_one(
             "SELECT * FROM contract_calls WHERE environment = ? AND contract = ? AND connector = ? AND key = ?",
             (environment, contract, connector, key),
         )
-        return rows[0] if rows else None
 
     def record_contract_call(
         self,

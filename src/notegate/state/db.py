@@ -182,6 +182,11 @@ class StateCore:
     def query(self, sql: str, params: tuple = ()) -> list[sqlite3.Row]:
         return self._conn().execute(sql, params).fetchall()
 
+    def query_one(self, sql: str, params: tuple = ()) -> sqlite3.Row | None:
+        """The first row ``sql`` returns, or None when it returns none (a lookup by key)."""
+        rows = self.query(sql, params)
+        return rows[0] if rows else None
+
     def close(self) -> None:
         if self.dialect == "postgres":
             self._pg.close()

@@ -43,8 +43,7 @@ class ElevationTables(StateCore):
         return int(rows[0][0])
 
     def elevation_request(self, link_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM elevation_requests WHERE link_hash = ?", (link_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM elevation_requests WHERE link_hash = ?", (link_hash,))
 
     def elevation_requests_open(self, now: float) -> list[sqlite3.Row]:
         """Live, unanswered requests, oldest first (the owner's elevations page)."""
@@ -54,12 +53,10 @@ class ElevationTables(StateCore):
         )
 
     def elevation_request_by_id(self, grant_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM elevation_requests WHERE grant_id = ?", (grant_id,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM elevation_requests WHERE grant_id = ?", (grant_id,))
 
     def elevation_request_by_grant(self, grant_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM elevation_requests WHERE grant_hash = ?", (grant_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM elevation_requests WHERE grant_hash = ?", (grant_hash,))
 
     def elevation_answer(self, link_hash: str, *, outcome: str, now: float) -> sqlite3.Row | None:
         """Mark a live request answered and return it, or None (answered before, expired, unknown): one UPDATE,
@@ -84,8 +81,7 @@ class ElevationTables(StateCore):
             )
 
     def elevation_grant(self, grant_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM elevation_grants WHERE grant_hash = ?", (grant_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM elevation_grants WHERE grant_hash = ?", (grant_hash,))
 
     def elevation_grants(self) -> list[sqlite3.Row]:
         return self.query("SELECT * FROM elevation_grants ORDER BY created_at")

@@ -72,11 +72,10 @@ class InboxTables(StateCore):
     # ------------------------------------------------------------ notices
     def notice_due(self, *, environment: str, login: str, client: str, count: int, now: float, interval: float) -> bool:
         """True when the caller should be told about ``count`` waiting items now (and remember that we did)."""
-        rows = self.query(
+        row = self.query_one(
             "SELECT last_count, last_at FROM notices WHERE environment = ? AND login = ? AND client = ?",
             (environment, login, client),
         )
-        row = rows[0] if rows else None
         if row is not None and row["last_count"] == count and (count == 0 or now - row["last_at"] < interval):
             return False  # the common case, answered without taking the write lock
         with self.tx(claim=f"notices:{environment}:{login}:{client}") as db:

@@ -34,12 +34,11 @@ class JobTables(StateCore):
 
     def last_job_run(self, job: str, environment: str | None = None) -> sqlite3.Row | None:
         """The newest result of ``job`` (in ``environment``, or in any when None)."""
-        rows = self.query(
+        return self.query_one(
             "SELECT job, environment, at, line FROM job_runs WHERE job = ? AND (? IS NULL OR environment = ?)"
             " ORDER BY at DESC, id DESC LIMIT 1",
             (job, environment, environment),
         )
-        return rows[0] if rows else None
 
     def reflect_started(self, now: float) -> None:
         with self.tx() as db:

@@ -12,6 +12,11 @@ import sqlite3
 from notegate.state.db import StateCore
 
 
+def _returned(db, sql: str, params: tuple) -> list[str]:
+    """The first column of every row an ``UPDATE … RETURNING`` changed: the ids a removal ended."""
+    return [r[0] for r in db.execute(sql, params).fetchall()]
+
+
 class MemberTables(StateCore):
     """The members, member_invites, oidc_identities, oidc_pending and oidc_seen tables."""
 
@@ -69,61 +74,49 @@ class MemberTables(StateCore):
             if not cur.rowcount:
                 return None
             ended: dict[str, list[str]] = {}
-            ended["tokens"] = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE tokens SET revoked_at = ? WHERE login = ? AND revoked_at IS NULL"
-                    " AND (environment = ? OR (environment IS NULL AND ? = 1)) RETURNING id",
-                    (now, login, *here),
-                ).fetchall()
-            ]
-            families = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE oauth_families SET revoked_at = ? WHERE login = ? AND environment = ?"
-                    " AND revoked_at IS NULL RETURNING family_id",
-                    (now, login, environment),
-                ).fetchall()
-            ]
+            ended["tokens"] = _returned(
+                db,
+                "UPDATE tokens SET revoked_at = ? WHERE login = ? AND revoked_at IS NULL"
+                " AND (environment = ? OR (environment IS NULL AND ? = 1)) RETURNING id",
+                (now, login, *here),
+            )
+            families = _returned(
+                db,
+                "UPDATE oauth_families SET revoked_at = ? WHERE login = ? AND environment = ?"
+                " AND revoked_at IS NULL RETURNING family_id",
+                (now, login, environment),
+            )
             for family in families:
                 db.execute(
                     "UPDATE oauth_tokens SET revoked_at = ? WHERE family_id = ? AND revoked_at IS NULL", (now, family)
                 )
             ended["oauth_families"] = families
-            ended["grants"] = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE elevation_grants SET revoked_at = ? WHERE login = ? AND revoked_at IS NULL"
-                    " AND (environment = ? OR (environment IS NULL AND ? = 1)) RETURNING grant_id",
-                    (now, login, *here),
-                ).fetchall()
-            ]
-            ended["elevation_requests"] = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE elevation_requests SET answered_at = ?, outcome = 'member-removed' WHERE login = ?"
-                    " AND answered_at IS NULL AND (environment = ? OR (environment IS NULL AND ? = 1))"
-                    " RETURNING grant_id",
-                    (now, login, *here),
-                ).fetchall()
-            ]
-            ended["invites"] = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE member_invites SET used_at = ?, used_how = 'member-removed' WHERE login = ?"
-                    " AND environment = ? AND used_at IS NULL RETURNING invite_id",
-                    (now, login, environment),
-                ).fetchall()
-            ]
+            ended["grants"] = _returned(
+                db,
+                "UPDATE elevation_grants SET revoked_at = ? WHERE login = ? AND revoked_at IS NULL"
+                " AND (environment = ? OR (environment IS NULL AND ? = 1)) RETURNING grant_id",
+                (now, login, *here),
+            )
+            ended["elevation_requests"] = _returned(
+                db,
+                "UPDATE elevation_requests SET answered_at = ?, outcome = 'member-removed' WHERE login = ?"
+                " AND answered_at IS NULL AND (environment = ? OR (environment IS NULL AND ? = 1))"
+                " RETURNING grant_id",
+                (now, login, *here),
+            )
+            ended["invites"] = _returned(
+                db,
+                "UPDATE member_invites SET used_at = ?, used_how = 'member-removed' WHERE login = ?"
+                " AND environment = ? AND used_at IS NULL RETURNING invite_id",
+                (now, login, environment),
+            )
             # a LiveSync device is revoked as `livesync device revoke` does it: its public key deleted
-            ended["livesync_devices"] = [
-                r[0]
-                for r in db.execute(
-                    "UPDATE livesync_devices SET public_key = NULL, revoked_at = ? WHERE person = ?"
-                    " AND environment = ? AND revoked_at IS NULL RETURNING kid",
-                    (now, login, environment),
-                ).fetchall()
-            ]
+            ended["livesync_devices"] = _returned(
+                db,
+                "UPDATE livesync_devices SET public_key = NULL, revoked_at = ? WHERE person = ?"
+                " AND environment = ? AND revoked_at IS NULL RETURNING kid",
+                (now, login, environment),
+            )
             sessions = db.execute("DELETE FROM web_sessions WHERE login = ? RETURNING token_hash", (login,)).fetchall()
             ended["console_sessions"] = [str(len(sessions))]
             return ended
@@ -140,8 +133,7 @@ class MemberTables(StateCore):
             )
 
     def invite(self, token_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM member_invites WHERE token_hash = ?", (token_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM member_invites WHERE token_hash = ?", (token_hash,))
 
     def invites(self, environment: str) -> list[sqlite3.Row]:
         return self.query(
@@ -175,8 +167,7 @@ class MemberTables(StateCore):
 
     # -- OpenID Connect identities
     def oidc_identity(self, issuer: str, subject: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oidc_identities WHERE issuer = ? AND subject = ?", (issuer, subject))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oidc_identities WHERE issuer = ? AND subject = ?", (issuer, subject))
 
     def oidc_identities(self, login: str | None = None) -> list[sqlite3.Row]:
         if login is None:

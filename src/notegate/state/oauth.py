@@ -47,8 +47,7 @@ class OAuthTables(StateCore):
             return True
 
     def oauth_client(self, client_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oauth_clients WHERE client_id = ?", (client_id,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oauth_clients WHERE client_id = ?", (client_id,))
 
     def oauth_touch_client(self, client_id: str, now: float) -> None:
         with self.tx() as db:
@@ -103,8 +102,7 @@ class OAuthTables(StateCore):
         return dropped
 
     def oauth_pending(self, request_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oauth_pending WHERE request_hash = ?", (request_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oauth_pending WHERE request_hash = ?", (request_hash,))
 
     def oauth_answer_pending(self, request_hash: str, now: float) -> sqlite3.Row | None:
         """Mark the request answered and return it, or None if it was already answered (or never was):
@@ -129,8 +127,7 @@ class OAuthTables(StateCore):
             )
 
     def oauth_family(self, family_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oauth_families WHERE family_id = ?", (family_id,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oauth_families WHERE family_id = ?", (family_id,))
 
     def oauth_live_families(self, environment: str, now: float) -> list[sqlite3.Row]:
         """An environment's grant families that are not revoked, with their client's row and how many of
@@ -166,8 +163,7 @@ class OAuthTables(StateCore):
             )
 
     def oauth_code(self, code_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM oauth_codes WHERE code_hash = ?", (code_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM oauth_codes WHERE code_hash = ?", (code_hash,))
 
     def oauth_use_code(self, code_hash: str, now: float) -> bool:
         """Spend a code: True once (one UPDATE, so two exchanges racing cannot both win)."""
@@ -198,12 +194,11 @@ class OAuthTables(StateCore):
 
     def oauth_token(self, token_hash: str) -> sqlite3.Row | None:
         """A token joined with its family (login, environment, client name, family revocation)."""
-        rows = self.query(
+        return self.query_one(
             "SELECT t.*, f.login, f.environment, f.client_name, f.revoked_at AS family_revoked_at"
             " FROM oauth_tokens t JOIN oauth_families f ON f.family_id = t.family_id WHERE t.token_hash = ?",
             (token_hash,),
         )
-        return rows[0] if rows else None
 
     def oauth_use_refresh(self, token_hash: str, now: float) -> bool:
         """Rotate a refresh token out: True once; False means it was used (or revoked) before."""

@@ -23,8 +23,7 @@ class PersonTables(StateCore):
             )
 
     def passkey_by_credential(self, credential_id: bytes) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM passkeys WHERE credential_id = ?", (credential_id,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM passkeys WHERE credential_id = ?", (credential_id,))
 
     def passkeys(self, login: str | None = None) -> list[sqlite3.Row]:
         if login is None:
@@ -60,8 +59,7 @@ class PersonTables(StateCore):
             )
 
     def enrol_link(self, token_hash: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM enrol_links WHERE token_hash = ?", (token_hash,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM enrol_links WHERE token_hash = ?", (token_hash,))
 
     def use_enrol_link(self, token_hash: str, *, now: float) -> bool:
         """Mark a live, unused link used: True exactly once (one immediate transaction)."""
@@ -85,14 +83,13 @@ class PersonTables(StateCore):
     def web_session(self, token_hash: str, *, now: float) -> sqlite3.Row | None:
         """A live session whose passkey (or OpenID Connect identity: ``oidc:``/``oidc2:`` + its id, see
         auth/oidc.py) is still live, else None."""
-        rows = self.query(
+        return self.query_one(
             "SELECT s.* FROM web_sessions s LEFT JOIN passkeys p ON p.id = s.passkey_id"
             " LEFT JOIN oidc_identities o ON s.passkey_id IN ('oidc:' || o.id, 'oidc2:' || o.id)"
             " WHERE s.token_hash = ? AND s.expires_at > ?"
             " AND ((p.id IS NOT NULL AND p.revoked_at IS NULL) OR (o.id IS NOT NULL AND o.revoked_at IS NULL))",
             (token_hash, now),
         )
-        return rows[0] if rows else None
 
     def delete_web_session(self, token_hash: str) -> None:
         with self.tx() as db:

@@ -43,8 +43,7 @@ class TokenTables(StateCore):
         return decision
 
     def token(self, token_id: str) -> sqlite3.Row | None:
-        rows = self.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
-        return rows[0] if rows else None
+        return self.query_one("SELECT * FROM tokens WHERE id = ?", (token_id,))
 
     def tokens(self) -> list[sqlite3.Row]:
         return self.query("SELECT * FROM tokens ORDER BY created_at")

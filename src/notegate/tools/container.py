@@ -15,8 +15,7 @@ from pathlib import Path
 
 from notegate.errors import NotegateError
 from notegate.policy.container import ENGINE_VARIABLES, container_argv, engine_environment, image_reference
-from notegate.policy.tools import decide_pin
-from notegate.tools.install import Entry, Launch
+from notegate.tools.install import Entry, Launch, require_pinned
 from notegate.tools.settings import ToolsConfig
 
 #: How long the engine may take to answer at start (its version, an image's presence).
@@ -55,9 +54,7 @@ def find_engine(name: str) -> str:
 
 def verify_image(entry: Entry, engine: str) -> None:
     """Refuse an entry whose pin does not hold, or whose image the engine has not loaded."""
-    decision = decide_pin(entry.kind, entry.package, entry.version, entry.digest, entry.program)
-    if not decision.allowed:
-        raise NotegateError(f"the catalog entry '{entry.name}' is not pinned: {decision.reason}", rule=decision.rule)
+    require_pinned(entry)
     if not _ask([engine, "image", "inspect", image_reference(entry.package, entry.digest)]):
         raise NotegateError(
             f"the engine holds no image {image_reference(entry.package, entry.digest)} for '{entry.name}'",

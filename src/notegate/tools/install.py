@@ -101,11 +101,17 @@ def _npm_artifact(entry: Entry, cache: Path) -> Path:
     return tarball
 
 
-def verify(entry: Entry, cache: Path) -> Path:
-    """The cached artifact of ``entry`` after checking its pin and its digest (raises on any mismatch)."""
+def require_pinned(entry: Entry) -> None:
+    """Refuse ``entry`` unless its pin holds (policy.decide_pin): the one check both a package install
+    (:func:`verify`) and a container image (tools/container.py) make before anything else."""
     decision = decide_pin(entry.kind, entry.package, entry.version, entry.digest, entry.program)
     if not decision.allowed:
         raise NotegateError(f"the catalog entry '{entry.name}' is not pinned: {decision.reason}", rule=decision.rule)
+
+
+def verify(entry: Entry, cache: Path) -> Path:
+    """The cached artifact of ``entry`` after checking its pin and its digest (raises on any mismatch)."""
+    require_pinned(entry)
     return _pypi_artifact(entry, cache) if entry.kind == "pypi" else _npm_artifact(entry, cache)
 
 

@@ -19,7 +19,7 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
 from notegate.doors.web.admin_query import MAX_PAGE, parse_audit_query
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.errors import NotegateError
 from notegate.policy import CONVERSATION_TIERS, ClientClass
 from notegate.services.admin import AdminService
@@ -38,22 +38,9 @@ class AdminPages:
     def _gate(self, session: WebSession, asked: str | None) -> str:
         return self.console.environments.pick(session.login, asked)
 
-    def _owned(self, person: str) -> list[str]:
-        return self.console.environments.owned(person)
-
     async def _page_session(self, request: Request) -> WebSession | Response:
         session = await self.console.session(request)
         return self.console.login_redirect(request) if session is None else session
-
-    def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
-        return self.console.page(
-            name,
-            session=session,
-            csrf=session.csrf,
-            env=environment,
-            owned=self._owned(session.login),
-            **values,
-        )
 
     # -- /audit
     async def audit(self, request: Request) -> Response:
@@ -71,7 +58,7 @@ class AdminPages:
             rows = rows[: query.limit]
             older = "/audit?" + urlencode(query.link(env=environment, before=str(rows[-1]["id"])))
         newest = "/audit?" + urlencode(query.link(env=environment, before=None)) if query.before else None
-        return self._render(
+        return self.console.owner_page(
             "admin_audit.html",
             session,
             environment,
@@ -92,7 +79,7 @@ class AdminPages:
             found = await self.console.run(self.admin.connections, environment)
         except NotegateError as exc:
             return self.console.refused_page(exc, session)
-        return self._render(
+        return self.console.owner_page(
             "admin_connections.html",
             session,
             environment,
@@ -108,7 +95,7 @@ class AdminPages:
         """Session, form (Origin + CSRF), owner gate, then ``act``; audited either way."""
         session = await self.console.session(request)
         if session is None:
-            return self.console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.console.refused_page(login_required())
         environment: str | None = None
         try:
             form = await self.console.form(request, session.secret)
@@ -135,7 +122,7 @@ class AdminPages:
         if isinstance(done, Response):
             return done
         session, environment, (token, record) = done
-        response = self._render("admin_token_created.html", session, environment, token=token, record=record)
+        response = self.console.owner_page("admin_token_created.html", session, environment, token=token, record=record)
         response.headers.update(NO_STORE)
         return response
 
@@ -177,4 +164,4 @@ class AdminPages:
             status = await self.console.run(self.admin.status, environment)
         except NotegateError as exc:
             return self.console.refused_page(exc, session)
-        return self._render("admin_status.html", session, environment, report=status)
+        return self.console.owner_page("admin_status.html", session, environment, report=status)

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.consent import ConsentBackend, PendingConsent
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.headers import csp, csp_source
 from notegate.errors import NotegateError
 
@@ -55,7 +55,7 @@ class ConsentPage:
         console = self.console
         session = await console.session(request)
         if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return console.refused_page(login_required())
         try:
             form = await console.form(request, session.secret)
             decision = form.get("decision")

@@ -100,6 +100,12 @@ def filesize(size: int) -> str:
     return f"{value:.1f} {unit}"
 
 
+def login_required() -> NotegateError:
+    """The refusal of a console request that needs a signed-in person and came without a session: one wording
+    for every page and action (``[login-required]``; a GET page sends the browser to the login page instead)."""
+    return NotegateError("this needs a logged-in person", rule="login-required")
+
+
 def templates() -> Environment:
     """Autoescaping everywhere: nothing a client or a person chose reaches a page unescaped."""
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)
@@ -159,7 +165,7 @@ class Console:
         refusal page (audited as ``tool``).  Whether this person may act there is the action's own check."""
         session = await self.session(request)
         if session is None:
-            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.refused_page(login_required())
         environment: str | None = None
         try:
             form = await self.form(request, session.secret)
@@ -181,6 +187,18 @@ class Console:
         html = self.env.get_template(name).render(**values)
         headers = {"content-security-policy": csp} if csp else None
         return HTMLResponse(html, status_code=status, headers=headers)
+
+    def owner_page(self, name: str, session: WebSession, environment: str, **values: Any) -> HTMLResponse:
+        """A page of an owner's area (audit, connections, status, members, LiveSync, tools): the session, its CSRF
+        token, the environment shown and the environments this person owns (the picker), then the page's own."""
+        return self.page(
+            name,
+            session=session,
+            csrf=session.csrf,
+            env=environment,
+            owned=self.environments.owned(session.login),
+            **values,
+        )
 
     def refused_page(self, exc: NotegateError, session: WebSession | None = None) -> HTMLResponse:
         return self.page("refused.html", http_status(exc.rule), rule=exc.rule, text=exc.explain(), session=session)
@@ -395,7 +413,7 @@ class Console:
         session = await self.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             await self.json_body(request, session.secret)
             options = await self.run(
                 self.passkeys.registration_options, login=session.login, binding=session.secret, now=self.clock()
@@ -408,7 +426,7 @@ class Console:
         session = await self.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             data = await self.json_body(request, session.secret)
             record = await self.run(
                 self.passkeys.register,
@@ -426,7 +444,7 @@ class Console:
     async def revoke(self, request: Request) -> Response:
         session = await self.session(request)
         if session is None:
-            return self.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return self.refused_page(login_required())
         passkey_id = request.path_params["passkey_id"]
         try:
             await self.form(request, session.secret)

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 
 from notegate.auth.grants import ElevationBackend, PendingElevation
 from notegate.auth.websession import WebSession
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
 
@@ -116,7 +116,7 @@ class ElevationPage:
         session = await console.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             await console.json_body(request, session.secret)
             await self._gate(session, request.path_params["link_id"])
             if await self._pending(request.path_params["link_id"]) is None:
@@ -134,7 +134,7 @@ class ElevationPage:
         link_id = request.path_params["link_id"]
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             data = await console.json_body(request, session.secret)
             await self._gate(session, link_id)
             pending = await self._pending(link_id)
@@ -180,7 +180,7 @@ class ElevationPage:
         console = self.console
         session = await console.session(request)
         if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return console.refused_page(login_required())
         link_id = request.path_params["link_id"]
         pending: PendingElevation | None = None
         try:

@@ -58,15 +58,7 @@ class LiveSyncPage:
         self.console.record_action(environment, person, tool, outcome)
 
     def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
-        return self.console.page(
-            name,
-            session=session,
-            csrf=session.csrf,
-            env=environment,
-            owned=self.console.environments.owned(session.login),
-            nav_current="members",
-            **values,
-        )
+        return self.console.owner_page(name, session, environment, nav_current="members", **values)
 
     # -- /livesync
     async def show(self, request: Request) -> Response:

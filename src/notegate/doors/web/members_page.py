@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from notegate.auth.members import Membership
-from notegate.auth.websession import WebSession, csrf_token
+from notegate.auth.websession import csrf_token
 from notegate.doors.web.console import Console
 from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError
@@ -52,7 +52,7 @@ class MembersPage:
             invites = await console.run(console.state.invites, environment)
         except NotegateError as exc:
             return console.refused_page(exc, session)
-        return self._render(
+        return self.console.owner_page(
             "members.html",
             session,
             environment,
@@ -60,16 +60,6 @@ class MembersPage:
             invites=invites,
             now=console.clock(),
             done=request.query_params.get("done", "")[:40],
-        )
-
-    def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
-        return self.console.page(
-            name,
-            session=session,
-            csrf=session.csrf,
-            env=environment,
-            owned=self.console.environments.owned(session.login),
-            **values,
         )
 
     async def invite(self, request: Request) -> Response:
@@ -92,7 +82,7 @@ class MembersPage:
             "web:member-invite",
             f"ok:{invitation.invite_id}:{invitation.login}",
         )
-        response = self._render(
+        response = self.console.owner_page(
             "member_invited.html",
             session,
             environment,

@@ -23,7 +23,7 @@ from starlette.responses import RedirectResponse, Response
 from notegate.auth.websession import WebSession
 from notegate.doors.web.bases_view import render_base
 from notegate.doors.web.canvas_view import render_canvas
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.render import BaseEmbedder, note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision, http_status
 from notegate.policy import Caller, attachment_media_type, console_caller, sees_private
@@ -100,7 +100,7 @@ class NotesPages:
             await self.run(
                 self.console.audit, POST_TOOLS.get(_first(request), "web:notes"), None, "refused:login-required"
             )
-            return self.refused(NotegateError("this needs a logged-in person", rule="login-required"), None)
+            return self.refused(login_required(), None)
         asked = request.query_params.get("env")
         try:
             environment = self.console.environments.pick(session.login, asked)

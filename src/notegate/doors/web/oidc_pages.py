@@ -28,7 +28,7 @@ from notegate.auth.grants import ElevationBackend
 from notegate.auth.members import INVITE_PREFIX, Membership
 from notegate.auth.oidc import PURPOSES, Finished, RelyingParty
 from notegate.auth.websession import OIDC_PROVEN, OIDC_UNPROVEN, hash_secret, parse_next, parse_secret
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.errors import NotegateError
 from notegate.policy import Decision, decide_console_action, decide_provider_step_up
 
@@ -72,7 +72,7 @@ class OidcPages:
                 raise NotegateError("the form named no purpose this console knows", rule="web-bad-request")
             own = purpose in ("step-up", "approve", "link-self")
             if own and session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             binding = session.secret if own and session is not None else console.pre_secret(request)
             form = await console.form(request, binding)
             assert binding is not None  # the CSRF check refused a browser without one

@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from notegate.auth.grants import ElevationBackend, Grant, Grants, PendingElevation
 from notegate.auth.websession import WebSession
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
 from notegate.errors import NotegateError, http_status, remedy_in
@@ -191,7 +191,7 @@ class OwnerPages:
         session = await console.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             form = await console.form(request, session.secret)
             environment = self.environment(session, form.get("env"))
             item, version = form.get("item", ""), form.get("version", "")
@@ -260,7 +260,7 @@ class OwnerPages:
         grant_id = request.path_params["grant_id"]
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             form = await console.form(request, session.secret)
             environment = self.environment(session, form.get("env"))
             _pending, active = await console.run(self._elevations, environment)

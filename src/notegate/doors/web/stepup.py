@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from notegate.auth.websession import parse_next
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.headers import provider_csp
 from notegate.errors import NotegateError, PathRejected
 from notegate.policy import decide_console_action, guarded_note
@@ -171,7 +171,7 @@ class StepUpGate:
         session = await console.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             await console.json_body(request, session.secret)
             options = await console.own_passkey_options(session)
         except NotegateError as exc:
@@ -184,7 +184,7 @@ class StepUpGate:
         session = await console.session(request)
         try:
             if session is None:
-                raise NotegateError("this needs a logged-in person", rule="login-required")
+                raise login_required()
             data = await console.json_body(request, session.secret)
             record = await console.own_assertion(session, data.get("credential"))
         except NotegateError as exc:

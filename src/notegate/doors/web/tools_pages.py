@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from notegate.auth.websession import WebSession
-from notegate.doors.web.console import Console
+from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.notes_pages import diff_lines
 from notegate.errors import NotegateError
 from notegate.tools.admin import ToolsAdmin
@@ -42,14 +42,7 @@ class ToolsPages:
         return await self.health.of(environment)
 
     def _render(self, name: str, session: WebSession, environment: str, **values: Any) -> Response:
-        response = self.console.page(
-            name,
-            session=session,
-            csrf=session.csrf,
-            env=environment,
-            owned=self.console.environments.owned(session.login),
-            **values,
-        )
+        response = self.console.owner_page(name, session, environment, **values)
         response.headers.update(NO_STORE)
         return response
 
@@ -285,7 +278,7 @@ class ToolsOAuthPages:
         console, pages = self.console, self.pages
         session = await console.session(request)
         if session is None:
-            return console.refused_page(NotegateError("this needs a logged-in person", rule="login-required"))
+            return console.refused_page(login_required())
         query = request.query_params
         state = query.get("state", "")[:MAX_FIELD_CHARS]
         environment: str | None = None
