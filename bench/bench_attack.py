@@ -25,6 +25,12 @@ kernel's share of each connection, and what they cost the server is what the ser
   (each answer is a pending consent request).
 * ``registration-flood``: ``POST /register``, 16 at a time.
 * ``foreign-host``: ``/metrics``, ``/healthz``, ``/mcp``, ``/authorize`` with ``Host: evil.example``.
+* ``reconnect``: one peer (127.0.0.7) sending a whole request without a credential on a new connection each time,
+  16 at a time, at full speed (``/healthz``; ``/notes`` at the LiveSync gate).
+
+``--door livesync`` measures the LiveSync gate instead (bench/attack_livesync.py): the caller is a device's sync
+round through the gate (diff, push, pull, checkpoint), the CPU is the gate's, and the attackers are the ones that
+apply to any HTTP port: ``slow-heads``, ``slow-heads-spread``, ``reconnect``.
 
 ``--pin`` puts the attackers on one core and the server and the caller on the other (``sched_setaffinity``):
 on a 2-core machine the attackers' own CPU otherwise competes with the server's and the caller's, so "all at
@@ -37,6 +43,7 @@ the server and every attacker are stopped in ``finally``.
     python bench/bench_attack.py                  # 8 s per measurement
     python bench/bench_attack.py --seconds 5 --pin
     python bench/bench_attack.py --only slow-heads,foreign-host --json /tmp/attack.json
+    python bench/bench_attack.py --door livesync --seconds 5
 """
 
 from __future__ import annotations
@@ -59,6 +66,8 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +78,10 @@ if TYPE_CHECKING:
     import bench_notes  # a sibling script (imported lazily: an attacker process starts without it)
 
 ATTACKERS = ("slow-heads", "slow-heads-spread", "cimd-silent", "consent-flood", "registration-flood", "foreign-host")
+#: The attackers each door is measured under by default (the others are the MCP server's own routes).
+DOOR_ATTACKERS = {"mcp": ATTACKERS, "livesync": ("slow-heads", "slow-heads-spread", "reconnect")}
+#: What ``reconnect`` asks, per door: an anonymous request the door answers itself.
+RECONNECT_PATH = {"mcp": "/healthz", "livesync": "/notes"}
 CALLBACK = "http://127.0.0.1:33333/callback"
 NOTE = "projects/attack-bench.md"
 WARMUP_SECONDS = 1.0
@@ -142,6 +155,7 @@ def attack_slow_heads(port: int, sources: list[str], per_source: int) -> int:
 #: Each flood comes from its own loopback address, never the caller's (127.0.0.1): a stranger is another peer.
 FLOOD_SOURCE = {"cimd-silent": "127.0.0.3", "consent-flood": "127.0.0.4", "registration-flood": "127.0.0.5"}
 FLOOD_SOURCE["foreign-host"] = "127.0.0.6"
+FLOOD_SOURCE["reconnect"] = "127.0.0.7"
 
 
 def raw_request(method: str, port: int, target: str, *, host: str = "", form: dict[str, str] | None = None,
@@ -304,7 +318,13 @@ def attack_foreign_host(port: int) -> int:
     return asyncio.run(_flood(16, port, request, FLOOD_SOURCE["foreign-host"]))
 
 
-def run_attacker(name: str, url: str, silent_port: int) -> int:
+def attack_reconnect(port: int, path: str) -> int:
+    """A whole request without a credential, each on a new connection (``Connection: close``)."""
+    request = raw_request("GET", port, path).replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+    return asyncio.run(_flood(16, port, lambda n: request, FLOOD_SOURCE["reconnect"]))
+
+
+def run_attacker(name: str, url: str, silent_port: int, door: str = "mcp") -> int:
     """One attacker until the parent closes this process's stdin; the number of requests it made."""
 
     def watch_stdin() -> None:
@@ -327,6 +347,8 @@ def run_attacker(name: str, url: str, silent_port: int) -> int:
         return attack_registration(port)
     if name == "foreign-host":
         return attack_foreign_host(port)
+    if name == "reconnect":
+        return attack_reconnect(port, RECONNECT_PATH[door])
     raise SystemExit(f"unknown attacker {name}")
 
 
@@ -438,21 +460,32 @@ def mark(procs: list[subprocess.Popen[str]]) -> int:
     return total
 
 
-def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, token: str, args: argparse.Namespace,
-          silent_port: int, state: Path, origin: Path) -> dict[str, Any]:  # fmt: skip
+@dataclass
+class Door:
+    """What a phase measures: the process that serves the door (its URL, its pid for CPU), and the caller's
+    timed rounds for some seconds (``{"pairs", "p50_ms", "failures"}``)."""
+
+    name: str
+    url: str
+    pid: int
+    alive: Callable[[], bool]
+    measure: Callable[[float], dict[str, Any]]
+
+
+def phase(name: str, attackers: list[str], door: Door, args: argparse.Namespace, silent_port: int, state: Path,
+          origin: Path) -> dict[str, Any]:  # fmt: skip
     """The caller unloaded, then under ``attackers``, back to back: one row."""
     unloaded = unloaded_cpu = None
     if attackers:
-        assert server.proc is not None
-        cpu_before = cpu_seconds(server.proc.pid)
-        quiet = asyncio.run(caller(server.url, token, args.seconds))
+        cpu_before = cpu_seconds(door.pid)
+        quiet = door.measure(args.seconds)
         unloaded = quiet["p50_ms"]
-        unloaded_cpu = (cpu_seconds(server.proc.pid) - cpu_before) / max(1, quiet["pairs"])  # server CPU a pair
+        unloaded_cpu = (cpu_seconds(door.pid) - cpu_before) / max(1, quiet["pairs"])  # server CPU a pair
     before = (size_of(state.parent / "state.sqlite", state.parent / "state.sqlite-wal"), size_of(origin))
     procs = []
     for attacker in attackers:
-        argv = [sys.executable, __file__, "--attacker", attacker, "--url", server.url]
-        argv += ["--silent-port", str(silent_port)]
+        argv = [sys.executable, __file__, "--attacker", attacker, "--url", door.url]
+        argv += ["--silent-port", str(silent_port), "--door", door.name]
         pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
         pin = (lambda: os.sched_setaffinity(0, {ATTACKER_CORE})) if args.pin else None
         procs.append(subprocess.Popen(argv, text=True, preexec_fn=pin, **pipes))  # type: ignore[call-overload]
@@ -469,13 +502,12 @@ def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, to
                 notes.append(f"{attacker}: no request answered within {READY_SECONDS:g} s")
         if attackers:
             time.sleep(WARMUP_SECONDS)
-        assert server.proc is not None
         made_before = mark(procs)
-        started = (time.monotonic(), cpu_seconds(server.proc.pid), [cpu_seconds(p.pid) for p in procs])
+        started = (time.monotonic(), cpu_seconds(door.pid), [cpu_seconds(p.pid) for p in procs])
         own = time.process_time()
-        measured = asyncio.run(caller(server.url, token, args.seconds))
+        measured = door.measure(args.seconds)
         wall = time.monotonic() - started[0]
-        server_used = cpu_seconds(server.proc.pid) - started[1]
+        server_used = cpu_seconds(door.pid) - started[1]
         used = sum(cpu_seconds(p.pid) - c for p, c in zip(procs, started[2], strict=True))
         in_window = mark(procs) - made_before
         cpu = {
@@ -515,7 +547,7 @@ def phase(name: str, attackers: list[str], server: bench_notes.ServerProcess, to
         "attacker_requests": made,
         **{key: round(value) for key, value in cpu.items()},
         "attacks_in_window": in_window if attackers else 0,
-        "server_alive": server.alive(),
+        "server_alive": door.alive(),
         "notes": notes,
     }
 
@@ -548,17 +580,18 @@ def main() -> int:
     parser.add_argument("--pin", action="store_true", help="attackers on one core, server and caller on the other")
     parser.add_argument("--quick", action="store_true", help="3 s per phase (run_all.py -- --quick)")
     parser.add_argument("--only", default="", help="comma-separated attackers (default: all, then all at once)")
+    parser.add_argument("--door", choices=sorted(DOOR_ATTACKERS), default="mcp", help="the door attacked and measured")
     parser.add_argument("--json", type=Path, help="write the rows here")
     parser.add_argument("--attacker", help=argparse.SUPPRESS)  # a child: run one attacker, print its count
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--silent-port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.attacker:
-        print(run_attacker(args.attacker, args.url, args.silent_port), flush=True)
+        print(run_attacker(args.attacker, args.url, args.silent_port, args.door), flush=True)
         return 0
     if args.quick:
         args.seconds = min(args.seconds, 3.0)
-    chosen = [a for a in args.only.split(",") if a] or list(ATTACKERS)
+    chosen = [a for a in args.only.split(",") if a] or list(DOOR_ATTACKERS[args.door])
     if args.pin:  # the server inherits this process's core; each attacker is moved to the other one
         os.sched_setaffinity(0, {SERVER_CORE})
     work = Path(tempfile.mkdtemp(prefix="notegate-attack-"))
@@ -566,43 +599,65 @@ def main() -> int:
     import bench_notes
 
     server: bench_notes.ServerProcess | None = None
+    lab = None
     try:
-        config, token = setup(work)
         from notegate.config import load_config
 
+        if args.door == "livesync":
+            import attack_livesync
+
+            lab = attack_livesync.start_lab(work)
+            config = lab.config
+            phone = attack_livesync.Phone(lab)
+            door = Door(
+                "livesync",
+                lab.gate,
+                lab.gate_proc.pid,
+                lambda: lab.gate_proc.poll() is None,
+                lambda s: asyncio.run(attack_livesync.device_sync(phone, s, timeout=CALL_TIMEOUT_SECONDS)),
+            )
+        else:
+            config, token = setup(work)
+            server = bench_notes.ServerProcess(config, work / "serve.log").spawn()
+            deadline = time.monotonic() + bench_notes.START_TIMEOUT
+            while time.monotonic() < deadline:
+                try:
+                    if httpx2.get(f"{server.url}/healthz", timeout=2).status_code == 200:
+                        break
+                except httpx2.HTTPError:
+                    time.sleep(0.1)
+            else:
+                raise SystemExit(f"the server did not start: {server.tail()}")
+            assert server.proc is not None
+            asyncio.run(create_note(server.url, token))
+            url = server.url
+            door = Door("mcp", url, server.proc.pid, server.alive, lambda s: asyncio.run(caller(url, token, s)))
         loaded = load_config(config)
         state = loaded.state_dir / "state.sqlite"
         origin = Path(loaded.environments[loaded.default_environment].origin_url)
-        server = bench_notes.ServerProcess(config, work / "serve.log").spawn()
-        deadline = time.monotonic() + bench_notes.START_TIMEOUT
-        while time.monotonic() < deadline:
-            try:
-                if httpx2.get(f"{server.url}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx2.HTTPError:
-                time.sleep(0.1)
-        else:
-            raise SystemExit(f"the server did not start: {server.tail()}")
         silent_port = listener.getsockname()[1]
-        asyncio.run(create_note(server.url, token))
-        asyncio.run(caller(server.url, token, 1.0))  # warm up: the caches are filled
-        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; pinned: {args.pin}", flush=True)
-        rows = [phase("unloaded", [], server, token, args, silent_port, state, origin)]
+        door.measure(1.0)  # warm up: the caches are filled
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; pinned: {args.pin}; "
+              f"door: {door.name}", flush=True)  # fmt: skip
+        rows = [phase("unloaded", [], door, args, silent_port, state, origin)]
         print(render(rows), flush=True)
         for attacker in chosen:
-            rows.append(phase(attacker, [attacker], server, token, args, silent_port, state, origin))
+            rows.append(phase(attacker, [attacker], door, args, silent_port, state, origin))
             print(render(rows[-1:]).splitlines()[1], flush=True)
         if len(chosen) > 1:
-            rows.append(phase("all-at-once", chosen, server, token, args, silent_port, state, origin))
+            rows.append(phase("all-at-once", chosen, door, args, silent_port, state, origin))
         print("\n" + render(rows))
-        print(f"\nserver peak RSS {server.peak_rss_mb():.0f} MB; state DB {size_of(state) // 1024} KB; "
-              f"origin {size_of(origin) // 1024} KB")  # fmt: skip
+        if server is not None:
+            print(f"\nserver peak RSS {server.peak_rss_mb():.0f} MB; state DB {size_of(state) // 1024} KB; "
+                  f"origin {size_of(origin) // 1024} KB")  # fmt: skip
         if args.json:
             args.json.write_text(json.dumps(rows, indent=2))
         return 0
     finally:
         if server is not None:
             server.stop()
+        if lab is not None:
+            lab.stop()
         listener.close()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -23,6 +23,9 @@ import yaml
 
 from notegate.cli import build_parser
 from notegate.config import load_config
+from notegate.livesync.settings import GATE_PORT, LiveSyncConfig
+from notegate.network import DEFAULT_PORT
+from notegate.tools.settings import ToolsConfig
 
 ROOT = Path(__file__).parents[2]
 DEPLOY = ROOT / "deploy"
@@ -213,7 +216,8 @@ def test_compose_runs_couchdb_the_gate_and_the_bridge_behind_the_proxy() -> None
         _livesync_args(service["command"], action, "/data/notegate.toml")
         assert service["read_only"] is True and service["user"].split(":")[0] != "0" and service["cap_drop"] == ["ALL"]
         assert any("notegate-data" in str(v) for v in service["volumes"])  # the server's state and clone
-    assert "livesync-gate:8767" in (COMPOSE.parent / "Caddyfile").read_text()
+    assert services["livesync-gate"]["expose"] == [str(GATE_PORT)]  # the [livesync] table there sets no port
+    assert f"livesync-gate:{GATE_PORT}" in (COMPOSE.parent / "Caddyfile").read_text()
 
 
 def test_the_manifests_run_couchdb_alone_and_the_gate_and_bridge_beside_the_server(tmp_path: Path) -> None:
@@ -231,6 +235,9 @@ def test_the_manifests_run_couchdb_alone_and_the_gate_and_bridge_beside_the_serv
         assert container["securityContext"]["readOnlyRootFilesystem"] is True
         mounts = {m["mountPath"] for m in container["volumeMounts"]}
         assert {"/data", str(Path(livesync.couchdb_password_file).parent)} <= mounts  # the shared clone, the password
+    assert [p["containerPort"] for p in containers["livesync-gate"]["ports"]] == [livesync.port]
+    ingress = named[("NetworkPolicy", "notegate")]["spec"]["ingress"]
+    assert livesync.port in [p["port"] for rule in ingress for p in rule["ports"]]
     couch = named[("Deployment", "couchdb")]["spec"]["template"]["spec"]
     assert EXACT_VERSION.match(couch["containers"][0]["image"]) and couch["securityContext"]["runAsNonRoot"] is True
     policy = named[("NetworkPolicy", "couchdb")]["spec"]
@@ -250,3 +257,13 @@ def test_the_livesync_units_are_hardened_and_call_the_gate_and_the_bridge() -> N
             assert re.search(rf"^{re.escape(setting)}$", text, flags=re.M), (unit.name, setting)
         assert re.search(r"^User=(?!root$)\S+$", text, flags=re.M)
         _livesync_args(exec_argv(unit)[1:], action, "/var/lib/notegate/notegate.toml")
+
+
+def test_the_server_the_livesync_gate_and_the_tools_process_have_three_default_ports() -> None:
+    """All three run on one host as shipped (the systemd units, one pod): the gate's default was the tools
+    process's 8767, so the second to start failed with `port-in-use`. The docs name each default."""
+    defaults = {"server": DEFAULT_PORT, "gate": LiveSyncConfig().port, "tools": ToolsConfig().port}
+    assert len(set(defaults.values())) == 3, defaults
+    assert LiveSyncConfig().port == GATE_PORT
+    guide = (ROOT / "docs" / "how-to" / "livesync.md").read_text()
+    assert f"port = {GATE_PORT}" in guide and "8767` is also" not in guide

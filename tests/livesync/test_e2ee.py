@@ -4,14 +4,16 @@ the same, nothing of it readable without the passphrase; a damaged or foreign do
 
 from __future__ import annotations
 
+import ast
 import base64
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from notegate.livesync import documents, e2ee
+from notegate.livesync import documents, e2ee, keys
 
 SALT = bytes(range(32))
 CIPHER = e2ee.Cipher("the passphrase", SALT)
@@ -62,3 +64,33 @@ def test_the_obfuscated_id_is_livesyncs() -> None:
         "f:cb03569457c51b55220177eb1da490842859275f446af9924b1f9a081dc51011"
     )
     assert repr(CIPHER) == "Cipher(<passphrase held>)"
+
+
+def test_livesyncs_key_derivation_is_written_once() -> None:
+    """The Setup URI (keys.py) and the documents (e2ee.py) are one scheme, octagonal-wheels' HKDF body: keys.py
+    had its own copy of PBKDF2, HKDF and AES-GCM. Only e2ee.py derives or seals now (read by its imports)."""
+    package = Path(e2ee.__file__).parent
+    primitives = ("PBKDF2HMAC", "HKDF", "AESGCM")
+    holders = sorted(
+        {
+            module.name
+            for module in package.glob("*.py")
+            for node in ast.walk(ast.parse(module.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and any(alias.name in primitives for alias in node.names)
+        }
+    )
+    assert holders == ["e2ee.py"], holders
+
+
+@settings(max_examples=5, deadline=None)  # PBKDF2's 310,000 rounds per example
+@given(st.text(max_size=200), st.text(min_size=1, max_size=40))
+def test_a_setup_string_is_a_v2_body_behind_its_own_salt(text: str, passphrase: str) -> None:
+    """What keys.py writes opens with the documents' cipher under its PBKDF2 salt, and the reverse: one format."""
+    sealed = keys.encrypt_setting_string(text, passphrase)
+    raw = base64.b64decode(sealed.removeprefix(keys.SALTED_PREFIX))
+    salt, body = raw[: e2ee.PBKDF2_SALT_BYTES], raw[e2ee.PBKDF2_SALT_BYTES :]
+    cipher = e2ee.Cipher(passphrase, salt)
+    assert cipher.decrypt(e2ee.HKDF_PREFIX + base64.b64encode(body).decode()) == text
+    body = base64.b64decode(cipher.encrypt(text).removeprefix(e2ee.HKDF_PREFIX))
+    again = keys.SALTED_PREFIX + base64.b64encode(salt + body).decode()
+    assert keys.decrypt_setting_string(again, passphrase) == text

@@ -1,16 +1,22 @@
 """The LiveSync gate over HTTP: a real gate process in front of a real CouchDB-protocol server (pouchdb-server),
 devices enrolled with `notegate livesync device add`, PouchDB replicating through it as LiveSync does.
 
-Each refusal asserts the exact rule the gate names; the routes are the ones issue 31 lists."""
+Each refusal asserts the exact rule the gate names; the routes are the ones issue 31 lists. At the end, the
+listener's admission at accept, with devices as its known callers."""
 
 from __future__ import annotations
 
 import json
+import socket
+import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from support import raw_read
+from support.listener import DEADLINE, read_all
 from support.livesync import DB, Lab, hs256_token, unsigned_token
 
 
@@ -294,3 +300,116 @@ def test_the_gate_records_which_device_wrote_each_note_revision(lab: Lab) -> Non
         assert db.livesync_revision_author(config.default_environment, revision_key(chunks[0]["_id"], "1-x")) is None
     finally:
         db.close()
+
+
+# --- admission at accept (doors/admission.py, the listener `notegate serve` has) --------------------------------
+# A stranger reconnecting over its budget is refused at accept() and then dropped in the kernel; an address a
+# device's request completed from is a caller's, never held to the strangers' budgets, and its waiting connection
+# never gives way to a stranger's. Before, the gate had the listener's slots and head deadline but no admission at
+# accept and no known devices: a stranger's newcomer closed a device's waiting connection. Real sockets, each peer
+# its own 127.0.0.x address; the gate restarts with each test's numbers and again after it.
+
+RATE, BURST = 0.2, 10  # a stranger's 11th quick connection is over its budget; its SYNs drop for 50 s
+LINUX = sys.platform.startswith("linux")
+
+
+@pytest.fixture
+def gate(lab: Lab) -> Iterator[Callable[..., None]]:
+    """Restart the gate with these [livesync] keys; afterwards as the module's other tests expect it."""
+    yield lab.restart_gate
+    lab.restart_gate()
+
+
+def connect(lab: Lab, source: str) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", lab.gate_port), timeout=DEADLINE, source_address=(source, 0))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def request(lab: Lab, token: str | None, *, close: bool) -> bytes:
+    """``GET /notes`` as a device asks it (with its token) or a stranger does (none)."""
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    tail = "Connection: close\r\n" if close else ""
+    return f"GET /{DB} HTTP/1.1\r\nHost: 127.0.0.1:{lab.gate_port}\r\n{auth}{tail}\r\n".encode()
+
+
+def answers(lab: Lab, source: str, token: str | None, most: int) -> list[bytes]:
+    """``GET /notes`` from ``source``, each on a new connection, until one is answered otherwise than the
+    first (at most ``most``)."""
+    out: list[bytes] = []
+    while len(out) < most and (not out or out[-1][:12] == out[0][:12]):
+        with connect(lab, source) as sock:
+            sock.sendall(request(lab, token, close=True))
+            out.append(read_all(sock))
+    return out
+
+
+def test_a_stranger_reconnecting_over_its_budget_is_refused_at_accept_then_dropped(lab: Lab, gate) -> None:
+    gate(new_connections_per_peer_per_second=RATE, new_connections_burst=BURST)
+    seen = answers(lab, "127.0.0.2", None, BURST + 20)  # the budget refills one in 5 s meanwhile
+    assert all(a.startswith(b"HTTP/1.1 401 ") for a in seen[:BURST]), [a[:40] for a in seen]
+    assert b'"rule": "livesync-unauthenticated"' in seen[0]  # the gate's own answer: these reached it
+    refusal = seen[-1]
+    assert refusal.startswith(b"HTTP/1.1 429 "), refusal
+    assert b"Refused [too-many-new-connections]: this address opens new connections faster than 0.2 a" in refusal
+    if LINUX:
+        assert b"its next connections go unanswered for 50 s" in refusal
+        dropped = socket.socket()
+        dropped.settimeout(0.5)
+        dropped.bind(("127.0.0.2", 0))
+        with pytest.raises(TimeoutError):  # the SYN is dropped in the kernel: no answer, no refusal to read
+            dropped.connect(("127.0.0.1", lab.gate_port))
+        dropped.close()
+    assert answers(lab, "127.0.0.3", None, 1)[0].startswith(b"HTTP/1.1 401 ")  # another stranger still gets in
+
+
+def test_a_device_is_never_held_to_the_strangers_budgets(lab: Lab, gate) -> None:
+    """Strangers spend their shared budget and are refused at accept; the phone's address, known since its
+    request completed, is not held to it nor to its own rate.  A refused token credits nothing."""
+    gate(
+        new_connections_per_peer_per_second=RATE,
+        new_connections_burst=BURST,
+        stranger_connections_per_second=RATE,
+    )
+    token = lab.devices["phone"].token()
+    assert answers(lab, "127.0.0.4", token, 1)[0].startswith(b"HTTP/1.1 200 ")  # a device's address now
+    forged = lab.devices["phone"].token()[:-8] + "AAAAAAAA"
+    assert answers(lab, "127.0.0.5", forged, 1)[0].startswith(b"HTTP/1.1 401 ")
+    refused = b""
+    for n in range(3 * BURST):  # each address well under its own budget: the shared one runs out
+        found = answers(lab, f"127.0.0.{40 + n % 10}", None, 1)[0]
+        if not found.startswith(b"HTTP/1.1 401 "):
+            refused = found
+            break
+    assert refused.startswith(b"HTTP/1.1 429 "), refused
+    assert b"Refused [too-many-new-connections]: addresses not known as callers open new connections" in refused
+    assert answers(lab, "127.0.0.5", forged, 1)[0].startswith(b"HTTP/1.1 429 ")  # its bad token made it no device
+    served = answers(lab, "127.0.0.4", token, BURST + 10)
+    assert len(served) == BURST + 10 and all(a.startswith(b"HTTP/1.1 200 ") for a in served)
+
+
+def test_a_strangers_newcomer_never_displaces_a_devices_waiting_connection(lab: Lab, gate) -> None:
+    """The gate is full: the phone's connection that has not sent its head yet, and strangers' kept-alive ones.
+    A stranger's newcomer is refused 503 instead of closing the phone's connection (before, the phone was a
+    stranger to the listener, and its connection, the longest waiting, was the one closed)."""
+    gate(max_connections=4, header_timeout_seconds=60.0, idle_connection_seconds=60)
+    token = lab.devices["phone"].token()
+    assert answers(lab, "127.0.0.6", token, 1)[0].startswith(b"HTTP/1.1 200 ")
+    time.sleep(0.3)  # the gate sees that connection's close
+    phone = connect(lab, "127.0.0.6")  # sends nothing yet
+    strangers = [connect(lab, "127.0.0.7") for _ in range(3)]
+    try:
+        for sock in strangers:  # completed a request: not waiting, never displaced either
+            sock.sendall(request(lab, None, close=False))
+            assert raw_read(sock).status == 401
+        newcomer = connect(lab, "127.0.0.8")
+        answer = read_all(newcomer, seconds=DEADLINE)
+        newcomer.close()
+        assert answer.startswith(b"HTTP/1.1 503 "), answer
+        assert b"Refused [too-many-connections]" in answer
+        phone.sendall(request(lab, token, close=False))
+        assert raw_read(phone).status == 200
+    finally:
+        phone.close()
+        for sock in strangers:
+            sock.close()

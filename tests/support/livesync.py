@@ -10,6 +10,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -128,6 +129,7 @@ class Lab:
         self.config = root / "vault" / "notegate.toml"
         self.devices: dict[str, Device] = {}
         self.procs: list[subprocess.Popen] = []
+        self.livesync_table: str | None = None  # as start() wrote it (restart_gate starts from it)
 
     @property
     def couch(self) -> str:
@@ -162,8 +164,12 @@ class Lab:
             assert answer.status in (201, 202)
         for name, algorithm in (("phone", "ES256"), ("laptop", "ES512")):
             self.enrol(name, algorithm)
+        self.start_gate()
+        return self
+
+    def start_gate(self) -> subprocess.Popen:
         gate_log = self.root / "gate.log"
-        with gate_log.open("wb") as out:
+        with gate_log.open("ab") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "notegate.cli", "livesync", "gate", "--config", str(self.config)],
                 stdout=out,
@@ -171,8 +177,28 @@ class Lab:
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         self.procs.append(proc)
+        self.gate_proc = proc
         _wait(self.gate_port, proc, "the gate", gate_log)
-        return self
+        return proc
+
+    def restart_gate(self, **livesync: object) -> None:
+        """Stop the gate, give it :meth:`start`'s ``[livesync]`` table with these keys set (a previous restart's
+        keys are gone), start it again."""
+        self.gate_proc.kill()
+        self.gate_proc.wait(timeout=10)
+        self.procs.remove(self.gate_proc)
+        head, _, table = self.config.read_text().partition("\n[livesync]\n")
+        table, after, rest = table.partition("\n[")  # a table someone added after it stays as it was
+        if self.livesync_table is None:
+            self.livesync_table = table
+        table = self.livesync_table
+        for key, value in livesync.items():
+            line = f"{key} = {value}"
+            table, found = re.subn(rf"(?m)^{key} = .*$", line, table)
+            if not found:
+                table = table.rstrip("\n") + "\n" + line + "\n"
+        self.config.write_text(head + "\n[livesync]\n" + table + after + rest)
+        self.start_gate()
 
     def enrol(self, name: str, algorithm: str = "ES256") -> Device:
         done = notegate(

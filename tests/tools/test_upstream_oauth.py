@@ -273,3 +273,30 @@ def test_the_cli_prints_the_authorization_url_of_a_new_grant(gateway) -> None:
     assert query["redirect_uri"] == [f"{server.url}/tools/oauth/callback"]
     refused = notegate("tools", "oauth", "nosuch", "--config", str(config))
     assert refused.returncode != 0 and "Refused [tools-unknown]" in refused.stderr
+
+
+def test_a_remote_notegates_knowledge_tools_get_the_session_handle_the_gateway_holds(gateway) -> None:
+    """The remote sees a hosted client, so every knowledge tool there needs its session handle. The handle is a
+    credential: the result that carries it is redacted, and the knowledge service strips any `handle` a model
+    passes (that is its own handle here). Before, the gateway dropped it and every call but `session_start`
+    was refused at the remote (`session-handle-missing`); now the tools process holds it for this caller."""
+    config, server, tools, state = gateway["config"], gateway["server"], gateway["tools"], gateway["state"]
+    if tools.upstreams()["mine"]["state"] == "needs-grant":  # this test alone (xdist split the module)
+        assert grant(server, config, state, "mine", "owner").status_code == 303
+        tools.wait("mine", ("held", "running"))
+        cli(config, "approve", "mine")
+
+    async def run() -> tuple[dict, str, str]:
+        async with _mcp_http(server.url, gateway["laptop"]) as laptop:
+            listed = {tool.name: tool for tool in (await laptop.list_tools()).tools}
+            started = await laptop.call_tool("mine__session_start", {"project": "demo"})
+            notes = await laptop.call_tool("mine__list_notes", {"handle": "ngs_" + "x" * 43})
+        assert not started.is_error and not notes.is_error, text_of(notes)
+        return listed["mine__list_notes"].input_schema, text_of(started), text_of(notes)
+
+    schema, started, notes = anyio.run(run)
+    assert "handle" not in schema.get("properties", {})  # the tools process passes it: the model is not asked
+    assert "ngs_" not in started and "[redacted:notegate-session-handle]" in started
+    assert "ngs_" not in notes
+    rows = state.query("SELECT tool, outcome FROM audit WHERE tool = 'list_notes' AND client LIKE 'notegate tools%'")
+    assert ("list_notes", "ok") in {(r[0], r[1]) for r in rows}, rows

@@ -206,10 +206,8 @@ def _passphrase(settings, config_dir: Path) -> str | None:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from notegate.auth.members import Membership
-    from notegate.doors.listen import bind_listener, bounded_protocol
+    from notegate.doors.listen import bind_listener, bounded_server
     from notegate.livesync.gate import Gate
     from notegate.state import StateDB
 
@@ -239,26 +237,9 @@ def _gate(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    protocol = bounded_protocol(
-        max_connections=settings.max_connections,
-        per_peer=settings.max_connections,
-        header_timeout=settings.header_timeout_seconds,
-    )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=settings.host,
-            port=port,
-            http=protocol,
-            ws="none",
-            log_level="warning",
-            log_config=None,
-            access_log=False,
-            limit_concurrency=None,
-            timeout_keep_alive=5,
-            proxy_headers=False,
-        )
-    )
+    # The same listener as `notegate serve` (doors/listen.py): admitted at accept, the SYNs of strangers over
+    # their budget dropped; an address a device's request completed from is a caller's (Gate credits it).
+    server = bounded_server(app, listener, settings, host=settings.host, port=port)
     server.run(sockets=[listener])
     db.close()
     return 0

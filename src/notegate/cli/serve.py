@@ -66,11 +66,8 @@ def _connect_hint(url: str, token_file: str | None, config: str | Path | None = 
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-
-    import uvicorn
-
     from notegate.doors.http import base_url, create_app
-    from notegate.doors.listen import bind_listener, bounded_protocol
+    from notegate.doors.listen import bind_listener, bounded_server
     from notegate.services import eventlog
     from notegate.services.runtime import Runtime
 
@@ -84,37 +81,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)
     print(_console_hint(config, port), file=sys.stderr, flush=True)
-    # The protocol bounds connections (file descriptors) before any HTTP parsing: per peer, in all, and the
-    # time a request head may take (doors/listen.py); uvicorn's limit_concurrency stays off, since it would
-    # count strangers' half heads against callers.  The app's guard bounds open requests per credential.
-    protocol = bounded_protocol(
-        max_connections=config.max_connections,
-        per_peer=config.max_connections_per_peer,
-        header_timeout=config.header_timeout_seconds,
-        new_per_second=config.new_connections_per_peer_per_second,
-        new_burst=config.new_connections_burst,
-        strangers_per_second=config.stranger_connections_per_second,
-        credited_seconds=config.credited_peer_seconds,
-        max_peers=config.rate_limit_sources,
-    )
-    protocol.bounds.serve_on(listener)  # refused at accept, before a transport or protocol object exists
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=host,
-            port=port,
-            http=protocol,
-            ws="none",  # nothing here speaks WebSocket; an upgrade would leave the protocol's bounds
-            log_level="warning",
-            log_config=None,  # uvicorn's lines go through our handler, in the chosen --log-format
-            access_log=False,
-            limit_concurrency=None,
-            timeout_keep_alive=config.idle_connection_seconds,
-            # uvicorn believes X-Forwarded-For from 127.0.0.1 by default: the app decides instead, from
-            # [server] trusted_proxies (auth/ratelimit.source_of), so no local process names its own source.
-            proxy_headers=False,
-        )
-    )
+    # Connections are bounded before any HTTP parsing: admitted at accept, per peer, in all, and the time a
+    # request head may take (doors/listen.py, the same listener as the LiveSync gate's).  The app's guard
+    # bounds open requests per credential.
+    server = bounded_server(app, listener, config, host=host, port=port)
     server.run(sockets=[listener])
     return 0
 

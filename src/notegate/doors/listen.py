@@ -39,9 +39,10 @@ import socket
 import time
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import h11
+import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from notegate.auth.ratelimit import TokenBuckets
@@ -371,3 +372,65 @@ def bounded_protocol(**settings: Any) -> type[BoundedH11Protocol]:
     bounds = ListenerBounds(**settings)
     namespace: dict[str, Any] = {"bounds": bounds}
     return type("BoundedH11Protocol", (BoundedH11Protocol,), namespace)
+
+
+class ListenerSettings(Protocol):
+    """What a listener is bounded by: the ``[server]`` keys (:class:`notegate.config.Config`), which the
+    ``[livesync]`` table repeats for the gate (:class:`notegate.livesync.settings.LiveSyncConfig`), so the
+    MCP server and the LiveSync gate are admitted by this one module, each with its own numbers."""
+
+    @property
+    def max_connections(self) -> int: ...
+    @property
+    def max_connections_per_peer(self) -> int: ...
+    @property
+    def header_timeout_seconds(self) -> float: ...
+    @property
+    def idle_connection_seconds(self) -> float: ...
+    @property
+    def new_connections_per_peer_per_second(self) -> float: ...
+    @property
+    def new_connections_burst(self) -> int: ...
+    @property
+    def stranger_connections_per_second(self) -> float: ...
+    @property
+    def credited_peer_seconds(self) -> float: ...
+    @property
+    def rate_limit_sources(self) -> int: ...
+
+
+def bounded_server(app: Any, listener: GatedSocket, settings: ListenerSettings, *, host: str, port: int) -> Any:
+    """uvicorn serving ``app`` on ``listener`` (a :func:`bind_listener` socket) within ``settings``' bounds:
+    connections admitted at ``accept()`` (doors/admission.py) and the SYNs of strangers over their budget
+    dropped, then the bounded protocol (per peer, in all, the head's deadline).  uvicorn's own
+    ``limit_concurrency`` stays off (it would count strangers' half heads against callers), upgrades are not
+    served (``ws="none"``: an upgrade would leave the protocol's bounds), and ``proxy_headers`` is off: uvicorn
+    believes X-Forwarded-For from 127.0.0.1 by default, and the app decides instead from its own
+    ``trusted_proxies`` (auth/ratelimit.source_of), so no local process names its own source.  A peer is
+    credited as a caller when the app marks a request (:func:`notegate.doors.admission.credit_peer`)."""
+    protocol = bounded_protocol(
+        max_connections=settings.max_connections,
+        per_peer=settings.max_connections_per_peer,
+        header_timeout=settings.header_timeout_seconds,
+        new_per_second=settings.new_connections_per_peer_per_second,
+        new_burst=settings.new_connections_burst,
+        strangers_per_second=settings.stranger_connections_per_second,
+        credited_seconds=settings.credited_peer_seconds,
+        max_peers=settings.rate_limit_sources,
+    )
+    protocol.bounds.serve_on(listener)  # refused at accept, before a transport or protocol object exists
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            http=protocol,
+            ws="none",
+            log_level="warning",
+            log_config=None,  # uvicorn's lines go through our handler, in the chosen --log-format
+            access_log=False,
+            limit_concurrency=None,
+            timeout_keep_alive=int(settings.idle_connection_seconds),
+            proxy_headers=False,
+        )
+    )

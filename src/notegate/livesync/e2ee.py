@@ -14,7 +14,9 @@ octagonal-wheels (``encryption/hkdf``), not copied; tests/livesync/test_compat.p
 * the older "V1" scheme (``%`` without ``=``) is not written by current LiveSync; its documents are refused by
   name (``livesync-document-unsupported``) rather than guessed at.
 
-The primitives are the ``cryptography`` package's (already used for the Setup URI, :mod:`notegate.livesync.keys`).
+The primitives are the ``cryptography`` package's. The key derivation and the sealed body are written once,
+here (:func:`master_key`, :func:`seal`, :func:`unseal`): the Setup URI (:mod:`notegate.livesync.keys`) is the
+same body behind a PBKDF2 salt of its own.
 The passphrase is the bridge process's secret: it never reaches a log line, an error, the config or the vault.
 """
 
@@ -52,10 +54,36 @@ PBKDF2_ITERATIONS = 310_000
 IV_BYTES, HKDF_SALT_BYTES, PBKDF2_SALT_BYTES = 12, 32, 32
 
 
-@lru_cache(maxsize=4)
-def _master_key(passphrase: str, pbkdf2_salt: bytes) -> bytes:
-    """PBKDF2 is slow by design (310 000 rounds): once per passphrase and database salt, not per chunk."""
+def master_key(passphrase: str, pbkdf2_salt: bytes) -> bytes:
+    """LiveSync's master key: PBKDF2-HMAC-SHA-256(passphrase, salt, 310 000 rounds, 32 bytes). The one
+    derivation of the package: documents (the database's salt) and the Setup URI (a salt of its own,
+    :mod:`notegate.livesync.keys`) both start here."""
     return PBKDF2HMAC(hashes.SHA256(), 32, pbkdf2_salt, PBKDF2_ITERATIONS).derive(passphrase.encode("utf-8"))
+
+
+#: PBKDF2 is slow by design: a Cipher derives once per passphrase and database salt, not per chunk.
+_master_key = lru_cache(maxsize=4)(master_key)
+
+
+def seal(master: bytes, plain: bytes) -> bytes:
+    """``iv(12) | hkdf_salt(32) | AES-256-GCM(plain)`` under HKDF-SHA-256(master, hkdf_salt, info="") with a fresh
+    salt and iv: octagonal-wheels' HKDF body, under a V2 document's ``%=`` and, after its PBKDF2 salt, inside a
+    Setup URI's ``%$``."""
+    hkdf_salt, iv = os.urandom(HKDF_SALT_BYTES), os.urandom(IV_BYTES)
+    return iv + hkdf_salt + AESGCM(_data_key(master, hkdf_salt)).encrypt(iv, plain, None)
+
+
+def unseal(master: bytes, raw: bytes) -> bytes:
+    """The inverse of :func:`seal`: raises ``InvalidTag`` when the key does not open it, ValueError when it is
+    too short to hold its iv, salt and tag."""
+    if len(raw) < IV_BYTES + HKDF_SALT_BYTES + 16:
+        raise ValueError("too short to hold its iv, key salt and tag")
+    iv, hkdf_salt, sealed = raw[:IV_BYTES], raw[IV_BYTES:][:HKDF_SALT_BYTES], raw[IV_BYTES + HKDF_SALT_BYTES :]
+    return AESGCM(_data_key(master, hkdf_salt)).decrypt(iv, sealed, None)
+
+
+def _data_key(master: bytes, hkdf_salt: bytes) -> bytes:
+    return HKDF(hashes.SHA256(), 32, hkdf_salt, b"").derive(master)
 
 
 def new_sync_parameters() -> dict:
@@ -93,13 +121,8 @@ class Cipher:
     def __repr__(self) -> str:  # never the passphrase
         return "Cipher(<passphrase held>)"
 
-    def _key(self, hkdf_salt: bytes) -> bytes:
-        return HKDF(hashes.SHA256(), 32, hkdf_salt, b"").derive(self._master)
-
     def encrypt(self, text: str) -> str:
-        hkdf_salt, iv = os.urandom(HKDF_SALT_BYTES), os.urandom(IV_BYTES)
-        sealed = AESGCM(self._key(hkdf_salt)).encrypt(iv, text.encode("utf-8"), None)
-        return HKDF_PREFIX + base64.b64encode(iv + hkdf_salt + sealed).decode("ascii")
+        return HKDF_PREFIX + base64.b64encode(seal(self._master, text.encode("utf-8"))).decode("ascii")
 
     def decrypt(self, data: str) -> str:
         if not data.startswith(HKDF_PREFIX):
@@ -111,17 +134,12 @@ class Cipher:
             raise DocumentError(
                 "an encrypted document that is not base64", rule="livesync-document-unsupported"
             ) from exc
-        if len(raw) < IV_BYTES + HKDF_SALT_BYTES + 16:
+        try:
+            plain = unseal(self._master, raw)
+        except ValueError as exc:
             raise DocumentError(
                 "an encrypted document too short to hold its key salt", rule="livesync-document-unsupported"
-            )
-        iv, hkdf_salt, sealed = (
-            raw[:IV_BYTES],
-            raw[IV_BYTES : IV_BYTES + HKDF_SALT_BYTES],
-            raw[IV_BYTES + HKDF_SALT_BYTES :],
-        )
-        try:
-            plain = AESGCM(self._key(hkdf_salt)).decrypt(iv, sealed, None)
+            ) from exc
         except InvalidTag as exc:
             raise DocumentError(
                 "the passphrase does not open the document", rule="livesync-passphrase-mismatch"

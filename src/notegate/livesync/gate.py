@@ -1,6 +1,12 @@
 """The LiveSync gate: an ASGI app in front of CouchDB that lets each enrolled device replicate the one notes
 database and nothing else.
 
+Before any request, the listener (doors/listen.py, the one ``notegate serve`` has) admits each connection at
+``accept()`` from its address alone: a stranger over its budget of new connections is refused
+``[too-many-new-connections]`` and then dropped in the kernel. An address from which a device's request passed
+step 2 below is credited as a caller's: exempt from those budgets, its waiting connection never closed for a
+stranger's.
+
 Per request, in this order (each step's refusal names its rule, ``notegate.policy.livesync`` decides):
 
 1. the bounds: open requests per device and in all, a body's size and the time it takes to arrive;
@@ -37,9 +43,10 @@ from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
 from notegate.auth.ratelimit import TokenBuckets, source_of
+from notegate.doors.admission import credit_peer
 from notegate.errors import NotegateError, sentence
 from notegate.livesync.documents import MAX_ANSWER_BYTES, assigned_revisions, written_revisions
-from notegate.livesync.settings import LiveSyncConfig
+from notegate.livesync.settings import MAX_REMEMBERED_PEERS, LiveSyncConfig
 from notegate.policy.decision import Decision
 from notegate.policy.livesync import (
     METHOD_OVERRIDES,
@@ -184,7 +191,7 @@ class Gate:
         # Failed logins per source: a source that spent its budget is refused before any lookup or signature
         # check until its bucket refills (``blocked`` holds when; bounded like the buckets).
         per_minute = config.failed_logins_per_minute
-        self.failures = TokenBuckets(capacity=per_minute, rate=per_minute / 60.0, max_sources=4096)
+        self.failures = TokenBuckets(capacity=per_minute, rate=per_minute / 60.0, max_sources=MAX_REMEMBERED_PEERS)
         self.blocked: dict[str, float] = {}
 
     # ------------------------------------------------------------------------------------------ ASGI
@@ -243,6 +250,7 @@ class Gate:
                 verdict = await anyio.to_thread.run_sync(self.members, device.person, device.environment, "livesync")
                 if not verdict.allowed:
                     raise _deny(verdict)
+            credit_peer(scope)  # the listener knows this address as a device's now (doors/admission.py)
             held = self.open_per_device.get(device.kid, 0)
             if held >= self.config.max_open_requests_per_device:
                 raise GateRefused("this device holds as many open requests as it may", rule="too-many-open-requests")

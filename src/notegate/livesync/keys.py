@@ -7,8 +7,10 @@ settings the owner imports on the device. Nothing here keeps it.
 The Setup URI is LiveSync's own format (read from its common library and octagonal-wheels, not copied):
 ``obsidian://setuplivesync?settings=`` + encodeURIComponent of ``"%$" + base64(pbkdf2_salt(32) | iv(12) |
 hkdf_salt(32) | AES-256-GCM(settings JSON))``, the key being HKDF-SHA-256(salt=hkdf_salt, info="") of
-PBKDF2-SHA-256(passphrase, pbkdf2_salt, 310 000 iterations). The passphrase is printed beside the URI: the
-URI alone, pasted into a chat or a screenshot, does not give the key away.
+PBKDF2-SHA-256(passphrase, pbkdf2_salt, 310 000 iterations): the body end-to-end encryption writes
+(:func:`notegate.livesync.e2ee.seal`, the one derivation), behind a PBKDF2 salt of its own instead of the
+database's. The passphrase is printed beside the URI: the URI alone, pasted into a chat or a screenshot, does
+not give the key away.
 """
 
 from __future__ import annotations
@@ -21,16 +23,14 @@ import secrets
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.hazmat.primitives.kdf.pbkdf2 import PBKDF2HMAC
+
+from notegate.livesync.e2ee import PBKDF2_SALT_BYTES, master_key, seal, unseal
 
 SETUP_URI_BASE = "obsidian://setuplivesync?settings="
 #: LiveSync's prefix for a string encrypted with an ephemeral PBKDF2 salt (octagonal-wheels' hkdf module).
 SALTED_PREFIX = "%$"
-PBKDF2_ITERATIONS = 310_000
 _CURVES = {"ES256": ec.SECP256R1, "ES512": ec.SECP521R1}
 _DEVICE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
 
@@ -83,15 +83,11 @@ def device_settings(*, uri: str, database: str, kid: str, algorithm: str, privat
     }
 
 
-def _derive(passphrase: str, pbkdf2_salt: bytes, hkdf_salt: bytes) -> bytes:
-    master = PBKDF2HMAC(hashes.SHA256(), 32, pbkdf2_salt, PBKDF2_ITERATIONS).derive(passphrase.encode("utf-8"))
-    return HKDF(hashes.SHA256(), 32, hkdf_salt, b"").derive(master)
-
-
 def encrypt_setting_string(text: str, passphrase: str) -> str:
-    pbkdf2_salt, iv, hkdf_salt = os.urandom(32), os.urandom(12), os.urandom(32)
-    sealed = AESGCM(_derive(passphrase, pbkdf2_salt, hkdf_salt)).encrypt(iv, text.encode("utf-8"), None)
-    return SALTED_PREFIX + base64.b64encode(pbkdf2_salt + iv + hkdf_salt + sealed).decode("ascii")
+    """``%$`` + base64(a fresh PBKDF2 salt | the sealed text): octagonal-wheels' ``encryptWithEphemeralSalt``."""
+    pbkdf2_salt = os.urandom(PBKDF2_SALT_BYTES)
+    sealed = seal(master_key(passphrase, pbkdf2_salt), text.encode("utf-8"))
+    return SALTED_PREFIX + base64.b64encode(pbkdf2_salt + sealed).decode("ascii")
 
 
 def decrypt_setting_string(sealed: str, passphrase: str) -> str:
@@ -99,8 +95,8 @@ def decrypt_setting_string(sealed: str, passphrase: str) -> str:
     if not sealed.startswith(SALTED_PREFIX):
         raise ValueError("not a salted LiveSync string")
     raw = base64.b64decode(sealed[len(SALTED_PREFIX) :])
-    pbkdf2_salt, iv, hkdf_salt, body = raw[:32], raw[32:44], raw[44:76], raw[76:]
-    return AESGCM(_derive(passphrase, pbkdf2_salt, hkdf_salt)).decrypt(iv, body, None).decode("utf-8")
+    pbkdf2_salt, body = raw[:PBKDF2_SALT_BYTES], raw[PBKDF2_SALT_BYTES:]
+    return unseal(master_key(passphrase, pbkdf2_salt), body).decode("utf-8")
 
 
 def setup_uri(settings: dict, passphrase: str) -> str:

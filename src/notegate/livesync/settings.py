@@ -29,6 +29,11 @@ def _database(value: str) -> str | None:
     return None if ok and len(value) <= 238 else "must be a CouchDB database name (lowercase, starting with a letter)"
 
 
+#: The gate's default port: beside the server's 8765 and the tools process's 8767 on one host, never one of them.
+GATE_PORT = 8768
+#: Peers the gate's listener remembers at once (the failed-login table's bound too).
+MAX_REMEMBERED_PEERS = 4096
+
 LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting("environment", str, "", "The environment whose notes the database holds (default: default_environment)."),
     Setting(
@@ -46,7 +51,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("couchdb_password_file", str, "", "File holding that login's password (else $NOTEGATE_COUCHDB_PASSWORD)."),
     Setting("host", str, LOOPBACK_V4, "Address the gate listens on; put a TLS proxy in front for phones.", None),
-    Setting("port", int, 8767, "The gate's own port.", _port),
+    Setting("port", int, GATE_PORT, "The gate's own port.", _port),
     Setting("public_url", str, "", "The gate's address as devices reach it (what the Setup URI names)."),
     Setting(
         "max_token_seconds",
@@ -87,6 +92,44 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         "max_connections", int, 128, "Connections the gate serves at once (more are refused before HTTP).", _positive
     ),
     Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", _positive),
+    Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
+    # Why: the gate had the listener's slots and head deadline but not its admission at accept, so a stranger
+    # reconnecting at full speed cost it a transport, a protocol object and a parser per connection, as it
+    # once cost the MCP server (issue 27). The same listener now admits both; a device is a caller once a
+    # request with its key completed from its address.
+    Setting(
+        "new_connections_per_peer_per_second",
+        (int, float),
+        50,
+        "New connections one TCP peer (an IPv6 /64) may open per second, after a burst of new_connections_burst;"
+        " past it a connection is refused at accept and the peer's next ones go unanswered until the burst has"
+        " refilled. An address a device's request completed from lately is exempt. Behind a TLS proxy every"
+        " connection comes from the proxy: raise it there (a device's request credits the proxy too).",
+        _positive,
+    ),
+    Setting(
+        "new_connections_burst",
+        int,
+        200,
+        "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
+        _positive,
+    ),
+    Setting(
+        "stranger_connections_per_second",
+        (int, float),
+        100,
+        "New connections all peers not known as devices may open per second together, after a burst of"
+        " new_connections_burst; past it a stranger's connection is refused at accept. Devices are exempt.",
+        _positive,
+    ),
+    Setting(
+        "credited_peer_seconds",
+        (int, float),
+        3600,
+        "How long an address a device's request completed from is remembered as a device's: its new connections"
+        " are not rate-limited and never give way to a stranger's.",
+        _positive,
+    ),
     Setting(
         "failed_logins_per_minute",
         int,
@@ -165,7 +208,7 @@ class LiveSyncConfig:
     couchdb_user: str = ""
     couchdb_password_file: str = ""
     host: str = LOOPBACK_V4
-    port: int = 8767
+    port: int = GATE_PORT
     public_url: str = ""
     max_token_seconds: int = 900
     clock_skew_seconds: int = 60
@@ -177,6 +220,11 @@ class LiveSyncConfig:
     max_open_requests: int = 64
     max_connections: int = 128
     header_timeout_seconds: float = 10.0
+    idle_connection_seconds: int = 5
+    new_connections_per_peer_per_second: float = 50
+    new_connections_burst: int = 200
+    stranger_connections_per_second: float = 100
+    credited_peer_seconds: float = 3600
     allow_maintenance: bool = False
     bridge_batch: int = 200
     bridge_wait_seconds: float = 30.0
@@ -186,6 +234,17 @@ class LiveSyncConfig:
     cors_origins: tuple[str, ...] = ("app://obsidian.md", "capacitor://localhost", f"http://{LOCALHOST}")
     failed_logins_per_minute: int = 30
     trusted_proxies: tuple[str, ...] = ()
+
+    @property
+    def max_connections_per_peer(self) -> int:
+        """One peer may hold every slot: the gate stands behind a TLS proxy, whose connections all come from one
+        address (a stranger's new connections are bounded by the budgets above, its waiting ones give way)."""
+        return self.max_connections
+
+    @property
+    def rate_limit_sources(self) -> int:
+        """Peers the listener remembers at once (budgets, devices' addresses), the least recent forgotten."""
+        return MAX_REMEMBERED_PEERS
 
 
 def livesync_from_table(table: Any) -> LiveSyncConfig:

@@ -25,7 +25,7 @@ import logging
 import os
 import shutil
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +101,7 @@ class Gateway:
         self.upstreams: dict[str, Upstream] = {}
         self.live: dict[str, dict[str, tuple[Tool, str]]] = {}  # mount -> tool -> (its listing, its digest)
         self.flows = GrantFlows(self)  # upstream OAuth grants under way
+        self.sessions = HeldSessions()  # upstream session handles, per mount and connector login
 
     def load(self) -> None:
         """Verify and install every catalog entry, then prepare each mount's upstream. Raises on the first
@@ -242,13 +243,14 @@ class Gateway:
         try:
             if mount is None or (caller.mount, caller.tool) != (mount_name, tool):
                 raise NotegateError("no such tool", rule="tools-hidden")
+            approved = self.approved_tools(mount_name)
             decision = decide_mount_tool(
                 caller_environment=caller.environment,
                 tier=caller.tier,
                 mount_environment=mount.environment,
                 tool=tool,
                 write_tools=mount.write_tools,
-                approved=tool in self.approved_tools(mount_name),
+                approved=tool in approved,
                 calling=True,
             )
             if not decision.allowed:
@@ -261,7 +263,11 @@ class Gateway:
                     f"the arguments hold what looks like a credential ({', '.join(sorted({f.kind for f in found}))})",
                     rule="tools-secret-argument",
                 )
+            held = (mount_name, caller.login, caller.connector)
+            if declares_handle(approved[tool]):
+                arguments = self.sessions.passed(held, arguments)
             result = await self.upstreams[mount_name].call(tool, arguments, self.config.call_seconds)
+            self.sessions.keep(held, result)
             result, redacted = redact(result)
             body = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             if len(json.dumps(body)) > self.config.max_result_bytes:
@@ -290,6 +296,54 @@ class Gateway:
                 "redacted": " ".join(redacted),
             }
             await anyio.to_thread.run_sync(self.state.audit_tool_call, row)
+
+
+#: The argument in which a notegate server's knowledge tools take the handle its ``session_start`` returned.
+SESSION_HANDLE = "handle"
+
+
+def declares_handle(tool: Tool) -> bool:
+    """Does this mounted tool take a session handle (a notegate server mounted as a remote, whose hosted callers
+    must pass one to every knowledge tool)?"""
+    properties = (tool.input_schema or {}).get("properties")
+    return isinstance(properties, dict) and SESSION_HANDLE in properties
+
+
+class HeldSessions:
+    """The session handles upstreams gave, kept here for the caller's next calls to the same mount.
+
+    Why: a session handle is a credential (the scanner's ``notegate-session-handle``), so :func:`redact` takes it
+    out of the result the model reads, and the knowledge service strips whatever the model passes as ``handle``
+    (that is its handle at *this* notegate, which no upstream may see). The model can therefore never carry an
+    upstream's handle; without this, a remote notegate's knowledge tools refused every call through the gateway
+    (``session-handle-missing``) and only ``session_start`` worked. The handle is kept like the mount's grant, in
+    this process only, per (mount, person, connector login): another person or connector never gets it. In memory,
+    at most ``max_held``, the least recently used forgotten first; after a restart the upstream asks for a new
+    session, as it does when one expires."""
+
+    def __init__(self, max_held: int = 1024) -> None:
+        self.max_held = max_held
+        self._held: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+
+    def passed(self, key: tuple[str, str, str], arguments: dict[str, Any]) -> dict[str, Any]:
+        """``arguments`` with the handle held for ``key``, or without one (the upstream then asks for a session)."""
+        out = {k: v for k, v in arguments.items() if k != SESSION_HANDLE}
+        handle = self._held.get(key)
+        if handle is not None:
+            self._held.move_to_end(key)
+            out[SESSION_HANDLE] = handle
+        return out
+
+    def keep(self, key: tuple[str, str, str], result: CallToolResult) -> None:
+        """Hold the handle a result names in its structured part (what ``session_start`` answers)."""
+        structured = result.structured_content
+        handle = structured.get(SESSION_HANDLE) if isinstance(structured, dict) else None
+        if result.is_error or not isinstance(handle, str) or not handle or len(handle) > 256:
+            return
+        self._held[key] = handle
+        self._held.move_to_end(key)
+        while len(self._held) > self.max_held:
+            self._held.popitem(last=False)
 
 
 def redact(result: CallToolResult) -> tuple[CallToolResult, list[str]]:

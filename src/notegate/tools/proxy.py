@@ -107,6 +107,10 @@ class ToolsProxy:
 
     def _listed(self, mount: dict[str, Any], tool: dict[str, Any], tier: str) -> MCPTool:
         schema = dict(tool.get("inputSchema") or {"type": "object"})
+        if HANDLE_ARGUMENT in (schema.get("properties") or {}):  # the tools process passes the upstream's own
+            schema["properties"] = {k: v for k, v in schema["properties"].items() if k != HANDLE_ARGUMENT}
+            if isinstance(schema.get("required"), list):
+                schema["required"] = [name for name in schema["required"] if name != HANDLE_ARGUMENT]
         if tool.get("writes") and tier != Tier.TRUSTED:
             schema["properties"] = {**(schema.get("properties") or {}), GRANT_ARGUMENT: _GRANT_SCHEMA}
         description = tool.get("description") or ""
@@ -124,7 +128,9 @@ class ToolsProxy:
         arguments = dict(arguments)
         grant = arguments.pop(GRANT_ARGUMENT, None)
         # A hosted model passes its notes session handle to every tool, as the instructions say; it is the notes
-        # tools' argument and never an upstream's, so it stops here.
+        # tools' argument (and a credential) and never an upstream's, so it stops here. An upstream that takes a
+        # session handle of its own (a remote notegate) gets the one the tools process holds for this caller
+        # (tools/app.py HeldSessions): the model never sees it, results redact it.
         arguments.pop(HANDLE_ARGUMENT, None)
         try:
             caller = await anyio.to_thread.run_sync(
