@@ -352,23 +352,23 @@ def test_the_checker_catches_impure_code(source: str) -> None:
 _RECIPE_STEPS = {"run_plan", "trial_commit"}
 
 
+@functools.cache
+def _calls_by_function(path: Path) -> tuple[tuple[str, ast.Call], ...]:
+    """Every call of ``path`` with the function holding it (``Class.method`` or ``function``; a nested function's
+    calls are its outer function's), read in one walk and kept: the commit tests ask each module several times."""
+    found: list[tuple[str, ast.Call]] = []
+    for node in _tree(path).body:
+        methods = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in methods:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{node.name}.{fn.name}" if fn is not node else fn.name
+                found.extend((name, call) for call in ast.walk(fn) if isinstance(call, ast.Call))
+    return tuple(found)
+
+
 def _where_called(path: Path, wanted) -> set[str]:
     """Each function of ``path`` (``Class.method`` or ``function``) holding a call that ``wanted(call)`` picks."""
-    found: set[str] = set()
-
-    def walk(node: ast.AST, scope: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                walk(child, child.name)
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                name = f"{scope}.{child.name}" if scope and "." not in scope else child.name
-                for inner in ast.walk(child):
-                    if isinstance(inner, ast.Call) and wanted(inner):
-                        found.add(name)
-                walk(child, name)
-
-    walk(_tree(path), "")
-    return found
+    return {name for name, call in _calls_by_function(path) if wanted(call)}
 
 
 def _method_call(*names: str, min_args: int = 0):
@@ -410,32 +410,6 @@ def test_every_commit_goes_through_the_one_recipe() -> None:
     }, makers
 
 
-def test_sync_makes_a_commit_only_where_it_was_judged() -> None:
-    """``notegate sync`` makes its commits with the recipe, never by itself: ``plan_local`` runs the planner's
-    plan (``run_plan``; a change the planner refused becomes a trial commit the validator reads and that never
-    lands), and the replay of commits already judged runs the plan of their net change, judged whole again
-    before it is pushed.  The server's recipe (``commit_as``) is the only other caller of ``run_plan``."""
-    callers = {
-        _module_name(p): found
-        for p in MODULES
-        if (found := {f"{step}:{fn}" for step in _RECIPE_STEPS for fn in _where_called(p, _bare_call(step))})
-    }
-    assert callers == {
-        "notegate.services.recipe": {"run_plan:WriteRecipe.commit_as"},
-        "notegate.sync.daemon": {
-            "run_plan:Syncer.plan_local",
-            "trial_commit:Syncer.plan_local",
-            "run_plan:Syncer._replay_planned",
-        },
-    }, callers
-    daemon = PACKAGE / "sync" / "daemon.py"
-    assert not _where_called(daemon, _method_call("commit_changes", "create_commit", "commit"))
-
-
-def _bare_call(name: str):
-    return lambda call: isinstance(call.func, ast.Name) and call.func.id == name
-
-
 #: The whole-change decisions: how many files a change deletes, empties and adds, and the verdict on them.
 _CHANGE_DECISIONS = {"count_deletions", "decide_change_size", "decide_commit_size", "decide_range_size"}
 
@@ -463,3 +437,29 @@ def test_a_commit_is_decided_only_by_the_planner() -> None:
     assert deciders == {"notegate.policy.files", "notegate.policy.plan", "notegate.sync.incoming"}, deciders
     planners = {_module_name(p) for p in MODULES if _calls(p, {"plan", "credential_refusals"}, bare=True)}
     assert planners <= {"notegate.policy.plan", "notegate.services.recipe", "notegate.sync.daemon"}, planners
+
+
+def test_sync_makes_a_commit_only_where_it_was_judged() -> None:
+    """``notegate sync`` makes its commits with the recipe, never by itself: ``plan_local`` runs the planner's
+    plan (``run_plan``; a change the planner refused becomes a trial commit the validator reads and that never
+    lands), and the replay of commits already judged runs the plan of their net change, judged whole again
+    before it is pushed.  The server's recipe (``commit_as``) is the only other caller of ``run_plan``."""
+    callers = {
+        _module_name(p): found
+        for p in MODULES
+        if (found := {f"{step}:{fn}" for step in _RECIPE_STEPS for fn in _where_called(p, _bare_call(step))})
+    }
+    assert callers == {
+        "notegate.services.recipe": {"run_plan:WriteRecipe.commit_as"},
+        "notegate.sync.daemon": {
+            "run_plan:Syncer.plan_local",
+            "trial_commit:Syncer.plan_local",
+            "run_plan:Syncer._replay_planned",
+        },
+    }, callers
+    daemon = PACKAGE / "sync" / "daemon.py"
+    assert not _where_called(daemon, _method_call("commit_changes", "create_commit", "commit"))
+
+
+def _bare_call(name: str):
+    return lambda call: isinstance(call.func, ast.Name) and call.func.id == name
