@@ -349,25 +349,66 @@ def test_the_checker_catches_impure_code(source: str) -> None:
     assert _impurities(source) != []
 
 
+#: The recipe's commit steps, and who may ask for them: the server's recipe (``commit_as``) and ``notegate sync``.
+_RECIPE_STEPS = {"run_plan", "trial_commit"}
+
+
+@functools.cache
+def _calls_by_function(path: Path) -> tuple[tuple[str, ast.Call], ...]:
+    """Every call of ``path`` with the function holding it (``Class.method`` or ``function``; a nested function's
+    calls are its outer function's), read in one walk and kept: the commit tests ask each module several times."""
+    found: list[tuple[str, ast.Call]] = []
+    for node in _tree(path).body:
+        methods = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in methods:
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = f"{node.name}.{fn.name}" if fn is not node else fn.name
+                found.extend((name, call) for call in ast.walk(fn) if isinstance(call, ast.Call))
+    return tuple(found)
+
+
+def _where_called(path: Path, wanted) -> set[str]:
+    """Each function of ``path`` (``Class.method`` or ``function``) holding a call that ``wanted(call)`` picks."""
+    return {name for name, call in _calls_by_function(path) if wanted(call)}
+
+
+def _method_call(*names: str, min_args: int = 0):
+    def wanted(call: ast.Call) -> bool:
+        return (
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr in names
+            and len(call.args) + len(call.keywords) >= min_args
+        )
+
+    return wanted
+
+
 def test_every_commit_goes_through_the_one_recipe() -> None:
-    """Only NotesService.commit_as asks the store for a commit; only the store makes one (DESIGN.md §4), as
-    bytes for its group's pack (``objects.commit_bytes``).
-    Import and init commit through the recipe too, so they meet the same rules and keep the same books.  The
-    one other maker is a workstation's vault clone (`notegate sync`): no server store there, so its commits
-    are made by its own raw-git module, spelled by vault/commits.py, and judged before main moves
-    (``Syncer.plan_local``: the planner's credentials, the git door's validator)."""
-    makers: dict[str, list[int]] = {}
-    for path in MODULES:
-        for node in ast.walk(_tree(path)):
-            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-                continue
-            if node.func.attr in ("create_commit", "commit_bytes") or (
-                node.func.attr == "commit" and len(node.args) + len(node.keywords) >= 3
-            ):
-                makers.setdefault(_module_name(path), []).append(node.lineno)
-    assert set(makers) == {"notegate.services.recipe", "notegate.vault.commit", "notegate.sync.workclone"}, makers
-    assert len(makers["notegate.sync.workclone"]) == 1
-    assert len(makers["notegate.services.recipe"]) == 1
+    """The recipe is the only place a commit is made (DESIGN.md §4), for every door and for ``notegate sync``.
+    Raw git makes one in two modules only -- the store's group commit (as bytes for its pack,
+    ``objects.commit_bytes``) and a workstation clone's ``create_commit`` -- and their commit methods (the store's
+    ``commit``, the clone's ``commit_changes``) are called from services/recipe.py only: by the two targets of
+    :func:`run_plan`, one for each place a commit lands, and by ``run_plan`` itself (``target.commit``)."""
+    raw = {
+        _module_name(p): _where_called(p, _method_call("create_commit", "commit_bytes"))
+        for p in MODULES
+        if _where_called(p, _method_call("create_commit", "commit_bytes"))
+    }
+    assert raw == {
+        "notegate.vault.commit": {"GroupCommits._build_chain"},
+        "notegate.sync.workclone": {"WorkClone.commit_changes"},
+    }, raw
+    makers = {
+        _module_name(p): found
+        for p in MODULES
+        if (
+            found := _where_called(p, _method_call("commit", min_args=3))
+            | _where_called(p, _method_call("commit_changes"))
+        )
+    }
+    assert makers == {
+        "notegate.services.recipe": {"WriteRecipe._commit_checked", "CloneTarget.commit", "run_plan", "trial_commit"}
+    }, makers
 
 
 #: The whole-change decisions: how many files a change deletes, empties and adds, and the verdict on them.
@@ -400,19 +441,26 @@ def test_a_commit_is_decided_only_by_the_planner() -> None:
 
 
 def test_sync_makes_a_commit_only_where_it_was_judged() -> None:
-    """A workstation's commits (``WorkClone.commit_changes``) are made in two places of sync/daemon.py only:
-    ``plan_local``, which judges them before ``main`` moves, and the replay of commits already judged, which
-    is judged again whole before it is pushed."""
-    callers: dict[str, list[str]] = {}
-    for path in MODULES:
-        tree = _tree(path)
-        for fn in ast.walk(tree):
-            if isinstance(fn, ast.FunctionDef) and _calls_in(fn, "commit_changes"):
-                callers.setdefault(_module_name(path), []).append(fn.name)
-    assert callers == {"notegate.sync.daemon": ["plan_local", "_replay_commits"]}, callers
+    """``notegate sync`` makes its commits with the recipe, never by itself: ``plan_local`` runs the planner's
+    plan (``run_plan``; a change the planner refused becomes a trial commit the validator reads and that never
+    lands), and the replay of commits already judged runs the plan of their net change, judged whole again
+    before it is pushed.  The server's recipe (``commit_as``) is the only other caller of ``run_plan``."""
+    callers = {
+        _module_name(p): found
+        for p in MODULES
+        if (found := {f"{step}:{fn}" for step in _RECIPE_STEPS for fn in _where_called(p, _bare_call(step))})
+    }
+    assert callers == {
+        "notegate.services.recipe": {"run_plan:WriteRecipe.commit_as"},
+        "notegate.sync.daemon": {
+            "run_plan:Syncer.plan_local",
+            "trial_commit:Syncer.plan_local",
+            "run_plan:Syncer._replay_planned",
+        },
+    }, callers
+    daemon = PACKAGE / "sync" / "daemon.py"
+    assert not _where_called(daemon, _method_call("commit_changes", "create_commit", "commit"))
 
 
-def _calls_in(fn: ast.FunctionDef, name: str) -> bool:
-    return any(
-        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name for n in ast.walk(fn)
-    )
+def _bare_call(name: str):
+    return lambda call: isinstance(call.func, ast.Name) and call.func.id == name

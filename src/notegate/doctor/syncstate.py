@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from notegate.doctor.result import CheckResult, fail, ok
-from notegate.sync.daemon import MARKER_NAME, read_stop
+from notegate.sync.report import MARKER_NAME, read_stop
 
 CHECK = "sync.stopped"
 

@@ -387,6 +387,7 @@ def create_app(
                 elevation=grants,
                 port=port,
                 services=services,
+                callers=callers,
             ),
         ]
 

@@ -17,6 +17,7 @@ from notegate.lab.run import (
     refused_rule,
 )
 from notegate.network import LOOPBACK_V4
+from notegate.policy.vocab import Tier
 
 HANDOFF = "inbox/handoffs/lab.md"
 
@@ -72,7 +73,7 @@ async def _phone_and_reviewer(lab: Lab, owner: Any, metadata: Any, metadata_url:
         c.check(
             "phone-oauth-cimd-restricted",
             not phone.started.is_error
-            and tier == "restricted"
+            and tier == Tier.RESTRICTED  # the server's answer, not a CLI argument
             and "/oauth/client.json" in metadata.hits
             and shown
             and phone.storage.client_info.client_id == metadata_url,

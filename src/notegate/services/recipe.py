@@ -12,6 +12,12 @@ vetted elsewhere).
 Why its own module: the note operations (:mod:`notegate.services.notes`) state each write as a
 :class:`WriteIntent`; everything between that and a pushed commit is here, as :class:`WriteRecipe`, the
 part of :class:`~notegate.services.notes.NotesService` that no door can skip.
+
+Where a commit lands is a :class:`CommitTarget`: the server's store (:class:`StoreTarget`: made, pushed,
+acknowledged) or a workstation's vault clone (:class:`CloneTarget`, ``notegate sync``: an object ``main``
+moves to once the git door's validator has read it).  :func:`run_plan` is the one step that makes a commit
+for either, from a :class:`Plan` only, then keeps the books the plan lists (tests/test_layering.py holds
+every commit maker to it).
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from __future__ import annotations
 import difflib
 import re
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from typing import Protocol
 
 from notegate.errors import (
     ContentRejected,
@@ -135,6 +142,106 @@ class WriteIntent:
     new_paths: tuple[str, ...] = ()
     new_path: str | None = None
     extra_trailers: Mapping[str, str] = field(default_factory=dict)
+
+
+class CommitTarget(Protocol):
+    """Where a planned commit lands: one commit of ``changes`` by ``author`` with ``message`` (spelled by
+    :mod:`notegate.vault.commits`), answered with its id."""
+
+    def commit(self, changes: Sequence[Change], author: Author, message: str) -> CommitResult: ...
+
+
+class _Clone(Protocol):
+    """What a workstation's vault clone offers the recipe (:class:`notegate.sync.workclone.WorkClone`)."""
+
+    def commit_changes(
+        self,
+        parent: str | None,
+        changes: Mapping[str, bytes | None],
+        *,
+        author_name: str,
+        author_email: str,
+        message: str,
+        author_time: tuple[int, int] | None = None,
+    ) -> str: ...
+
+
+@dataclass(frozen=True)
+class StoreTarget:
+    """The server's store of one environment: the group commit makes the commit, pushes it and acknowledges it
+    (each path of ``expect`` still at its blob, ``new_paths`` still absent); the store's refusals become the
+    recipe's (:meth:`WriteRecipe._commit_checked`)."""
+
+    recipe: WriteRecipe
+    caller: Caller
+    env: Environment
+    expect: Mapping[str, str]
+    new_paths: tuple[str, ...] = ()
+    index_now: bool = True
+
+    def commit(self, changes: Sequence[Change], author: Author, message: str) -> CommitResult:
+        return self.recipe._commit_checked(
+            self.caller, self.env, changes, self.expect, author, message, self.new_paths, self.index_now
+        )
+
+
+@dataclass(frozen=True)
+class CloneTarget:
+    """A workstation's vault clone (``notegate sync``): the commit is an object on ``parent`` that no ref names;
+    the daemon moves ``main`` to it once the git door's validator has read it.  It speaks in the owner's own
+    voice: ``email`` is the clone's (:func:`notegate.vault.commits.sync_author_email`, or a replayed commit's
+    own), never the server's; ``when`` is the author time a replayed commit keeps."""
+
+    clone: _Clone
+    parent: str | None
+    email: str
+    when: tuple[int, int] | None = None
+
+    def commit(self, changes: Sequence[Change], author: Author, message: str) -> CommitResult:
+        made = self.clone.commit_changes(
+            self.parent,
+            {c.path: c.data for c in changes},
+            author_name=author.name,
+            author_email=self.email,
+            message=message,
+            author_time=self.when,
+        )
+        return CommitResult(commit=made, blobs={}, parent=self.parent, pushes=0)
+
+
+def run_plan(
+    target: CommitTarget,
+    planned: Plan,
+    changes: Sequence[Change],
+    author: Author,
+    message: str,
+    *,
+    books: Callable[[Bookkeeping, str], None] | None,
+    hold: AbstractContextManager[object] | None = None,
+) -> CommitResult:
+    """The one step that makes a commit, wherever it lands: ``planned`` (the planner's :class:`Plan` of these
+    ``changes``, never a refusal) committed by ``target`` inside ``hold`` (the write quota the plan names),
+    then the bookkeeping the plan lists, kept by ``books`` -- after the commit, never before: a refused or
+    failed commit implies nothing.
+
+    ``books`` is None only where no state database is: a workstation's clone.  What its plan lists (an inbox
+    item edited there) reaches the server only as the pushed commit, which, as every push, records no
+    authorship."""
+    if not isinstance(planned, Plan):
+        raise TypeError("only a plan is committed: ask notegate.policy.plan.plan first")
+    with hold if hold is not None else nullcontext():
+        result = target.commit(changes, author, message)
+    if books is not None:
+        books(planned.bookkeeping, result.commit)
+    return result
+
+
+def trial_commit(target: CloneTarget, changes: Sequence[Change], author: Author, message: str) -> str:
+    """A commit of a change the planner refused, made on a workstation's clone only so that the git door's
+    validator (:func:`notegate.sync.incoming.inspect_update`) can read it and name every file it refuses, and
+    judge the change whole, as the origin would on a push.  No ref ever names it and ``main`` never moves
+    to it: only :func:`run_plan` makes a commit that lands."""
+    return target.commit(changes, author, message).commit
 
 
 def _where(finding: Finding, scanned: str, new_at: int, own_at: int) -> str:
@@ -563,19 +670,25 @@ class WriteRecipe:
 
         The caller's write quota is held here (:meth:`_write_quota`), whichever door called."""
         planned = self.plan_commit(caller, env, changes, intent, verdicts)
-        with self._write_quota(caller, planned.quota, planned.counts.bytes, self.rt.clock()):
-            result = self._commit_checked(caller, env, changes, expect, summary, extra_trailers, new_paths, index_now)
-        self.keep_books(caller, env, planned.bookkeeping, result.commit, intent.op if intent else "commit")
-        return result
+        op = intent.op if intent else "commit"
+        return run_plan(
+            StoreTarget(self, caller, env, expect, new_paths, index_now),
+            planned,
+            changes,
+            Author(caller.display_name, caller.login),
+            commit_message(caller, summary, extra_trailers),
+            hold=self._write_quota(caller, planned.quota, planned.counts.bytes, self.rt.clock()),
+            books=lambda books, commit: self.keep_books(caller, env, books, commit, op),
+        )
 
     def _commit_checked(
         self,
         caller: Caller,
         env: Environment,
-        changes: list[Change],
-        expect: dict[str, str],
-        summary: str,
-        extra_trailers: dict[str, str] | None,
+        changes: Sequence[Change],
+        expect: Mapping[str, str],
+        author: Author,
+        message: str,
         new_paths: tuple[str, ...],
         index_now: bool,
     ) -> CommitResult:
@@ -585,8 +698,8 @@ class WriteRecipe:
             result = env.store.commit(
                 changes,
                 expect,
-                Author(caller.display_name, caller.login),
-                commit_message(caller, summary, extra_trailers),
+                author,
+                message,
                 new_paths=new_paths,
                 on_advance=env.on_advance if index_now else None,
             )

@@ -11,11 +11,12 @@ One *tick* (every ``sync_interval_seconds`` of the policy, or once with ``--once
    changed file is committed only when it is **settled**: not modified within :data:`SETTLE_SECONDS`, and the
    same size, modification time and inode before and after it was read (two looks).  An unsettled file is left
    for the next tick, so a note is never committed half-written.
-2. **Commit** what differs from ``main`` as one commit by the owner (trailers from the house recipe, connector
-   ``sync:<device>``), but only after the very validator the origin runs on a push
-   (:func:`notegate.sync.incoming.inspect_update`) accepts it: a file it refuses is left out and named (exit
-   :data:`EXIT_LEFT_OUT`); a commit-wide refusal -- more than ``max_deletions_per_commit`` deletions, more than
-   ``max_files_per_commit`` new files -- stops syncing this vault (:data:`EXIT_LOCAL`).
+2. **Commit** what differs from ``main`` as one commit by the owner (message from :mod:`notegate.vault.commits`,
+   connector ``sync:<device>``), planned by the server's planner and made by the server's recipe
+   (:func:`notegate.services.recipe.run_plan` on the clone), and moved to only once the very validator the
+   origin runs on a push (:func:`notegate.sync.incoming.inspect_update`) accepts it: a file refused is left out
+   and named (exit :data:`EXIT_LEFT_OUT`); a commit-wide refusal -- more than ``max_deletions_per_commit``
+   deletions, more than ``max_files_per_commit`` new files -- stops syncing this vault (:data:`EXIT_LOCAL`).
 3. **Fetch** the origin's main (git CLI) and inspect every new commit with the same validator; anything refused
    stops syncing this vault with the files untouched (:data:`EXIT_INCOMING`).
 4. **Replay** local commits on top of the origin, one at a time, when they touch different notes; the same
@@ -45,141 +46,69 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from notegate.errors import OriginUnavailable, remedy_for
+from notegate.errors import OriginUnavailable
 from notegate.policy import (
+    MODE_GITLINK,
     Policy,
     decide_incoming_path,
     decide_incoming_size,
+    is_blank,
     is_hidden_segment,
     sync_caller,
 )
-from notegate.policy.plan import Proposed, credential_refusals
+from notegate.policy.plan import Base, Intent, Plan, Proposed, Refusal, credential_refusals, plan
+from notegate.services.recipe import CloneTarget, run_plan, trial_commit
 from notegate.sync.fetchvet import vet_fetch
 from notegate.sync.incoming import Finding, explain_all, inspect_update, shown_path
+from notegate.sync.report import (  # re-exported: sync's answers live in sync/report.py
+    EXIT_CODES,
+    EXIT_CONFLICT,
+    EXIT_INCOMING,
+    EXIT_LEFT_OUT,
+    EXIT_LOCAL,
+    EXIT_OK,
+    EXIT_PUSH,
+    EXIT_RETRY,
+    EXIT_USAGE,
+    MARKER_NAME,
+    Stop,
+    TickReport,
+    read_stop,
+)
 from notegate.sync.workclone import ACCEPTED, MAIN, TRACKING, Entry, WorkClone
 from notegate.vault import durable
 from notegate.vault.commits import sync_author_email, sync_message
+from notegate.vault.store import Author, Change
 
 __all__ = [
     "EXIT_CODES",
+    "EXIT_CONFLICT",
+    "EXIT_INCOMING",
+    "EXIT_LEFT_OUT",
+    "EXIT_LOCAL",
+    "EXIT_OK",
+    "EXIT_PUSH",
+    "EXIT_RETRY",
+    "EXIT_USAGE",
     "MARKER_NAME",
     "SETTLE_SECONDS",
     "Stop",
     "Syncer",
     "TickReport",
+    "read_stop",
     "run_loop",
 ]
 
-# Exit statuses of `notegate sync --once` (and of the loop when it stops); README "notegate sync".
-EXIT_OK = 0  # synced, or nothing to do
-EXIT_RETRY = 1  # the origin could not be reached: nothing lost, the next tick tries again
-EXIT_USAGE = 2  # not a vault clone, or a config error
-EXIT_CONFLICT = 3  # stopped: the same note changed here and on the origin
-EXIT_INCOMING = 4  # stopped: the origin holds commits the policy refuses
-EXIT_LOCAL = 5  # stopped: the local change is refused as a whole (too many deletions or files, a bad commit)
-EXIT_PUSH = 6  # stopped: the origin refused the push
-EXIT_LEFT_OUT = 7  # synced, but files the policy refuses were left out (named)
-EXIT_CODES = {
-    EXIT_OK: "synced",
-    EXIT_RETRY: "origin unavailable; try again",
-    EXIT_USAGE: "usage or config error",
-    EXIT_CONFLICT: "stopped: conflict",
-    EXIT_INCOMING: "stopped: incoming commits refused",
-    EXIT_LOCAL: "stopped: local change refused",
-    EXIT_PUSH: "stopped: push refused",
-    EXIT_LEFT_OUT: "synced; some files left out",
-}
-
 #: A file modified this recently is still being written: the next tick looks again.
 SETTLE_SECONDS = 3.0
-#: The stop marker, inside the clone's git directory (never in the vault, never committed).
-MARKER_NAME = "notegate-sync-stopped"
 #: Fetch-replay-push rounds per tick when the origin keeps moving.
 MAX_ATTEMPTS = 3
 _TEMP_PREFIX = ".notegate-sync-"  # hidden: the scan never picks up a file being written by the sync itself
 
 Stat = tuple[int, int, int]  # size, mtime_ns, inode
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Why syncing this vault stopped; written to the marker and printed."""
-
-    code: int
-    rule: str
-    message: str
-    lines: tuple[str, ...] = ()
-    conflicts: tuple[str, ...] = ()
-    stopped_at: float = 0.0
-
-    def explain(self) -> str:
-        remedy = remedy_for(self.rule)
-        return f"Refused [{self.rule}]: {self.message}" + (f" {remedy}" if remedy else "")
-
-    def to_json(self) -> dict:
-        return {
-            "rule": self.rule,
-            "code": self.code,
-            "message": self.message,
-            "lines": list(self.lines),
-            "conflicts": list(self.conflicts),
-            "stopped_at": self.stopped_at,
-            "resume": "notegate sync --resume DIR (after fixing what is named above)",
-        }
-
-
-@dataclass
-class TickReport:
-    committed: str | None = None
-    pulled: int = 0  # work-tree files written from the origin
-    pushed: str | None = None
-    pending: list[str] = field(default_factory=list)  # unsettled files, left for the next tick
-    left_out: list[Finding] = field(default_factory=list)
-    ignored: int = 0  # files that are neither notes nor allowed attachments, left alone
-    postponed: str | None = None  # why the origin's changes wait for the next tick
-    retry: str | None = None  # the origin could not be reached
-    stop: Stop | None = None
-
-    @property
-    def code(self) -> int:
-        if self.stop is not None:
-            return self.stop.code
-        if self.retry is not None:
-            return EXIT_RETRY
-        return EXIT_LEFT_OUT if self.left_out else EXIT_OK
-
-    def lines(self) -> list[str]:
-        out: list[str] = []
-        if self.committed:
-            out.append(f"committed {self.committed[:12]} (local changes)")
-        if self.pulled:
-            out.append(f"updated {self.pulled} file(s) from the origin")
-        if self.pushed:
-            out.append(f"pushed {self.pushed[:12]}")
-        out += [f"still being written, next tick: {shown_path(p)}" for p in self.pending]
-        for f in self.left_out:
-            out.append(f"left out (not committed): {shown_path(f.path)}: Refused [{f.rule}]: {f.what}")
-        for rule in sorted({f.rule for f in self.left_out}):
-            remedy = remedy_for(rule)
-            if remedy:
-                out.append(f"What to do instead [{rule}]: {remedy}")
-        if self.postponed:
-            out.append(f"origin's changes wait for the next tick: {self.postponed}")
-        if self.retry:
-            out.append(self.retry)
-        if self.stop is not None:
-            out.append(f"SYNC STOPPED: {self.stop.explain()}")
-            out += [f"  {line}" for line in self.stop.lines]
-            out.append(
-                f"  (exit {self.stop.code}; written to .git/{MARKER_NAME}; nothing else syncs until "
-                "`notegate sync --resume DIR`)"
-            )
-        if not out:
-            out.append("in sync")
-        return out
 
 
 class _Halt(Exception):  # internal: carries a Stop out of the tick
@@ -197,25 +126,6 @@ class _Scan:
     pending: list[str]
     left_out: list[Finding]
     ignored: int
-
-
-def read_stop(marker: Path) -> Stop | None:
-    """The stop a vault's marker records (None when it is syncing); an unreadable marker still stops it.
-    Read by every tick and by ``notegate doctor --vault``."""
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-        return Stop(
-            code=int(data["code"]),
-            rule=str(data["rule"]),
-            message=str(data["message"]),
-            lines=tuple(str(x) for x in data.get("lines", [])),
-            conflicts=tuple(str(x) for x in data.get("conflicts", [])),
-            stopped_at=float(data.get("stopped_at", 0.0)),
-        )
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return Stop(EXIT_LOCAL, rule="sync-stopped", message="the stop marker is unreadable; syncing stays stopped.")
 
 
 class Syncer:
@@ -401,42 +311,47 @@ class Syncer:
         """What of ``changes`` may be committed on ``parent``: the candidate commit (made, no ref moved; None
         when nothing is left), the files left out, or the stop of a change refused as a whole.
 
-        The judgement is the server's, in its order: the git door's rules (the very validator the origin
-        runs on a push) on every file and on the counts, then credentials (the planner's
-        :func:`notegate.policy.plan.credential_refusals`: a secret committed once stays in every clone's
-        history; the owner's workstation is trusted, so the rule is ``credential-warning``: commit it by hand
-        with git if it really belongs in the vault).  A refused file is left out and the rest judged again."""
+        The commit is planned and made as the server's are: the planner (:func:`notegate.policy.plan.plan`,
+        ``Intent(op="sync")``: every file, the change's counts, then credentials -- the owner's workstation is
+        trusted, so a credential is ``credential-warning``: commit it by hand with git if it really belongs in
+        the vault) and the recipe (:func:`notegate.services.recipe.run_plan`).  The commit is then read by the
+        very validator the origin runs on a push (:func:`notegate.sync.incoming.inspect_update`), which sees
+        what only git shows (folders, case twins) and, for a change the planner refused, names every file it
+        refuses and judges the change whole (on a trial commit that never lands).  A refused file is left out
+        and the rest judged again; the verdict is the validator's first, then the planner's credentials."""
         changes = dict(changes)
         left_out: list[Finding] = []
         caller = sync_caller(self.device, self.owner)
+        author = Author(caller.display_name, caller.login)
+        # A workstation's commit reaches the vault by push: it speaks in its own voice (vault/commits.py)
+        target = CloneTarget(self.clone, parent, sync_author_email(caller.login, self.device))
         while changes:
-            summary = _summary(self.device, changes)
-            # A workstation's commit reaches the vault by push: it speaks in its own voice (vault/commits.py)
-            candidate = self.clone.commit_changes(
-                parent,
-                changes,
-                author_name=caller.display_name,
-                author_email=sync_author_email(caller.login, self.device),
-                message=sync_message(summary, caller.connector_id),
+            message = sync_message(_summary(self.device, changes), caller.connector_id)
+            proposed = [Change(p, d) for p, d in changes.items()]
+            planned = plan(
+                self.policy,
+                caller,
+                self._base(parent, changes),
+                [Proposed(c.path, c.data) for c in proposed],
+                Intent(op="sync", scan_credentials=True),
             )
+            if isinstance(planned, Plan):
+                candidate = run_plan(target, planned, proposed, author, message, books=None).commit
+            else:
+                candidate = trial_commit(target, proposed, author, message)
             inspection = inspect_update(self.clone.repo, parent, candidate, self.policy)
             whole = [f for f in inspection.findings if not f.path]
             if whole:
                 first = whole[0]
-                stop = Stop(
-                    EXIT_LOCAL,
-                    rule=first.rule,
-                    message=f"{first.what} Nothing was committed and the files here are untouched; "
-                    "deleted notes are still in the last commit (git -C DIR restore PATH brings one back).",
-                    lines=tuple(explain_all(inspection.findings)),
-                )
-                return None, left_out, stop
+                return None, left_out, self._refused_whole(first.rule, first.what, inspection.findings)
             refused = {f.path for f in inspection.findings}
             found = list(inspection.findings)
             if not refused:
-                credentials = credential_refusals(caller, [Proposed(p, d) for p, d in changes.items()])
-                if not credentials:
+                if isinstance(planned, Plan):
                     return candidate, left_out, None
+                credentials = credential_refusals(caller, [Proposed(p, d) for p, d in changes.items()])
+                if not credentials:  # the planner refused what the validator accepts: never commit it
+                    return None, left_out, self._refused_whole(planned.rule, planned.reason, ())
                 refused = {r.path for r in credentials}
                 found = [Finding("0" * 40, r.path, r.rule, r.reason) for r in credentials]
             left_out.extend(Finding("0" * 40, f.path, f.rule, f.what) for f in found)
@@ -444,6 +359,42 @@ class Syncer:
                 if any(path == r or path.startswith(r + "/") for r in refused):
                     del changes[path]
         return None, left_out, None
+
+    @staticmethod
+    def _refused_whole(rule: str, what: str, findings: Iterable[Finding]) -> Stop:
+        return Stop(
+            EXIT_LOCAL,
+            rule=rule,
+            message=f"{what} Nothing was committed and the files here are untouched; "
+            "deleted notes are still in the last commit (git -C DIR restore PATH brings one back).",
+            lines=tuple(explain_all(findings)),
+        )
+
+    def _base(self, parent: str | None, changes: dict[str, bytes | None]) -> Base:
+        """The planner's facts about ``parent`` as the git door reads them from git: a file's blob, whether it
+        is a note (emptied notes count as deletions), whether a blob is blank (one larger than a note may be
+        never is), and the deletions git's similarity detection leaves (asked only past the limit)."""
+        files = self.clone.files(parent)
+        policy = self.policy
+
+        def is_note(path: str) -> bool:
+            entry = files.get(path)
+            return (
+                entry is not None
+                and entry[0] != MODE_GITLINK
+                and decide_incoming_path(policy, path).rule == "incoming-note"
+            )
+
+        def blank(blob: str) -> bool:
+            data = self.clone.blob(blob)
+            return len(data) <= policy.max_note_bytes and is_blank(data)
+
+        return Base(
+            blob=lambda path: files[path][1] if path in files else None,
+            is_note=is_note,
+            blank=blank,
+            similar=lambda: self.clone.similar_deletions(parent, changes),
+        )
 
     # ------------------------------------------------------------ 3. fetch
     def _fetch_and_inspect(self) -> str | None:
@@ -509,34 +460,71 @@ class Syncer:
             plans.append((commit, changed))
         if conflicts:
             raise _Halt(self._conflict(sorted(conflicts), "changed here and on the origin"))
-        tip = accepted
         tip_files = dict(origin_files)
+        steps: list[tuple[str, dict[str, bytes | None]]] = []
         for commit, changed in plans:
             delta = {p: None if e is None else clone.blob(e[1]) for p, e in changed.items() if tip_files.get(p) != e}
             if not delta:
                 continue
-            name, email, when, message, _parent = clone.commit_meta(commit)
-            tip = clone.commit_changes(
-                tip, delta, author_name=name, author_email=email, message=message, author_time=when
-            )
+            steps.append((commit, delta))
             for p, e in changed.items():
                 if e is None:
                     tip_files.pop(p, None)
                 else:
                     tip_files[p] = (0o100644, e[1])
+        tip = accepted
+        if steps:
+            tip = self._replay_planned(accepted, origin_files, tip_files, steps)
         if tip != accepted:
             inspection = inspect_update(clone.repo, accepted, tip, self.policy)
             if not inspection.ok:
-                raise _Halt(
-                    Stop(
-                        EXIT_LOCAL,
-                        rule="sync-local-refused",
-                        message="local commits not yet pushed hold what the policy refuses; nothing was pushed "
-                        "and the files here are untouched.",
-                        lines=tuple(explain_all(inspection.findings)),
-                    )
-                )
+                raise _Halt(self._local_refused(inspection.findings))
         return tip
+
+    def _replay_planned(
+        self,
+        accepted: str,
+        origin_files: dict[str, Entry],
+        tip_files: dict[str, Entry],
+        steps: list[tuple[str, dict[str, bytes | None]]],
+    ) -> str:
+        """The local commits made again on ``accepted``, one per step, each keeping its author, time and
+        message.  They carry out one plan: the planner's verdict on their net change (``tip_files`` against the
+        origin's), judged whole as the origin's hook judges the push; every file they bring is judged again, in
+        every commit, by the validator afterwards (:meth:`_replay_commits`)."""
+        clone = self.clone
+        net = {
+            p: None if p not in tip_files else clone.blob(tip_files[p][1])
+            for p in origin_files.keys() | tip_files.keys()
+            if origin_files.get(p) != tip_files.get(p)
+        }
+        caller = sync_caller(self.device, self.owner)
+        planned = plan(
+            self.policy,
+            caller,
+            self._base(accepted, net),
+            [Proposed(p, d) for p, d in sorted(net.items())],
+            Intent(op="sync-replay"),
+        )
+        if isinstance(planned, Refusal):
+            raise _Halt(self._local_refused([Finding("0" * 40, planned.path, planned.rule, planned.reason)]))
+        tip = accepted
+        for commit, delta in steps:
+            name, email, when, message, _parent = clone.commit_meta(commit)
+            target = CloneTarget(clone, tip, email, when)
+            changes = [Change(p, d) for p, d in delta.items()]
+            tip = run_plan(target, planned, changes, Author(name, caller.login), message, books=None).commit
+        return tip
+
+    @staticmethod
+    def _local_refused(findings: Iterable[Finding]) -> Stop:
+        return Stop(
+            EXIT_LOCAL,
+            rule="sync-local-refused",
+            message="local commits not yet pushed hold what the policy refuses; nothing was pushed "
+            "and the files here are untouched.",
+            lines=tuple(explain_all(findings)),
+        )
 
     def _conflict(self, paths: list[str], how: str) -> Stop:
         return Stop(

@@ -32,6 +32,7 @@ from pygit2.enums import FileMode, SortMode
 from notegate.errors import NotegateError, OriginUnavailable
 from notegate.vault import durable
 from notegate.vault.store import Change, build_tree
+from notegate.vault.trees import similar_deletions
 
 MAIN = "refs/heads/main"
 FETCHED = "refs/notegate/fetched"
@@ -181,7 +182,9 @@ class WorkClone:
         author_time: tuple[int, int] | None = None,
     ) -> str:
         """A commit of ``parent``'s tree with ``changes`` (path -> bytes, or None to delete); no ref moves.
-        Files are written as plain files (100644), whatever mode the work tree gave them."""
+        Files are written as plain files (100644), whatever mode the work tree gave them.  Called by the
+        recipe only (:class:`notegate.services.recipe.CloneTarget`): sync's commits are planned like the
+        server's."""
         base = self.repo[pygit2.Oid(hex=parent)].peel(pygit2.Tree) if parent else None
         tree = build_tree(self.repo, base, [Change(p, d) for p, d in sorted(changes.items())])
         author = (
@@ -192,6 +195,13 @@ class WorkClone:
         committer = pygit2.Signature(author_name, author_email)  # the workstation's own voice, never the server's
         parents = [pygit2.Oid(hex=parent)] if parent else []
         return str(self.repo.create_commit(None, author, committer, message, tree, parents))
+
+    def similar_deletions(self, parent: str | None, changes: Mapping[str, bytes | None]) -> int:
+        """What ``changes`` delete from ``parent`` that git's similarity detection does not pair with what they
+        add (:func:`notegate.vault.trees.similar_deletions`, as the store and the git door count renames): a
+        fact the planner asks only when exact renames leave a change over ``max_deletions_per_commit``."""
+        base = self.repo[pygit2.Oid(hex=parent)].peel(pygit2.Tree) if parent else None
+        return similar_deletions(self.repo, base, [Change(p, d) for p, d in sorted(changes.items())])
 
     def tree_id(self, commit: str) -> str:
         return str(self.repo[pygit2.Oid(hex=commit)].peel(pygit2.Tree).id)

@@ -34,6 +34,7 @@ from notegate.doors.web.stepup import StepUpGate
 from notegate.doors.web.tools_pages import ToolsOAuthPages, ToolsPages
 from notegate.network import DEFAULT_PORT, LOOPBACK_URL_HOSTS
 from notegate.services.admin import AdminService
+from notegate.services.callers import Callers
 from notegate.services.container import Services
 from notegate.services.runtime import Runtime
 from notegate.tools.health import ToolsHealth
@@ -78,13 +79,18 @@ def web_routes(
     elevation: ElevationBackend | None = None,
     port: int = DEFAULT_PORT,
     services: Services | None = None,
+    callers: Callers | None = None,
 ) -> list[Route]:
     """The console's routes. ``consent`` is the authorization server's side of the consent page; without
     one, the page answers "no such request" to every request id. ``elevation`` should be the very
     :class:`Grants` the MCP door's resolver uses (one per app); without one, one is built over the runtime.
     ``services`` should be the app's one :class:`Services` (the owner's pages act through it, with the
-    same rules as the MCP tools); without one, one is built over the runtime."""
+    same rules as the MCP tools); without one, one is built over the runtime. ``callers`` should be the app's
+    one :class:`Callers` (the console's callers resolved as every other door's); without one, one is built
+    over the runtime's membership."""
     services = services if services is not None else Services.build(runtime)
+    if callers is None:
+        callers = Callers(members=runtime.members.check_caller, clock=runtime.clock)
     rp = relying_party(runtime.config.public_url, port)
     console = Console(
         state=runtime.state,
@@ -93,6 +99,7 @@ def web_routes(
         cookies=CookiePolicy(secure=not is_loopback(runtime.config.public_url)),
         origin=rp.origin,
         services=services,
+        callers=callers,
     )
     page = ConsentPage(console, consent)
     owner_of = owners_in(lambda: runtime.config)

@@ -38,7 +38,8 @@ from notegate.doors.web.environments import Environments
 from notegate.doors.web.headers import provider_csp
 from notegate.doors.web.snippets import plain_snippet
 from notegate.errors import NotegateError, http_status
-from notegate.policy import console_caller, decide_console_action
+from notegate.policy import Caller, console_caller, decide_console_action
+from notegate.services.callers import Callers
 
 HERE = Path(__file__).parent
 MAX_JSON_BYTES = 64 << 10
@@ -127,8 +128,11 @@ class Console:
         cookies: CookiePolicy,
         origin: str,
         services: Any = None,
+        callers: Callers | None = None,
     ) -> None:
         self.state = state
+        #: The one function every door turns a credential into a caller with (services/callers.py).
+        self.callers = callers if callers is not None else Callers()
         self.clock = clock
         self.passkeys = passkeys
         self.sessions = WebSessions(state)
@@ -144,8 +148,18 @@ class Console:
     async def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return await anyio.to_thread.run_sync(lambda: fn(*args, **kwargs))
 
+    def caller(self, person: str, environment: str | None) -> Caller:
+        """Who a signed-in person's console action is, through the one function every door uses
+        (:meth:`notegate.services.callers.Callers.resolve`, as MCP, the contracts, ``/healthz`` and ``/metrics``):
+        the credential is the passkey session, whose person is the fixed connector login ``web:console``
+        (:func:`notegate.policy.console_caller`); membership is checked as for every other door's caller (a
+        removed member's surviving session is refused with ``member-removed``); no device key or grant lifts it."""
+        return self.callers.resolve(console_caller(person, environment))
+
     def record_action(self, environment: str | None, person: str | None, tool: str, outcome: str) -> None:
-        """One audit row for a person's action on an owner's page (connector login ``web:console``)."""
+        """One audit row for a person's action on an owner's page (connector login ``web:console``).  The row's
+        client, class and tier are the console connector's (:func:`notegate.policy.console_caller`), not a
+        resolved caller: refusals are recorded too, a removed member's included, so this never resolves one."""
         caller = console_caller(person or "-")
         self.state.audit(
             now=self.clock(),

@@ -26,7 +26,7 @@ from notegate.doors.web.canvas_view import render_canvas
 from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.render import BaseEmbedder, note_url, render_note
 from notegate.errors import NoSuchNote, NotegateError, StaleRevision, http_status
-from notegate.policy import Caller, attachment_media_type, console_caller, sees_private
+from notegate.policy import Caller, attachment_media_type, sees_private
 from notegate.services.basefacts import BaseFacts
 from notegate.vault.links import LinkTargets
 
@@ -109,7 +109,10 @@ class NotesPages:
                 tool = POST_TOOLS.get(_first(request), "web:notes")
                 await self.run(self.console.audit, tool, session.login, f"refused:{exc.rule}")
             return self.refused(exc, session)
-        caller = console_caller(session.login, environment)
+        try:
+            caller = await self.run(self.console.caller, session.login, environment)
+        except NotegateError as exc:
+            return self.refused(exc, session)
         return Owner(session, caller, environment, "?" + urlencode({"env": environment}) if asked else "")
 
     def refused(self, exc: NotegateError, session: WebSession | None) -> Response:

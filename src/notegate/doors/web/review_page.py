@@ -24,7 +24,7 @@ from notegate.doors.web.console import Console, login_required
 from notegate.doors.web.elevation_page import ElevationPage, _when
 from notegate.doors.web.visible import visible
 from notegate.errors import NotegateError, http_status, remedy_in
-from notegate.policy import Caller, console_caller
+from notegate.policy import Caller
 from notegate.services.notes import unified_diff
 
 MAX_REASON_CHARS = 500
@@ -77,7 +77,7 @@ class OwnerPages:
         return self.console.environments.owned(session.login)
 
     def caller(self, session: WebSession, environment: str) -> Caller:
-        return console_caller(session.login, environment)
+        return self.console.caller(session.login, environment)
 
     def _request_gate(self, session: WebSession, request_id: str) -> None:
         live, environment = self.grants.environment_of_request(request_id, now=self.console.clock())
@@ -163,7 +163,8 @@ class OwnerPages:
         """The inbox page; with ``refusal``, the refused action's message inline at its top, in console terms."""
         console = self.console
         try:
-            waiting, held, tasks = await console.run(self._rows, self.caller(session, environment), environment)
+            caller = await console.run(self.caller, session, environment)  # a membership lookup: off the loop
+            waiting, held, tasks = await console.run(self._rows, caller, environment)
         except NotegateError as exc:
             return console.refused_page(exc, session)
         shown = None
@@ -197,7 +198,7 @@ class OwnerPages:
             item, version = form.get("item", ""), form.get("version", "")
             if action not in ("promote", "hold", "delete") or not item or not version:
                 raise NotegateError("the form named no item, version or action", rule="web-bad-request")
-            caller = self.caller(session, environment)
+            caller = await console.run(self.caller, session, environment)
             services = console.services
             if action == "promote":
                 result = await console.run(services.inbox.promote_inbox, caller, item, version, environment)
