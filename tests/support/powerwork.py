@@ -13,7 +13,8 @@ ordinary MCP writers (so the server is busy as it would be), and checks what eac
 * ``import``: ``notegate import`` of small folders in batches of :data:`BATCH` files.  An acknowledged import
   is whole; one cut short holds whole batches only (never a batch in part), and running it again completes it.
 * ``backup``: ``notegate backup`` in a loop.  After the cut every backup folder is a ``.partial`` one (never
-  taken for a backup) or a complete one that opens, checks and decrypts; every acknowledged one is there.
+  taken for a backup) or a complete one that opens, checks and decrypts; every acknowledged one is there.  The
+  next backup after the restart removes every ``.partial`` folder the cut left, and no other.
 * ``restore``: ``notegate restore --to`` a new folder in a loop.  A restored folder with a config is complete
   (state, origins, hooks) and serves; one cut short has no config, so nothing serves half of it; the running
   deployment is unharmed.
@@ -22,7 +23,8 @@ ordinary MCP writers (so the server is busy as it would be), and checks what eac
   one more sync: no saved edit is lost, the origin holds every saved edit's last text, and no file the origin
   holds is one nobody wrote (a half-written work-tree file pushed back).
 * ``quarantine``: plain ``git push`` of commits into the origin, each vetted by the pre-receive hook in git's
-  quarantine.  An acknowledged push is in the origin; a push after the restart is accepted (no stale lock).
+  quarantine.  An acknowledged push is in the origin; a push after the restart is accepted (no stale lock) and
+  removes the quarantine folder a cut push left, once a day old (the harness dates it back).
 
 Each run ends as :func:`powerloss.run_once` does: ``git fsck --strict``, ``integrity_check``, every acknowledged
 MCP write there, and the server restarted on the disk serves.  Returns an :class:`~powerloss.Outcome`.
