@@ -85,8 +85,13 @@ def _errors(log: Path) -> str:
     return " | ".join(found[-4:])[-900:] or "(nothing)"
 
 
-def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: bool) -> Outcome:
-    """One cut under ``workload`` (and MCP writers beside it), the disk checked, the server restarted on it."""
+#: MCP writers beside a workload: the long run's, and the suite's (``short``: fewer, the server as busy enough).
+WRITERS, SUITE_WRITERS = 4, 2
+
+
+def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: bool, short: bool = False) -> Outcome:
+    """One cut under ``workload`` (and MCP writers beside it), the disk checked, the server restarted on it.
+    ``short`` is the suite's version: the workload's ``suite_window`` and :data:`SUITE_WRITERS` writers."""
     from support import mint
 
     outcome = Outcome(seed=seed, workload=workload, durable=durable)
@@ -102,8 +107,9 @@ def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: b
     server = None
     try:
         server = _start(rig.mount / "vault" / "notegate.toml", None)
-        outcome.cut_after = rng.uniform(*work.cut_window)
-        asyncio.run(_scene(rig, server, token, work, outcome, rng, acked, tried))
+        outcome.cut_after = rng.uniform(*(work.suite_window if short else work.cut_window))
+        writers = SUITE_WRITERS if short else WRITERS
+        asyncio.run(_scene(rig, server, token, work, outcome, rng, acked, tried, writers))
     finally:
         if server is not None:
             server.kill()
@@ -140,10 +146,11 @@ def run_once(template: Path, root: Path, *, seed: int, workload: str, durable: b
     return outcome
 
 
-async def _scene(rig: Rig, server, token: str, work: Work, outcome: Outcome, rng, acked, tried) -> None:
+async def _scene(rig: Rig, server, token: str, work: Work, outcome: Outcome, rng, acked, tried, writers) -> None:
     tasks = [asyncio.ensure_future(work.drive(server.url))]
     if work.background and not ALONE["on"]:
-        tasks.append(asyncio.ensure_future(_writers(server.url, token, "single", rng, 0, acked, tried)))
+        mcp = _writers(server.url, token, "single", rng, 0, acked, tried, count=writers)
+        tasks.append(asyncio.ensure_future(mcp))
     started = time.monotonic()
     while not work.acked and time.monotonic() - started < 90 and not tasks[0].done():
         await asyncio.sleep(0.01)

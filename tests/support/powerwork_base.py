@@ -10,7 +10,6 @@ import asyncio
 import os
 import random
 import subprocess
-import sys
 from pathlib import Path
 
 import pygit2
@@ -24,16 +23,12 @@ OWNER = {"NOTEGATE_PUSHER": "owner", "GIT_TERMINAL_PROMPT": "0"}
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """``notegate ARGS`` as a user runs it: its own interpreter (a cut kills what it was doing on the disk)."""
-    return subprocess.run(
-        [sys.executable, "-m", "notegate.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=CLI_TIMEOUT,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **OWNER},
-    )
+    """``notegate ARGS`` as a user runs it, in a process of its own (a cut takes the disk from under what it was
+    doing): a fork of the warm fork server (support.zygote), so each command skips ~2 s of interpreter start
+    and imports; the git hook the pushes run is still git's own fresh interpreter."""
+    from support import notegate
+
+    return notegate(*args, cwd=cwd, timeout=CLI_TIMEOUT, env={**os.environ, **OWNER})
 
 
 def _git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -72,6 +67,13 @@ class Work:
     background = True  # MCP writers beside it (powerloss._writers)
     cut_at = 0.0  # time.monotonic() of the cut
     cut_window = (0.0, 2.0)  # seconds after the workload's first acknowledgement
+
+    @property
+    def suite_window(self) -> tuple[float, float]:
+        """The cut window of the suite's one cut per workload (``short``): half the long run's, which still cuts
+        inside the workload's second or third operation; a workload whose promise needs longer overrides it."""
+        low, high = self.cut_window
+        return low, low + (high - low) / 2
 
     def __init__(self, root: Path, rng: random.Random) -> None:
         self.root = root

@@ -193,6 +193,9 @@ class Restore(Work):
 # ---------------------------------------------------------------- notegate sync on a workstation clone
 class Sync(Work):
     cut_window = (1.0, 8.0)
+    #: The suite's one cut comes after the first saves settled (sync.daemon.SETTLE_SECONDS), while a sync may
+    #: be pushing them.
+    suite_window = (3.5, 5.5)
 
     def prepare(self, disk: Path, mount: Path) -> None:
         from notegate.sync.hookfile import install_hook
