@@ -21,6 +21,7 @@ EXPECTED_CHECKS = {
     "origin.sync",
     "origin.hook",
     "origin.pack-bound",
+    "origin.quarantine",
     "syncer.scope",
     "state.integrity",
     "git.fsck",

@@ -8,12 +8,14 @@ origin, state) lives on a tmpfs of a few MiB that a ballast file fills; each tes
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +96,34 @@ def fsck_clean(config: Path) -> None:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def clone_head(config: Path) -> str:
+    repo = pygit2.Repository(str(config.parent / "state" / "envs" / "personal" / "vault.git"))
+    return str(repo.references["refs/heads/main"].target)
+
+
+def machine_token(config: Path) -> str:
+    """A machine token for the capture contract (its write budget unbounded: the disk is what is tested)."""
+    from notegate.auth.tokens import create_token
+    from notegate.state import StateDB
+
+    set_policy(config, machine_writes_per_hour=0, machine_bytes_per_hour=0)
+    db = StateDB.for_config(load_config(config))
+    try:
+        token, _ = create_token(
+            db, name="share-sheet", client_class="machine", tier=None, login="owner", now=time.time(),
+            contracts=("capture",),
+        )  # fmt: skip
+    finally:
+        db.close()
+    return token
+
+
+def capture(url: str, token: str, key: str) -> httpx2.Response:
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    body = {"text": f"capture {key}", "title": f"cap {key}", "id": key}
+    return httpx2.post(f"{url}/contracts/capture", headers=headers, content=json.dumps(body).encode(), timeout=60)
+
+
 async def write(client, path: str, text: str, base: str = "absent"):
     return await client.call_tool(
         "write_note", {"path": path, "content": text, "base_revision": base, "confirmed": True}
@@ -102,8 +132,10 @@ async def write(client, path: str, text: str, base: str = "absent"):
 
 async def test_below_min_free_a_write_is_refused_whole_and_reads_work(vault_on_disk: Path, small_disk: Path) -> None:
     """Below min_free_bytes the write is refused [disk-full] before anything is built; reads answer; freeing
-    space brings writes back with no restart."""
+    space brings writes back with no restart.  Every door's writes alike: an append, and a machine contract
+    answered 507 with the same refusal (then accepted once space is freed)."""
     token = mint(vault_on_disk, tier="trusted")
+    machine = machine_token(vault_on_disk)
     server = Server(vault_on_disk).start()
     try:
         async with mcp_http(server.url, token) as client:
@@ -116,12 +148,23 @@ async def test_below_min_free_a_write_is_refused_whole_and_reads_work(vault_on_d
             message = text_of(refused)
             assert "Refused [disk-full]: the disk holding " in message, message
             assert "min_free_bytes" in message and "4.0 MiB" in message and "no restart" in message
-            assert origin_head(vault_on_disk) == before
+            appended = await client.call_tool(
+                "append_note",
+                {"path": "notes/kept.md", "text": "more\n", "base_revision": first.structured_content["new_revision"],
+                 "confirmed": True},
+            )  # fmt: skip
+            assert appended.is_error and "Refused [disk-full]: the disk holding " in text_of(appended)
+            posted = await asyncio.to_thread(capture, server.url, machine, "low-1")
+            assert posted.status_code == 507, posted.text
+            assert "Refused [disk-full]: the disk holding " in posted.text and "min_free_bytes" in posted.text
+            assert origin_head(vault_on_disk) == before and clone_head(vault_on_disk) == before
             read = await client.call_tool("read_note", {"path": "notes/kept.md"})
             assert not read.is_error and "kept" in text_of(read)
             ballast.unlink()
             again = await write(client, "notes/refused.md", "now it fits\n")
             assert not again.is_error, text_of(again)
+            posted = await asyncio.to_thread(capture, server.url, machine, "low-1")  # the same id, retried
+            assert posted.status_code == 200 and posted.json()["status"] == "committed", posted.text
         fsck_clean(vault_on_disk)
     finally:
         server.kill()
@@ -143,7 +186,10 @@ async def test_a_disk_full_to_the_last_byte(vault_on_disk: Path, small_disk: Pat
             refused = await write(client, "notes/big.md", "x" * 200_000 + "\n")
             assert refused.is_error
             assert "Refused [disk-full]: " in text_of(refused), text_of(refused)
-            assert origin_head(vault_on_disk) == before
+            assert "environment 'personal'" in text_of(refused) and "not acknowledged" in text_of(refused)
+            assert origin_head(vault_on_disk) == before and clone_head(vault_on_disk) == before
+            absent = await client.call_tool("read_note", {"path": "notes/big.md"})
+            assert absent.is_error and "Refused [no-such-note]" in text_of(absent), text_of(absent)  # nothing half-made
             read = await client.call_tool("read_note", {"path": "notes/kept.md"})
             assert not read.is_error, text_of(read)
             assert "kept" in text_of(read)

@@ -167,12 +167,14 @@ def _tree_files(repo: pygit2.Repository, folder: str) -> dict[str, bytes]:
     return out
 
 
-async def _writers(url: str, token: str, workload: str, rng: random.Random, n: int, acked: dict, tried: dict) -> None:
+async def _writers(
+    url: str, token: str, workload: str, rng: random.Random, n: int, acked: dict, tried: dict, count: int | None = None
+) -> None:
     """Write until the server goes away. ``acked[path]`` is the list of texts acknowledged, in order;
-    ``tried[path]`` every text sent (acknowledged or not)."""
+    ``tried[path]`` every text sent (acknowledged or not); ``count`` writers (32 for a group commit, else 4)."""
     from support import mcp_http
 
-    count = 32 if workload == "group" else 4
+    count = count or (32 if workload == "group" else 4)
     errors: list[str] = []
 
     async def one(w: int) -> None:
@@ -212,17 +214,19 @@ def _text(result) -> str:
 
 
 def run_series(
-    template: Path, root: Path, *, seeds: list[int], workloads: list[str], durable: bool, report=None
+    template: Path, root: Path, *, seeds: list[int], workloads: list[str], durable: bool, report=None, short=False
 ) -> list[Outcome]:
     """One cut per seed (its workload from ``workloads``, in turn), each on a fresh copy of ``template`` (an
     initialised vault folder).  ``report(outcome)`` is called after each.  The other writers' workloads
-    (``powerwork.WORKLOADS``) run there."""
+    (``powerwork.WORKLOADS``) run there, ``short`` in the suite's version (powerwork.run_once)."""
+    from functools import partial
+
     from support import powerwork
 
     outcomes = []
     for n, seed in enumerate(seeds):
         workload = workloads[n % len(workloads)]
-        run = powerwork.run_once if workload in powerwork.WORKLOADS else run_once
+        run = partial(powerwork.run_once, short=short) if workload in powerwork.WORKLOADS else run_once
         outcome = run(template, root / f"cut-{seed}", seed=seed, workload=workload, durable=durable)
         outcomes.append(outcome)
         if report is not None:

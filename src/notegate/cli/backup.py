@@ -29,10 +29,13 @@ def cmd_backup(args: argparse.Namespace) -> int:
     durable.enable(config.durability)  # the backup's files flushed before its folder is named whole
     result = take_backup(config, Path(args.to), args.recipient, now=datetime.now(UTC), version=package_version())
     if args.json:
-        print(json.dumps({"folder": str(result.folder), "manifest": json.loads(result.manifest.to_json())}))
+        manifest = json.loads(result.manifest.to_json())
+        print(json.dumps({"folder": str(result.folder), "manifest": manifest, "removed": list(result.removed)}))
     else:
         written = sum(1 for _ in result.folder.iterdir())  # the encrypted files, the manifest and its seal
         print(f"Backup written to {result.folder} ({written} files: {len(result.manifest.files)} encrypted)")
+        if result.removed:
+            print(f"Removed {len(result.removed)} folder(s) left by backups cut short: {', '.join(result.removed)}")
     return 0
 
 

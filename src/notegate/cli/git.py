@@ -21,6 +21,7 @@ def cmd_pre_receive(args: argparse.Namespace) -> int:
     """git's pre-receive hook: fail closed (exit 1) on any finding and on anything unexpected."""
     from notegate.policy import PUSHER_VARIABLES
     from notegate.sync.prereceive import check_push, parse_alternates
+    from notegate.sync.quarantine import sweep_stale
 
     config = _load(args)
     environment = config.environment(args.environment).name
@@ -35,6 +36,7 @@ def cmd_pre_receive(args: argparse.Namespace) -> int:
         report = check_push(config, environment, stdin_text, pusher_values, git_dir, dirs, quarantine=quarantine)
     except Exception as exc:  # a guard fails closed, whatever went wrong
         return _fail(f"notegate pre-receive: push refused: the check could not run ({type(exc).__name__})", 1)
+    sweep_stale(git_dir, now=time.time(), keep=quarantine)  # what pushes cut short left (never raises)
     for line in report.lines():
         print(f"notegate: {line}", file=sys.stderr)
     return 0 if report.ok else 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 from notegate.config import Config, EnvironmentConfig
@@ -17,6 +18,7 @@ from notegate.doctor.result import CheckResult, fail, ok, warn
 from notegate.errors import OriginUnavailable
 from notegate.services.runtime import CLONE_NAME, env_dir
 from notegate.sync import hookfile
+from notegate.sync.quarantine import STALE_QUARANTINE_SECONDS, stale_quarantines
 from notegate.vault.store import VaultStore
 
 ORIGIN_TIMEOUT = 20.0
@@ -33,8 +35,8 @@ def _short(commit: str | None) -> str:
 
 
 def check_environment(config: Config, env: EnvironmentConfig, *, timeout: float = ORIGIN_TIMEOUT) -> list[CheckResult]:
-    """origin.reachable, origin.sync, origin.hook and origin.pack-bound for one environment."""
-    results = [_check_hook(env), *_check_pack_bound(config, env)]
+    """origin.reachable, origin.sync, origin.hook, origin.pack-bound and origin.quarantine for one environment."""
+    results = [_check_hook(env), *_check_pack_bound(config, env), *_check_quarantines(env)]
     clone = env_dir(config.state_dir, env.name) / CLONE_NAME
     if not (clone / "HEAD").exists():
         return [
@@ -143,6 +145,29 @@ def _check_pack_bound(config: Config, env: EnvironmentConfig) -> list[CheckResul
             else f"{found}: a push may store a pack of any size before the hook refuses it",
             f"Run `notegate hooks install {origin}` (it sets {hookfile.PACK_BOUND} to max_push_bytes), or `git -C "
             f"{origin} config {hookfile.PACK_BOUND} {limit}`.",
+            subject=env.name,
+        )
+    ]
+
+
+def _check_quarantines(env: EnvironmentConfig) -> list[CheckResult]:
+    """origin.quarantine: no quarantine folder a push cut short left in a local bare origin (older than
+    ``STALE_QUARANTINE_SECONDS``: a younger one may be a push under way)."""
+    origin = Path(env.origin_url)
+    if not env.is_local_origin or not (origin / "HEAD").is_file():
+        return []
+    left = stale_quarantines(origin, now=time.time())
+    if not left:
+        return [ok("origin.quarantine", "no quarantine folder left by a push cut short", subject=env.name)]
+    days = max(q.age_seconds for q in left) / 86400
+    size = sum(q.stored_bytes for q in left) / (1 << 20)
+    return [
+        warn(
+            "origin.quarantine",
+            f"{len(left)} quarantine folder(s) left in {origin / 'objects'} by pushes cut short "
+            f"({size:.1f} MiB, the oldest {days:.1f} days old): {', '.join(q.path.name for q in left[:3])}",
+            f"The next push through notegate's hook removes every one older than "
+            f"{STALE_QUARANTINE_SECONDS // 3600} h; or delete them (nothing acknowledged is in them).",
             subject=env.name,
         )
     ]

@@ -14,7 +14,8 @@ Each is encrypted to one age recipient (pyrage) as it is written; plaintext only
 temporary directory outside the backup folder, removed at the end.  The folder is written as
 ``NAME.partial`` and renamed when complete, so a backup cut short never looks like a whole one; with
 durability on, its files are flushed before the rename and the rename after it, so a power cut cannot leave a
-whole-looking folder of empty files.
+whole-looking folder of empty files.  The next backup into the same folder removes what one cut short left
+(backup_partial.py: a ``.partial`` folder no running backup holds locked).
 
 Not backed up: the search indexes (rebuilt from the notes), the write locks, the hooks' local state.
 """
@@ -33,6 +34,7 @@ import pyrage
 
 from notegate.config import Config
 from notegate.errors import NotegateError
+from notegate.services import backup_partial
 from notegate.services.backup_manifest import (
     CONFIG_FILE,
     FORMAT_VERSION,
@@ -61,6 +63,7 @@ QUERIES_PER_ENVIRONMENT = 3
 class BackupResult:
     folder: Path
     manifest: Manifest
+    removed: tuple[str, ...] = ()  # the .partial folders of earlier backups cut short, removed as this one started
 
 
 def parse_recipient(text: str) -> pyrage.x25519.Recipient:
@@ -94,24 +97,23 @@ def take_backup(config: Config, to_dir: Path, recipient_text: str, *, now: datet
     recipient = parse_recipient(recipient_text)
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
     to_dir.mkdir(parents=True, exist_ok=True)
-    final = to_dir / f"notegate-backup-{stamp}"
-    suffix = 1
-    while final.exists() or final.with_name(final.name + ".partial").exists():
-        suffix += 1
-        final = to_dir / f"notegate-backup-{stamp}-{suffix}"
-    partial = final.with_name(final.name + ".partial")
-    partial.mkdir(mode=0o700)
+    removed = backup_partial.sweep(to_dir)  # what earlier backups cut short left (never one under way)
+    mine = backup_partial.claim(to_dir, stamp)  # locked until renamed whole: no sweep takes it meanwhile
+    final, partial = mine.final, mine.partial
     try:
-        manifest = _write(config, partial, recipient, now=now, version=version)
-    except BaseException:  # nothing of a backup cut short is kept
-        shutil.rmtree(partial, ignore_errors=True)
-        raise
-    # A power cut must not leave a folder named as whole whose files never reached the disk: flushed, then
-    # renamed, then the rename flushed (with durability on; notegate.vault.durable).
-    durable.flush_tree(partial)
-    partial.rename(final)
-    durable.flush_folder(to_dir)
-    return BackupResult(folder=final, manifest=manifest)
+        try:
+            manifest = _write(config, partial, recipient, now=now, version=version)
+        except BaseException:  # nothing of a backup cut short is kept
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        # A power cut must not leave a folder named as whole whose files never reached the disk: flushed, then
+        # renamed, then the rename flushed (with durability on; notegate.vault.durable).
+        durable.flush_tree(partial)
+        partial.rename(final)
+        durable.flush_folder(to_dir)
+    finally:
+        mine.release()
+    return BackupResult(folder=final, manifest=manifest, removed=tuple(removed))
 
 
 def _write(

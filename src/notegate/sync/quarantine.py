@@ -19,11 +19,23 @@ Theory of operation
   ``index-pack --fix-thin`` copies the bases of a thin pack's deltas into the quarantine, and those are
   old objects, not new ones.
 * **Never raise on hostile input**: an unreadable index or object is a finding ``[incoming-malformed]``.
+
+What a cut push leaves
+----------------------
+git deletes its quarantine when the push ends, accepted or refused, but a push cut short (a power cut, a kill
+of ``git receive-pack``) leaves ``objects/tmp_objdir-incoming-XXXXXX`` (``incoming-XXXXXX`` in older git)
+with everything the push had sent.  git itself never reuses or removes it at the next push; only ``git prune``
+does (inside ``git gc``, once it is two weeks old), and notegate's repacks never run either: each cut left a
+folder for good (measured with git 2.39; issue 28).  So every push the hook judges removes, whatever its
+verdict, the quarantines of earlier pushes older than :data:`STALE_QUARANTINE_SECONDS` (:func:`sweep_stale`),
+and ``notegate doctor`` reports any it finds (``origin.quarantine``).  Nothing acknowledged is in them: a push
+is acknowledged only once git moved its objects into the repository and the quarantine is gone.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -35,11 +47,17 @@ from pygit2.enums import ObjectType
 from notegate.errors import NotegateError
 from notegate.policy import MODE_GITLINK, Decision, Policy, decide_pushed_objects
 
-__all__ = ["Quarantine", "check_quarantine", "read_quarantine"]
+__all__ = ["Quarantine", "check_quarantine", "read_quarantine", "stale_quarantines", "sweep_stale"]
 
 _OID = 20
 _HEX = frozenset("0123456789abcdef")
 _IDX_V2 = b"\xfftOc"
+#: How old a quarantine folder (its newest file) must be before a later push removes it.  A push lives seconds
+#: (``push_inspection_seconds`` bounds the hook, 60 s by default; a slow link adds its upload), so one untouched
+#: for a day belongs to no push still running: a cut or a kill ended it.
+STALE_QUARANTINE_SECONDS = 24 * 3600
+#: The names git gives a push's quarantine inside ``objects/`` (today's git, and older git).
+_QUARANTINE_PREFIXES = ("tmp_objdir-incoming-", "incoming-")
 
 
 class _Unreadable(NotegateError):
@@ -149,3 +167,61 @@ def check_quarantine(
         what = exc.message if isinstance(exc, _Unreadable) else "the pushed objects cannot be listed"
         return Decision(False, _Unreadable.rule, what)
     return decide_pushed_objects(unreferenced=loose, pushed_bytes=pushed.stored_bytes, policy=policy)
+
+
+@dataclass(frozen=True)
+class LeftQuarantine:
+    """A quarantine folder no running push can own: its path, the bytes it holds, its age in seconds."""
+
+    path: Path
+    stored_bytes: int
+    age_seconds: float
+
+
+def _newest_and_size(folder: str) -> tuple[float, int]:
+    """The newest modification time under ``folder`` (itself included) and the bytes of its files (no link
+    followed)."""
+    newest, size = os.lstat(folder).st_mtime, 0
+    for parent, _dirs, files in os.walk(folder):
+        newest = max(newest, os.lstat(parent).st_mtime)
+        for name in files:
+            st = os.lstat(os.path.join(parent, name))
+            newest, size = max(newest, st.st_mtime), size + st.st_size
+    return newest, size
+
+
+def stale_quarantines(
+    git_dir: str | Path, *, now: float, keep: Path | None = None, older_than: float = STALE_QUARANTINE_SECONDS
+) -> list[LeftQuarantine]:
+    """The quarantine folders in ``git_dir/objects`` untouched for ``older_than`` seconds (never ``keep``: the
+    running push's own); [] when there is no such folder or it cannot be listed."""
+    objects = Path(git_dir) / "objects"
+    kept = os.path.realpath(keep) if keep is not None else None
+    found: list[LeftQuarantine] = []
+    try:
+        entries = sorted(os.scandir(objects), key=lambda e: e.name)
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.startswith(_QUARANTINE_PREFIXES) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if kept is not None and os.path.realpath(entry.path) == kept:
+            continue
+        try:
+            newest, size = _newest_and_size(entry.path)
+        except OSError:  # removed meanwhile (its push ended)
+            continue
+        if now - newest >= older_than:
+            found.append(LeftQuarantine(Path(entry.path), size, now - newest))
+    return found
+
+
+def sweep_stale(git_dir: str | Path, *, now: float, keep: Path | None = None) -> list[LeftQuarantine]:
+    """Remove the quarantines cut pushes left (:func:`stale_quarantines`); returns those now gone.  Never raises:
+    what cannot be removed stays for the next push (and the doctor names it)."""
+    gone = []
+    for left in stale_quarantines(git_dir, now=now, keep=keep):
+        shutil.rmtree(left.path, ignore_errors=True)
+        if not os.path.lexists(left.path):
+            gone.append(left)
+    return gone
