@@ -178,8 +178,9 @@ def test_a_restore_acknowledged_before_a_cut_serves(vault: Path, tmp_path: Path)
 
 @pytest.mark.parametrize("workload", WORKLOADS)
 def test_no_acknowledged_operation_is_lost_at_a_power_cut(workload: str, vault: Path, tmp_path: Path) -> None:
-    """One cut at a random instant under each writer: see tests/support/powerwork.py for what each promises.  The
-    suite's version (``short``): a shorter cut window and 2 MCP writers beside it; make power-loss keeps the long one."""
+    """One cut at a random instant under each writer: see tests/support/powerwork.py for what each promises.
+    The suite's version (``short``): a shorter cut window and 2 MCP writers beside it; make power-loss keeps
+    the long one."""
     seed = 100 + WORKLOADS.index(workload)
     kwargs = {"seeds": [seed], "workloads": [workload], "durable": True, "short": True}
     outcome = run_series(vault.parent, tmp_path / "power", **kwargs)[0]
