@@ -5,7 +5,7 @@ later round the server's fetch and ``notegate sync`` -- :func:`inspect_update` i
 update (old tip or None, new tip) and answers with findings: (commit, path, rule, what).  Raw git is
 allowed here, as in the vault store: this module reads objects with pygit2 and hands each fact it reads (a
 name, a mode, a size, the exact bytes, a blob id at the base) to the commit planner, the one the server's
-recipe asks (:class:`notegate.policy.plan.Tally`: every file's decision, every count and its verdict); it
+recipe asks (:class:`notegate.policy.tally.Tally`: every file's decision, every count and its verdict); it
 decides nothing about a change itself.  What it still asks :mod:`notegate.policy` directly is about the
 update, not the change: the pusher, the commit's provenance, fast-forward, case twins, time and commit count.
 
@@ -77,7 +77,7 @@ from notegate.policy import (
     decide_inspection_time,
     is_blank,
 )
-from notegate.policy.plan import Tally
+from notegate.policy.tally import Tally
 from notegate.vault.paths import MAX_PATH_BYTES, caseless_key
 
 __all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_update", "open_repository", "shown_path"]
@@ -354,7 +354,7 @@ class _CommitDiff:
     """One tree against another: one commit against its first parent (``check``: every changed file checked,
     the pusher guard asked), or the whole range from its base to the tip (not ``check``: twins looked for);
     with ``count``, deletions, emptied notes and additions counted and judged.  Every file, folder and count
-    is handed to the planner's :class:`~notegate.policy.plan.Tally` as it is read."""
+    is handed to the planner's :class:`~notegate.policy.tally.Tally` as it is read."""
 
     def __init__(
         self,
