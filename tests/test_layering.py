@@ -44,6 +44,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.policy.oidc": "pure",  # the ID token's azp, the step-up through the provider
     "notegate.policy.files": "pure",  # one file (mode, path, size, content) and one change's counts, every door
     "notegate.policy.plan": "pure",  # the commit planner: a change -> a Plan (verdicts, bookkeeping) or a Refusal
+    "notegate.policy.tally": "pure",  # the planner fed one path at a time (the git door, and plan() itself)
     "notegate.safety": "pure",
     "notegate.safety.unicode_tables": "tables",  # the one copy of the Unicode data: depends on nothing
     "notegate.vault.paths": "pure",
@@ -282,6 +283,7 @@ def test_pure_modules_call_no_io_or_dynamic_code(path: Path) -> None:
         "notegate.policy.livesync",
         "notegate.policy.files",
         "notegate.policy.plan",
+        "notegate.policy.tally",
         "notegate.safety.floor",
         "notegate.safety.outputgate",
         "notegate.safety.secrets",
@@ -430,14 +432,25 @@ def _calls(path: Path, names: set[str], *, bare: bool = False) -> list[int]:
 
 
 def test_a_commit_is_decided_only_by_the_planner() -> None:
-    """The planner (policy/plan.py over policy/files.py) decides whether a change may be committed, for every
-    door: the recipe asks it (``plan_commit``), sync asks it for credentials and the git door's validator for
-    the rest, and that validator (sync/incoming.py: the pre-receive hook, the fetch, sync) counts a range it
-    reads lazily from git with the same two functions.  Nothing else counts a change or judges its size."""
+    """The planner (policy/plan.py and its ``Tally``, policy/tally.py, over policy/files.py) decides whether a
+    change may be committed, for every door: the recipe asks it (``plan_commit``), sync asks it for
+    credentials and the git door's validator for the rest, and that validator (sync/incoming.py: the
+    pre-receive hook, the fetch, sync) only reads facts from git and hands them to the planner's ``Tally``
+    -- every file's decision, every count and its verdict; ``plan`` counts with the same ``Tally``.
+    Nothing else decides a file of a change, counts a change or judges its size.  (The recipe's
+    ``decide_content``, a per-file pre-check some doors ask before they state a change, still calls
+    ``decide_file`` itself; it is the recipe's to route through the planner.)"""
     deciders = {_module_name(p) for p in MODULES if _calls(p, _CHANGE_DECISIONS)}
-    assert deciders == {"notegate.policy.files", "notegate.policy.plan", "notegate.sync.incoming"}, deciders
-    planners = {_module_name(p) for p in MODULES if _calls(p, {"plan", "credential_refusals"}, bare=True)}
-    assert planners <= {"notegate.policy.plan", "notegate.services.recipe", "notegate.sync.daemon"}, planners
+    assert deciders == {"notegate.policy.files", "notegate.policy.tally"}, deciders
+    file_deciders = {_module_name(p) for p in MODULES if _calls(p, {"decide_file"})}
+    assert file_deciders <= {"notegate.policy.tally", "notegate.services.recipe"}, file_deciders
+    planners = {_module_name(p) for p in MODULES if _calls(p, {"plan", "credential_refusals", "Tally"}, bare=True)}
+    assert planners <= {
+        "notegate.policy.plan",
+        "notegate.services.recipe",
+        "notegate.sync.daemon",
+        "notegate.sync.incoming",
+    }, planners
 
 
 def test_sync_makes_a_commit_only_where_it_was_judged() -> None:

@@ -18,6 +18,13 @@ What a plan holds, all as data:
 * the bookkeeping the commit implies: inbox authorship to record, copy or forget, holds to set.
 
 A refusal keeps the rule of the first decision that refused, so every door names the same rule.
+
+:func:`plan` holds a change in hand.  The git door (the pre-receive hook, the server's fetch, and
+``notegate sync``, which asks the hook's validator) reads its change from git instead -- lazily, a commit
+at a time and then the whole range, stopping at ``too-many-files`` and at a cap of findings, and reporting
+every refusal, not the first -- so it feeds the same decisions one path at a time through a
+:class:`~notegate.policy.tally.Tally`, the object :func:`plan` itself counts with.  A file, a deletion, a
+rename and an emptied note are thus decided and counted by one piece of code at every door.
 """
 
 from __future__ import annotations
@@ -25,12 +32,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from notegate.policy.caller import Caller
 from notegate.policy.decision import Decision, allow
-from notegate.policy.files import FileBytes, count_deletions, decide_change_size, decide_file, is_blank
+from notegate.policy.files import FileBytes, is_blank
 from notegate.policy.notes import WriteLimits, decide_credential, two_step_reason, write_limits
 from notegate.policy.settings import Policy
+from notegate.policy.tally import Tally
 from notegate.safety.rules import describe
 from notegate.safety.secrets import scan_credentials
 
@@ -43,6 +52,7 @@ __all__ = [
     "Plan",
     "Proposed",
     "Refusal",
+    "Tally",
     "blob_id",
     "credential_refusals",
     "plan",
@@ -232,6 +242,7 @@ def plan(policy: Policy, caller: Caller, base: Base, changes: Sequence[Proposed]
     or the :class:`Refusal` of the first decision that refused (every file's first, in order; then the
     counts; then credentials).  The two-step reason and the quota are verdicts the recipe carries out (a
     preview to redeem, a reservation to take): they need the state, which a pure planner does not hold."""
+    tally = Tally(policy, key=blob_id)
     files: list[tuple[str, Decision]] = []
     for change in changes:
         if change.data is None:
@@ -239,12 +250,12 @@ def plan(policy: Policy, caller: Caller, base: Base, changes: Sequence[Proposed]
         if intent.decided is not None and intent.decided(change.path, change.data):
             files.append((change.path, allow("decided-before")))
             continue
-        decision = decide_file(policy, change.path, FileBytes(change.data))
+        decision = tally.file(change.path, FileBytes(change.data))
         if not decision.allowed:
             return Refusal(decision.rule, decision.reason, change.path)
         files.append((change.path, decision))
-    counts = _counts(policy, base, changes)
-    size = decide_change_size(policy, deleted=counts.deleted, emptied=counts.emptied, added=counts.added)
+    counts = _counts(tally, base, changes)
+    size = tally.size(counts.deleted)
     if not size.allowed:
         return Refusal(size.rule, size.reason)
     credentials = _credentials(caller, changes, intent)
@@ -261,24 +272,17 @@ def plan(policy: Policy, caller: Caller, base: Base, changes: Sequence[Proposed]
     )
 
 
-def _counts(policy: Policy, base: Base, changes: Sequence[Proposed]) -> Counts:
-    added: list[bytes] = []
-    gone: list[str] = []
-    emptied = 0
+def _counts(tally: Tally, base: Base, changes: Sequence[Proposed]) -> Counts:
     for change in changes:
         before = base.blob(change.path)
         if change.data is None:
             if before is not None:
-                gone.append(before)
+                tally.delete(before)
         elif before is None:
-            added.append(change.data)
-        elif base.is_note(change.path) and is_blank(change.data) and not base.blank(before):
-            emptied += 1  # a note emptied to whitespace is gone to every reader
-    # the added files are hashed only when something is deleted (an import's batch of 2,000 new files
-    # deletes nothing)
-    moved_in = [blob_id(data) for data in added] if gone else []
-    deleted = count_deletions(
-        gone, moved_in, emptied=emptied, limit=policy.max_deletions_per_commit, similar=base.similar
-    )
+            tally.add(change.data)  # judged whole below: the server decides every file before the counts
+        else:
+            tally.edit(
+                change.path, partial(is_blank, change.data), partial(base.blank, before), note=base.is_note(change.path)
+            )
     size = sum(len(c.data) for c in changes if c.data is not None)
-    return Counts(deleted=deleted, emptied=emptied, added=len(added), bytes=size)
+    return Counts(deleted=tally.deletions(base.similar), emptied=tally.emptied, added=tally.added, bytes=size)

@@ -3,8 +3,11 @@
 Wherever commits arrive from outside -- the pre-receive hook (:mod:`notegate.sync.prereceive`), and in a
 later round the server's fetch and ``notegate sync`` -- :func:`inspect_update` is asked about one branch
 update (old tip or None, new tip) and answers with findings: (commit, path, rule, what).  Raw git is
-allowed here, as in the vault store: this module reads objects with pygit2 and asks :mod:`notegate.policy`
-about each fact it reads (a name, a mode, a size, the exact bytes); it decides nothing itself.
+allowed here, as in the vault store: this module reads objects with pygit2 and hands each fact it reads (a
+name, a mode, a size, the exact bytes, a blob id at the base) to the commit planner, the one the server's
+recipe asks (:class:`notegate.policy.tally.Tally`: every file's decision, every count and its verdict); it
+decides nothing about a change itself.  What it still asks :mod:`notegate.policy` directly is about the
+update, not the change: the pusher, the commit's provenance, fast-forward, case twins, time and commit count.
 
 Theory of operation
 -------------------
@@ -51,9 +54,10 @@ from __future__ import annotations
 
 import time
 import unicodedata
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pygit2
@@ -66,19 +70,14 @@ from notegate.policy import (
     RENAME_LIMIT,
     Decision,
     Policy,
-    count_deletions,
     decide_case_twin,
     decide_commit_count,
     decide_commit_provenance,
-    decide_commit_size,
     decide_fast_forward,
-    decide_file,
-    decide_incoming_folder,
-    decide_incoming_path,
     decide_inspection_time,
-    decide_range_size,
     is_blank,
 )
+from notegate.policy.tally import Tally
 from notegate.vault.paths import MAX_PATH_BYTES, caseless_key
 
 __all__ = ["MAX_FINDINGS", "Finding", "Inspection", "explain_all", "inspect_update", "open_repository", "shown_path"]
@@ -354,7 +353,8 @@ class _ObjectFacts:
 class _CommitDiff:
     """One tree against another: one commit against its first parent (``check``: every changed file checked,
     the pusher guard asked), or the whole range from its base to the tip (not ``check``: twins looked for);
-    with ``count``, deletions, emptied notes and additions counted and judged."""
+    with ``count``, deletions, emptied notes and additions counted and judged.  Every file, folder and count
+    is handed to the planner's :class:`~notegate.policy.tally.Tally` as it is read."""
 
     def __init__(
         self,
@@ -370,10 +370,7 @@ class _CommitDiff:
         self.ins, self.cid, self.policy = ins, cid, ins.policy
         self.old_tree, self.new_tree, self.others = old_tree, new_tree, other_parents
         self.check, self.count, self.over_range = check, count, not check
-        self.added = 0
-        self.emptied = 0
-        self.added_blobs: Counter[bytes] = Counter()
-        self.deleted_blobs: list[bytes] = []
+        self.tally = Tally(self.policy, over_range=self.over_range)
         self.stopped = False
 
     def add(self, path: str, decision: Decision) -> None:
@@ -417,26 +414,16 @@ class _CommitDiff:
                 else:
                     self.deleted(raw, o)
         if self.count and not self.stopped and not self.ins.full:
-            self.add("", self.size(self.deletions(), self.added))
-
-    def size(self, deleted: int, added: int, *, emptied: int | None = None) -> Decision:
-        emptied = self.emptied if emptied is None else emptied
-        if self.over_range:
-            return decide_range_size(self.policy, deleted=deleted, emptied=emptied, added=added)
-        return decide_commit_size(self.policy, deleted=deleted + emptied, added=added)
+            self.add("", self.tally.size(self.deletions()))
 
     # ------------------------------------------------------------ entries
     def enter(self, raw: bytes) -> bool:
         """Check a folder the commit adds or changes; False (reported, when checking) when it must not be
         entered."""
         path = raw.decode("utf-8", "surrogateescape")
-        if len(raw) > MAX_PATH_BYTES:
-            if self.check:
-                self.add(path[:MAX_PATH_BYTES], Decision(False, "path-too-long", "the path is too long."))
-            return False
-        decision = decide_incoming_folder(self.policy, path)
+        decision = self.tally.folder(path, len(raw))
         if self.check:
-            self.add(path, decision)
+            self.add(path[:MAX_PATH_BYTES] if len(raw) > MAX_PATH_BYTES else path, decision)
         return decision.allowed
 
     def twins(self, prefix: bytes, old_entries: dict[bytes, _Entry], new_entries: dict[bytes, _Entry]) -> None:
@@ -459,56 +446,42 @@ class _CommitDiff:
         path = raw.decode("utf-8", "surrogateescape")
         introduced = not self.others or self.introduced(raw, new)
         if old is None and introduced:
-            self.added += 1
-            self.added_blobs[new.oid] += 1
-            if (self.check or self.count) and self.added > self.policy.max_files_per_commit:
-                # the files' rule: emptied notes counted so far are deletions, judged only once the walk ends
-                self.add("", self.size(0, self.added, emptied=0))
+            within = self.tally.add(new.oid)
+            if (self.check or self.count) and not within.allowed:
+                self.add("", within)  # too many files: reading stops here
                 self.stopped = True
                 return
-        elif self.count and introduced and old is not None and self.emptied_note(path, old, new):
-            self.emptied += 1
+        elif self.count and introduced and old is not None:
+            gitlink = old.mode == MODE_GITLINK or new.mode == MODE_GITLINK  # no blob of this repository
+            blank = self.ins.blank
+            self.tally.edit(path, partial(blank, new.oid), partial(blank, old.oid), note=False if gitlink else None)
         if not self.check:
             return
         if introduced and self.ins.guard is not None:
             self.add(path, self.ins.guard(path))
         self.add(path, self.check_file(path, new))
 
-    def emptied_note(self, path: str, old: _Entry, new: _Entry) -> bool:
-        """A note that had something in it and now has nothing (an emptied note is a deleted one)."""
-        if old.mode == MODE_GITLINK or new.mode == MODE_GITLINK:
-            return False
-        if decide_incoming_path(self.policy, path).rule != "incoming-note":
-            return False
-        return self.ins.blank(new.oid) and not self.ins.blank(old.oid)
-
     def deleted(self, raw: bytes, old: _Entry) -> None:
         if self.others and not self.introduced(raw, None):
             return
-        self.deleted_blobs.append(old.oid)
+        self.tally.delete(old.oid)
         if self.check and self.ins.guard is not None:
             path = raw.decode("utf-8", "surrogateescape")
             self.add(path, self.ins.guard(path))
 
     def check_file(self, path: str, entry: _Entry) -> Decision:
-        """The one per-file check every door makes (:func:`notegate.policy.decide_file`), over the object's
+        """The one per-file check every door makes (the planner's, :meth:`Tally.file`), over the object's
         header and then its content, read only when the steps before allowed it."""
         try:
-            return decide_file(self.policy, path, _ObjectFacts(self.ins, entry))
+            return self.tally.file(path, _ObjectFacts(self.ins, entry))
         except _Malformed as exc:
             return Decision(False, exc.rule, exc.message)
 
     # ------------------------------------------------------------ counts
     def deletions(self) -> int:
-        """Deleted files that are not renames (:func:`notegate.policy.count_deletions`): exact renames first,
-        then git's similarity -- not for a merge, whose tree diff would pair what another parent brought."""
-        return count_deletions(
-            self.deleted_blobs,
-            self.added_blobs.elements(),
-            emptied=self.emptied,
-            limit=self.policy.max_deletions_per_commit,
-            similar=None if self.others else self._similar_deletions,
-        )
+        """Deleted files that are not renames (:meth:`Tally.deletions`): exact renames first, then git's
+        similarity -- not for a merge, whose tree diff would pair what another parent brought."""
+        return self.tally.deletions(None if self.others else self._similar_deletions)
 
     def _similar_deletions(self) -> int:
         """Deletions left once git's similarity detection pairs renamed-and-edited files (libgit2)."""
@@ -517,12 +490,12 @@ class _CommitDiff:
             old = repo[pygit2.Oid(raw=self.old_tree)] if self.old_tree else None
             new = repo[pygit2.Oid(raw=self.new_tree)]
             if not isinstance(old, pygit2.Tree) or not isinstance(new, pygit2.Tree):
-                return len(self.deleted_blobs)
+                return self.tally.deleted
             diff = old.diff_to_tree(new)
             diff.find_similar(flags=DiffFind.FIND_RENAMES, rename_limit=RENAME_LIMIT)
             return sum(1 for d in diff.deltas if d.status == DeltaStatus.DELETED and d.old_file.mode != MODE_GITLINK)
         except (KeyError, ValueError, pygit2.GitError):
-            return len(self.deleted_blobs)
+            return self.tally.deleted
 
 
 def _walker(repo: pygit2.Repository, tip: pygit2.Oid, hidden: list[str], sort: SortMode) -> pygit2.Walker:
