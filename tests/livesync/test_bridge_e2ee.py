@@ -44,6 +44,24 @@ class Sealed(Bridged):
         )
         out.close()
         self.lab.procs.append(self.bridge)
+        self.wait_for_sync_parameters()
+
+    def wait_for_sync_parameters(self) -> None:
+        """Until the bridge's first pass has made the database's sync parameters (its PBKDF2 salt).  A device
+        and the bridge that both find none create them at once and one is told 409: the bridge then reads
+        the device's, but LiveSync's own code gives that sync up ("Failed to store initial synchronisation
+        parameters") and tries again only at its next sync, which these tests do not wait for."""
+        url = f"{self.lab.couch}/{DB}/_local/obsidian_livesync_sync_parameters"
+        deadline = time.monotonic() + WITHIN
+        while True:
+            try:
+                with urllib.request.urlopen(url, timeout=10) as answer:
+                    if json.loads(answer.read()).get("pbkdf2salt"):
+                        return
+            except OSError:
+                pass
+            assert time.monotonic() < deadline and self.bridge.poll() is None, self.bridge_log()
+            time.sleep(0.1)
 
     def origin_bytes(self, path: str) -> bytes | None:
         repo = pygit2.Repository(load_config(self.lab.config).environment(None).origin_url)
