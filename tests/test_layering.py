@@ -80,6 +80,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
+    "notegate.vault.meaning_installed": "config",  # search by meaning: is it installed (stat calls only)
     "notegate.vault.meaning_model": "storage",  # search by meaning: the model read from its files, their install
     "notegate.vault.names": "storage",  # exact naming: the names table of the search index
     "notegate.vault.ranked": "storage",  # the ranked statements of a search (a SearchIndex mixin)

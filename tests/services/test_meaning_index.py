@@ -12,13 +12,13 @@ import pytest
 from notegate.config import load_config
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.vault.meaning import missing_packages
+from notegate.vault.meaning_installed import install_hint, missing_parts
 from support.callers import make_caller
 
-if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQUIRE_MEANING=1
+if missing_parts():  # the `meaning` extra and the model's files; CI sets NOTEGATE_REQUIRE_MEANING=1
     if os.environ.get("NOTEGATE_REQUIRE_MEANING") == "1":
-        raise RuntimeError(f"search by meaning needs the 'meaning' extra: {missing_packages()} is missing")
-    pytest.skip(f"the 'meaning' extra is not installed ({missing_packages()})", allow_module_level=True)
+        raise RuntimeError(f"search by meaning is not installed: {install_hint(missing_parts())}")
+    pytest.skip(f"search by meaning is not installed ({install_hint(missing_parts())})", allow_module_level=True)
 
 OWNER = make_caller(tier="trusted", client_class="workstation", login="owner")
 
@@ -69,3 +69,4 @@ def test_vectors_follow_writes_and_deletes_and_are_rebuilt_from_git(meaning_vaul
         assert _vectors(rt) == after  # a file made by another model is emptied and rebuilt
     finally:
         rt.close()
+
