@@ -22,6 +22,9 @@ from notegate.vault.frontmatter import front_matter_end
 #: a note adds its own value to the MCP door's ``Part`` (a hit found by meaning says "meaning").
 PARTS = ("title", "alias", "heading", "tag", "body")
 _H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
+#: :data:`_H1` after the first line: a pattern starting with the literal ``\n#`` (scanned for at C speed, not
+#: tried at every position of the note's top).
+_H1_AFTER_NL = re.compile(r"\n# +(.+?)\s*$", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 #: :data:`_HEADING` over ``"\n" + body``: the same headings (every line start is then after a newline), but a
 #: pattern that starts with the literal ``\n#`` is scanned for at C speed, not tried at every position (~4x).
@@ -98,7 +101,8 @@ def _tags(props: dict[str, list[str]], body: str) -> str:
 def _title(path: str, text: str) -> tuple[str, str]:
     """The file name without its extension, and the first level-one heading ('' when none)."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
-    first = _H1.search(text[:_TITLE_CHARS])
+    head = text[:_TITLE_CHARS]
+    first = _H1.match(head) or _H1_AFTER_NL.search(head)  # _H1.search(head): its first line, then the rest
     return name, first.group(1) if first else ""
 
 
