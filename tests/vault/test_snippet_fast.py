@@ -2,10 +2,9 @@
 
 Why: every hit of a search is described (its snippet, its part) from the note's text, so these run twenty
 times a search and take shortcuts: a long ASCII note is scanned in its first chunk before the whole of it,
-a markup pass is skipped when its window holds none of the strings every match holds, the bold marks are a
-template, the first heading is found by a literal-prefixed pattern.  Each is checked against the plain
-definition it replaces, over texts made of the characters that matter to it (word boundaries at the chunk's
-edge, case, markup, newlines).
+a markup pass is skipped when its window holds none of the strings every match holds, the first heading is
+found by a literal-prefixed pattern.  Each is checked against the plain definition it replaces, over texts
+made of the characters that matter to it (word boundaries at the chunk's edge, case, markup, newlines).
 """
 
 from __future__ import annotations
@@ -77,13 +76,6 @@ WINDOWS = st.lists(MARKUP, max_size=30).map("".join)
 @given(WINDOWS)
 def test_plain_skipping_passes_by_their_triggers_is_plain(text: str) -> None:
     assert plain(text) == reference_plain(text)
-
-
-@settings(max_examples=100, deadline=None)
-@given(WINDOWS, TERMS)
-def test_the_bold_template_is_the_bold_function(text: str, terms: list[str]) -> None:
-    pattern = _hit_pattern(terms)
-    assert pattern.sub(r"**\g<0>**", text) == pattern.sub(lambda m: f"**{m.group(0)}**", text)
 
 
 HEADS = st.lists(

@@ -14,6 +14,7 @@ it skips.  Everything here is linear in the note's text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from notegate.vault.frontmatter import front_matter_end
@@ -138,15 +139,34 @@ def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
     if aliases and hits.search(aliases) is not None:
         return "alias"
     body = text[end:]
-    headings = _headings(body)
-    if headings and hits.search(headings) is not None:
+    if "#" in body and _a_heading_holds(body, hits):
         return "heading"
     if not props and "tag" in keys:  # the front matter's tags, read only now
         props = properties(text, end)
-    tags = _tags(props, body)
-    if tags and hits.search(tags) is not None:
+    if any(hits.search(tag) is not None for tag in _tag_list(props, body)):
         return "tag"
     return "body"
+
+
+def _a_heading_holds(body: str, hits: re.Pattern[str]) -> bool:
+    """``hits.search(_headings(body))`` found something: each heading looked at in turn, stopping at the first
+    that holds a hit, the body not copied.  Why: a common word is in an early heading of most notes, and
+    reading all of a long note's headings first was most of its part's cost.  The same answer: a hit is word
+    characters (or a script's own characters) only, so it never spans the newline that joins two headings."""
+    first = _HEADING.match(body)  # the first line (``_headings`` reads it after the "\n" it adds)
+    if first is not None and hits.search(first.group(1)) is not None:
+        return True
+    return any(hits.search(m.group(1)) is not None for m in _HEADING_AFTER_NL.finditer(body))
+
+
+def _tag_list(props: dict[str, list[str]], body: str) -> Iterator[str]:
+    """:func:`_tags`'s tags one by one, lazily (repeats included: a hit's part only asks whether one holds a hit)."""
+    for tag in props.get("tags", []):
+        yield tag.lstrip("#")
+    if "#" in body:
+        for m in _INLINE_TAG.finditer(body):
+            if m.start() == 0 or body[m.start() - 1] in _BEFORE_TAG:
+                yield m.group(1)
 
 
 def matched_part(fields: NoteFields, hits: re.Pattern[str] | None) -> str:
