@@ -11,6 +11,7 @@ every resumption of a coroutine as a call, so ``ncalls`` of async functions over
 
     python bench/profile_mcp.py [--notes 2000] [--op read|list|search|write|writers] [--calls 200] [--top 40]
                                 [--clock wall|cpu] [--search rare|common|mid|nohit|two] [--client sdk|lean|lean-modern]
+                                [--meaning false|'"auto"']
 
 ``--op writers``: 32 lean wire clients writing at once (bench_notes' load); for write and writers it also
 prints the server's own time per commit by area (notegate module, library, C function).
@@ -175,6 +176,10 @@ async def main_async(args: argparse.Namespace) -> int:
         spec = genvault.generate(workdir / "src", args.notes, 1)
         cfg = bench_notes.init_directory(workdir / "vault")
         bench_notes.import_vault(cfg, workdir / "src", spec)
+        # Search by meaning as asked: "auto" (the default) embeds every note in the background while the calls
+        # run, so the profile of the door and the keyword path keeps it off unless asked for.
+        text = cfg.read_text()
+        cfg.write_text(text.replace('\nsearch_meaning = "auto"\n', f"\nsearch_meaning = {args.meaning}\n", 1))
         token = bench_notes.bench_token(cfg, workdir / "bench.token")
         port = bench_notes.free_port()
         stats_file = workdir / "serve.prof"
@@ -251,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--search", choices=tuple(SEARCH_KINDS), default="common", help="--op search: the query kind (cycled)"
+    )
+    parser.add_argument(
+        "--meaning",
+        choices=("false", '"auto"'),
+        default="false",
+        help='[server] search_meaning (default false; "auto": on where installed, embedding in the background)',
     )
     parser.add_argument("--save", type=Path, default=None, help="keep the merged stats file here")
     parser.add_argument(
