@@ -133,7 +133,10 @@ def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
     if hits.search(f"{name} {heading}" if heading else name) is not None:
         return "title"
     end = front_matter_end(text)
-    keys = text[:end].lower() if end else ""
+    # The front matter is read only when a hit is in it: an alias or a tag there is a piece of its text
+    # whose neighbours there are never word characters (spaces, quotes, brackets, commas, '#', line ends),
+    # so a hit in the piece is a hit in the whole at the same place.  Most hits' front matter holds none.
+    keys = text[:end].lower() if end and hits.search(text, 0, end) is not None else ""
     props = properties(text, end) if "alias" in keys else {}  # read when a key could name aliases
     aliases = "\n".join(props.get("aliases", ()))
     if aliases and hits.search(aliases) is not None:
