@@ -152,7 +152,7 @@ def score(ranked: list[str], truth: set[str]) -> tuple[float, float]:
 # ------------------------------------------------------------ the two parts
 def enable_meaning(cfg: Path, on: bool = True) -> None:
     text = cfg.read_text()
-    text = re.sub(r"(?m)^search_meaning = (true|false)$", f"search_meaning = {'true' if on else 'false'}", text)
+    text = re.sub(r"(?m)^search_meaning = .*$", f"search_meaning = {'true' if on else 'false'}", text)
     cfg.write_text(text)
 
 

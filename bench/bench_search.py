@@ -86,6 +86,10 @@ def run(args: argparse.Namespace) -> dict:
         runtime = Runtime(load_config(cfg))
         try:
             svc = NotesService(runtime)
+            meaning = runtime.environment(None).meaning  # on where installed (search_meaning "auto")
+            on = meaning is not None
+            if on:  # the default's results: keyword and meaning fused, every vector there
+                meaning.wait_idle(1800)
             svc.search_notes(CALLER, "warm up the index")
             rows = []
             for query, truth in queries.items():
@@ -111,13 +115,14 @@ def run(args: argparse.Namespace) -> dict:
             runtime.close()
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return {"notes": notes, "seed": args.seed, "rows": rows}
+    return {"notes": notes, "seed": args.seed, "meaning": on, "rows": rows}
 
 
 def render(report: dict) -> str:
     rows = report["rows"]
     lines = [
-        f"{report['notes']} notes, seed {report['seed']}, {len(rows)} two-word phrase queries",
+        f"{report['notes']} notes, seed {report['seed']}, {len(rows)} two-word phrase queries, "
+        f"search by meaning {'on' if report.get('meaning') else 'off'}",
         "",
         "| query | notes with the phrase | recall@10 | recall@10 quoted | matched | p50 ms |",
         "| --- | ---: | ---: | ---: | --- | ---: |",

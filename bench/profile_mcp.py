@@ -10,7 +10,8 @@ everything down: read the shares and the calls per call, not the absolute millis
 every resumption of a coroutine as a call, so ``ncalls`` of async functions overstates requests.
 
     python bench/profile_mcp.py [--notes 2000] [--op read|list|search|write|writers] [--calls 200] [--top 40]
-                                [--clock wall|cpu] [--client sdk|lean|lean-modern]
+                                [--clock wall|cpu] [--search rare|common|mid|nohit|two] [--client sdk|lean|lean-modern]
+                                [--meaning false|'"auto"']
 
 ``--op writers``: 32 lean wire clients writing at once (bench_notes' load); for write and writers it also
 prints the server's own time per commit by area (notegate module, library, C function).
@@ -89,7 +90,13 @@ cli.main(sys.argv[3:])
 
 
 async def drive(
-    url: str, token: str, op: str, calls: int, spec: genvault.VaultSpec, client_kind: str | None = None
+    url: str,
+    token: str,
+    op: str,
+    calls: int,
+    spec: genvault.VaultSpec,
+    client_kind: str | None = None,
+    search_kind: str = "common",
 ) -> list[float]:
     if op == "writers":
         return await drive_writers(url, token, calls, spec, client_kind or "lean")
@@ -102,7 +109,8 @@ async def drive(
             elif op == "list":
                 args = ("list_notes", {"folder": spec.list_folder, "limit": 200})
             elif op == "search":
-                args = ("search_notes", {"query": spec.common_terms[0]})
+                queries = bench_notes.search_queries(spec)[SEARCH_KINDS[search_kind]]
+                args = ("search_notes", {"query": queries[i % len(queries)]})
             else:
                 note = await client.call("read_note", {"path": paths[i % len(paths)]})
                 content = note["text"] + f"\nprofiled write {i}\n"
@@ -130,6 +138,9 @@ async def drive_writers(url: str, token: str, calls: int, spec: genvault.VaultSp
 
 
 _SERVER_PROC: list[subprocess.Popen | None] = [None]
+#: ``--search``: bench_notes' query kinds by a short name (its ``search_queries`` keys)
+SEARCH_KINDS = {"rare": "rare term", "common": "common term (every note)", "mid": "mid term", "nohit": "no-hit term",
+                "two": "2-word"}  # fmt: skip
 
 
 def own_time_by_area(stats: pstats.Stats, commits: int) -> str:
@@ -165,6 +176,10 @@ async def main_async(args: argparse.Namespace) -> int:
         spec = genvault.generate(workdir / "src", args.notes, 1)
         cfg = bench_notes.init_directory(workdir / "vault")
         bench_notes.import_vault(cfg, workdir / "src", spec)
+        # Search by meaning as asked: "auto" (the default) embeds every note in the background while the calls
+        # run, so the profile of the door and the keyword path keeps it off unless asked for.
+        text = cfg.read_text()
+        cfg.write_text(text.replace('\nsearch_meaning = "auto"\n', f"\nsearch_meaning = {args.meaning}\n", 1))
         token = bench_notes.bench_token(cfg, workdir / "bench.token")
         port = bench_notes.free_port()
         stats_file = workdir / "serve.prof"
@@ -192,10 +207,10 @@ async def main_async(args: argparse.Namespace) -> int:
         server.spawned_at = time.perf_counter()
         await bench_notes.wait_until_answering(server, token, spec.paths[0], next(iter(spec.rare_terms)))
         warm = 5 if args.op != "writers" else 32  # warm: first-call imports and caches stay out
-        await drive(server.url, token, args.op, warm, spec, args.client)
+        await drive(server.url, token, args.op, warm, spec, args.client, args.search)
         proc.send_signal(signal.SIGUSR1)
         await asyncio.sleep(0.2)
-        samples = await drive(server.url, token, args.op, args.calls, spec, args.client)
+        samples = await drive(server.url, token, args.op, args.calls, spec, args.client, args.search)
         proc.send_signal(signal.SIGUSR2)
         for _ in range(600):
             if stats_file.exists():
@@ -204,8 +219,9 @@ async def main_async(args: argparse.Namespace) -> int:
         await asyncio.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
+        op = f"{args.op} {args.search}" if args.op == "search" else args.op
         print(
-            f"{args.op}: {len(samples)} calls over MCP HTTP, client p50 {statistics.median(samples):.2f} ms "
+            f"{op}: {len(samples)} calls over MCP HTTP, client p50 {statistics.median(samples):.2f} ms "
             f"(under the profiler), {args.notes} notes, {args.clock} clock, {args.client or 'default'} client"
         )
         text = io.StringIO()
@@ -237,6 +253,15 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="who drives the calls (default: sdk for single calls, lean for writers); sdk and lean-modern speak "
         "2026-07-28 (the SDK's modern entry), lean the handshake-era wire (notegate's single-exchange path)",
+    )
+    parser.add_argument(
+        "--search", choices=tuple(SEARCH_KINDS), default="common", help="--op search: the query kind (cycled)"
+    )
+    parser.add_argument(
+        "--meaning",
+        choices=("false", '"auto"'),
+        default="false",
+        help='[server] search_meaning (default false; "auto": on where installed, embedding in the background)',
     )
     parser.add_argument("--save", type=Path, default=None, help="keep the merged stats file here")
     parser.add_argument(

@@ -82,9 +82,11 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.index": "storage",
     "notegate.vault.rowreader": "storage",  # a big catch-up's rows read in a child process (runs one)
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
+    "notegate.vault.meaning_installed": "config",  # search by meaning: is it installed (stat calls only)
     "notegate.vault.meaning_model": "storage",  # search by meaning: the model read from its files, their install
     "notegate.vault.names": "storage",  # exact naming: the names table of the search index
     "notegate.vault.ranked": "storage",  # the ranked statements of a search (a SearchIndex mixin)
+    "notegate.vault.hits": "storage",  # a search's hits: snippets and parts of those kept (a SearchIndex mixin)
     "notegate.vault.bulk": "storage",  # the importer's pack of blobs (writes git objects)
     "notegate.vault.objects": "storage",  # a group commit's objects as bytes (reads git trees)
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)

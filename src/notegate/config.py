@@ -35,24 +35,21 @@ def _port(value: int) -> str | None:
     return None if 0 < value < 65536 else "must be between 1 and 65535"
 
 
-def _meaning_installed(value: bool) -> str | None:
-    """On needs numpy (the ``meaning`` extra) and the model's files (its install step): say so at start, not at
-    the first search."""
-    import importlib.util
-    import sys
+#: ``[server] search_meaning = "auto"``: on where it is installed (the default; notegate.vault.meaning_model).
+MEANING_AUTO = "auto"
 
-    from notegate.vault import meaning_files as files
 
-    if not value:
+def _meaning_setting(value: bool | str) -> str | None:
+    """``true`` needs numpy (the ``meaning`` extra) and the model's files (its install step): say so at start,
+    not at the first search.  ``"auto"`` needs neither: the server says once, at start, when it is off."""
+    if value is False or value == MEANING_AUTO:
         return None
-    missing = ["numpy"] if importlib.util.find_spec("numpy") is None else []  # vault.meaning.MEANING_PACKAGES
-    missing += [name for name in files.FILES if not Path(sys.prefix, *files.PARTS, name).is_file()]
-    return (
-        f"needs the 'meaning' extra and its model (pip install 'notegate[meaning]', then {files.INSTALL_COMMAND}; "
-        f"missing: {', '.join(missing)})"
-        if missing
-        else None
-    )
+    if value is not True:
+        return f'must be true, false or "{MEANING_AUTO}"'
+    from notegate.vault.meaning_installed import install_hint, missing_parts  # looks only: no numpy
+
+    parts = missing_parts()
+    return f"needs the 'meaning' extra and its model ({install_hint(parts)})" if parts else None
 
 
 SERVER_SETTINGS: tuple[Setting, ...] = (
@@ -217,11 +214,13 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search_meaning",
-        bool,
-        False,
+        (bool, str),
+        MEANING_AUTO,
         "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and WordLlama's table, ~90 MiB) "
-        "fused by rank with the keyword search; vectors computed in the background after each write.",
-        _meaning_installed,
+        "fused by rank with the keyword search; vectors computed in the background after each write. "
+        f'"{MEANING_AUTO}": on where it is installed (make installs it), else off, said once in the log and in '
+        "/healthz; true: start refuses without it; false: off.",
+        _meaning_setting,
     ),
 )
 
@@ -375,7 +374,7 @@ class Config:
     tools: ToolsConfig = field(default_factory=ToolsConfig)  # [tools]: rows in notegate.tools.settings
     #: OpenID Connect providers people may log in with ([oidc.NAME]; notegate.oidcconfig)
     oidc: Mapping[str, OidcProvider] = field(default_factory=lambda: MappingProxyType({}), repr=False)
-    search_meaning: bool = False  # the [server] row holds the default (notegate.vault.meaning)
+    search_meaning: bool | str = MEANING_AUTO  # the [server] row holds the default (notegate.vault.meaning_model)
 
     def may_use(self, login: str, name: str) -> bool:
         """Is ``login`` the owner or a member of environment ``name`` *in this file*? The file only seeds

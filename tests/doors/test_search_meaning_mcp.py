@@ -1,5 +1,7 @@
 """Search by meaning as a client meets it: the official SDK client against a real `notegate serve` with
-``[server] search_meaning = true``, the model loaded from its wheel (nothing downloaded)."""
+``[server] search_meaning = "auto"`` (what `notegate init` writes: on where installed) or ``true``, the model
+loaded from its installed files (nothing downloaded); and "auto" where it is not installed: off, said once in
+the log and in /healthz, keyword search as before."""
 
 from __future__ import annotations
 
@@ -7,17 +9,18 @@ import os
 import time
 from pathlib import Path
 
+import httpx2
 import pytest
 
-from notegate.vault.meaning import missing_packages
-from support import Server, mcp_http, mint, text_of
+from notegate.vault.meaning_installed import install_hint, missing_parts
+from support import Server, mcp_http, mint, notegate, text_of
 
 pytestmark = [pytest.mark.anyio]
 
-if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQUIRE_MEANING=1
+if missing_parts():  # the `meaning` extra and the model's files; CI sets NOTEGATE_REQUIRE_MEANING=1
     if os.environ.get("NOTEGATE_REQUIRE_MEANING") == "1":
-        raise RuntimeError(f"search by meaning needs the 'meaning' extra: {missing_packages()} is missing")
-    pytest.skip(f"the 'meaning' extra is not installed ({missing_packages()})", allow_module_level=True)
+        raise RuntimeError(f"search by meaning is not installed: {install_hint(missing_parts())}")
+    pytest.skip(f"search by meaning is not installed ({install_hint(missing_parts())})", allow_module_level=True)
 
 NOTES = {
     # No note holds the word "backup", nor a form of it in its name (a file named backups.md is found by the
@@ -31,12 +34,19 @@ NOTES = {
 }
 
 
+def init_default(directory: Path) -> Path:
+    """A `notegate init` directory as it is made, search by meaning at its default (the tests' ``vault``
+    fixture turns it off)."""
+    done = notegate("init", str(directory))
+    assert done.returncode == 0, done.stderr
+    config = directory / "notegate.toml"
+    assert '\nsearch_meaning = "auto"\n' in config.read_text()  # `notegate init` writes every default
+    return config
+
+
 @pytest.fixture
-def meaning_served(vault: Path):
-    text = vault.read_text()
-    assert "\nsearch_meaning = false\n" in text  # `notegate init` writes every setting with its default
-    vault.write_text(text.replace("\nsearch_meaning = false\n", "\nsearch_meaning = true\n", 1))
-    server = Server(vault).start()
+def meaning_served(tmp_path: Path):
+    server = Server(init_default(tmp_path / "vault")).start()
     try:
         yield server
     finally:
@@ -56,9 +66,13 @@ async def _search_until(client, query: str, path: str, seconds: float = 60.0) ->
 
 
 async def test_a_note_found_by_meaning_says_so_and_a_private_one_only_to_who_may_see_it(
-    meaning_served: Server, vault: Path
+    meaning_served: Server,
 ) -> None:
+    """On by default where installed ("auto"); /healthz says so to the environment's token."""
+    vault = meaning_served.config_path
     owner = mint(vault, name="owner", tier="trusted")
+    health = httpx2.get(f"{meaning_served.url}/healthz", headers={"Authorization": f"Bearer {owner}"}).json()
+    assert health["environments"]["personal"]["meaning"]["status"] == "on", health
     async with mcp_http(meaning_served.url, owner) as client:
         for path, text in NOTES.items():
             args = {"path": path, "content": text, "base_revision": "absent", "confirmed": True}
@@ -126,3 +140,47 @@ async def test_meaning_needs_only_numpy_and_the_model_files(vault: Path, tmp_pat
     finally:
         server.stop()
     assert "blocked by the test" not in server.log.read_text()
+
+
+NUMPY_BLOCKER = '''import sys
+
+class Blocked:
+    """This interpreter has no numpy (notegate installed without the meaning extra)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "numpy":
+            raise ModuleNotFoundError(f"blocked by the test: {name}", name=name)
+        return None
+
+sys.meta_path.insert(0, Blocked())
+'''
+
+
+async def test_auto_without_numpy_is_off_said_once_and_keyword_search_works(tmp_path: Path, monkeypatch) -> None:
+    """``pip install notegate`` without the extra, or the container image: "auto" starts, says once in the log
+    why search by meaning is off (and /healthz, to the environment's token), and searches by keyword."""
+    import support
+
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text(NUMPY_BLOCKER)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(support, "FRESH_INTERPRETER", True)  # a new interpreter, so the blocker runs first
+    vault = init_default(tmp_path / "vault")
+    server = Server(vault).start()
+    try:
+        owner = mint(vault, name="owner", tier="trusted")
+        health = httpx2.get(f"{server.url}/healthz", headers={"Authorization": f"Bearer {owner}"}).json()
+        meaning = health["environments"]["personal"]["meaning"]
+        assert meaning["status"] == "off" and "missing: numpy" in meaning["reason"], health
+        assert "python -m notegate.vault.meaning_model install" in meaning["reason"]
+        async with mcp_http(server.url, owner) as client:
+            path = "howto/cooking.md"
+            args = {"path": path, "content": NOTES[path], "base_revision": "absent", "confirmed": True}
+            assert not (await client.call_tool("write_note", args)).is_error
+            found = (await client.call_tool("search_notes", {"query": "spaghetti"})).structured_content
+            assert [(h["path"], h["matched"]) for h in found["hits"]] == [(path, "all-words")]
+    finally:
+        server.stop()
+    lines = [line for line in server.log.read_text().splitlines() if "search by meaning is off" in line]
+    assert len(lines) == 1 and "missing: numpy" in lines[0], lines

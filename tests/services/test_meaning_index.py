@@ -12,13 +12,13 @@ import pytest
 from notegate.config import load_config
 from notegate.services.notes import NotesService
 from notegate.services.runtime import Runtime
-from notegate.vault.meaning import missing_packages
+from notegate.vault.meaning_installed import install_hint, missing_parts
 from support.callers import make_caller
 
-if missing_packages() is not None:  # the `meaning` extra; CI sets NOTEGATE_REQUIRE_MEANING=1
+if missing_parts():  # the `meaning` extra and the model's files; CI sets NOTEGATE_REQUIRE_MEANING=1
     if os.environ.get("NOTEGATE_REQUIRE_MEANING") == "1":
-        raise RuntimeError(f"search by meaning needs the 'meaning' extra: {missing_packages()} is missing")
-    pytest.skip(f"the 'meaning' extra is not installed ({missing_packages()})", allow_module_level=True)
+        raise RuntimeError(f"search by meaning is not installed: {install_hint(missing_parts())}")
+    pytest.skip(f"search by meaning is not installed ({install_hint(missing_parts())})", allow_module_level=True)
 
 OWNER = make_caller(tier="trusted", client_class="workstation", login="owner")
 
@@ -67,5 +67,41 @@ def test_vectors_follow_writes_and_deletes_and_are_rebuilt_from_git(meaning_vaul
     rt = Runtime(load_config(meaning_vault))
     try:
         assert _vectors(rt) == after  # a file made by another model is emptied and rebuilt
+    finally:
+        rt.close()
+
+
+def test_only_the_hits_returned_are_described(meaning_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit's snippet reads its note from git and scans it: the keyword hits that the fusion with meaning
+    drops are never described (before: every keyword hit was, then fused, then some were thrown away).  The
+    meaning list is fixed here (one note, holding no word of the query), so the fusion is known: the first
+    keyword hit stays first (it holds every word), the meaning hit outranks the second."""
+    import notegate.vault.query as query
+
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        svc = NotesService(rt)
+        notes = {
+            "ideas/plan.md": "# Plan\n\nthe plan for spring, and its plan b\n",
+            "ideas/other.md": "# Other\n\nrelease notes, a plan later, and more words around it\n",
+            "ideas/copies.md": "# Back up your files\n\nCopy the vault folder to another disk every week.\n",
+        }
+        for path, text in notes.items():
+            svc.write_note(OWNER, path, text, "absent", confirmed=True)
+        env = rt.environment(None)
+        assert env.meaning is not None and env.meaning.wait_idle(120)
+        monkeypatch.setattr(env.meaning, "search", lambda *a, **k: [("ideas/copies.md", 0.9)])
+        made: list[int] = []
+        real = query.front_matter_end  # make_snippet asks it once per snippet, and nothing else of query does
+
+        def counted(text: str) -> int:
+            made.append(1)
+            return real(text)
+
+        monkeypatch.setattr(query, "front_matter_end", counted)
+        found = svc.search_notes(OWNER, "plan", limit=2)
+        assert [h.matched for h in found.hits] == ["all-words", "meaning"], found
+        assert found.hits[1].path == "ideas/copies.md" and found.hits[1].snippet.startswith("Back up your files")
+        assert len(made) == 2, made  # the two hits returned, not the keyword hit the meaning hit outranked
     finally:
         rt.close()

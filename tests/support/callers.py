@@ -19,7 +19,12 @@ _TEMPLATES: dict[str, Path] = {}
 def vault_template(factory: pytest.TempPathFactory) -> Path:
     day = datetime.now(UTC).date().isoformat()
     if day not in _TEMPLATES:
-        _TEMPLATES[day] = init_directory(factory.mktemp("vault-template") / "vault").parent
+        config = init_directory(factory.mktemp("vault-template") / "vault")
+        # Search by meaning off: `notegate init` writes "auto" (on where installed), and a test's search results
+        # must not depend on whether the model is installed; the tests of search by meaning turn it on.
+        text = config.read_text()
+        config.write_text(text.replace('\nsearch_meaning = "auto"\n', "\nsearch_meaning = false\n", 1))
+        _TEMPLATES[day] = config.parent
     return _TEMPLATES[day]
 
 

@@ -12,12 +12,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from notegate.vault.frontmatter import front_matter_end
-from notegate.vault.notefields import _HEADING, _headings, matched_part, note_fields, part_of
+from notegate.vault.notefields import (
+    _HEADING,
+    _a_heading_holds,
+    _headings,
+    _tag_list,
+    _tags,
+    matched_part,
+    note_fields,
+    part_of,
+    properties,
+)
 from notegate.vault.query import hit_pattern
 
 PIECES = st.sampled_from(
     ["---", "\n", "\r", " ", "\t", "#", "##", "# ", "aliases: ", "alias:", "tags: ", "Tag:", "- ", "[", "]", ", ",
-     "lang: en", "word", "Word", "other", "the", "é", "東京", "#word", "x#y", "(#tag", "###### h", "####### no"]
+     "lang: en", "word", "Word", "other", "the", "é", "東京", "#word", "x#y", "(#tag", "###### h", "####### no",
+     "'", '"', ":", ",", "wordy", "_", "\u0301"]
 )  # fmt: skip
 TEXTS = st.lists(PIECES, max_size=40).map("".join)
 
@@ -58,10 +69,28 @@ def test_headings_are_the_multiline_patterns_headings(body: str) -> None:
     st.sampled_from(["notes/word.md", "the other.md", "a/b/x.canvas", "plain.md"]),
 )
 def test_part_of_is_matched_part_of_note_fields(text: str, words: list[str], path: str) -> None:
-    for body in (text, "---\n" + text):
+    # The front matter's aliases and tags are read only when a hit is somewhere in it: front matters that
+    # open on an alias or a tag list, whatever the pieces after.
+    for body in (text, "---\n" + text, "---\naliases: " + text, "---\ntags: [" + text):
         pattern = hit_pattern(words)
         assert part_of(path, body, pattern) == matched_part(note_fields(path, body), pattern)
     assert part_of(path, text, None) == "body"
+
+
+@settings(max_examples=400)
+@given(TEXTS, st.lists(st.sampled_from(["word", "the", "h", "tag", "東京", "é", "wor*", "y"]), min_size=1, max_size=3))
+def test_the_headings_and_tags_looked_at_one_by_one_are_the_joined_ones(text: str, words: list[str]) -> None:
+    """part_of's early exits: a heading (a tag) at a time, stopping at the first holding a hit, answers as the
+    search over all of them joined does."""
+    pattern = hit_pattern(words)
+    joined = _headings(text)
+    assert ("#" in text and _a_heading_holds(text, pattern)) == bool(joined and pattern.search(joined))
+    for body in (text, "---\n" + text):
+        end = front_matter_end(body)
+        props = properties(body, end) if end else {}
+        tags = _tags(props, body[end:])
+        one_by_one = any(pattern.search(tag) is not None for tag in _tag_list(props, body[end:]))
+        assert one_by_one == bool(tags and pattern.search(tags))
 
 
 def test_a_heading_found_only_on_a_line_of_its_own() -> None:

@@ -238,6 +238,12 @@ def environment_details(runtime: Runtime, caller: Caller | None) -> dict[str, ob
     env = runtime.environment(name)
     details: dict[str, Any] = {"head": env.store.head(), "indexed": env.index.indexed_commit, "fetch": "ok"}
     details["disk"] = diskspace.health(runtime.policy, runtime.config, name)
+    meaning = env.meaning  # search by meaning: on (its vectors, and whether they are catching up) or why off
+    details["meaning"] = (
+        {"status": "off", "reason": runtime.meaning_off or "off"}
+        if meaning is None
+        else {"status": "on", "vectors": len(meaning.vectors), "catching_up": not meaning.wait_idle(0)}
+    )
     refusal = env.store.refusal
     if refusal is not None:  # what the origin holds and was refused: its short id and how many rules, no paths
         details["fetch"] = "refused"

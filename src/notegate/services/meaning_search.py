@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from notegate.policy import Policy
 from notegate.vault.fusion import MEANING, fuse
-from notegate.vault.index import Hit
+from notegate.vault.hits import Hit, Ranking
 from notegate.vault.query import indexed_text, make_snippet, parse_query
 from notegate.vault.store import ABSENT
 
@@ -39,27 +39,30 @@ def with_meaning(
     env: Environment,
     policy: Policy,
     query: str,
-    hits: list[Hit],
+    ranking: Ranking,
     *,
     folder: str,
     limit: int,
     include_private: bool,
     include_inbox: bool,
 ) -> list[Hit]:
-    """``hits`` (the keyword search's, best first) fused with the meaning search's; unchanged when the
-    environment has no meaning index."""
+    """The keyword search's hits (``ranking``, best first) fused with the meaning search's, each described
+    (snippet, part) once it is kept; the keyword hits alone when the environment has no meaning index."""
     meaning = env.meaning
     if meaning is None:
-        return hits
+        return env.index.describe(ranking)
+    keyword = ranking.hits
     visible = view_filter(policy, folder, include_private, include_inbox)
     # Enough of the meaning list to fill ``limit`` whatever the overlap: its note at rank r has r notes of its
     # own list above it, and only those the keyword list also holds can have dropped out of the top.
-    near = meaning.search(query, limit=limit + len(hits), visible=visible)
+    near = meaning.search(query, limit=limit + len(keyword), visible=visible)
     if not near:
-        return hits
+        return env.index.describe(ranking)
     cosine = dict(near)
-    by_path = {h.path: h for h in hits}
-    fused = fuse([(h.path, h.matched) for h in hits], [p for p, _s in near], limit)
+    fused = fuse([(h.path, h.tier) for h in keyword], [p for p, _s in near], limit)
+    # Only the keyword hits the fusion kept are described: each reads its note from git and scans it.
+    kept = {item.path for item in fused if item.keyword_rank is not None}
+    by_path = {h.path: h for h in env.index.describe(ranking, kept)}
     listing = env.store.listing()
     parsed = parse_query(query)
     words = parsed.words() if parsed is not None else []
@@ -69,12 +72,13 @@ def with_meaning(
         if hit is not None:
             out.append(hit)
             continue
-        if (listing.notes.get(item.path) or listing.attachments.get(item.path, ABSENT)) == ABSENT:
+        blob = listing.notes.get(item.path) or listing.attachments.get(item.path, ABSENT)
+        if blob == ABSENT:
             continue  # deleted since it was embedded: the background catch-up drops its vector
         out.append(
             Hit(
                 path=item.path,
-                snippet=_snippet(env, item.path, words),
+                snippet=_snippet(env, item.path, blob, words),
                 score=cosine[item.path],  # a meaning hit's score is its cosine with the query
                 inbox=policy.is_inbox(item.path),
                 matched=MEANING,
@@ -84,8 +88,8 @@ def with_meaning(
     return out
 
 
-def _snippet(env: Environment, path: str, words: list[str]) -> str:
-    blob = env.store.blob_id(path)
+def _snippet(env: Environment, path: str, blob: str, words: list[str]) -> str:
+    """A meaning hit's snippet, from its blob at the tip (the listing's: no tree walk)."""
     try:
         text = indexed_text(path, env.store.read_unverified_blob_fast(blob))
     except (KeyError, ValueError):

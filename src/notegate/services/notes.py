@@ -416,7 +416,7 @@ class NotesService(WriteRecipe):
             self._check_reader(caller)
             env.index.catch_up(env.store)
             limit = max(1, min(limit, MAX_SEARCH_LIMIT))
-            hits = env.index.search(
+            ranking = env.index.rank(
                 query[:500],
                 folder=fpath.value,
                 limit=limit,
@@ -427,7 +427,7 @@ class NotesService(WriteRecipe):
                 env,
                 self.policy,
                 query[:500],
-                hits,
+                ranking,
                 folder=fpath.value,
                 limit=limit,
                 include_private=sees_private(caller),

@@ -108,6 +108,10 @@ class Runtime:
         self._syncing: set[str] = set()  # environments whose fetch is running now
         #: environment -> clock time of its last fetch that reached the origin (the /metrics fetch lag)
         self.last_fetch: dict[str, float] = {}
+        from notegate.vault.meaning_installed import off_reason  # looks for numpy and the model's files
+
+        #: None when search by meaning is on; else why not ([server] search_meaning; /healthz shows it)
+        self.meaning_off = off_reason(config.search_meaning)
 
     def env_dir(self, name: str) -> Path:
         return env_dir(self.config.state_dir, name)
@@ -146,8 +150,8 @@ class Runtime:
         store.record = functools.partial(self._record_provenance, name)  # who made it, before it is pushed
         index = SearchIndex(directory / "index.sqlite", self.classify, policy_fingerprint(self.policy))
         env = Environment(name=name, store=store, index=index)
-        if self.config.search_meaning:
-            from notegate.vault.meaning import MeaningIndex  # numpy and the model: only when asked for
+        if self.meaning_off is None:
+            from notegate.vault.meaning import MeaningIndex  # numpy and the model: only when on
 
             env.meaning = MeaningIndex(directory / "meaning.sqlite")
         try:  # start from the origin's truth (a crash may have left a pushed commit unrecorded here)
@@ -197,6 +201,8 @@ class Runtime:
             target=names.warm, args=(self.policy.instruction_files,), name="warm-names", daemon=True
         )
         warm.start()
+        if self.meaning_off is not None and self.config.search_meaning is not False:  # "auto", not installed
+            log.warning("search by meaning is off: %s; searches use the words only", self.meaning_off)
         if not background_index:
             warm.join()
         for name in self.config.environments:

@@ -18,21 +18,18 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import closing, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 
 from notegate.sqlite import LocalSQLite
 from notegate.vault import names, rowreader
 from notegate.vault.canvas import is_canvas
-from notegate.vault.notefields import part_of
+from notegate.vault.hits import Describing, Hit, Ranked, Ranking
 from notegate.vault.query import (
     FIELDS,
     TOKENIZER,
     Term,
     field_values,
-    hit_pattern,
     indexed_text,
-    make_snippet,
     parse_query,
 )
 
@@ -40,6 +37,7 @@ from notegate.vault.query import (
 from notegate.vault.query import MATCH_TIERS as MATCH_TIERS
 from notegate.vault.query import MAX_QUERY_TERMS as MAX_QUERY_TERMS
 from notegate.vault.query import fts_query as fts_query
+from notegate.vault.query import make_snippet as make_snippet
 from notegate.vault.query import segmented as segmented
 from notegate.vault.ranked import COMMON_SCORE as COMMON_SCORE
 from notegate.vault.ranked import INBOX_HIDDEN as INBOX_HIDDEN
@@ -92,16 +90,6 @@ HISTORY_WALK_LIMIT = 2000
 #: (``remember_last_commit``). Why: each walked commit is a tree diff that re-lists every folder it touched,
 #: and an import's batches touch most folders: at 100,000 notes (51 commits) the walk was 46 of 122 s CPU.
 FULL_BUILD_WALK_LIMIT = 16
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str
-    snippet: str
-    score: float
-    inbox: bool
-    matched: str = "all-words"  # the tier that found it (MATCH_TIERS)
-    part: str = "body"  # the part its words are in (notefields.PARTS)
 
 
 Classifier = Callable[[str], tuple[bool, bool]]  # path -> (private, inbox)
@@ -169,7 +157,7 @@ def _empty_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-class SearchIndex(RankedStatements):
+class SearchIndex(RankedStatements, Describing):
     """The FTS5 index of one environment's notes."""
 
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
@@ -496,18 +484,36 @@ class SearchIndex(RankedStatements):
         include_private: bool = False,
         include_inbox: bool = False,
     ) -> list[Hit]:
+        """:meth:`rank`, then :meth:`describe` every hit: the hits in order, each with its snippet and part."""
+        ranking = self.rank(
+            query, folder=folder, limit=limit, include_private=include_private, include_inbox=include_inbox
+        )
+        return self.describe(ranking)
+
+    def rank(
+        self,
+        query: str,
+        *,
+        folder: str = "",
+        limit: int = 20,
+        include_private: bool = False,
+        include_inbox: bool = False,
+    ) -> Ranking:
         """The tiers of :func:`parse_query` in order, each ranked by bm25 and without the notes an earlier
         tier returned: the phrase, then all the words, until ``limit`` hits; any word only when neither found
         a note (a fallback: OR over common words scores most of the vault, 15-90 ms at 10,000 notes, and
         notes holding one word of several are noise next to notes holding them all).  Visibility (private
         table, inbox, folder) is part of every statement, before its LIMIT.  A note the query names exactly
-        (its file name, first heading or an alias, any case: ``vault/names.py``) comes first."""
+        (its file name, first heading or an alias, any case: ``vault/names.py``) comes first.
+
+        The hits come without their snippets and parts (:meth:`describe`).  Why apart: those read each hit's
+        text from git, and a caller that keeps only some of the hits (the fusion with search by meaning
+        drops keyword hits) should not pay for the others."""
         parsed = parse_query(query, self.languages())
         if parsed is None:
-            return []
+            return Ranking((), (), ())
         tables = ("fts", "fts_private") if include_private else ("fts",)
         parsed = parsed.keeping(self._held(tables, parsed.probes()), self._stems_held(parsed.stemmed_words()))
-        words = parsed.forms()
         taken: dict[str, list[int]] = {"fts": [], "fts_private": []}
         where, params = self._filters("fts", folder, include_inbox)
         if not include_private:
@@ -515,16 +521,16 @@ class SearchIndex(RankedStatements):
         named = names.lookup(self._conn(), names.query_key(query), where, params, limit)
         for row in named:
             taken[row[4]].append(row[0])
-        hits = self._hits(named, words, parsed.tiers()[0][0], None)
+        first = parsed.tiers()[0][0]
+        ranked = [Ranked(r[0], r[1], -float(r[2]), bool(r[3]), first, r[5]) for r in named]
         for tier, expr in parsed.tiers():
-            if len(hits) >= limit or (tier == "any-word" and hits):
+            if len(ranked) >= limit or (tier == "any-word" and ranked):
                 break
             found = self._run(
-                tier, parsed.terms, expr, folder, limit - len(hits), include_private, include_inbox, taken
+                tier, parsed.terms, expr, folder, limit - len(ranked), include_private, include_inbox, taken
             )
-            phrase = parsed.terms if tier == "phrase" else None
-            hits += self._hits(found, words, tier, phrase)
-        return hits
+            ranked += [Ranked(r[0], r[1], -float(r[2]), bool(r[3]), tier) for r in found]
+        return Ranking(tuple(ranked), tuple(parsed.forms()), parsed.terms)
 
     def _run(
         self,
@@ -576,41 +582,6 @@ class SearchIndex(RankedStatements):
             value = self._meta(LANGUAGES_META)
             self._languages = tuple(value.split(",")) if value else ()
         return self._languages
-
-    def _hits(self, ranked: list[tuple], words: list[str], tier: str, phrase: tuple[Term, ...] | None) -> list[Hit]:
-        """Hits of ranked rows, each with its snippet and the part it matched in (a named row: the part its
-        name is; else the first part holding a word or form of the query)."""
-        if not ranked:
-            return []
-        bodies = self._bodies([r[0] for r in ranked])
-        pattern = hit_pattern(words) if words else None
-        return [
-            Hit(
-                path=r[1],
-                snippet=make_snippet(bodies.get(r[0], ""), words, phrase=phrase),
-                score=-float(r[2]),
-                inbox=bool(r[3]),
-                matched=tier,
-                part=r[5] if len(r) > 5 else part_of(r[1], bodies.get(r[0], ""), pattern),
-            )
-            for r in ranked
-        ]
-
-    def _bodies(self, ids: list[int]) -> dict[int, str]:
-        """The indexed text of each row (by id), read from git by its blob id: a contentless FTS table holds
-        none.  A row whose blob cannot be read (no store yet, an object gone) has no snippet, and is still a hit."""
-        store = self._store
-        if store is None or not ids:
-            return {}
-        marks = ",".join("?" for _ in ids)
-        rows = self._conn().execute(f"SELECT id, path, blob FROM notes WHERE id IN ({marks})", ids).fetchall()  # noqa: S608
-        bodies: dict[int, str] = {}
-        for rowid, path, blob in rows:
-            try:
-                bodies[rowid] = indexed_text(path, store.read_unverified_blob_fast(blob))
-            except (KeyError, ValueError):
-                continue
-        return bodies
 
     def _rank(
         self,

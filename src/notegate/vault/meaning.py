@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from notegate.sqlite import LocalSQLite
-from notegate.vault import meaning_files as files
 from notegate.vault.query import indexed_text, title_of
 
 if TYPE_CHECKING:
@@ -64,23 +63,6 @@ BLOCK_ROWS = 8192  # rows per block of the query's product: bounds its temporari
 MIN_COSINE = 0.20
 #: The background thread's niceness (Linux: per thread); the embedder yields the cores to requests.
 NICE = 10
-
-
-MEANING_PACKAGES = ("numpy",)  # the ``meaning`` extra; the model's files come from its install step
-
-
-def missing_packages() -> str | None:
-    """None when search by meaning can run: the ``meaning`` extra and the model's files installed; else what
-    is missing first."""
-    import importlib.util
-
-    from notegate.vault.meaning_model import missing
-
-    package = next((name for name in MEANING_PACKAGES if importlib.util.find_spec(name) is None), None)
-    if package is not None:
-        return package
-    name = missing()
-    return f"the model's {name} ({files.INSTALL_COMMAND})" if name else None
 
 
 def note_text(path: str, data: bytes) -> str:

@@ -14,6 +14,9 @@ Pure: names and digests only.
 
 from __future__ import annotations
 
+#: The ``meaning`` extra (pyproject.toml): what search by meaning imports beside the standard library.
+MEANING_PACKAGES = ("numpy",)
+
 PACKAGE = "wordllama"
 VERSION = "0.4.0.post1"
 #: One wheel of the release, whatever the machine (the files are data, the same in every wheel of it): pip

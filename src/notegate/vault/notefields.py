@@ -14,6 +14,7 @@ it skips.  Everything here is linear in the note's text.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from notegate.vault.frontmatter import front_matter_end
@@ -22,6 +23,9 @@ from notegate.vault.frontmatter import front_matter_end
 #: a note adds its own value to the MCP door's ``Part`` (a hit found by meaning says "meaning").
 PARTS = ("title", "alias", "heading", "tag", "body")
 _H1 = re.compile(r"^# +(.+?)\s*$", re.MULTILINE)
+#: :data:`_H1` after the first line: a pattern starting with the literal ``\n#`` (scanned for at C speed, not
+#: tried at every position of the note's top).
+_H1_AFTER_NL = re.compile(r"\n# +(.+?)\s*$", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 #: :data:`_HEADING` over ``"\n" + body``: the same headings (every line start is then after a newline), but a
 #: pattern that starts with the literal ``\n#`` is scanned for at C speed, not tried at every position (~4x).
@@ -98,7 +102,8 @@ def _tags(props: dict[str, list[str]], body: str) -> str:
 def _title(path: str, text: str) -> tuple[str, str]:
     """The file name without its extension, and the first level-one heading ('' when none)."""
     name = path.rsplit("/", 1)[-1].removesuffix(".md").removesuffix(".canvas")
-    first = _H1.search(text[:_TITLE_CHARS])
+    head = text[:_TITLE_CHARS]
+    first = _H1.match(head) or _H1_AFTER_NL.search(head)  # _H1.search(head): its first line, then the rest
     return name, first.group(1) if first else ""
 
 
@@ -128,21 +133,43 @@ def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
     if hits.search(f"{name} {heading}" if heading else name) is not None:
         return "title"
     end = front_matter_end(text)
-    keys = text[:end].lower() if end else ""
+    # The front matter is read only when a hit is in it: an alias or a tag there is a piece of its text
+    # whose neighbours there are never word characters (spaces, quotes, brackets, commas, '#', line ends),
+    # so a hit in the piece is a hit in the whole at the same place.  Most hits' front matter holds none.
+    keys = text[:end].lower() if end and hits.search(text, 0, end) is not None else ""
     props = properties(text, end) if "alias" in keys else {}  # read when a key could name aliases
     aliases = "\n".join(props.get("aliases", ()))
     if aliases and hits.search(aliases) is not None:
         return "alias"
     body = text[end:]
-    headings = _headings(body)
-    if headings and hits.search(headings) is not None:
+    if "#" in body and _a_heading_holds(body, hits):
         return "heading"
     if not props and "tag" in keys:  # the front matter's tags, read only now
         props = properties(text, end)
-    tags = _tags(props, body)
-    if tags and hits.search(tags) is not None:
+    if any(hits.search(tag) is not None for tag in _tag_list(props, body)):
         return "tag"
     return "body"
+
+
+def _a_heading_holds(body: str, hits: re.Pattern[str]) -> bool:
+    """``hits.search(_headings(body))`` found something: each heading looked at in turn, stopping at the first
+    that holds a hit, the body not copied.  Why: a common word is in an early heading of most notes, and
+    reading all of a long note's headings first was most of its part's cost.  The same answer: a hit is word
+    characters (or a script's own characters) only, so it never spans the newline that joins two headings."""
+    first = _HEADING.match(body)  # the first line (``_headings`` reads it after the "\n" it adds)
+    if first is not None and hits.search(first.group(1)) is not None:
+        return True
+    return any(hits.search(m.group(1)) is not None for m in _HEADING_AFTER_NL.finditer(body))
+
+
+def _tag_list(props: dict[str, list[str]], body: str) -> Iterator[str]:
+    """:func:`_tags`'s tags one by one, lazily (repeats included: a hit's part only asks whether one holds a hit)."""
+    for tag in props.get("tags", []):
+        yield tag.lstrip("#")
+    if "#" in body:
+        for m in _INLINE_TAG.finditer(body):
+            if m.start() == 0 or body[m.start() - 1] in _BEFORE_TAG:
+                yield m.group(1)
 
 
 def matched_part(fields: NoteFields, hits: re.Pattern[str] | None) -> str:

@@ -359,11 +359,32 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     past such a match (``finditer``) misses nothing.  Falls back to the one pattern when lowering changes the
     length (positions would not map back), a term does not start with a word character, or one starts with
     a character of an unspaced script (found anywhere, not at a word's start) (``hits``: that pattern, when
-    the caller has it already)."""
-    low = body.lower()
-    if len(low) != len(body) or not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
+    the caller has it already).
+
+    A long ASCII note is lowered and scanned in its first :data:`FIRST_CHUNK` characters first.  Why: most
+    hits are found near the top, and lowering a 150 KB note to find a word in its first line was most of its
+    snippet's cost.  A match there that ends before the chunk's end is the whole text's first: a term's
+    match never crosses a non-word character, so every attempt that started earlier and ran into the chunk's
+    end lies in one word with it, and such a match does not start a word."""
+    if not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
         return (hits or _hit_pattern(terms)).search(body)
     pattern = _lowered_pattern(tuple(terms))
+    if len(body) > FIRST_CHUNK and body.isascii():  # ASCII: lowering keeps every position
+        chunk = body[:FIRST_CHUNK].lower()
+        match = _first_start(pattern, chunk)
+        if match is not None and match.end() < len(chunk):
+            return match
+    low = body.lower()
+    if len(low) != len(body):
+        return (hits or _hit_pattern(terms)).search(body)
+    return _first_start(pattern, low)
+
+
+#: How much of a long ASCII note :func:`_first_word` scans before the whole of it.
+FIRST_CHUNK = 4096
+
+
+def _first_start(pattern: re.Pattern[str], low: str) -> re.Match[str] | None:
     for match in pattern.finditer(low):
         if match.start() == 0 or not _WORD_START.match(low, match.start() - 1):
             return match
@@ -373,23 +394,46 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
 _WORD_START = re.compile(r"\w")
 
 
+def _any_of(*marks: str) -> re.Pattern[str] | None:
+    """One pattern finding any of ``marks`` (a literal scan at C speed; None for none: always run the pass)."""
+    return re.compile("|".join(re.escape(m) for m in marks)) if marks else None
+
+
 #: Markdown's marks, dropped from a snippet's window so it reads as plain text (the hits are then the only
 #: ``**`` in it): a link or embed as its label, headings', quotes' and lists' leading marks, emphasis, code
-#: ticks, highlights and HTML tags; runs of white space as one space.
+#: ticks, highlights and HTML tags; runs of white space as one space.  Each pass's third value: a pattern of
+#: strings one of which every match of its pattern holds, so a window holding none of them is left as it is
+#: without running the pattern (most windows hold no link, no list mark): the same text, for one literal scan
+#: instead of a regex pass that tries every position.
 _MARKUP = (
-    (re.compile(r"!?\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]"), r"\1"),
-    (re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)"), r"\1"),
-    (re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?(?:\[![^\]]*\][+-]?[ \t]*)?|[-*+][ \t]+(?:\[.\][ \t]+)?)", re.M), ""),
-    (re.compile(r"\*\*|__|==|~~|`+|\[\[|\]\]|<[^<>\n]{1,200}>"), ""),
-    (re.compile(r"\s+"), " "),
+    (re.compile(r"!?\[\[(?:[^\[\]|]*\|)?([^\[\]]*)\]\]"), r"\1", _any_of("[[")),
+    (re.compile(r"!?\[([^\[\]]*)\]\([^()\s]*\)"), r"\1", _any_of("](")),
+    (
+        re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?(?:\[![^\]]*\][+-]?[ \t]*)?|[-*+][ \t]+(?:\[.\][ \t]+)?)", re.M),
+        "",
+        _any_of("#", ">", "-", "*", "+"),
+    ),
+    (
+        re.compile(r"\*\*|__|==|~~|`+|\[\[|\]\]|<[^<>\n]{1,200}>"),
+        "",
+        _any_of("**", "__", "==", "~~", "`", "[[", "]]", "<"),
+    ),
+    (re.compile(r"\s+"), " ", _any_of()),
 )
 
 
 def plain(text: str) -> str:
     """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only."""
-    for pattern, repl in _MARKUP:
-        text = pattern.sub(repl, text)
+    for pattern, repl, triggers in _MARKUP:
+        if triggers is None or triggers.search(text) is not None:
+            text = pattern.sub(repl, text)
     return text
+
+
+def _bold(match: re.Match[str]) -> str:
+    """A hit in **bold**.  Why a function and not a replacement template (group 0 between the marks): on
+    Python 3.11 a template is expanded by Python code for every match (~1.5x slower over a search's windows)."""
+    return f"**{match.group(0)}**"
 
 
 def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None) -> str:
@@ -414,5 +458,5 @@ def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None
         return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
     start = max(offset, offset + first.start() - SNIPPET_RADIUS)
     end = min(len(body), offset + first.end() + SNIPPET_RADIUS)
-    window = pattern.sub(lambda m: f"**{m.group(0)}**", plain(body[start:end]))
+    window = pattern.sub(_bold, plain(body[start:end]))
     return ("…" if start > offset else "") + window.strip() + ("…" if end < len(body) else "")
