@@ -24,7 +24,7 @@ def _difflib(old: list[str], new: list[str]) -> list[str]:
     return list(difflib.unified_diff(old, new, fromfile="a/n.md (old)", tofile="b/n.md (new)"))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(old=TEXTS, added=st.lists(LINES, max_size=12))
 def test_an_append_diff_is_difflibs(old: list[str], added: list[str]) -> None:
     new = old + added
@@ -37,7 +37,7 @@ def test_an_append_diff_is_difflibs(old: list[str], added: list[str]) -> None:
     assert ours == _difflib(old, new)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(old=TEXTS, new=TEXTS)
 def test_anything_but_an_append_is_left_to_difflib(old: list[str], new: list[str]) -> None:
     ours = appended_diff(old, new, "a/n.md (old)", "b/n.md (new)")
