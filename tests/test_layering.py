@@ -52,6 +52,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.frontmatter": "pure",
     "notegate.vault.formats": "pure",
     "notegate.vault.lines": "pure",
+    "notegate.vault.linediff": "pure",  # the unified diff of a pure append, without difflib's matcher
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)

@@ -76,7 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port or config.port
     listener = bind_listener(host, port)  # a busy port is refused here, before anything says "serving"
     runtime = Runtime(config)
-    app = create_app(runtime, host=host, port=port)
+    app = create_app(runtime, host=host, port=port, settle_heap=True)
     eventlog.configure(args.log_format)
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)

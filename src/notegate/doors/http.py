@@ -53,6 +53,7 @@ from notegate.auth.grants import Grants, owners_in
 from notegate.auth.oauth import NotegateOAuthProvider, access_token, static_access_token
 from notegate.auth.oauth_routes import auth_settings, oauth_routes
 from notegate.auth.tokens import TokenRecord
+from notegate.doors import heap
 from notegate.doors.guard import (
     MCP_PATHS,
     VERIFIED,
@@ -252,8 +253,16 @@ def environment_details(runtime: Runtime, caller: Caller | None) -> dict[str, ob
 
 
 def create_app(
-    runtime: Runtime, *, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, consent: ConsentBackend | None = None
+    runtime: Runtime,
+    *,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    consent: ConsentBackend | None = None,
+    settle_heap: bool = False,
 ) -> Starlette:
+    """``settle_heap``: freeze the start-up heap once the environments are open (:mod:`notegate.doors.heap`);
+    ``notegate serve`` sets it, being the whole process; an app served inside another process (the tests')
+    leaves that process's collector alone."""
     url = base_url(runtime, host, port)
     provider = DoorOAuthProvider(runtime.state, runtime.config, issuer=url, resource=f"{url}/mcp", clock=runtime.clock)
     services = Services.build(runtime)
@@ -353,6 +362,8 @@ def create_app(
         # thread holds its own SQLite connections and page caches: bounding them bounds memory.
         anyio.to_thread.current_default_thread_limiter().total_tokens = WORKER_THREADS
         await anyio.to_thread.run_sync(lambda: runtime.open_all(background_index=True))
+        if settle_heap:
+            heap.settle()  # what start loaded is kept out of every later collection (doors/heap.py)
         event("start", url=url, mcp=f"{url}/mcp", environments=",".join(runtime.config.environments))
         metrics.start()
         async with mcp.session_manager.run(), anyio.create_task_group() as tasks:

@@ -70,16 +70,31 @@ def parts(config, environment: str) -> list[Part]:
 
 
 def free_bytes(path: Path) -> int | None:
-    """Bytes an unprivileged writer may still use on the disk holding ``path`` (or its nearest folder)."""
-    for candidate in (path, *path.parents):
+    """Bytes an unprivileged writer may still use on the disk holding ``path`` (or its nearest folder).
+
+    The parents are walked only when ``path`` is missing: on every write ``path`` exists, and spelling out all
+    its parents first (``*path.parents``) cost more than the three ``statvfs`` calls themselves."""
+    try:
+        return _free_at(path)
+    except FileNotFoundError:
+        pass
+    for candidate in path.parents:
         try:
-            st = os.statvfs(candidate)
+            return _free_at(candidate)
         except FileNotFoundError:
             continue
-        except OSError:
-            return None
-        return st.f_bavail * st.f_frsize
     return None
+
+
+def _free_at(path: Path) -> int | None:
+    """``statvfs`` of ``path``: None when it cannot answer; FileNotFoundError when ``path`` is not there."""
+    try:
+        st = os.statvfs(path)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def rooms(config, environment: str) -> list[Room]:

@@ -68,6 +68,7 @@ from notegate.services.previews import Previews, preview_key
 from notegate.services.results import WriteResult
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.commits import commit_message
+from notegate.vault.linediff import appended_diff
 from notegate.vault.paths import AttachmentPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
 
@@ -75,12 +76,11 @@ MAX_DIFF_CHARS = 60_000
 
 
 def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=f"a/{path} ({old_label})",
-        tofile=f"b/{path} ({new_label})",
-    )
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    fromfile, tofile = f"a/{path} ({old_label})", f"b/{path} ({new_label})"
+    lines = appended_diff(before, after, fromfile, tofile)  # an append: the same lines, without the matcher
+    if lines is None:
+        lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=tofile)
     text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     if len(text) > MAX_DIFF_CHARS:
         text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 from notegate.state.db import StateCore, _storable
 
@@ -29,13 +31,19 @@ class AuditTables(StateCore):
         outcome: str,
         commit_id: str | None = None,
     ) -> None:
+        """One row, committed before this returns; rows of calls that end at once share one transaction
+        (:mod:`notegate.state.grouped`: one WAL sync for a group commit's calls instead of one each)."""
         values = (environment, login, client, client_class, tier, session, tool, path, outcome, commit_id)
+        self._audit_group.write((now, *(_storable(v) for v in values)))
+
+    def _insert_audit(self, rows: Sequence[tuple[Any, ...]]) -> None:
         with self.tx() as db:
-            db.execute(
-                "INSERT INTO audit (at, environment, login, client, client_class, tier, session, tool, path,"
-                " outcome, commit_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (now, *(_storable(v) for v in values)),
-            )
+            for row in rows:
+                db.execute(
+                    "INSERT INTO audit (at, environment, login, client, client_class, tier, session, tool, path,"
+                    " outcome, commit_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    row,
+                )
 
     def audit_rows(
         self,

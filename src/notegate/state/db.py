@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Self
 
 from notegate.sqlite import LocalSQLite
+from notegate.state.grouped import GroupedRows
 from notegate.state.schema import (
     MIGRATIONS,
     MIGRATIONS_SCHEMA,
@@ -51,6 +52,8 @@ class StateCore:
         PostgreSQL keeps its own default, ``synchronous_commit = on``, which notegate never turns off."""
         self.path = path
         self.dialect = "postgres" if url else "sqlite"
+        #: audit rows of calls that end at once, one transaction per group (AuditTables.audit)
+        self._audit_group = GroupedRows(lambda rows: self._insert_audit(rows))  # type: ignore[attr-defined]
         if url:
             from notegate.postgres import LocalPostgres
 
