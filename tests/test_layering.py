@@ -24,6 +24,8 @@ LAYER_OF: dict[str, str] = {
     "notegate.settings": "pure",
     "notegate.globs": "pure",
     "notegate.network": "pure",  # the default host and port, the loopback names: constants only
+    "notegate.strictjson": "pure",  # strict JSON (no repeated key, no NaN): the gate, contracts, the backup manifest
+    "notegate.asgibody": "pure",  # a body read once, handed on: the middlewares that read a body first
     "notegate.policyfile": "pure",
     "notegate.policy": "pure",  # the package: every decision, re-exported by its __init__
     "notegate.policy.decision": "pure",  # Decision, allow, deny, Action

@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 from starlette.middleware import Middleware
 
+from notegate.asgibody import replayed
 from notegate.auth.ratelimit import TokenBuckets, source_of
 from notegate.errors import NotegateError
 
@@ -173,17 +174,7 @@ class BodyCap:
             )
             await oauth_error(408, "invalid_request", refused, ((b"connection", b"close"),))(send)
             return
-        body = b"".join(chunks)
-        sent = False
-
-        async def replay() -> Message:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replayed(b"".join(chunks), receive), send)
 
 
 class AnonymousLimits:

@@ -16,11 +16,11 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from notegate.asgibody import replayed
 from notegate.auth.oauth_core import TokenGrant
 from notegate.auth.tokens import TokenRecord
 from notegate.config import server_default
 from notegate.doors.admission import credit_peer
-from notegate.doors.single_exchange import replayed
 from notegate.errors import NotegateError, http_status
 from notegate.policy import decide_host
 from notegate.services.eventlog import event

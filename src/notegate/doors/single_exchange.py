@@ -59,6 +59,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.responses import Response
 
+from notegate.asgibody import replayed
+
 Scope = dict[str, Any]
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -176,18 +178,3 @@ def _one_request(body: bytes) -> JSONRPCRequest | None:
     if not isinstance(message, JSONRPCRequest) or message.method == "initialize":
         return None
     return message
-
-
-def replayed(body: bytes, receive: Receive) -> Receive:
-    """A receive that gives the body already read once, then whatever the connection sends next (the guard reads
-    a body to check its size, this reads it to classify the request; the app behind either reads it again)."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay

@@ -42,6 +42,7 @@ from joserfc import jws
 from joserfc.errors import JoseError
 from joserfc.jwk import ECKey
 
+import notegate.strictjson as strictjson
 from notegate.auth.ratelimit import TokenBuckets, source_of
 from notegate.doors.admission import credit_peer
 from notegate.errors import NotegateError, sentence
@@ -106,21 +107,12 @@ def _b64json(part: str) -> Any:
     return json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError("repeated key")
-        out[key] = value
-    return out
-
-
 def parse_json_body(raw: bytes) -> Any:
     """The body as JSON, refusing repeated keys (CouchDB and the gate could read ``{"_id": a, "_id": b}``
     differently) and anything that is not UTF-8 JSON."""
     try:
-        return json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except (ValueError, RecursionError, UnicodeDecodeError):
+        return strictjson.loads(raw)
+    except (ValueError, RecursionError):
         raise GateRefused("the body is not UTF-8 JSON, or it repeats a key", rule="livesync-body-not-json") from None
 
 

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import notegate.strictjson as strictjson
 from notegate.errors import NotegateError
 
 FORMAT = "notegate-backup"
@@ -135,15 +136,6 @@ class Seal:
 
 
 # ------------------------------------------------------------------ strict reading
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    doc: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in doc:
-            raise ManifestInvalid(f"the key '{_shown(key)}' appears twice")
-        doc[key] = value
-    return doc
-
-
 def _shown(text: str) -> str:
     """A key or value named in a refusal: short and escaped (it comes from a file anyone could have written)."""
     return text[:40].encode("unicode_escape").decode("ascii")
@@ -153,16 +145,14 @@ def _load(raw: bytes, limit: int, what: str) -> Any:
     if len(raw) > limit:
         raise ManifestInvalid(f"the {what} is larger than {limit} bytes")
     try:
-        text = raw.decode("utf-8")
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
-    except ManifestInvalid:
-        raise
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return strictjson.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        key, constant = strictjson.repeated_key(exc), strictjson.constant_named(exc)
+        if key is not None:
+            raise ManifestInvalid(f"the key '{_shown(key)}' appears twice") from None
+        if constant is not None:
+            raise ManifestInvalid(f"the manifest holds {constant}, which is not JSON") from None
         raise ManifestInvalid(f"the {what} is not JSON ({type(exc).__name__})") from None
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ManifestInvalid(f"the manifest holds {name}, which is not JSON")
 
 
 def _object(value: Any, keys: set[str], where: str) -> dict[str, Any]:

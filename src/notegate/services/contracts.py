@@ -34,6 +34,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+import notegate.strictjson as strictjson
 from notegate.contracts import Contract, Dropped, Plan, PlanContext, builtins
 from notegate.errors import NotegateError, PolicyDenied, StaleRevision
 from notegate.policy import Caller, decide_connector_task, decide_contract, decide_contract_door
@@ -84,24 +85,11 @@ class _Audit:
     extra: list[str] = field(default_factory=list)
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError("a key is repeated")
-        out[k] = v
-    return out
-
-
 def parse_body(body: bytes) -> Any:
     """Strict JSON: UTF-8, one value, no repeated key, no NaN or Infinity."""
     try:
-        return json.loads(body.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return strictjson.loads(body)
+    except (ValueError, RecursionError) as exc:
         raise NotegateError(
             f"the body is not one strict JSON value ({type(exc).__name__})", rule="contract-body-not-json"
         ) from None
