@@ -152,6 +152,7 @@ PURE_STDLIB = {
     "collections",
     "copy",
     "dataclasses",
+    "difflib",  # the diff a write is answered with (vault/linediff.py): string work
     "datetime",
     "enum",
     "functools",

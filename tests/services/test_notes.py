@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import notegate.policy.plan as planner
+import notegate.policy.tally as planner  # the planner asks each file of its Tally
 from notegate.config import load_config
 from notegate.errors import (
     ContentRejected,

@@ -121,3 +121,23 @@ PLACEHOLDER = re.compile(
     r"|your[_-]?(?:own[_-]?)?(?:api[_-]?)?(?:key|token|secret|pass)",
     re.IGNORECASE,
 )
+
+
+def describe_where(finding: Finding, scanned: str, new_at: int, own_at: int) -> str:
+    """Where a credential is, in words the caller can act on. ``scanned`` is what was scanned: the seam
+    (the note's end, for an append) up to ``new_at``, then the new text, whose caller's own words begin at
+    ``own_at``. A position inside those words is counted from their start; one in what the server added
+    before them (an inbox item's title) is said to be in the item; one that starts in the note's end is
+    said to be where the text joins it."""
+    if own_at == 0:
+        return describe(finding)  # the text is all the caller's: the scanner's position is already in it
+    label = f"{finding.gate} ({finding.kind})"
+    if finding.start < new_at:
+        return f"{label} where your text joins the end of the note"
+    if finding.start < own_at:
+        if new_at:
+            return f"{label} in the item, before your text"
+        return f"{label} in the item, before your text (at line {finding.line}, col {finding.col} of the item)"
+    line_start = scanned.rfind("\n", own_at, finding.start) + 1 or own_at
+    line = scanned.count("\n", own_at, finding.start) + 1
+    return f"{label} at line {line}, col {finding.start - line_start + 1} of your text"

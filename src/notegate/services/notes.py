@@ -45,14 +45,7 @@ from notegate.safety.attachments import HEAD_BYTES
 from notegate.services import provenance
 from notegate.services.meaning_search import with_meaning
 from notegate.services.previews import Previews
-from notegate.services.recipe import (
-    MAX_DIFF_CHARS,
-    ContentVerdicts,
-    WriteIntent,
-    WriteRecipe,
-    _blob_id,
-    unified_diff,
-)
+from notegate.services.recipe import ContentVerdicts, WriteIntent, WriteRecipe, _blob_id
 from notegate.services.results import (
     AttachmentRead,
     ChangeInfo,
@@ -71,6 +64,7 @@ from notegate.vault import ordered
 from notegate.vault.commits import _trailer_value, commit_message, contract_trailers, parse_trailers
 from notegate.vault.fusion import MEANING
 from notegate.vault.index import MATCH_TIERS
+from notegate.vault.linediff import MAX_DIFF_CHARS, unified_diff
 from notegate.vault.lines import line_break_of, with_line_breaks
 from notegate.vault.paths import AttachmentPath, FolderPath, NotePath
 from notegate.vault.store import ABSENT, Change

@@ -22,7 +22,6 @@ every commit maker to it).
 
 from __future__ import annotations
 
-import difflib
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -60,7 +59,7 @@ from notegate.policy import (
     is_blank,
 )
 from notegate.policy.plan import Base, Bookkeeping, Intent, Plan, Proposed, Refusal, blob_id, plan, two_step_for
-from notegate.safety.rules import Finding, describe
+from notegate.safety.rules import describe_where
 from notegate.safety.secrets import scan_credentials
 from notegate.services import diskspace
 from notegate.services.eventlog import event
@@ -68,24 +67,9 @@ from notegate.services.previews import Previews, preview_key
 from notegate.services.results import WriteResult
 from notegate.services.runtime import Environment, Runtime
 from notegate.vault.commits import commit_message
-from notegate.vault.linediff import appended_diff
+from notegate.vault.linediff import unified_diff
 from notegate.vault.paths import AttachmentPath, NotePath
 from notegate.vault.store import ABSENT, Author, CaseCollision, Change, CommitResult, Conflict
-
-MAX_DIFF_CHARS = 60_000
-
-
-def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
-    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    fromfile, tofile = f"a/{path} ({old_label})", f"b/{path} ({new_label})"
-    lines = appended_diff(before, after, fromfile, tofile)  # an append: the same lines, without the matcher
-    if lines is None:
-        lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=tofile)
-    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    if len(text) > MAX_DIFF_CHARS:
-        text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"
-    return text
-
 
 _blob_id = blob_id
 #: Who :meth:`WriteRecipe.check_commit` asks about: a trusted caller, so only the files and counts are judged.
@@ -244,26 +228,6 @@ def trial_commit(target: CloneTarget, changes: Sequence[Change], author: Author,
     return target.commit(changes, author, message).commit
 
 
-def _where(finding: Finding, scanned: str, new_at: int, own_at: int) -> str:
-    """Where a credential is, in words the caller can act on. ``scanned`` is what was scanned: the seam
-    (the note's end, for an append) up to ``new_at``, then the new text, whose caller's own words begin at
-    ``own_at``. A position inside those words is counted from their start; one in what the server added
-    before them (an inbox item's title) is said to be in the item; one that starts in the note's end is
-    said to be where the text joins it."""
-    if own_at == 0:
-        return describe(finding)  # the text is all the caller's: the scanner's position is already in it
-    label = f"{finding.gate} ({finding.kind})"
-    if finding.start < new_at:
-        return f"{label} where your text joins the end of the note"
-    if finding.start < own_at:
-        if new_at:
-            return f"{label} in the item, before your text"
-        return f"{label} in the item, before your text (at line {finding.line}, col {finding.col} of the item)"
-    line_start = scanned.rfind("\n", own_at, finding.start) + 1 or own_at
-    line = scanned.count("\n", own_at, finding.start) + 1
-    return f"{label} at line {line}, col {finding.start - line_start + 1} of your text"
-
-
 class WriteRecipe:
     """The recipe's half of :class:`~notegate.services.notes.NotesService` (it sets these attributes)."""
 
@@ -374,7 +338,9 @@ class WriteRecipe:
             findings = self._new_findings(joined, text)
         if not findings:
             return
-        where = "; ".join(_where(f, joined + text, len(joined), len(joined) + own_text_at) for f in findings[:5])
+        where = "; ".join(
+            describe_where(f, joined + text, len(joined), len(joined) + own_text_at) for f in findings[:5]
+        )
         more = f" and {len(findings) - 5} more" if len(findings) > 5 else ""
         decision = decide_credential(caller, allow_secret)
         if decision.allowed:

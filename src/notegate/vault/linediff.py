@@ -14,6 +14,7 @@ Anything else (a line changed or removed) is not a pure append: the caller asks 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 CONTEXT = 3  # difflib.unified_diff's default ``n``
@@ -45,3 +46,21 @@ def appended_diff(old: Sequence[str], new: Sequence[str], fromfile: str, tofile:
         *(" " + line for line in old[context:]),
         *("+" + line for line in new[size:]),
     ]
+
+
+#: The longest diff a write is answered with (a whole note rewritten answers with its head and a mark).
+MAX_DIFF_CHARS = 60_000
+
+
+def unified_diff(old: str, new: str, path: str, old_label: str, new_label: str) -> str:
+    """The diff a write is answered with: ``old`` to ``new`` of ``path``, each side labelled, at most
+    :data:`MAX_DIFF_CHARS` (a pure append written without difflib's matcher)."""
+    before, after = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    fromfile, tofile = f"a/{path} ({old_label})", f"b/{path} ({new_label})"
+    lines = appended_diff(before, after, fromfile, tofile)  # an append: the same lines, without the matcher
+    if lines is None:
+        lines = difflib.unified_diff(before, after, fromfile=fromfile, tofile=tofile)
+    text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if len(text) > MAX_DIFF_CHARS:
+        text = text[:MAX_DIFF_CHARS] + "\n… diff truncated …\n"
+    return text
