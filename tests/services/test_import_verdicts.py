@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import notegate.policy.plan as planner
+import notegate.policy.tally as planner  # the planner asks each file of its Tally
 from notegate.config import load_config
 from notegate.errors import NotegateError
 from notegate.services.importer import import_folder, importing_caller
