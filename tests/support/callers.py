@@ -16,14 +16,18 @@ from notegate.services.vaultinit import init_directory
 _TEMPLATES: dict[str, Path] = {}
 
 
+def without_meaning(config_text: str) -> str:
+    """The one way the vault fixture differs from what `notegate init` writes: search by meaning off.  init writes
+    "auto" (on where installed), and a test's search results must not depend on whether the model is
+    installed; the tests of search by meaning turn it on (tests/test_fixtures.py pins the difference)."""
+    return config_text.replace('\nsearch_meaning = "auto"\n', "\nsearch_meaning = false\n", 1)
+
+
 def vault_template(factory: pytest.TempPathFactory) -> Path:
     day = datetime.now(UTC).date().isoformat()
     if day not in _TEMPLATES:
         config = init_directory(factory.mktemp("vault-template") / "vault")
-        # Search by meaning off: `notegate init` writes "auto" (on where installed), and a test's search results
-        # must not depend on whether the model is installed; the tests of search by meaning turn it on.
-        text = config.read_text()
-        config.write_text(text.replace('\nsearch_meaning = "auto"\n', "\nsearch_meaning = false\n", 1))
+        config.write_text(without_meaning(config.read_text()))
         _TEMPLATES[day] = config.parent
     return _TEMPLATES[day]
 
