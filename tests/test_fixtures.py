@@ -32,6 +32,7 @@ def test_the_vault_fixture_is_what_init_makes(vault: Path, tmp_path: Path) -> No
     assert 'search_meaning = "auto"' in fresh.read_text() and "search_meaning = false" in vault.read_text()
     assert vault.read_text() == without_meaning(fresh.read_text())  # the one difference
     assert _files(vault.parent) == _files(fresh.parent)
+    assert not list(fresh.parent.rglob("meaning.sqlite*"))  # init embeds nothing: the server does when it starts
     assert _clone_config(vault.parent) == _clone_config(fresh.parent)  # its own origin, not the template's
     for config in (vault, fresh):
         origin = pygit2.Repository(str(config.parent / "origin.git"))

@@ -92,7 +92,10 @@ class Environment:
 
 
 class Runtime:
-    def __init__(self, config: Config, *, clock: Clock = time.time) -> None:
+    def __init__(self, config: Config, *, clock: Clock = time.time, meaning: bool = True) -> None:
+        """``meaning=False``: no vectors in this process whatever the config says (``notegate init``: a
+        one-shot command would start embedding a vault only to abandon it at exit; the server embeds
+        what it finds missing when it starts)."""
         bound_pack_windows()  # the listing and the index build would otherwise keep the packs they read resident
         durable.enable(config.durability)  # process-wide: what a write flushes before it is acknowledged
         self.config = config
@@ -111,7 +114,7 @@ class Runtime:
         from notegate.vault.meaning_installed import off_reason  # looks for numpy and the model's files
 
         #: None when search by meaning is on; else why not ([server] search_meaning; /healthz shows it)
-        self.meaning_off = off_reason(config.search_meaning)
+        self.meaning_off = off_reason(config.search_meaning) if meaning else "not in this command"
 
     def env_dir(self, name: str) -> Path:
         return env_dir(self.config.state_dir, name)

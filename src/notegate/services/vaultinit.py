@@ -55,7 +55,7 @@ def init_directory(
     # The server pushes through libgit2's local transport, which runs no hooks; every other push meets it.
     install_hook(directory / "origin.git", config_path, config.default_environment)
     bound_pack(directory / "origin.git", config.policy.max_push_bytes)
-    runtime = Runtime(config)
+    runtime = Runtime(config, meaning=False)  # the server embeds the default notes when it starts
     try:
         env = runtime.environment(None, index_now=False)
         if empty:
