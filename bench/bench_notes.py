@@ -15,7 +15,8 @@ What it does, in a temporary directory that is always removed (and every server 
 5. cold start (b): a fresh vault right after ``notegate import`` with its index removed (the server
    indexes N notes before it answers), and (c) a new server clone (fetch the origin, then index).
 
-    python bench/bench_notes.py [--notes 10000] [--quick] [--only mcp] [--durability on|off] [--json OUT]
+    python bench/bench_notes.py [--notes 10000] [--quick] [--only mcp] [--durability on|off] [--meaning off]
+        [--json OUT]
 """
 
 from __future__ import annotations
@@ -589,6 +590,23 @@ async def wait_until_answering(
     raise RuntimeError(f"server did not answer within {START_TIMEOUT:.0f} s:\n{server.tail()}")
 
 
+async def meaning_caught_up(server: ServerProcess, token: str, most: float = 1800) -> float | None:
+    """Seconds from spawn until search by meaning has every vector (/healthz, with the token, says it is no
+    longer catching up); None when meaning is off.  The timings after it are the steady state: while the
+    vectors catch up, the embedder's thread shares the server's one interpreter with the requests."""
+    deadline = time.perf_counter() + most
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+        while time.perf_counter() < deadline:
+            details = (await http.get(f"{server.url}/healthz")).json()
+            meaning = next(iter((details.get("environments") or {}).values()), {}).get("meaning") or {}
+            if meaning.get("status") != "on":
+                return None
+            if not meaning.get("catching_up"):
+                return time.perf_counter() - server.spawned_at
+            await asyncio.sleep(0.5)
+    raise RuntimeError(f"search by meaning did not catch up within {most:.0f} s")
+
+
 def _port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.2)
@@ -625,6 +643,14 @@ def bench_in_process(report: Report, cfg: Path, spec: genvault.VaultSpec, plan: 
     report.scalars.append(
         Scalar("index merge after the import", compact_as_the_server_does(runtime), "ms", "serve does it at start")
     )
+    env = runtime.environment(None)
+    if env.meaning is not None:  # on where installed: time the steady state, every vector there (own figure)
+        started = time.perf_counter()
+        env.meaning.wake(env.store, env.index)
+        env.meaning.wait_idle(1800)
+        report.scalars.append(
+            Scalar("in process: search by meaning caught up", time.perf_counter() - started, "s", "every vector")
+        )
     try:
         reads = rng.sample(spec.paths, min(plan.reads, len(spec.paths)))
         report.rows.append(
@@ -1003,6 +1029,8 @@ async def run(args: argparse.Namespace) -> Report:
 
         cfg = init_directory(workdir / "vault")
         set_durability(cfg, args.durability == "on")
+        if args.meaning == "off":
+            cfg.write_text(cfg.read_text().replace('\nsearch_meaning = "auto"\n', "\nsearch_meaning = false\n", 1))
         started = time.perf_counter()
         out = import_vault(cfg, workdir / "src", spec)
         read_path = spec.paths[0]
@@ -1023,6 +1051,11 @@ async def run(args: argparse.Namespace) -> Report:
         report.scalars.append(Scalar("cold start (a) restart: first read", first, "s", "spawn → read_note answered"))
         report.scalars.append(Scalar("cold start (a) restart: searchable", searchable, "s", "spawn → search hit"))
 
+        caught_up = await meaning_caught_up(server, token)
+        if caught_up is not None:
+            report.scalars.append(
+                Scalar("server: search by meaning caught up", caught_up, "s", "spawn → /healthz catching_up false")
+            )
         _log("over MCP HTTP…")
         report.scalars.append(Scalar("origin packs before the MCP run", origin_packs(cfg), ""))
         await bench_mcp(report, server, token, spec, plan, rng)
@@ -1140,6 +1173,12 @@ def main(argv: list[str] | None = None) -> int:
         default="on",
         help="[server] durability of the measured vault: off shows what flushing each group costs",
     )
+    parser.add_argument(
+        "--meaning",
+        choices=("default", "off"),
+        default="default",
+        help="[server] search_meaning of the measured vault: off shows what search by meaning costs the rest",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     report = asyncio.run(run(args))
@@ -1149,7 +1188,8 @@ def main(argv: list[str] | None = None) -> int:
         f"notegate bench_notes: {meta['notes']} notes, {meta['nproc']} cores ({meta['cpu']}), "
         f"Python {meta['python']}, {meta['git']}, SQLite {meta['sqlite']}, pygit2 {meta['pygit2']} "
         f"(libgit2 {meta['libgit2']}), repo {meta['repo_head']} + {meta['src_changed_files']} changed src files, "
-        f"{meta['date']}, {meta['wall_seconds']} s, durability {args.durability}; calibration {meta['calibration']}\n"
+        f"{meta['date']}, {meta['wall_seconds']} s, durability {args.durability}, meaning {args.meaning}; "
+        f"calibration {meta['calibration']}\n"
     )
     print(report.render())
     if args.json:

@@ -156,8 +156,6 @@ def test_a_fresh_config_is_exactly_the_defaults(vault: Path) -> None:
         value = getattr(config, setting.name)
         if setting.name == "state_dir":
             assert value == (vault.parent / setting.default).resolve()
-        elif setting.name == "search_meaning":  # the fixture's one difference from init (support.without_meaning)
-            assert setting.default == "auto" and value is False
         else:
             assert value == (tuple(setting.default) if isinstance(setting.default, list) else setting.default)
 

@@ -256,16 +256,16 @@ def test_search_by_meaning_without_its_model_files_is_refused_at_start(tmp_path:
     assert not load_config(write(tmp_path, "[server]\nsearch_meaning = false\n" + PERSONAL)).search_meaning
 
 
-def test_search_by_meaning_auto_is_the_default_and_starts_without_its_extra(tmp_path: Path, monkeypatch) -> None:
-    """ "auto" (the default) starts where the extra is missing, off with the reason the log and /healthz give;
-    a value other than true, false and "auto" is refused at start."""
+def test_search_by_meaning_is_off_by_default_and_auto_starts_without_its_extra(tmp_path: Path, monkeypatch) -> None:
+    """Off by default (it slows writes: config.py says by how much); "auto" starts where the extra is missing,
+    off with the reason the log and /healthz give; a value other than true, false and "auto" is refused."""
     import importlib.util
 
     from notegate.vault.meaning_installed import off_reason
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "numpy" else real(name, *a))
-    assert load_config(write(tmp_path, PERSONAL)).search_meaning == "auto"
+    assert load_config(write(tmp_path, PERSONAL)).search_meaning is False
     config = load_config(write(tmp_path, '[server]\nsearch_meaning = "auto"\n' + PERSONAL))
     reason = off_reason(config.search_meaning)
     assert reason is not None and reason.startswith("not installed (") and "missing: numpy" in reason

@@ -212,14 +212,19 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "note); the rest are counted, not drawn, so a base over a large vault stays one small page.",
         _positive,
     ),
+    # Why off by default (measured, bench/RESULTS.md, session 15): on, at 10,000 notes, a confirmed write's p50
+    # in process went 11.8 -> 17.8 ms (each write's catch-up still compares every path), 32 writers 227 -> 119
+    # commits/s and peak RSS 191 -> 264 MB; the promises of durable writes (issue 28) come first.
+    # "auto" is the value to choose once those costs are fixed.
     Setting(
         "search_meaning",
         (bool, str),
-        MEANING_AUTO,
+        False,
         "Also search by meaning: a small embedding model (the 'meaning' extra: numpy and WordLlama's table, ~90 MiB) "
         "fused by rank with the keyword search; vectors computed in the background after each write. "
         f'"{MEANING_AUTO}": on where it is installed (make installs it), else off, said once in the log and in '
-        "/healthz; true: start refuses without it; false: off.",
+        "/healthz; true: start refuses without it; false (the default for now: it slows writes, see "
+        "docs/how-to/search-meaning.md): off.",
         _meaning_setting,
     ),
 )

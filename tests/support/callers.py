@@ -17,9 +17,9 @@ _TEMPLATES: dict[str, Path] = {}
 
 
 def without_meaning(config_text: str) -> str:
-    """The one way the vault fixture differs from what `notegate init` writes: search by meaning off.  init writes
-    "auto" (on where installed), and a test's search results must not depend on whether the model is
-    installed; the tests of search by meaning turn it on (tests/test_fixtures.py pins the difference)."""
+    """Search by meaning off in a config `notegate init` wrote, whatever its default (off today; "auto", on where
+    installed, once its cost on writes is fixed): a test's search results must not depend on whether the model
+    is installed; the tests of search by meaning turn it on (tests/test_fixtures.py pins it)."""
     return config_text.replace('\nsearch_meaning = "auto"\n', "\nsearch_meaning = false\n", 1)
 
 
