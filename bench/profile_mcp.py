@@ -25,6 +25,7 @@ import dataclasses
 import io
 import pstats
 import random
+import re
 import shutil
 import signal
 import statistics
@@ -179,7 +180,7 @@ async def main_async(args: argparse.Namespace) -> int:
         # Search by meaning as asked: "auto" (the default) embeds every note in the background while the calls
         # run, so the profile of the door and the keyword path keeps it off unless asked for.
         text = cfg.read_text()
-        cfg.write_text(text.replace('\nsearch_meaning = "auto"\n', f"\nsearch_meaning = {args.meaning}\n", 1))
+        cfg.write_text(re.sub(r"(?m)^search_meaning = .*$", f"search_meaning = {args.meaning}", text))
         token = bench_notes.bench_token(cfg, workdir / "bench.token")
         port = bench_notes.free_port()
         stats_file = workdir / "serve.prof"

@@ -1,5 +1,5 @@
 """Search by meaning as a client meets it: the official SDK client against a real `notegate serve` with
-``[server] search_meaning = "auto"`` (what `notegate init` writes: on where installed) or ``true``, the model
+``[server] search_meaning = "auto"`` (on where installed; off is the default for now) or ``true``, the model
 loaded from its installed files (nothing downloaded); and "auto" where it is not installed: off, said once in
 the log and in /healthz, keyword search as before."""
 
