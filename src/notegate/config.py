@@ -23,7 +23,14 @@ from notegate.models.config import ModelsConfig, models_from_table
 from notegate.network import DEFAULT_HOST, DEFAULT_PORT
 from notegate.oidcconfig import OidcProvider, oidc_from_table
 from notegate.policy import Policy, decide_member_use, policy_from_table
-from notegate.settings import Setting, check_table
+from notegate.settings import (
+    CREDITED_PEER_SECONDS,
+    NEW_CONNECTIONS_BURST,
+    NEW_CONNECTIONS_PER_PEER_PER_SECOND,
+    STRANGER_CONNECTIONS_PER_SECOND,
+    Setting,
+    check_table,
+)
 from notegate.tools.settings import TOOLS_SETTINGS, ToolsConfig
 
 
@@ -96,7 +103,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "new_connections_per_peer_per_second",
         (int, float),
-        50,
+        NEW_CONNECTIONS_PER_PEER_PER_SECOND,
         "New connections one TCP peer (an IPv6 /64) may open per second, after a burst of new_connections_burst; "
         "past it a connection is refused at accept and the peer's next ones go unanswered until the burst has "
         "refilled. Peers that sent a valid credential lately are exempt. Behind a proxy every connection comes "
@@ -106,7 +113,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "new_connections_burst",
         int,
-        200,
+        NEW_CONNECTIONS_BURST,
         "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
         _positive,
     ),
@@ -115,7 +122,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "stranger_connections_per_second",
         (int, float),
-        100,
+        STRANGER_CONNECTIONS_PER_SECOND,
         "New connections all peers not known as callers may open per second together, after a burst of "
         "new_connections_burst; past it a stranger's connection is refused at accept. Callers are exempt.",
         _positive,
@@ -123,7 +130,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "credited_peer_seconds",
         (int, float),
-        3600,
+        CREDITED_PEER_SECONDS,
         "How long a peer that completed a request with a valid credential is remembered as a caller: its new "
         "connections are not rate-limited and never give way to a stranger's.",
         _positive,

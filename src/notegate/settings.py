@@ -27,6 +27,14 @@ class Setting:
     enforced_by: tuple[str, ...] = ()
 
 
+#: The listener's admission at accept (doors/listen.py) has the same defaults at every door it serves: the MCP
+#: server's ``[server]`` and the LiveSync gate's ``[livesync]``; each table words the rows for its own callers.
+NEW_CONNECTIONS_PER_PEER_PER_SECOND = 50
+NEW_CONNECTIONS_BURST = 200
+STRANGER_CONNECTIONS_PER_SECOND = 100
+CREDITED_PEER_SECONDS = 3600
+
+
 def kind_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(k.__name__ for k in kind)

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from notegate.network import LOCALHOST, LOOPBACK_V4
-from notegate.settings import Setting, check_table
+from notegate.settings import (
+    CREDITED_PEER_SECONDS,
+    NEW_CONNECTIONS_BURST,
+    NEW_CONNECTIONS_PER_PEER_PER_SECOND,
+    STRANGER_CONNECTIONS_PER_SECOND,
+    Setting,
+    check_table,
+)
 
 
 def _positive(value: float) -> str | None:
@@ -100,7 +107,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "new_connections_per_peer_per_second",
         (int, float),
-        50,
+        NEW_CONNECTIONS_PER_PEER_PER_SECOND,
         "New connections one TCP peer (an IPv6 /64) may open per second, after a burst of new_connections_burst;"
         " past it a connection is refused at accept and the peer's next ones go unanswered until the burst has"
         " refilled. An address a device's request completed from lately is exempt. Behind a TLS proxy every"
@@ -110,14 +117,14 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "new_connections_burst",
         int,
-        200,
+        NEW_CONNECTIONS_BURST,
         "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
         _positive,
     ),
     Setting(
         "stranger_connections_per_second",
         (int, float),
-        100,
+        STRANGER_CONNECTIONS_PER_SECOND,
         "New connections all peers not known as devices may open per second together, after a burst of"
         " new_connections_burst; past it a stranger's connection is refused at accept. Devices are exempt.",
         _positive,
@@ -125,7 +132,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     Setting(
         "credited_peer_seconds",
         (int, float),
-        3600,
+        CREDITED_PEER_SECONDS,
         "How long an address a device's request completed from is remembered as a device's: its new connections"
         " are not rate-limited and never give way to a stranger's.",
         _positive,
