@@ -7,7 +7,8 @@ request threads.  Here:
 
 - **Rows are appended, never rewritten.**  A note's new vector goes to the next free row; its old row is marked
   dead in a boolean mask; a deleted note's row likewise.  The matrix has spare capacity and doubles when full
-  (amortised: a row is copied a bounded number of times whatever the vault).
+  (amortised: a row is copied a bounded number of times whatever the vault).  The spare rows are numpy zeros
+  (calloc): a large block is fresh zero pages, resident only once a row is written there.
 - **A snapshot** is (rows used, the matrix, the scales, the row paths, a copy of the mask).  Its rows below its
   count are never written again (new rows go above it; growth and compaction make new arrays, the old ones
   stay with the snapshots that hold them), so a query keeps ranking the snapshot it took while writes go on:
@@ -105,7 +106,7 @@ class Rows:
             self._reset(width)  # no live row: start over at this width
         start, end = self._used, self._used + len(rows)
         if end > len(self._matrix):
-            self._grow(max(end, 2 * len(self._matrix), MIN_CAPACITY))
+            self._grow(max(end + end // 4, 2 * len(self._matrix), MIN_CAPACITY))  # spare rows from the start
         self._matrix[start:end] = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.int8).reshape(-1, width)
         self._scales[start:end] = [r[2] for r in rows]
         self._alive[start:end] = True
