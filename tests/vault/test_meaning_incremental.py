@@ -85,6 +85,7 @@ def vault(tmp_path: Path):
     v.commit({f"notes/n{i}.md": f"# Note {i}\n\nabout thing {i}\n".encode() for i in range(40)})
     v.meaning.catch_up(v.store, v.index)  # the first catch-up of a process: every row compared
     v.embedder.calls.clear()
+    v.embedder.entered.clear()
     yield v
     v.close()
 
