@@ -232,7 +232,9 @@ class MeaningIndex:
 
     # ------------------------------------------------------------ keeping up
     def wake(self, store: VaultStore, index: SearchIndex) -> None:
-        """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks."""
+        """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks.  Wakes
+        that come while a catch-up runs are one more catch-up (an event, not a queue): it diffs from the
+        vectors' commit to the index's latest, the union of what every one of them changed."""
         with self._start_lock:
             self._source = (store, index)
             self._asked += 1
