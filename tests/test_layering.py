@@ -85,6 +85,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.index": "storage",
     "notegate.vault.rowreader": "storage",  # a big catch-up's rows read in a child process (runs one)
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
+    "notegate.vault.meaning_rows": "storage",  # search by meaning: the vectors in memory (numpy), their snapshots
     "notegate.vault.meaning_installed": "config",  # search by meaning: is it installed (stat calls only)
     "notegate.vault.meaning_model": "storage",  # search by meaning: the model read from its files, their install
     "notegate.vault.names": "storage",  # exact naming: the names table of the search index

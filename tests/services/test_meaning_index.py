@@ -105,3 +105,35 @@ def test_only_the_hits_returned_are_described(meaning_vault: Path, monkeypatch: 
         assert len(made) == 2, made  # the two hits returned, not the keyword hit the meaning hit outranked
     finally:
         rt.close()
+
+
+def test_a_write_through_the_service_embeds_only_its_note(meaning_vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background catch-up after a write embeds that note alone and never reads every index row (before:
+    each catch-up compared all the index's rows with all the vectors, for one changed note)."""
+    from notegate.vault.index import SearchIndex
+    from notegate.vault.meaning import Embedder, note_text
+
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        svc = NotesService(rt)
+        _vectors(rt)  # the first catch-up of the process: every row compared, once
+        embedded: list[str] = []
+        real = Embedder.embed
+
+        def counted(self: Embedder, texts: list[str]):
+            embedded.extend(texts)
+            return real(self, texts)
+
+        def every_row(self: SearchIndex) -> dict[str, str]:
+            raise AssertionError("a one-note catch-up read every index row")
+
+        monkeypatch.setattr(Embedder, "embed", counted)
+        monkeypatch.setattr(SearchIndex, "paths", every_row)
+        svc.write_note(OWNER, "ideas/one.md", "# One\n\nabout one thing\n", "absent", confirmed=True)
+        env = rt.environment(None)
+        assert env.meaning is not None and env.meaning.wait_idle(120)
+        assert embedded == [note_text("ideas/one.md", b"# One\n\nabout one thing\n")]
+        monkeypatch.undo()
+        assert env.meaning.vectors.blobs() == env.index.paths()
+    finally:
+        rt.close()

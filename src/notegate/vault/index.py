@@ -475,6 +475,25 @@ class SearchIndex(RankedStatements, Describing):
     def paths(self) -> dict[str, str]:
         return dict(self._conn().execute("SELECT path, blob FROM notes").fetchall())
 
+    def rows_at(self, paths: list[str] | None = None) -> tuple[str | None, dict[str, str]]:
+        """The indexed commit and the (path -> blob) rows of ``paths`` (None: every row) in one read, so the
+        rows are exactly that commit's: the vectors (:mod:`notegate.vault.meaning`) follow them from commit
+        to commit, and rows read while a write moved the index on would belong to no commit."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+            if paths is None:
+                return (commit and commit[0]), dict(conn.execute("SELECT path, blob FROM notes"))
+            rows: dict[str, str] = {}
+            for start in range(0, len(paths), 500):  # under SQLite's bound on a statement's parameters
+                marks = ",".join("?" * len(paths[start : start + 500]))
+                sql = f"SELECT path, blob FROM notes WHERE path IN ({marks})"  # noqa: S608
+                rows.update(conn.execute(sql, paths[start : start + 500]))
+            return (commit and commit[0]), rows
+        finally:
+            conn.execute("COMMIT")
+
     def search(
         self,
         query: str,

@@ -12,12 +12,15 @@ Theory of operation:
   (USE multilingual, multilingual-e5-small) were weaker or far too slow.
 - **The vectors** live in their own SQLite file beside the index (``meaning.sqlite``: this Python's SQLite
   cannot load a vector extension, and none is needed): one row per note, keyed by path and the blob id it
-  was computed from, 256 bytes (int8 with a per-row scale).  In memory they are one int8 matrix (2.6 MB at
-  10,000 notes); a query is a matrix-vector product in blocks, brute force, exact.
-- **Follows git like the index**: a catch-up compares the index's (path, blob) rows with its own and embeds
-  the difference; a missing or foreign-model file is rebuilt from git.  It runs in one background thread per
-  environment, woken after every advance of main, at a lower CPU priority: a write is searchable by keyword
-  when it is acknowledged, and by meaning a moment later.
+  was computed from, 256 bytes (int8 with a per-row scale).  In memory they are one append-only int8 matrix
+  (2.6 MB at 10,000 notes, :mod:`notegate.vault.meaning_rows`): a write group appends its rows and marks the
+  old ones dead, and a query ranks the snapshot it took, a matrix-vector product in blocks, brute force, exact.
+- **Follows git like the index**: a catch-up embeds the paths git changed between the commit the vectors were
+  brought to and the index's (the index's own diff), reading the index's rows of exactly that commit; every
+  row is compared only at a start, for a missing or foreign-model file (rebuilt from git), and after a note
+  could not be read.  It runs in one background thread per environment, woken after every advance of main
+  (wakes that pile up are one diff), at a lower CPU priority: a write is searchable by keyword when it is
+  acknowledged, and by meaning a moment later.
 - **Visibility** is not decided here: :meth:`MeaningIndex.search` takes the caller's filter and applies it to
   every candidate before it counts against the limit (private paths, the inbox, the folder), and the service
   checks each hit again as it checks keyword hits.
@@ -29,7 +32,6 @@ import contextlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,12 +53,10 @@ MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-f16 title+1500 int8-1"
 #: vector is a mean, and a long note's mean drifts to its vault's common words; the start says what it is
 #: about (measured: 1,000-4,000 characters within 0.03 recall of each other, 4x slower at 4,000).
 NOTE_CHARS = 1500
-#: A long catch-up (a first build) makes its vectors searchable this often, not after every batch: each
-#: publication copies every row (at 100,000 notes, 25 MB) and batches come every ~0.3 s.
-PUBLISH_SECONDS = 2.0
 EMBED_BATCH = 64  # notes embedded and written per transaction: a crash loses one batch; progress is visible
-FIRST_ROWS = 256  # candidates ranked by a partial sort; a full sort only if the caller's filter needs more
-BLOCK_ROWS = 8192  # rows per block of the query's product: bounds its temporaries whatever the vault
+#: Tries at reading the index's rows of the commit a catch-up diffed to, when writes keep moving it meanwhile;
+#: then the catch-up waits for the wake that came with the index's move.
+CONSISTENT_TRIES = 4
 #: Below this cosine a note is not a meaning hit at all (a query about nothing in the vault finds nothing).
 #: Measured on the paraphrase set: the right note scored under 0.20 in 1 query of 10, and was then never in
 #: the top 10 anyway (the 10th-best cosine: median 0.34).
@@ -109,7 +109,9 @@ class Embedder:
 
 
 class Vectors:
-    """The vectors file and its in-memory copy (an int8 matrix, a scale per row, the rows' paths)."""
+    """The vectors file and its in-memory copy (:class:`notegate.vault.meaning_rows.Rows`, published as
+    snapshots), and the commit of the index whose rows they were last brought to (``meta.commit``, written in the
+    transaction of the rows that reached it: the file is the durable truth, memory is read from it at start)."""
 
     SCHEMA = """
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -120,6 +122,8 @@ class Vectors:
     def __init__(self, path: Path) -> None:
         import numpy
 
+        from notegate.vault.meaning_rows import Rows
+
         self._np = numpy
         self._db = LocalSQLite(path)
         conn = self._db.conn()
@@ -128,26 +132,39 @@ class Vectors:
         if row is None or row[0] != MODEL_FINGERPRINT:
             with self._db.tx() as db:
                 db.execute("DELETE FROM vectors")
+                db.execute("DELETE FROM meta WHERE key = 'commit'")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (MODEL_FINGERPRINT,))
-        self._lock = threading.Lock()
-        self._blobs: dict[str, str] = {}
-        self._rows: dict[str, tuple[float, bytes]] = {}
-        for path_, blob, scale, vec in conn.execute("SELECT path, blob, scale, vec FROM vectors"):
-            self._blobs[path_] = blob
-            self._rows[path_] = (scale, vec)
-        self._snapshot: tuple[list[str], Any, Any] = self._build()
+        row = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+        #: the index commit the rows were last brought to (None: unknown, the next catch-up compares them all)
+        self.commit: str | None = row[0] if row else None
+        self._lock = threading.Lock()  # the writers' side; a query reads its snapshot without it
+        self._rows = Rows()
+        self._rows.put(conn.execute("SELECT path, blob, scale, vec FROM vectors").fetchall())
+        self._snapshot = self._rows.snapshot()
 
-    def blobs(self) -> dict[str, str]:
+    def blobs(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """path -> the blob its vector was made from: of ``paths`` (those that have one), else of every note."""
         with self._lock:
-            return dict(self._blobs)
+            have = self._rows.blobs
+            if paths is None:
+                return dict(have)
+            return {p: have[p] for p in paths if p in have}
 
     def __len__(self) -> int:
-        return len(self._snapshot[0])
+        return self._snapshot.live
 
-    def apply(self, put: dict[str, tuple[str, Any]], drop: Iterable[str], *, publish: bool = True) -> None:
-        """Write ``put`` (path -> (blob, float vector)) and remove ``drop`` in one transaction, then, with
-        ``publish``, swap the in-memory snapshot (a search holds the old one until it is done: no lock on the
-        query path).  A long catch-up publishes every :data:`PUBLISH_SECONDS`: each snapshot copies every row."""
+    def apply(
+        self,
+        put: dict[str, tuple[str, Any]],
+        drop: Iterable[str],
+        *,
+        commit: str | None = None,
+        publish: bool = True,
+    ) -> None:
+        """Write ``put`` (path -> (blob, float vector)), remove ``drop`` and, given one, record ``commit`` (the
+        index commit these rows complete) in one transaction; then, with ``publish``, swap the in-memory
+        snapshot (a search holds the old one until it is done: no lock on the query path).  A publication
+        copies one byte a row (the live mask), never the vectors."""
         np = self._np
         rows = []
         for path, (blob, vec) in put.items():
@@ -157,56 +174,35 @@ class Vectors:
         with self._db.tx() as db:
             db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
             db.executemany("DELETE FROM vectors WHERE path = ?", [(p,) for p in dropped])
+            if commit is not None:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         with self._lock:
-            for path, blob, scale, vec in rows:
-                self._blobs[path] = blob
-                self._rows[path] = (scale, vec)
-            for path in dropped:
-                self._blobs.pop(path, None)
-                self._rows.pop(path, None)
+            self._rows.drop(dropped)
+            self._rows.put(rows)
+            if commit is not None:
+                self.commit = commit
             if publish:
-                self._snapshot = self._build()
+                self._snapshot = self._rows.snapshot()
 
     def publish(self) -> None:
         with self._lock:
-            self._snapshot = self._build()
-
-    def _build(self) -> tuple[list[str], Any, Any]:
-        np = self._np
-        paths = list(self._rows)
-        if not paths:
-            return paths, np.zeros((0, 1), dtype=np.int8), np.zeros(0, dtype=np.float32)
-        matrix = np.frombuffer(b"".join(self._rows[p][1] for p in paths), dtype=np.int8).reshape(len(paths), -1)
-        scales = np.array([self._rows[p][0] for p in paths], dtype=np.float32)
-        return paths, matrix, scales
+            self._snapshot = self._rows.snapshot()
 
     def ranked(self, query: Any) -> Iterable[tuple[str, float]]:
-        """Every row by cosine with ``query`` (a unit vector), best first, lazily: the first
-        :data:`FIRST_ROWS` by a partial sort, the rest (a filter that let few through) by a full one."""
-        np = self._np
-        paths, matrix, scales = self._snapshot
-        if not paths:
-            return
-        scores = np.empty(len(paths), dtype=np.float32)
-        for start in range(0, len(paths), BLOCK_ROWS):
-            # einsum, not ``@``: no BLAS call.  OpenBLAS wakes a thread per core for a product this small, and on
-            # a busy 2-core machine that took 30 ms at 10,000 rows instead of 1.3 ms (bench/RESULTS.md).
-            scores[start : start + BLOCK_ROWS] = np.einsum("ij,j->i", matrix[start : start + BLOCK_ROWS], query)
-        scores *= scales
-        if len(paths) > FIRST_ROWS:
-            first = np.argpartition(-scores, FIRST_ROWS)[:FIRST_ROWS]
-            first = first[np.argsort(-scores[first], kind="stable")]
-            for i in first:
-                yield paths[i], float(scores[i])
-            seen = set(first.tolist())
-        else:
-            seen = set()
-        for i in np.argsort(-scores, kind="stable"):
-            if int(i) not in seen:
-                yield paths[i], float(scores[i])
+        """Every note by cosine with ``query`` (a unit vector), best first, lazily
+        (:meth:`notegate.vault.meaning_rows.Snapshot.ranked`), from the snapshot published last."""
+        return self._snapshot.ranked(query)
 
     def close(self) -> None:
         self._db.close()
+
+
+def _has_commit(store: VaultStore, commit: str) -> bool:
+    try:
+        store.commit_info(commit)
+    except (KeyError, ValueError):
+        return False
+    return True
 
 
 class MeaningIndex:
@@ -226,6 +222,7 @@ class MeaningIndex:
         self._source: tuple[VaultStore, SearchIndex] | None = None
         self._start_lock = threading.Lock()  # the thread's start, the wakes' count and the idle mark
         self._asked = 0
+        self._full_due = True  # the first catch-up of a process compares every row (see :meth:`catch_up`)
 
     def embedder(self) -> Embedder:
         with self._embedder_lock:
@@ -235,7 +232,9 @@ class MeaningIndex:
 
     # ------------------------------------------------------------ keeping up
     def wake(self, store: VaultStore, index: SearchIndex) -> None:
-        """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks."""
+        """Main moved (a write, a fetch, the first build): catch up in the background. Never blocks.  Wakes
+        that come while a catch-up runs are one more catch-up (an event, not a queue): it diffs from the
+        vectors' commit to the index's latest, the union of what every one of them changed."""
         with self._start_lock:
             self._source = (store, index)
             self._asked += 1
@@ -269,35 +268,60 @@ class MeaningIndex:
                     self._idle.set()
 
     def catch_up(self, store: VaultStore, index: SearchIndex) -> int:
-        """Embed the notes whose (path, blob) the index holds and the vectors do not; drop the rest.
-        Returns how many were embedded.  Reads each note from git by its blob id, as the index does."""
-        wanted = index.paths()
-        have = self.vectors.blobs()
+        """Bring the vectors to the index's rows: embed the notes whose (path, blob) the index holds and the
+        vectors do not, drop the rest.  Returns how many were embedded.  Reads each note from git by its blob
+        id, as the index does.
+
+        Incremental: only the paths git says changed between the commit the vectors were last brought to and
+        the index's commit (``store.changed_notes``, the diff the index's own catch-up uses: a pushed chain's
+        recorded range, else a tree diff that skips unchanged subtrees) are looked at; wakes that came
+        meanwhile are one diff to the index's latest commit.  Every row is compared instead (index rows vs
+        vectors) when that commit is unknown or gone from git (a new or foreign-model file, a file from before
+        this mark), after a note could not be read, and once per process (the first catch-up after a start
+        checks the file against the index whatever it says)."""
+        mine = None if self._full_due else self.vectors.commit
+        if mine is not None and not _has_commit(store, mine):
+            mine = None
+        for _try in range(CONSISTENT_TRIES):
+            at = index.indexed_commit
+            if at is None or at == mine:  # the index is being built (its end wakes us), or nothing moved
+                return 0
+            paths = None if mine is None else [path for path, _blob in store.changed_notes(mine, at)]
+            read_at, wanted = index.rows_at(paths)
+            if read_at == at:  # the rows of exactly the commit diffed to
+                break
+        else:
+            return 0  # writes moved the index under each read; each move woke us: the next pass tries again
+        have = self.vectors.blobs(paths)
         drop = [p for p in have if p not in wanted]
         todo = [(p, b) for p, b in wanted.items() if have.get(p) != b]
-        if drop:
-            self.vectors.apply({}, drop)
+        done = self._embed(store, todo, drop, at)
+        if mine is None and done == len(todo) and not self._stop:
+            self._full_due = False
+        return done
+
+    def _embed(self, store: VaultStore, todo: list[tuple[str, str]], drop: list[str], at: str) -> int:
+        """Embed ``todo`` and drop ``drop`` in batches, publishing each; the last batch records ``at`` (not
+        when a note could not be read, or the thread stops: then the next catch-up starts from the last mark,
+        whose diff covers these paths again)."""
         done = 0
-        published = time.monotonic()
-        for start in range(0, len(todo), EMBED_BATCH):
+        failed = False
+        for start in range(0, max(len(todo), 1), EMBED_BATCH):
             if self._stop:
-                break
+                return done
             batch = []
             for path, blob in todo[start : start + EMBED_BATCH]:
                 try:
                     batch.append((path, blob, note_text(path, store.read_unverified_blob_fast(blob))))
-                except (KeyError, ValueError):  # gone from git since the index listed it: the next catch-up
-                    continue
-            if not batch:
-                continue
-            vectors = self.embedder().embed([text for _p, _b, text in batch])
+                except (KeyError, ValueError):  # gone from git since the index listed it: compare all next time
+                    failed = True
+            vectors = self.embedder().embed([text for _p, _b, text in batch]) if batch else []
             put = {path: (blob, vec) for (path, blob, _t), vec in zip(batch, vectors, strict=True)}
-            now = time.monotonic()
-            self.vectors.apply(put, (), publish=now - published >= PUBLISH_SECONDS)
-            published = now if now - published >= PUBLISH_SECONDS else published
+            last = start + EMBED_BATCH >= len(todo)
+            self.vectors.apply(put, drop if start == 0 else (), commit=at if last and not failed else None)
             done += len(batch)
-        if todo:
-            self.vectors.publish()
+        if failed:
+            self._full_due = True
         return done
 
     # ------------------------------------------------------------ reading
