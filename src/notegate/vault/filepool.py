@@ -4,7 +4,10 @@ Why: on this machine's ext4 disk making a file (a new inode) costs ~1.1 ms of ke
 close p50 1.25 ms), against ~20 us to rename or link one (bench figures in bench/RESULTS.md).  A one-note
 write made four (its pack, the pack's index, and the ref locks of the origin and the clone); the pack's two
 now come from here, made by the pool's own thread while the writer does something else (a system call
-holds no GIL), as PostgreSQL recycles WAL segment files rather than creating them.
+holds no GIL), as PostgreSQL recycles WAL segment files rather than creating them.  The ref locks are not
+(:mod:`notegate.vault.refwrite` makes them with ``O_EXCL``): linking a pool file to the lock's name takes three
+system calls for one, each of which gives the GIL away and waits to take it back, and measured beside a busy
+thread that cost the update more than the inode it saved (bench/RESULTS.md, sixteenth session).
 
 A file is taken empty, written, made read-only and renamed into place by the caller; the pool makes more in
 the background once fewer than half are left, and a caller finding none makes its own (the pool only ever
