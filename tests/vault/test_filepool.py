@@ -69,14 +69,32 @@ def test_a_failed_write_leaves_no_file_behind(tmp_path: Path) -> None:
 def test_a_group_commit_makes_no_file_on_the_writers_path(
     seeded_store: VaultStore, origin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """After one write has warmed the pool, a write's pack and index are pool files (the ref locks are
-    libgit2's own, in C); both repositories stay fsck clean."""
+    """After one write has warmed the pool, a write's pack and index are pool files (the ref locks of the origin
+    and the clone are made by vault/refwrite.py, see filepool.py why); both repositories stay fsck clean."""
     store = seeded_store
     store.commit([Change("warm.md", b"w\n")], {"warm.md": ABSENT}, Author("T", "t"), "warm")
     warm_pool(store.repo_dir / "objects" / "pack")
     seen = CreatesSeen(monkeypatch)
     result = store.commit([Change("cold.md", b"c\n")], {"cold.md": ABSENT}, Author("T", "t"), "pooled")
-    assert seen.calls == []
+    assert [Path(p).name for p in seen.calls] == ["main.lock", "main.lock"]  # the origin's, then the clone's
     assert store.read("cold.md") == (b"c\n", result.blobs["cold.md"])
     monkeypatch.undo()
     assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
+
+
+def test_files_a_dead_process_left_are_removed_by_the_next_pool(tmp_path: Path) -> None:
+    """A crash leaves its unused pool files; the first pool a later process opens on the folder removes those of
+    processes that are gone, and keeps a live process's (this one's parent stands in for one)."""
+    import subprocess
+    import sys
+
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(child.stdout)
+    left = tmp_path / f"{filepool.PREFIX}{dead}_0"
+    alive = tmp_path / f"{filepool.PREFIX}{os.getppid()}_0"
+    other = tmp_path / "tmp_pack_other"
+    writing = tmp_path / f"{filepool.PREFIX}own_{dead}_1"  # a caller's own file, being written: never swept
+    for path in (left, alive, other, writing):
+        path.write_bytes(b"")
+    filepool.pool(tmp_path)
+    assert not left.exists() and alive.exists() and other.exists() and writing.exists()

@@ -66,6 +66,7 @@ def _connect_hint(url: str, token_file: str | None, config: str | Path | None = 
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from notegate.doors import gil
     from notegate.doors.http import base_url, create_app
     from notegate.doors.listen import bind_listener, bounded_server
     from notegate.services import eventlog
@@ -77,6 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     listener = bind_listener(host, port)  # a busy port is refused here, before anything says "serving"
     runtime = Runtime(config)
     app = create_app(runtime, host=host, port=port, settle_heap=True)
+    gil.share()  # the group commit's flushes give the GIL away; each hand-back waits this long at most
     eventlog.configure(args.log_format)
     hint = _connect_hint(base_url(runtime, host, port), args.token_file, config.path)
     print(hint, file=sys.stderr, flush=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pygit2
 
 from notegate.errors import OriginRefused, OriginUnavailable
-from notegate.vault import bulk, durable, objects
+from notegate.vault import bulk, durable, objects, refwrite
 from notegate.vault.listing import Listing, _Range
 from notegate.vault.storebase import (
     ABSENT,
@@ -156,7 +156,7 @@ class GroupCommits:
                 if self.record is not None:
                     self.record([(str(c), r.author, r.message) for r, c, _p, _b in chain])
                 if self._push(last, tip):
-                    self.repo.references.create(MAIN_REF, last, force=True)
+                    refwrite.update_ref(self.repo_dir, MAIN_REF, str(last))
                     # The tracking ref is not moved here: it says what the last fetch saw, and the next fetch
                     # sets it (one ref file less per group; nothing reads it between fetches).
                     self.refusal = None  # the origin took our commits on top of main: its tip is ours
@@ -341,26 +341,12 @@ class GroupCommits:
         main (no transport round trip). The ref update fails if main is no longer ``parent`` (another writer got
         there first), which is the ordinary "origin moved" case."""
         try:
-            try:
-                ref = origin.references[MAIN_REF]
-            except KeyError:
-                if parent is not None:
-                    return False
-                origin.references.create(MAIN_REF, commit_id, force=False)
-                return True
-            if parent is None or str(ref.target) != parent:
-                return False
-            ref.set_target(commit_id, "notegate: push")
-            return True
-        except pygit2.AlreadyExistsError:
-            return False
-        except (pygit2.GitError, OSError) as exc:  # OSError: libgit2's "failed to lock file" among them
-            moved = "old reference value does not match" in str(exc) or _origin_moved(str(exc))
-            if isinstance(exc, pygit2.GitError) and moved:
-                return False
-            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):  # a crash mid-update left it
+            return refwrite.update_ref(Path(self.origin_url), MAIN_REF, str(commit_id), parent, "notegate: push")
+        except refwrite.RefLocked:  # a live push holds it (it is gone in milliseconds), or a crash left it
+            if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):
                 log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
-                return False  # pushed again, as when the origin moved
+            return False  # pushed again, as when the origin moved
+        except OSError as exc:
             self._origin_repo = None
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be written ({_short(exc)})",

@@ -13,11 +13,14 @@ order, which is git's own ``core.fsync`` order (objects, then the ref that names
    ``.pack`` and ``.idx`` are each ``fsync``-ed before they are renamed into place, then the pack folder is
    ``fsync``-ed so the names are on disk too; the links into a local origin's pack folder are followed by an
    ``fsync`` of that folder.  One pack per group commit, so one set of flushes per group, not per write.
-2. **The origin's ref, then the clone's** (libgit2): :func:`enable` turns on libgit2's global
-   ``ENABLE_FSYNC_GITDIR``, with which libgit2 1.9 ``fsync``-s every ``.lock`` file it commits (loose refs,
-   ``packed-refs``), every loose object, the packs and indexes its indexer writes (fetches), and after each
-   rename the folder that holds the file (``git_futils_fsync_parent``).  A ref is written only after the
-   objects it names are flushed (step 1), so no power cut leaves a ref naming a missing object.
+2. **The origin's ref, then the clone's** (:mod:`notegate.vault.refwrite`, git's lock-file protocol in Python):
+   the ``<ref>.lock`` file is ``fsync``-ed before it is renamed over the ref, then the ref's folder is.  A ref is
+   written only after the objects it names are flushed (step 1), so no power cut leaves a ref naming a missing
+   object.  Not libgit2's ``set_target``: it keeps the GIL through its flushes, so every group commit stood the
+   whole server still for them (bench/probe_ref_gil.py).  :func:`enable` still turns on libgit2's global
+   ``ENABLE_FSYNC_GITDIR`` for what libgit2 writes itself (a fetch's packs and tracking ref, a remote push's
+   pending ref, ``packed-refs``): with it libgit2 1.9 ``fsync``-s every ``.lock`` file it commits, every loose
+   object, the packs and indexes its indexer writes, and after each rename the folder that holds the file.
 3. **The state rows** (:mod:`notegate.sqlite`): SQLite in WAL mode with ``synchronous=FULL`` syncs the WAL at
    every commit, so a row the write implies (its audit row, inbox authorship, a contract's idempotency key)
    is on disk when its transaction returns.  The search index stays ``NORMAL``: it is rebuilt from git

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pygit2
 
 from notegate.errors import OriginUnavailable
-from notegate.vault import converge
+from notegate.vault import converge, refwrite
 from notegate.vault.listing import (
     Listing,
 )
@@ -147,7 +147,7 @@ class Fetching:
         self.refusal = refusal
         if refusal is not None:
             return old, old  # stay on the last good commit; the tracking ref keeps what the origin has
-        self.repo.references.create(MAIN_REF, new, force=True)
+        refwrite.update_ref(self.repo_dir, MAIN_REF, new)
         if on_advance is not None:
             on_advance(old, new)
         return old, new

@@ -4,7 +4,10 @@ Why: on this machine's ext4 disk making a file (a new inode) costs ~1.1 ms of ke
 close p50 1.25 ms), against ~20 us to rename or link one (bench figures in bench/RESULTS.md).  A one-note
 write made four (its pack, the pack's index, and the ref locks of the origin and the clone); the pack's two
 now come from here, made by the pool's own thread while the writer does something else (a system call
-holds no GIL), as PostgreSQL recycles WAL segment files rather than creating them.
+holds no GIL), as PostgreSQL recycles WAL segment files rather than creating them.  The ref locks are not
+(:mod:`notegate.vault.refwrite` makes them with ``O_EXCL``): linking a pool file to the lock's name takes three
+system calls for one, each of which gives the GIL away and waits to take it back, and measured beside a busy
+thread that cost the update more than the inode it saved (bench/RESULTS.md, sixteenth session).
 
 A file is taken empty, written, made read-only and renamed into place by the caller; the pool makes more in
 the background once fewer than half are left, and a caller finding none makes its own (the pool only ever
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import tempfile
 import threading
 from contextlib import suppress
@@ -26,6 +30,9 @@ from notegate.vault import durable
 #: Files one pool keeps ready (a group commit takes two).
 SIZE = 8
 PREFIX = "tmp_pool_"
+#: A pool file's name: ``tmp_pool_<pid>_<n>`` (what the pool's thread makes; a caller's own fallback file is
+#: ``tmp_pool_own_<random>`` and never matches).
+_POOL_NAME = re.compile(r"tmp_pool_(\d{1,10})_\d{1,20}")
 
 _POOLS: dict[tuple[int, str], FilePool] = {}
 _POOLS_LOCK = threading.Lock()
@@ -75,13 +82,40 @@ class FilePool:
 
 
 def pool(folder: Path) -> FilePool:
-    """This process's pool for ``folder``."""
+    """This process's pool for ``folder``; the first one a process opens there removes the files that processes
+    no longer alive left (a crash or a kill between making and using them)."""
     key = (os.getpid(), str(folder))
     with _POOLS_LOCK:
         found = _POOLS.get(key)
         if found is None:
             found = _POOLS[key] = FilePool(folder)
+            _sweep_dead(folder)
         return found
+
+
+def _sweep_dead(folder: Path) -> None:
+    """Remove ``tmp_pool_<pid>_<n>`` files whose process is gone.  A live process with that number (even an
+    unrelated one that reused it) keeps them: they are only ever removed when nobody can be using them."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        made = _POOL_NAME.fullmatch(name)  # not a caller's own file (``tmp_pool_own_...``, being written now)
+        if made is None or int(made[1]) == os.getpid() or _alive(int(made[1])):
+            continue
+        with suppress(OSError):
+            os.unlink(os.path.join(folder, name))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
 
 
 def write_new(folder: Path, target: Path, data: bytes, *, pooled: bool = True) -> None:
@@ -97,7 +131,7 @@ def write_new(folder: Path, target: Path, data: bytes, *, pooled: bool = True) -
         except OSError:  # removed meanwhile (a cleanup of tmp_ files), or a symlink: make one as before
             fd = -1
     if fd < 0:
-        fd, path = tempfile.mkstemp(dir=folder, prefix=PREFIX)
+        fd, path = tempfile.mkstemp(dir=folder, prefix=f"{PREFIX}own_")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
