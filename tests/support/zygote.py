@@ -114,6 +114,9 @@ class Forked:
         if self._process.exitcode is None:  # never signal a pid the system may have handed on
             os.kill(self.pid, sig)
 
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
 
 def fork_cli(argv: list[str], log: Path, env: Mapping[str, str] | None = None) -> Forked:
     """Run ``notegate ARGV`` as a fork of the warm fork server, output appended to ``log``, in the caller's
