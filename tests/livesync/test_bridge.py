@@ -118,8 +118,7 @@ def test_a_mass_deletion_from_one_device_never_reaches_the_repository_and_is_nam
     bridged: Bridged,
 ) -> None:
     paths = [f"notes/kept-{i}.md" for i in range(MAX_DELETIONS + 2)]
-    for path in paths:
-        bridged.push("phone", path, f"{path} stays\n")
+    bridged.push_many("phone", {path: f"{path} stays\n" for path in paths})
     for path in paths:
         bridged.wait_origin(path, f"{path} stays\n")
     gone = []

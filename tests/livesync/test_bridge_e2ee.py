@@ -10,8 +10,6 @@ import asyncio
 import base64
 import json
 import os
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +18,7 @@ import pygit2
 import pytest
 
 from notegate.config import load_config
-from support import running
+from support import running, start_cli
 from support.livesync import DB, LONG, PDF, PNG, POLL, WITHIN, Bridged, Lab, livesync_run, require_commonlib
 
 PASSPHRASE = "a passphrase only the devices and the bridge know"
@@ -35,14 +33,9 @@ FROM_PHONE = {
 
 class Sealed(Bridged):
     def start_bridge(self) -> None:
-        out = (self.lab.root / "bridge.log").open("ab")
-        self.bridge = subprocess.Popen(
-            [sys.executable, "-m", "notegate.cli", "livesync", "bridge", "--config", str(self.lab.config), *POLL],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "NOTEGATE_LIVESYNC_PASSPHRASE": PASSPHRASE},
-        )
-        out.close()
+        argv = ["livesync", "bridge", "--config", str(self.lab.config), *POLL]
+        env = {**os.environ, "NOTEGATE_LIVESYNC_PASSPHRASE": PASSPHRASE}
+        self.bridge = start_cli(argv, self.lab.root / "bridge.log", env)
         self.lab.procs.append(self.bridge)
         self.wait_for_sync_parameters()
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -22,12 +20,12 @@ import pytest
 
 from notegate.config import load_config
 from notegate.livesync import documents
-from support import mcp_http, mint, running, text_of
+from support import mcp_http, mint, running, start_cli, text_of
 from support.livesync import DB, Lab, require_npm
 
 WRITES = 12  # each side: enough that the two processes' commits interleave many times
 WITHIN = 120.0
-BRIDGE = (sys.executable, "-m", "notegate.cli", "livesync", "bridge")
+BRIDGE = ("livesync", "bridge")
 
 
 @pytest.fixture(scope="module")
@@ -36,16 +34,9 @@ def shared(tmp_path_factory) -> Iterator[tuple[Lab, object]]:
     lab = Lab(tmp_path_factory.mktemp("shared-clone")).start()
     try:
         with running(lab.config) as server:
-            log = (lab.root / "bridge.log").open("ab")
             lab.procs.append(
-                subprocess.Popen(
-                    [*BRIDGE, "--config", str(lab.config), "--poll-seconds", "0.5"],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                )
+                start_cli([*BRIDGE, "--config", str(lab.config), "--poll-seconds", "0.5"], lab.root / "bridge.log")
             )
-            log.close()
             yield lab, server
     finally:
         lab.stop()

@@ -222,6 +222,22 @@ class Server:
         self.kill(signal.SIGTERM)
 
 
+def start_cli(argv: list[str], log: Path, env: Mapping[str, str] | None = None) -> subprocess.Popen | Forked:
+    """A long-running `notegate ARGV` (a gate, a bridge, the tools process) with stdout and stderr appended to
+    ``log``: a fork of the worker's warm fork server, as :class:`Server` starts (a fresh interpreter pays ~1-2 s
+    of imports at each start and restart), or a fresh ``python -m notegate.cli`` with NOTEGATE_TEST_FRESH_SERVER=1.
+    The answer has the part of :class:`subprocess.Popen` the tests use: pid, poll, wait, send_signal, kill."""
+    env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
+    if FRESH_INTERPRETER:
+        with open(log, "ab") as handle:
+            return subprocess.Popen(
+                [sys.executable, "-m", "notegate.cli", *argv], stdout=handle, stderr=subprocess.STDOUT, env=env
+            )
+    from support.zygote import fork_cli
+
+    return fork_cli(argv, log, env)
+
+
 @contextlib.contextmanager
 def running(config_path: Path) -> Iterator[Server]:
     server = Server(config_path).start()

@@ -13,11 +13,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 import pytest
@@ -27,7 +27,10 @@ from joserfc.jwk import ECKey
 from notegate.config import load_config
 from notegate.livesync import documents
 from notegate.state import StateDB
-from support import _listening, free_port, mcp_http, mint, notegate
+from support import _listening, free_port, mcp_http, mint, notegate, start_cli
+
+if TYPE_CHECKING:
+    from support.zygote import Forked
 
 NPM = Path(__file__).resolve().parents[1] / "livesync" / "npm"
 POUCHDB_SERVER = NPM / "node_modules" / ".bin" / "pouchdb-server"
@@ -49,7 +52,7 @@ def require_npm() -> None:
         pytest.skip(f"missing for the LiveSync tests: {', '.join(missing)}")
 
 
-def _wait(port: int, proc: subprocess.Popen, what: str, log: Path, timeout: float = 30.0) -> None:
+def _wait(port: int, proc: subprocess.Popen | Forked, what: str, log: Path, timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not _listening(port):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -128,7 +131,7 @@ class Lab:
         self.gate_port = free_port()
         self.config = root / "vault" / "notegate.toml"
         self.devices: dict[str, Device] = {}
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[subprocess.Popen | Forked] = []
         self.livesync_table: str | None = None  # as start() wrote it (restart_gate starts from it)
 
     @property
@@ -167,15 +170,9 @@ class Lab:
         self.start_gate()
         return self
 
-    def start_gate(self) -> subprocess.Popen:
+    def start_gate(self) -> subprocess.Popen | Forked:
         gate_log = self.root / "gate.log"
-        with gate_log.open("ab") as out:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "notegate.cli", "livesync", "gate", "--config", str(self.config)],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
+        proc = start_cli(["livesync", "gate", "--config", str(self.config)], gate_log)
         self.procs.append(proc)
         self.gate_proc = proc
         _wait(self.gate_port, proc, "the gate", gate_log)
@@ -277,17 +274,11 @@ class Bridged:
     def __init__(self, lab: Lab, server) -> None:
         self.lab, self.server = lab, server
         self.token = mint(lab.config, name="mcp", tier="trusted")
-        self.bridge: subprocess.Popen | None = None
+        self.bridge: subprocess.Popen | Forked | None = None
 
     def start_bridge(self) -> None:
-        out = (self.lab.root / "bridge.log").open("ab")
-        self.bridge = subprocess.Popen(
-            [sys.executable, "-m", "notegate.cli", "livesync", "bridge", "--config", str(self.lab.config), *POLL],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        out.close()
+        argv = ["livesync", "bridge", "--config", str(self.lab.config), *POLL]
+        self.bridge = start_cli(argv, self.lab.root / "bridge.log")
         self.lab.procs.append(self.bridge)
 
     def stop_bridge(self) -> None:
@@ -299,6 +290,16 @@ class Bridged:
         meta, chunks = documents.write_note(path, text, ctime=1, mtime=int(time.time() * 1000))
         meta.update(extra)
         out = self.lab.device_run(self.lab.devices[device], {"action": "replicate", "put": [*chunks, meta]})
+        assert "error" not in out, out
+        return out
+
+    def push_many(self, device: str, texts: dict[str, str]) -> dict:
+        """Several notes in one replication (one device run, as a phone that synced a batch at once)."""
+        docs: list[dict] = []
+        for path, text in texts.items():
+            meta, chunks = documents.write_note(path, text, ctime=1, mtime=int(time.time() * 1000))
+            docs += [*chunks, meta]
+        out = self.lab.device_run(self.lab.devices[device], {"action": "replicate", "put": docs})
         assert "error" not in out, out
         return out
 

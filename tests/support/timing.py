@@ -19,7 +19,9 @@ nor noise moves it across:
   while, so the verdict "not linear" needs every round to say so.
 * The cyclic garbage collector is off while samples are taken: a full collection walks every object of the
   process, so its cost follows the rest of the test session's heap, not the function (a parse making 26,000
-  small tuples measured 25.9 inside the whole suite and under 12 alone).
+  small tuples measured 25.9 inside the whole suite and under 12 alone).  Nothing is collected before
+  either: with the collector off, garbage left by earlier tests costs the samples nothing, and a full
+  collection of a worker's heap took ~0.2 s a measure (half of tests/safety's time: 227 measures, 46 s).
 * A function over :data:`FAST_ENOUGH_BYTES_PER_SECOND` at ``8n`` passes whatever its ratio: at that speed
   its ratio is the input falling out of the CPU cache, and a quadratic scan of ``8n`` could not be that
   fast (the quadratic stand-in below runs at ~1 MB/s at 128 KiB).
@@ -95,7 +97,6 @@ def measure(
 ) -> Measure:
     """Time ``fn`` on ``build(small)`` and ``build(factor * small)`` as the module docstring describes."""
     enabled = gc.isenabled()
-    gc.collect()
     gc.disable()
     try:
         return _measure(fn, build, small, factor, clock)

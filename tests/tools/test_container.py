@@ -30,7 +30,7 @@ from notegate.policy import decide_mount, decide_pin
 from notegate.policy.container import ENGINE_VARIABLES, container_argv
 from notegate.state import StateDB
 from notegate.tools.tokens import Minter
-from support import free_port, notegate
+from support import free_port, notegate, start_cli
 from support.upstreams import CHECKER_SOURCE
 
 DIGEST = "sha256:" + "ab" * 32
@@ -258,26 +258,9 @@ def test_a_container_mount_runs_through_the_engine_with_exactly_its_credential(b
     mint_key = tools(config, "mint-key").stdout.strip()
     port = free_port()
     log = tmp_path / "tools.log"
-    with open(log, "wb") as handle:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "notegate.cli",
-                "tools",
-                "serve",
-                "--config",
-                str(config),
-                "--key-file",
-                str(key),
-                "--port",
-                str(port),
-                f"--mint-key={mint_key}",  # an id may begin with "-"
-            ],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "SECRET_OF_THE_HOST": "no"},
-        )
+    argv = ["tools", "serve", "--config", str(config), "--key-file", str(key), "--port", str(port)]
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}", "SECRET_OF_THE_HOST": "no"}
+    proc = start_cli([*argv, f"--mint-key={mint_key}"], log, env)  # an id may begin with "-"
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

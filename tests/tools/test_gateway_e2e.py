@@ -13,9 +13,9 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx2
@@ -24,9 +24,12 @@ import pytest
 
 from notegate.config import load_config
 from notegate.state import StateDB
-from support import free_port, mint, notegate, running, text_of
+from support import free_port, mint, notegate, running, start_cli, text_of
 from support import mcp_http as _mcp_http
 from support.upstreams import CACHE, EVERYTHING, LEAKED, TIME, node_or_skip, upstream_cache
+
+if TYPE_CHECKING:
+    from support.zygote import Forked
 
 pytestmark = pytest.mark.anyio
 
@@ -44,29 +47,12 @@ class ToolsProcess:
         self.config, self.key, self.port, self.mint_key = config, key, port, mint_key
         self.url = f"http://127.0.0.1:{port}"
         self.log = config.parent / "tools.log"
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | Forked | None = None
 
     def start(self) -> ToolsProcess:
-        with open(self.log, "ab") as handle:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "notegate.cli",
-                    "tools",
-                    "serve",
-                    "--config",
-                    str(self.config),
-                    "--key-file",
-                    str(self.key),
-                    "--port",
-                    str(self.port),
-                    f"--mint-key={self.mint_key}",  # an id may begin with "-" (base64url)
-                ],
-                stdout=handle,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "SECRET_OF_THE_HOST": "never-inherited"},
-            )
+        argv = ["tools", "serve", "--config", str(self.config), "--key-file", str(self.key), "--port", str(self.port)]
+        env = {**os.environ, "SECRET_OF_THE_HOST": "never-inherited"}
+        self.proc = start_cli([*argv, f"--mint-key={self.mint_key}"], self.log, env)  # an id may begin with "-"
         self.wait_up()
         return self
 
