@@ -96,6 +96,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.filepool": "storage",  # empty files made ahead for the packs (makes files)
     "notegate.vault.converge": "storage",  # what the origin lost of main, re-applied on its tip (reads git trees)
     "notegate.vault.durable": "storage",  # what a write flushes before it is acknowledged (fsync, libgit2 option)
+    "notegate.vault.refwrite": "storage",  # a ref moved with git's lock-file protocol (writes ref files)
     "notegate.config": "config",
     "notegate.models.config": "config",
     "notegate.oidcconfig": "config",  # the [oidc.NAME] tables

@@ -68,7 +68,7 @@ def test_a_lock_git_holds_stops_the_update(bare: Path) -> None:
     first, second = commits(bare, 2)
     refwrite.update_ref(bare, MAIN, first, None)
     (bare / "refs/heads/main.lock").write_text(second + "\n")  # git mid-update
-    with pytest.raises(refwrite.RefLocked):
+    with pytest.raises(FileExistsError):
         refwrite.update_ref(bare, MAIN, second, first)
     assert (bare / "refs/heads/main.lock").read_text() == second + "\n"  # not ours to remove
     assert git(bare, "rev-parse", MAIN) == first
@@ -99,7 +99,7 @@ def test_a_packed_ref_is_read_and_a_loose_one_shadows_it(bare: Path) -> None:
 def test_a_ref_that_is_not_an_object_id_is_not_overwritten(bare: Path) -> None:
     first, second = commits(bare, 2)
     (bare / "refs/heads/main").write_text("ref: refs/heads/other\n")
-    with pytest.raises(refwrite.RefUnreadable):
+    with pytest.raises(OSError, match="does not hold an object id"):
         refwrite.update_ref(bare, MAIN, second, first)
     assert (bare / "refs/heads/main").read_text() == "ref: refs/heads/other\n"
     assert not (bare / "refs/heads/main.lock").exists()
@@ -197,6 +197,6 @@ def test_a_repository_whose_refs_are_not_files_is_not_written(bare: Path) -> Non
     """git 2.45's reftable keeps refs in tables: a loose file written beside them would be no ref at all."""
     first, _second = commits(bare, 2)
     git(bare, "config", "extensions.refStorage", "reftable")
-    with pytest.raises(refwrite.RefUnreadable, match="reftable"):
+    with pytest.raises(OSError, match="reftable"):
         refwrite.update_ref(bare, MAIN, first, None)
     assert not (bare / MAIN).exists() and not (bare / "refs/heads/main.lock").exists()

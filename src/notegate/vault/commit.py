@@ -342,7 +342,7 @@ class GroupCommits:
         there first), which is the ordinary "origin moved" case."""
         try:
             return refwrite.update_ref(Path(self.origin_url), MAIN_REF, str(commit_id), parent, "notegate: push")
-        except refwrite.RefLocked:  # a live push holds it (it is gone in milliseconds), or a crash left it
+        except FileExistsError:  # its lock file: a live push holds it (it is gone in milliseconds), or a crash left it
             if durable.clear_stale_ref_lock(Path(self.origin_url), MAIN_REF):
                 log.warning("environment %s: removed a stale refs/heads/main.lock in the origin", self.name)
             return False  # pushed again, as when the origin moved

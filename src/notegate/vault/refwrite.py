@@ -9,7 +9,8 @@ here cost the group's writer its time and nobody else theirs.
 The protocol is git's (``lockfile.c``, ``refs/files-backend.c``), so ``git receive-pack``, libgit2 and this module
 exclude each other on the same ref:
 
-1. create ``<ref>.lock`` with ``O_CREAT | O_EXCL`` (it exists: another process is moving the ref → :class:`RefLocked`);
+1. create ``<ref>.lock`` with ``O_CREAT | O_EXCL`` (it exists: another process is moving the ref, or one died while
+   it did → :class:`FileExistsError`);
 2. read the ref's value under the lock (its loose file, else its line in ``packed-refs``) and compare it with the
    expected one (a compare-and-swap: another writer got there first → :data:`MOVED`);
 3. write ``<hex>\\n`` into the lock file, flush it (durability on), rename it over ``<ref>``, flush the folder.
@@ -25,6 +26,7 @@ the history of its main, as with git.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import time
@@ -45,14 +47,6 @@ _LOGGED_PREFIXES = ("refs/heads/", "refs/remotes/", "refs/notes/")
 _settings: dict[Path, tuple[tuple[int, int], tuple[str, str]]] = {}
 
 
-class RefLocked(OSError):
-    """``<ref>.lock`` exists: another process is moving the ref, or one died while it did."""
-
-
-class RefUnreadable(OSError):
-    """The ref's stored value is not an object id (a symbolic ref, a torn file): left to git to judge."""
-
-
 def read_ref(repo_dir: Path, ref: str) -> str | None:
     """The ref's object id as stored on disk (loose file first, as git reads it), or None when it does not exist."""
     try:  # os.open and one read: each system call gives the GIL away and waits to take it back
@@ -62,12 +56,12 @@ def read_ref(repo_dir: Path, ref: str) -> str | None:
     try:
         data = os.read(fd, 256)
     except IsADirectoryError as exc:
-        raise RefUnreadable(f"{ref} is a folder") from exc
+        raise _unreadable(f"{ref} is a folder") from exc
     finally:
         os.close(fd)
     value = data.strip()
     if _OID.fullmatch(value) is None:
-        raise RefUnreadable(f"{ref} does not hold an object id")
+        raise _unreadable(f"{ref} does not hold an object id")
     return value.decode("ascii")
 
 
@@ -90,10 +84,12 @@ def _packed(repo_dir: Path, ref: str) -> str | None:
 def update_ref(repo_dir: Path, ref: str, new: str, old: object = ANY, message: str = "notegate: update") -> bool:
     """Set ``ref`` of the repository at ``repo_dir`` to ``new`` if it is now ``old`` (None: it does not exist;
     :data:`ANY`: whatever it is). True when moved; False when it held something else (nothing written).  Raises
-    :class:`RefLocked` when another process holds the ref's lock, :class:`OSError` when the disk refuses."""
+    :class:`FileExistsError` when the ref's lock file exists (another process holds it, or a crash left it), and
+    :class:`OSError` when the disk refuses or the ref is not an object id (a symbolic ref, a torn file, a
+    reftable repository): left to git to judge, never overwritten."""
     log_setting, storage = _repo_settings(repo_dir)
     if storage != "files":  # git 2.45's reftable: these files are not its refs (libgit2 1.9 cannot open it at all)
-        raise RefUnreadable(f"the repository keeps its refs in {storage!r}, not in files")
+        raise _unreadable(f"the repository keeps its refs in {storage!r}, not in files")
     path = repo_dir / ref
     lock = path.with_name(path.name + ".lock")
     try:
@@ -123,10 +119,11 @@ def update_ref(repo_dir: Path, ref: str, new: str, old: object = ANY, message: s
 
 
 def _create_lock(lock: Path) -> int:
-    try:
-        return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError as exc:
-        raise RefLocked(f"{lock.name} exists") from exc
+    return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
+
+def _unreadable(what: str) -> OSError:
+    return OSError(errno.EINVAL, f"not a ref this can move: {what}")
 
 
 def _reflog(repo_dir: Path, ref: str, setting: str) -> Path | None:
