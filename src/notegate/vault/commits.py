@@ -55,7 +55,7 @@ SYNCED_FROM = "Synced-From"
 
 def parse_trailers(message: str) -> dict[str, str]:
     """The trailers of a message the server itself built (those of :data:`TRAILERS`). Never who made a commit
-    read back from git: that comes from the server's record only (:func:`notegate.services.notes.change_info`)."""
+    read back from git: that comes from the server's record only (:func:`notegate.services.history.change_info`)."""
     return {name: value for name, value in server_trailers(message).items() if name in TRAILERS}
 
 
@@ -73,7 +73,7 @@ def _trailer_value(value: str) -> str:
 def commit_message(caller: Caller, summary: str, extra: dict[str, str] | None = None) -> str:
     """The one spelling of the server's commit messages: a summary line, then trailers naming the connector
     login, session and tier (and a grant's public id, never its value). For people reading ``git log`` only:
-    readers take who made a commit from the server's record (:func:`notegate.services.notes.change_info`), and a
+    readers take who made a commit from the server's record (:func:`notegate.services.history.change_info`), and a
     pushed commit carrying such a trailer is refused by the git door."""
     unknown = sorted(set(extra or {}) - TRAILERS)
     if unknown:
