@@ -331,12 +331,11 @@ class GroupCommits:
 
     def _push(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """Push ``commit_id`` to origin's main. True when accepted, False when the origin moved."""
-        origin = self._local_origin_now()
-        if origin is not None:
-            return self._push_local(origin, commit_id, parent)
+        if self._local_origin_now() is not None:
+            return self._push_local(commit_id, parent)
         return self._push_remote(commit_id, parent)
 
-    def _push_local(self, origin: pygit2.Repository, commit_id: pygit2.Oid, parent: str | None) -> bool:
+    def _push_local(self, commit_id: pygit2.Oid, parent: str | None) -> bool:
         """A local bare origin, which has the group's pack already (:meth:`_write_group`): compare-and-swap its
         main (no transport round trip). The ref update fails if main is no longer ``parent`` (another writer got
         there first), which is the ordinary "origin moved" case."""
