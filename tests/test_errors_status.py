@@ -16,7 +16,7 @@ import pytest
 from notegate import errors
 from notegate.errors import HTTP_STATUS, RULES, http_status
 
-DOORS = Path(errors.__file__).parent / "doors"
+DOORS = Path(errors.__file__).parents[1] / "doors"
 SOURCES = sorted(DOORS.rglob("*.py"))
 
 

@@ -15,7 +15,7 @@ from docsgen import GENERATED_NOTE, code, text
 def groups() -> list[tuple[str, list[str]]]:
     """(heading, rule names) in registry order. The headings are the ``# -- …`` comments inside ``RULES``'s
     literal; a rule before any heading falls under "General", one added to the registry at run time last."""
-    import notegate.errors as errors
+    import notegate.errors.rules as errors
 
     source = Path(errors.__file__).read_text(encoding="utf-8")
     tree = ast.parse(source)
