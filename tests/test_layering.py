@@ -83,6 +83,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.trees": "storage",  # git trees read and built (reads git objects)
     "notegate.vault.bundles": "storage",  # backups as git bundles (runs git)
     "notegate.vault.index": "storage",
+    "notegate.vault.indexrows": "storage",  # the index's rows read back: paths at their blobs, last commits (SQL)
     "notegate.vault.rowreader": "storage",  # a big catch-up's rows read in a child process (runs one)
     "notegate.vault.meaning": "storage",  # search by meaning: the vectors file, the model, the background embedder
     "notegate.vault.meaning_rows": "storage",  # search by meaning: the vectors in memory (numpy), their snapshots

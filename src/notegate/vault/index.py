@@ -9,7 +9,8 @@ policy computed when it was indexed (re-computed when the policy fingerprint cha
 exclude what a caller may not see inside SQL instead of after ranking.
 
 This module is the store (tables, catch-up, merging, sampling, the ranked statements); what a query, a row's
-fields and a snippet are is string work, in the pure ``vault/query.py``.
+fields and a snippet are is string work, in the pure ``vault/query.py``; the rows read back (which notes are
+indexed at which blob and commit, a note's last commit) are in ``vault/indexrows.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from notegate.sqlite import LocalSQLite
 from notegate.vault import names, rowreader
 from notegate.vault.canvas import is_canvas
 from notegate.vault.hits import Describing, Hit, Ranked, Ranking
+from notegate.vault.indexrows import IndexRows
 from notegate.vault.query import (
     FIELDS,
     TOKENIZER,
@@ -157,7 +159,7 @@ def _empty_tables(db: sqlite3.Connection) -> None:
         db.execute(statement)
 
 
-class SearchIndex(RankedStatements, Describing):
+class SearchIndex(IndexRows, RankedStatements, Describing):
     """The FTS5 index of one environment's notes."""
 
     def __init__(self, path: Path, classify: Classifier, fingerprint: str) -> None:
@@ -182,10 +184,6 @@ class SearchIndex(RankedStatements, Describing):
         self._refresh_stats()
 
     # ------------------------------------------------------------ plumbing
-    def _meta(self, key: str) -> str | None:
-        row = self._conn().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
     def close(self) -> None:
         self._db.close()
 
@@ -198,10 +196,6 @@ class SearchIndex(RankedStatements, Describing):
             db.execute("INSERT OR REPLACE INTO meta VALUES ('policy', ?)", (self._fingerprint,))
 
     # ------------------------------------------------------------ updating
-    @property
-    def indexed_commit(self) -> str | None:
-        return self._meta("commit")
-
     def catch_up(
         self,
         store: VaultStore,
@@ -452,11 +446,6 @@ class SearchIndex(RankedStatements, Describing):
             self._languages = tuple(sorted({*have, *new}))
             db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (LANGUAGES_META, ",".join(self._languages)))
 
-    def remember_last_commit(self, path: str, commit: str) -> None:
-        """Cache a note's last commit found by a history walk (full builds leave it to the first read)."""
-        with self._tx() as db:
-            db.execute("UPDATE notes SET last_commit = ? WHERE path = ? AND last_commit IS NULL", (commit, path))
-
     def _last_commits(
         self, store: VaultStore, old: str | None, new: str, paths: set[str], walk: int = HISTORY_WALK_LIMIT
     ) -> dict[str, str]:
@@ -465,35 +454,6 @@ class SearchIndex(RankedStatements, Describing):
         return store.last_changes(old, new, paths, walk)
 
     # ------------------------------------------------------------- reading
-    def last_commit(self, path: str) -> str | None:
-        row = self._conn().execute("SELECT last_commit FROM notes WHERE path = ?", (path,)).fetchone()
-        return row[0] if row else None
-
-    def count(self) -> int:
-        return self._conn().execute("SELECT count(*) FROM notes").fetchone()[0]
-
-    def paths(self) -> dict[str, str]:
-        return dict(self._conn().execute("SELECT path, blob FROM notes").fetchall())
-
-    def rows_at(self, paths: list[str] | None = None) -> tuple[str | None, dict[str, str]]:
-        """The indexed commit and the (path -> blob) rows of ``paths`` (None: every row) in one read, so the
-        rows are exactly that commit's: the vectors (:mod:`notegate.vault.meaning`) follow them from commit
-        to commit, and rows read while a write moved the index on would belong to no commit."""
-        conn = self._conn()
-        conn.execute("BEGIN")
-        try:
-            commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
-            if paths is None:
-                return (commit and commit[0]), dict(conn.execute("SELECT path, blob FROM notes"))
-            rows: dict[str, str] = {}
-            for start in range(0, len(paths), 500):  # under SQLite's bound on a statement's parameters
-                marks = ",".join("?" * len(paths[start : start + 500]))
-                sql = f"SELECT path, blob FROM notes WHERE path IN ({marks})"  # noqa: S608
-                rows.update(conn.execute(sql, paths[start : start + 500]))
-            return (commit and commit[0]), rows
-        finally:
-            conn.execute("COMMIT")
-
     def search(
         self,
         query: str,
