@@ -8,8 +8,9 @@ diff.
 
 The rest of the recipe lives beside it, each name still importable from here: the answers in
 :mod:`notegate.services.results` (pure), the checks, quota, commit, audit and bookkeeping every commit meets in
-:mod:`notegate.services.recipe` (:class:`WriteRecipe`, the half of this class no door can skip), and the
-commit messages' spelling in :mod:`notegate.vault.commits` (pure).
+:mod:`notegate.services.recipe` (:class:`WriteRecipe`, the half of this class no door can skip; its checks of
+what a caller sends in :mod:`notegate.services.writechecks`), and the commit messages' spelling in
+:mod:`notegate.vault.commits` (pure).
 """
 
 from __future__ import annotations
