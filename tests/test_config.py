@@ -88,10 +88,12 @@ def test_a_wrong_environment_type_is_named(tmp_path: Path) -> None:
     assert text.startswith("Refused [config-invalid]: [environments.personal] members has the wrong type (str)")
 
 
+@pytest.mark.parametrize("table", ["server", "livesync", "tools"])
 @pytest.mark.parametrize("port", [0, -1, 65536, 100000])
-def test_a_port_out_of_range_is_refused(tmp_path: Path, port: int) -> None:
-    text = refusal(write(tmp_path, f"[server]\nport = {port}\n" + PERSONAL))
-    assert text.startswith("Refused [config-invalid]: [server] port must be between 1 and 65535")
+def test_a_port_out_of_range_is_refused(tmp_path: Path, table: str, port: int) -> None:
+    """Every listening port is checked as a port (the tools process's was only checked above 0 once)."""
+    text = refusal(write(tmp_path, f"[{table}]\nport = {port}\n" + PERSONAL))
+    assert text.startswith(f"Refused [config-invalid]: [{table}] port must be between 1 and 65535")
 
 
 @pytest.mark.parametrize("port", [1, 65535])

@@ -30,17 +30,10 @@ from notegate.settings import (
     STRANGER_CONNECTIONS_PER_SECOND,
     Setting,
     check_table,
+    must_be_port,
+    must_be_positive,
 )
 from notegate.tools.settings import TOOLS_SETTINGS, ToolsConfig
-
-
-def _positive(value: float) -> str | None:
-    return None if value > 0 else "must be above 0"
-
-
-def _port(value: int) -> str | None:
-    return None if 0 < value < 65536 else "must be between 1 and 65535"
-
 
 #: ``[server] search_meaning = "auto"``: on where it is installed (the default; notegate.vault.meaning_model).
 MEANING_AUTO = "auto"
@@ -61,20 +54,30 @@ def _meaning_setting(value: bool | str) -> str | None:
 
 SERVER_SETTINGS: tuple[Setting, ...] = (
     Setting("host", str, DEFAULT_HOST, f"Address to listen on. Keep {DEFAULT_HOST} unless a TLS proxy is in front."),
-    Setting("port", int, DEFAULT_PORT, "TCP port for HTTP (MCP at /mcp).", _port),
+    Setting("port", int, DEFAULT_PORT, "TCP port for HTTP (MCP at /mcp).", must_be_port),
     Setting("public_url", str, "", "Public base URL when behind a proxy (e.g. https://notes.example.org)."),
     Setting("default_environment", str, "personal", "Environment used when a caller names none."),
     Setting(
         "state_dir", str, "state", "Where the server keeps its clones, index and database (relative to this file)."
     ),
     Setting("allowed_hosts", list, [], "Extra Host header values accepted (DNS-rebinding protection)."),
-    Setting("max_open_requests_per_credential", int, 32, "Requests one credential may hold open at once.", _positive),
-    Setting("max_open_requests", int, 64, "Requests the whole door holds open at once.", _positive),
     Setting(
-        "body_timeout_seconds", (int, float), 30, "A request body must arrive within this many seconds.", _positive
+        "max_open_requests_per_credential", int, 32, "Requests one credential may hold open at once.", must_be_positive
     ),
-    Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
-    Setting("max_connections", int, 256, "Connections served at once (more are refused before HTTP).", _positive),
+    Setting("max_open_requests", int, 64, "Requests the whole door holds open at once.", must_be_positive),
+    Setting(
+        "body_timeout_seconds",
+        (int, float),
+        30,
+        "A request body must arrive within this many seconds.",
+        must_be_positive,
+    ),
+    Setting(
+        "idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", must_be_positive
+    ),
+    Setting(
+        "max_connections", int, 256, "Connections served at once (more are refused before HTTP).", must_be_positive
+    ),
     # Why: a connection that sends half a request head and then nothing held its slot for as long as it
     # liked, so a few hundred of them answered every real caller 503.  The head must arrive in time, and
     # one TCP peer holds only a share of the slots (behind a proxy every peer is the proxy: raise it there);
@@ -85,7 +88,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         10,
         "A request head (request line and headers) must arrive within this many seconds of the connection "
         "(or of the previous response on a kept-alive one), else the connection is closed.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "max_connections_per_peer",
@@ -93,7 +96,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         64,
         "Connections one TCP peer address (an IPv6 /64) may hold open; more are closed before HTTP. Behind a "
         "proxy every connection comes from the proxy: set it to max_connections there.",
-        _positive,
+        must_be_positive,
     ),
     # Why: a peer refused at its cap that reconnects at once, at full speed, cost the server a transport, a
     # protocol object, an h11 parser and a task per connection, and the caller's p50 rose ninefold.  A peer
@@ -108,14 +111,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         "past it a connection is refused at accept and the peer's next ones go unanswered until the burst has "
         "refilled. Peers that sent a valid credential lately are exempt. Behind a proxy every connection comes "
         "from the proxy: raise it there.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "new_connections_burst",
         int,
         NEW_CONNECTIONS_BURST,
         "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
-        _positive,
+        must_be_positive,
     ),
     # Why: twenty addresses, each under its own budget, still added up to more admitted connections than a
     # starved event loop could serve beside its callers; the strangers share one budget on top of their own.
@@ -125,7 +128,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         STRANGER_CONNECTIONS_PER_SECOND,
         "New connections all peers not known as callers may open per second together, after a burst of "
         "new_connections_burst; past it a stranger's connection is refused at accept. Callers are exempt.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "credited_peer_seconds",
@@ -133,7 +136,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         CREDITED_PEER_SECONDS,
         "How long a peer that completed a request with a valid credential is remembered as a caller: its new "
         "connections are not rate-limited and never give way to a stranger's.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "cimd_ca_file",
@@ -153,14 +156,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         int,
         4,
         "Client metadata documents fetched at once, in their own pool; more are refused 429 [cimd-busy].",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "cimd_fetch_seconds",
         (int, float),
         5,
         "A client metadata document must arrive within this long (resolve, connect, TLS and read together).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "anonymous_requests_per_minute",
@@ -168,21 +171,21 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         60,
         "Requests to /authorize, /token, /revoke and the consent POST per source address per minute (burst: "
         "the same number).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "registrations_per_hour",
         int,
         10,
         "Dynamic client registrations (POST /register) per source address per hour (burst: the same number).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "rate_limit_sources",
         int,
         4096,
         "Source addresses the rate limiter remembers at once (per table); a new one past it is refused 429.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "trusted_proxies",
@@ -195,14 +198,14 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         int,
         500,
         "Unanswered OAuth consent requests kept at most; past it the oldest is dropped.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "oauth_max_pending_per_client",
         int,
         20,
         "Unanswered OAuth consent requests kept per client at most; past it that client's oldest is dropped.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "durability",
@@ -217,7 +220,7 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
         500,
         "Rows one Bases view shows in the console at most (a .base page's views and a base embedded in a "
         "note); the rest are counted, not drawn, so a base over a large vault stays one small page.",
-        _positive,
+        must_be_positive,
     ),
     # Why off by default (measured, bench/RESULTS.md, session 15): on, at 10,000 notes, a confirmed write's p50
     # in process went 11.8 -> 17.8 ms (each write's catch-up still compares every path), 32 writers 227 -> 119

@@ -78,7 +78,7 @@ POLICY_SETTINGS: tuple[PolicySetting, ...] = (  # the keys of [policy]
         1 << 20,
         "Largest note accepted, in bytes of UTF-8.",
         enforced_by=(
-            "notegate.services.notes:NotesService.encoded_content",
+            "notegate.services.writechecks:WriteChecks.encoded_content",
             "notegate.services.importer:_decide_file",
             "notegate.doors.http:create_app",
         ),

@@ -35,6 +35,17 @@ STRANGER_CONNECTIONS_PER_SECOND = 100
 CREDITED_PEER_SECONDS = 3600
 
 
+def must_be_positive(value: float) -> str | None:
+    """The check of every count, size, rate and timeout in the settings tables: zero or less is never meant."""
+    return None if value > 0 else "must be above 0"
+
+
+def must_be_port(value: int) -> str | None:
+    """The check of every listening port in the settings tables (the server's, the LiveSync gate's, the tools
+    process's): a TCP port, never 0 (the system would pick one nobody can be told)."""
+    return None if 0 < value < 65536 else "must be between 1 and 65535"
+
+
 def kind_name(kind: type | tuple[type, ...]) -> str:
     if isinstance(kind, tuple):
         return " or ".join(k.__name__ for k in kind)

@@ -20,15 +20,9 @@ from notegate.settings import (
     STRANGER_CONNECTIONS_PER_SECOND,
     Setting,
     check_table,
+    must_be_port,
+    must_be_positive,
 )
-
-
-def _positive(value: float) -> str | None:
-    return None if value > 0 else "must be above 0"
-
-
-def _port(value: int) -> str | None:
-    return None if 0 < value < 65536 else "must be between 1 and 65535"
 
 
 def _database(value: str) -> str | None:
@@ -58,7 +52,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("couchdb_password_file", str, "", "File holding that login's password (else $NOTEGATE_COUCHDB_PASSWORD)."),
     Setting("host", str, LOOPBACK_V4, "Address the gate listens on; put a TLS proxy in front for phones.", None),
-    Setting("port", int, GATE_PORT, "The gate's own port.", _port),
+    Setting("port", int, GATE_PORT, "The gate's own port.", must_be_port),
     Setting("public_url", str, "", "The gate's address as devices reach it (what the Setup URI names)."),
     Setting(
         "max_token_seconds",
@@ -66,40 +60,50 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         900,
         "Longest life a device token may claim (exp - iat, and exp ahead of now). LiveSync signs 5-minute"
         " tokens by default; a copied token dies within this.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
-        "clock_skew_seconds", int, 60, "How far a device's clock may be off when iat and exp are judged.", _positive
+        "clock_skew_seconds",
+        int,
+        60,
+        "How far a device's clock may be off when iat and exp are judged.",
+        must_be_positive,
     ),
     Setting(
         "max_body_bytes",
         int,
         16 * 1024 * 1024,
         "Largest request body: a _bulk_docs batch of LiveSync's default size fits with room to spare.",
-        _positive,
+        must_be_positive,
     ),
-    Setting("body_timeout_seconds", float, 30.0, "Time a device has to send a whole request body.", _positive),
+    Setting("body_timeout_seconds", float, 30.0, "Time a device has to send a whole request body.", must_be_positive),
     Setting(
         "upstream_seconds",
         float,
         60.0,
         "Time CouchDB has to answer one request (a _changes long poll gets feed_seconds more).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "feed_seconds",
         int,
         60,
         "Longest a _changes long poll is held open (the device's timeout is clamped to it; it polls again).",
-        _positive,
+        must_be_positive,
     ),
-    Setting("max_open_requests_per_device", int, 8, "Requests one device may hold open at once.", _positive),
-    Setting("max_open_requests", int, 64, "Requests the whole gate holds open at once.", _positive),
+    Setting("max_open_requests_per_device", int, 8, "Requests one device may hold open at once.", must_be_positive),
+    Setting("max_open_requests", int, 64, "Requests the whole gate holds open at once.", must_be_positive),
     Setting(
-        "max_connections", int, 128, "Connections the gate serves at once (more are refused before HTTP).", _positive
+        "max_connections",
+        int,
+        128,
+        "Connections the gate serves at once (more are refused before HTTP).",
+        must_be_positive,
     ),
-    Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", _positive),
-    Setting("idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", _positive),
+    Setting("header_timeout_seconds", float, 10.0, "Time a connection has to send a request head.", must_be_positive),
+    Setting(
+        "idle_connection_seconds", int, 5, "An idle keep-alive connection is closed after this long.", must_be_positive
+    ),
     # Why: the gate had the listener's slots and head deadline but not its admission at accept, so a stranger
     # reconnecting at full speed cost it a transport, a protocol object and a parser per connection, as it
     # once cost the MCP server (issue 27). The same listener now admits both; a device is a caller once a
@@ -112,14 +116,14 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         " past it a connection is refused at accept and the peer's next ones go unanswered until the burst has"
         " refilled. An address a device's request completed from lately is exempt. Behind a TLS proxy every"
         " connection comes from the proxy: raise it there (a device's request credits the proxy too).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "new_connections_burst",
         int,
         NEW_CONNECTIONS_BURST,
         "New connections one TCP peer may open at once before new_connections_per_peer_per_second applies.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "stranger_connections_per_second",
@@ -127,7 +131,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         STRANGER_CONNECTIONS_PER_SECOND,
         "New connections all peers not known as devices may open per second together, after a burst of"
         " new_connections_burst; past it a stranger's connection is refused at accept. Devices are exempt.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "credited_peer_seconds",
@@ -135,7 +139,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         CREDITED_PEER_SECONDS,
         "How long an address a device's request completed from is remembered as a device's: its new connections"
         " are not rate-limited and never give way to a stranger's.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "failed_logins_per_minute",
@@ -143,7 +147,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         30,
         "Refused tokens one source may send a minute (then it waits, refused before any key is looked up):"
         " a stranger cannot make the gate verify signatures without end.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "trusted_proxies",
@@ -164,7 +168,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         200,
         "Changes the bridge reads in one long poll: one commit per device per batch, so the deletion limit sees a"
         " mass deletion whole.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "bridge_wait_seconds",
@@ -172,7 +176,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         30.0,
         "How long the bridge waits for a note whose writer or chunks are not known yet before passing it over (the"
         " gate records a revision's writer right after CouchDB takes it, so the bridge can see the change first).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "bridge_settle_seconds",
@@ -180,7 +184,7 @@ LIVESYNC_SETTINGS: tuple[Setting, ...] = (
         5.0,
         "How long a deletion waits before the bridge judges it, so the rest of a mass deletion pushed in several"
         " requests arrives and the deletion limit counts it whole (LiveSync pushes one within seconds).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "passphrase_file",

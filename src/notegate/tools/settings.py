@@ -10,11 +10,7 @@ from typing import Any
 
 from notegate.network import LOOPBACK_URL_HOSTS
 from notegate.policy.container import ENGINES
-from notegate.settings import Setting
-
-
-def _positive(value: Any) -> str | None:
-    return None if value > 0 else "must be greater than 0"
+from notegate.settings import Setting, must_be_port, must_be_positive
 
 
 def _engine(value: str) -> str | None:
@@ -35,7 +31,7 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         "Where the knowledge service reaches the tools process ('' = no tools gateway): http://127.0.0.1:PORT.",
         _loopback_url,
     ),
-    Setting("port", int, 8767, "The loopback port `notegate tools serve` listens on.", _positive),
+    Setting("port", int, 8767, "The loopback port `notegate tools serve` listens on.", must_be_port),
     Setting(
         "cache",
         str,
@@ -49,13 +45,15 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         "upstream-installs",
         "Where each catalog entry is installed into its own environment; relative to this file.",
     ),
-    Setting("call_seconds", float, 30.0, "The longest one upstream call may take before it is refused.", _positive),
+    Setting(
+        "call_seconds", float, 30.0, "The longest one upstream call may take before it is refused.", must_be_positive
+    ),
     Setting(
         "max_result_bytes",
         int,
         262144,
         "The largest result (as JSON) one upstream call may return; a larger one is refused.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "max_answer_bytes",
@@ -63,7 +61,7 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         4194304,
         "The largest answer (a listing or one call's result, as JSON) the knowledge service reads from the "
         "tools process; a larger one is cut off as it arrives and refused. Keep it above max_result_bytes.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "max_line_bytes",
@@ -71,7 +69,7 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         4194304,
         "The longest line (one JSON-RPC message) an upstream may write on its stdout. A longer one is refused "
         "as it arrives, never held whole, and the upstream is restarted. Keep it above max_result_bytes.",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "engine",
@@ -86,21 +84,21 @@ TOOLS_SETTINGS: tuple[Setting, ...] = (
         int,
         512,
         "The memory one container upstream may use, in MiB (the engine's --memory).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "container_pids",
         int,
         256,
         "The most processes and threads one container upstream may run (the engine's --pids-limit).",
-        _positive,
+        must_be_positive,
     ),
     Setting(
         "restart_seconds",
         float,
         1.0,
         "The first wait before a crashed upstream is started again; it doubles per crash, up to 64 times it.",
-        _positive,
+        must_be_positive,
     ),
 )
 
