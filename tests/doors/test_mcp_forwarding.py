@@ -20,8 +20,8 @@ from mcp.server.mcpserver import Context
 
 from notegate.auth.grants import Grants
 from notegate.config import load_config
-from notegate.doors.mcp import CallerResolver, build_mcp
-from notegate.doors.mcp.forwarding import forwarding
+from notegate.doors.mcp import CallerResolver, build_mcp, tools_elevation, tools_inbox, tools_notes, tools_sessions
+from notegate.doors.mcp.forwarding import ToolSet
 from notegate.doors.mcp.results import NoteRead
 from notegate.errors import NotegateError
 from notegate.services.container import Services
@@ -180,9 +180,20 @@ def test_the_recorder_catches_a_renamed_parameter(services: Services) -> None:
 
 def test_a_forwarded_tool_needs_its_service_method() -> None:
     """A tool declared for a method its service lacks fails when the server is built, not at its first call."""
-    forward = forwarding(MCPServer(name="t"), None, object())  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="read_note"):
+    tools = ToolSet()
 
-        @forward(None)  # type: ignore[arg-type]
-        async def read_note(ctx: Context) -> NoteRead:
-            """Never registered."""
+    @tools.forward(None)  # type: ignore[arg-type]
+    async def read_note(ctx: Context) -> NoteRead:
+        """Never registered."""
+
+    with pytest.raises(TypeError, match="read_note"):
+        tools.register(MCPServer(name="t"), None, object())  # type: ignore[arg-type]
+
+
+def test_every_tool_is_declared_at_module_level() -> None:
+    """Each tool is addressable by its name in its module (``tools_notes.write_note``), as declared."""
+    modules = (tools_notes, tools_inbox, tools_sessions, tools_elevation)
+    declared = {d.declaration.__name__: module for module in modules for d in module.TOOLS.declared}
+    assert set(declared) == set(TOOLS)
+    for name, module in declared.items():
+        assert getattr(module, name).__qualname__ == name, name

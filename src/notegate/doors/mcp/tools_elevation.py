@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from notegate.doors.mcp.args import APPEND, EnvArg, GrantArg, HandleArg
 from notegate.doors.mcp.caller import conversation_of
-from notegate.doors.mcp.calls import ToolCall
+from notegate.doors.mcp.forwarding import ToolSet
 from notegate.doors.mcp.results import ToolResult
-from notegate.services.elevation import ElevationService
 
 
 class ElevationResult(ToolResult):
@@ -24,27 +22,19 @@ class ElevationResult(ToolResult):
     message: str
 
 
-def register(mcp: MCPServer, call: ToolCall, elevation: ElevationService) -> None:
-    @mcp.tool(annotations=APPEND)
-    async def request_elevation(
-        ctx: Context,
-        reason: Annotated[
-            str, Field(description="One line for the owner: what you want to do that a restricted session may not.")
-        ],
-        environment: EnvArg = None,
-        handle: HandleArg = None,
-        grant: GrantArg = None,
-    ) -> ElevationResult:
-        """Ask the owner to let this session write outside the inbox for a few hours. Returns a link and a code:
-        show both to the owner, who approves in the browser with a passkey; then pass the returned grant as
-        `grant` to the other tools. Nothing changes until the owner approves."""
-        return await call(
-            ctx,
-            elevation.request_elevation,
-            ElevationResult,
-            reason=reason,
-            conversation=conversation_of(ctx),
-            environment=environment,
-            handle=handle,
-            grant=grant,
-        )
+TOOLS = ToolSet()
+
+
+@TOOLS.forward(APPEND, from_request=lambda ctx: {"conversation": conversation_of(ctx)})
+async def request_elevation(
+    ctx: Context,
+    reason: Annotated[
+        str, Field(description="One line for the owner: what you want to do that a restricted session may not.")
+    ],
+    environment: EnvArg = None,
+    handle: HandleArg = None,
+    grant: GrantArg = None,
+) -> ElevationResult:
+    """Ask the owner to let this session write outside the inbox for a few hours. Returns a link and a code:
+    show both to the owner, who approves in the browser with a passkey; then pass the returned grant as
+    `grant` to the other tools. Nothing changes until the owner approves."""
