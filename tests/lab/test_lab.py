@@ -127,7 +127,7 @@ def test_an_optional_part_that_cannot_run_is_skipped_with_its_reason(tmp_path: P
     import contextlib
 
     from notegate.lab import obsidian, run
-    from notegate.lab.run import Checks, Lab, Shell
+    from notegate.lab.stack import Checks, Lab, Shell
 
     real_import = builtins.__import__
 

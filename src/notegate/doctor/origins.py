@@ -16,7 +16,7 @@ from pathlib import Path
 from notegate.config import Config, EnvironmentConfig
 from notegate.doctor.result import CheckResult, fail, ok, warn
 from notegate.errors import OriginUnavailable
-from notegate.services.runtime import CLONE_NAME, env_dir
+from notegate.services.envdirs import CLONE_NAME, env_dir
 from notegate.sync import hookfile
 from notegate.sync.quarantine import STALE_QUARANTINE_SECONDS, stale_quarantines
 from notegate.vault.store import VaultStore

@@ -25,7 +25,7 @@ from notegate.doctor.members import check_members
 from notegate.doctor.oidc import check_providers
 from notegate.doctor.result import CheckResult, fail, warn
 from notegate.policyfile import POLICY_SETTINGS
-from notegate.services.runtime import CLONE_NAME, env_dir
+from notegate.services.envdirs import CLONE_NAME, env_dir
 from notegate.settings import Setting
 
 #: Checks that need the loaded config.

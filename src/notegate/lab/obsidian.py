@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from notegate.lab.stack import bearer_session, refused_rule
 from notegate.network import LOOPBACK_V4
 
 #: The suite's npm fixtures, beside this checkout's src/ (``make livesync-npm`` installs them).
@@ -227,7 +228,6 @@ async def _wait(probe: Any, timeout: float = WITHIN, pause: float = 0.25) -> Any
 
 async def play(lab: Any, stack: Stack, workstation: str) -> None:
     """The phone's checks; ``workstation`` is a trusted bearer token (the session that reads and writes)."""
-    from notegate.lab.run import bearer_session, refused_rule
     from notegate.livesync import documents
 
     c, origin = lab.checks, lab.origin

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from notegate.lab.run import ASSERTION_SECONDS
+from notegate.lab.stack import ASSERTION_SECONDS, PhoneStorage, phone_session, refused_rule
 from notegate.network import LOCALHOST
 
 PROVIDER = "lab-id"
@@ -96,7 +96,6 @@ class _Removed(Exception):
 
 async def play(lab: Any, owner: Any, browser: Any, metadata_url: str, redirect: Any) -> None:
     from notegate.lab.browser import Owner
-    from notegate.lab.run import PhoneStorage, phone_session, refused_rule
 
     c = lab.checks
     assert lab.server is not None

@@ -1,4 +1,5 @@
-"""The lab's end-to-end script: the seeds' promises, each one named check (see lab/run.py for the stack)."""
+"""The lab's end-to-end script: the seeds' promises, each one named check (lab/stack.py holds the stack,
+lab/run.py starts it)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from notegate.lab.run import (
+from notegate.lab import obsidian, people
+from notegate.lab.stack import (
     EXIT_RETRY,
     PROJECT,
     Lab,
@@ -448,8 +450,6 @@ async def _elevation(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> 
 
 
 async def _second_person(lab: Lab, owner: Any, metadata_url: str, redirect: Any) -> None:
-    from notegate.lab import people
-
     await people.play(lab, owner, lab.browser, metadata_url, redirect)
 
 
@@ -464,8 +464,6 @@ async def _start_phone(lab: Lab) -> None:
 
 async def _obsidian_phone(lab: Lab) -> None:
     """The phone as an Obsidian device: once its stack is up, its checks; the stack stops whatever happened."""
-    from notegate.lab import obsidian
-
     stack = lab.parts["obsidian-phone"]
     try:
         token, _ = await lab.parts["obsidian-phone-up"]

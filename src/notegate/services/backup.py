@@ -48,7 +48,8 @@ from notegate.services.backup_manifest import (
     Seal,
     bundle_name,
 )
-from notegate.services.runtime import CLONE_NAME, env_dir, policy_fingerprint
+from notegate.services.envdirs import CLONE_NAME, env_dir
+from notegate.services.runtime import policy_fingerprint
 from notegate.state import SCHEMA_VERSION, StateDB
 from notegate.vault import durable
 from notegate.vault.index import SearchIndex

@@ -34,6 +34,7 @@ import pygit2
 
 from notegate.errors import DiskFull, NotegateError
 from notegate.policy import Policy, decide_room
+from notegate.services.envdirs import CLONE_NAME, env_dir
 
 #: What libgit2 and SQLite say when a write met a full disk (their errors carry no errno).
 _NO_SPACE_WORDS = ("no space left on device", "disk quota exceeded", "database or disk is full")
@@ -58,8 +59,6 @@ class Room:
 
 def parts(config, environment: str) -> list[Part]:
     """The disks a write to ``environment`` needs: its clone, a local origin, the SQLite state database."""
-    from notegate.services.runtime import CLONE_NAME, env_dir
-
     env = config.environment(environment)
     found = [Part(f"the server's clone of environment '{env.name}'", env_dir(config.state_dir, env.name) / CLONE_NAME)]
     if env.is_local_origin:

@@ -34,6 +34,8 @@ from notegate.errors import OriginUnavailable
 from notegate.policy import Policy
 from notegate.safety import names
 from notegate.services import provenance
+from notegate.services.diskspace import no_space
+from notegate.services.envdirs import CLONE_NAME, env_dir
 from notegate.services.eventlog import event
 from notegate.state import StateDB
 from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
@@ -56,12 +58,6 @@ def policy_fingerprint(policy: Policy) -> str:
     return hashlib.sha256(repr(("index-v2", policy.private, policy.inbox_root)).encode()).hexdigest()[:16]
 
 
-def env_dir(state_dir: Path, name: str) -> Path:
-    """Where one environment's clone, index and write lock live (the doctor looks here too)."""
-    return state_dir / "envs" / name
-
-
-CLONE_NAME = "vault.git"
 #: The kind of task note a refused fetch leaves (state DB ``tasks``).
 FETCH_TASK = "fetch-refused"
 
@@ -82,8 +78,6 @@ class Environment:
         try:
             self.index.catch_up(self.store)
         except Exception as exc:
-            from notegate.services.diskspace import no_space
-
             if not no_space(exc):
                 raise
             event("index-behind", environment=self.name, reason="disk-full")

@@ -15,7 +15,8 @@ from pathlib import Path
 from notegate.config import Config
 from notegate.errors import OriginUnavailable
 from notegate.policy import fixed_client
-from notegate.services.runtime import CLONE_NAME, FETCH_TASK, Runtime, env_dir, policy_fingerprint
+from notegate.services.envdirs import CLONE_NAME, env_dir
+from notegate.services.runtime import FETCH_TASK, Runtime, policy_fingerprint
 from notegate.state import StateDB
 from notegate.vault.index import SearchIndex
 from notegate.vault.store import VaultStore
