@@ -75,6 +75,25 @@ async def test_the_guard_looks_the_token_up_on_the_event_loop_with_sqlite(vault:
         assert threads and set(threads) == {"door-cost-server"}  # the thread uvicorn's event loop runs in
 
 
+async def test_an_empty_inbox_costs_a_call_no_holds_query(vault: Path) -> None:
+    """Every tool call counts the inbox items for its notice; with none waiting, their holds are not read."""
+    token = mint(vault, name="no-holds", client_class="workstation", tier="trusted")
+    with serve_in_process(vault) as served:
+        holds = served.runtime.state.holds
+        asked: list[str] = []
+
+        def counted(environment: str):
+            asked.append(environment)
+            return holds(environment)
+
+        served.runtime.state.holds = counted
+        async with mcp_http(served.url, token) as client:
+            for _ in range(3):
+                result = await client.call_tool("read_note", {"path": "rules/digest.md"})
+                assert not result.is_error and result.structured_content.get("notice") is None
+        assert asked == []
+
+
 async def test_the_provider_reuses_only_the_token_the_guard_verified(vault: Path) -> None:
     token = mint(vault, name="mine", client_class="workstation", tier="trusted")
     with serve_in_process(vault) as served:
