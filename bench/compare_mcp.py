@@ -64,6 +64,14 @@ class Build(bench_notes.ServerProcess):
         return self
 
 
+def loop_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of the server's main thread, where uvicorn runs the event loop (the door's
+    HTTP, the SDK's kernel, the hops to worker threads), apart from the worker threads (the tools' services
+    and the group commit): which side of the server a change moved."""
+    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def copy_vault(template: Path, target: Path) -> Path:
     """A copy of an imported vault directory, its server clone pointed at the copy's own origin."""
     shutil.copytree(template, target, symlinks=True)
@@ -186,12 +194,17 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         for round_ in range(args.writer_rounds):
             for client in args.writer_clients:
                 for k in (0, 1) if round_ % 2 == 0 else (1, 0):
+                    pid = builds[k].proc.pid  # type: ignore[union-attr]
+                    loop_before = loop_cpu_s(pid)
                     run = await bench_notes._mcp_writers(builds[k], token, spec, plan, rng, client=client)
+                    loop_s = loop_cpu_s(pid) - loop_before
                     done = max(1, len(run.samples))
                     rows.setdefault(f"32 MCP writers, {client} (commits/s) [{k}]", []).append(run.rate)
                     rows.setdefault(f"32 MCP writers, {client}: server CPU ms/commit [{k}]", []).append(
                         run.server_cpu_s / done * 1000
                     )
+                    loop_row = f"32 MCP writers, {client}: server event-loop thread CPU ms/commit [{k}]"
+                    rows.setdefault(loop_row, []).append(loop_s / done * 1000)
                     rows.setdefault(f"32 MCP writers, {client}: client CPU ms/commit [{k}]", []).append(
                         run.client_cpu_s / done * 1000
                     )

@@ -55,6 +55,45 @@ async def test_a_token_revoked_between_calls_is_refused_on_the_next(vault: Path)
             assert served.app.state.oauth.failure(token) == "revoked"
 
 
+async def test_the_guard_looks_the_token_up_on_the_event_loop_with_sqlite(vault: Path) -> None:
+    """No worker-thread hop for the guard's lookup on a local state database (the hop cost the event loop
+    ~20 times the lookup); the tool itself still runs in a worker thread."""
+    token = mint(vault, name="on-the-loop", client_class="workstation", tier="trusted")
+    with serve_in_process(vault) as served:
+        assert served.runtime.state.dialect == "sqlite"
+        lookup = served.runtime.state.token
+        threads: list[str] = []
+
+        def where(token_id: str):
+            threads.append(threading.current_thread().name)
+            return lookup(token_id)
+
+        served.runtime.state.token = where
+        async with mcp_http(served.url, token) as client:
+            for _ in range(3):
+                assert not (await client.call_tool("read_note", {"path": "rules/digest.md"})).is_error
+        assert threads and set(threads) == {"door-cost-server"}  # the thread uvicorn's event loop runs in
+
+
+async def test_an_empty_inbox_costs_a_call_no_holds_query(vault: Path) -> None:
+    """Every tool call counts the inbox items for its notice; with none waiting, their holds are not read."""
+    token = mint(vault, name="no-holds", client_class="workstation", tier="trusted")
+    with serve_in_process(vault) as served:
+        holds = served.runtime.state.holds
+        asked: list[str] = []
+
+        def counted(environment: str):
+            asked.append(environment)
+            return holds(environment)
+
+        served.runtime.state.holds = counted
+        async with mcp_http(served.url, token) as client:
+            for _ in range(3):
+                result = await client.call_tool("read_note", {"path": "rules/digest.md"})
+                assert not result.is_error and result.structured_content.get("notice") is None
+        assert asked == []
+
+
 async def test_the_provider_reuses_only_the_token_the_guard_verified(vault: Path) -> None:
     token = mint(vault, name="mine", client_class="workstation", tier="trusted")
     with serve_in_process(vault) as served:

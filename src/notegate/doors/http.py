@@ -388,6 +388,7 @@ def create_app(
         body_timeout=config.body_timeout_seconds,
         failure=provider.failure,
         allowed_hosts=allowed_hosts,
+        verify_on_loop=runtime.state.dialect == "sqlite",
     )
 
     def doors() -> list[BaseRoute]:

@@ -230,8 +230,13 @@ class InboxService:
         return sorted(items.items())
 
     def waiting_count(self, env: Environment) -> int:
+        """Items not held at their current version.  No items, no holds to read: the MCP door asks on every
+        call, and an empty inbox (the usual case) then costs no state-database query."""
+        items = self._items(env)
+        if not items:
+            return 0
         holds = self.rt.state.holds(env.name)
-        return sum(1 for p, b in self._items(env) if not (p in holds and holds[p]["version"] == b))
+        return sum(1 for p, b in items if not (p in holds and holds[p]["version"] == b))
 
     def notice(self, caller: Caller, environment: str | None) -> str | None:
         """The inbox notice line, when due for this login and client (count changed, or 15 minutes passed)."""
