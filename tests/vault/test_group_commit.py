@@ -280,3 +280,45 @@ def test_a_local_origin_shares_the_written_objects_and_both_stay_self_contained(
     shutil.move(origin, tmp_path / "away.git")  # the clone borrows nothing: it still serves the write
     reopened = VaultStore("personal", store.repo_dir, str(origin))
     assert reopened.read("deep/er/note.md") == (b"once\n", blob)
+
+
+def test_a_group_is_acknowledged_after_its_index_catch_up_which_runs_outside_the_write_lock(store: VaultStore) -> None:
+    """The catch-up (``on_advance``) runs before the write is acknowledged -- an acknowledged write is
+    searchable at once -- but after the write lock is released, so the next write commits meanwhile."""
+    in_callback, release = threading.Event(), threading.Event()
+    seen: list[tuple[str | None, str]] = []
+
+    def slow_catch_up(old: str | None, new: str) -> None:
+        seen.append((old, new))
+        in_callback.set()
+        assert release.wait(30)
+
+    first: list[Outcome] = []
+    thread = threading.Thread(
+        target=lambda: first.append(writer(store, "slow.md", b"slow\n", ABSENT, on_advance=slow_catch_up)())
+    )
+    thread.start()
+    assert in_callback.wait(30)
+    second = writer(store, "next.md", b"next\n", ABSENT)()  # would wait for the lock, were it still held
+    assert not first, "acknowledged before its catch-up finished"
+    release.set()
+    thread.join(30)
+    (result,) = first
+    assert isinstance(result, CommitResult)
+    assert seen == [(result.parent, result.commit)]
+    assert second.parent == result.commit and store.head() == second.commit
+
+
+def test_a_catch_up_that_fails_fails_its_whole_group(store: VaultStore) -> None:
+    """A callback's error is every writer's of the group, raised in its own thread (nothing acknowledged
+    that the index does not hold); the commits themselves stand, as they did when it ran under the lock."""
+
+    def broken(old: str | None, new: str) -> None:
+        raise RuntimeError("index broke")
+
+    outcomes = grouped(
+        store,
+        [writer(store, "b1.md", b"1\n", ABSENT, on_advance=broken), writer(store, "b2.md", b"2\n", ABSENT)],
+    )
+    assert all(isinstance(o, RuntimeError) and str(o) == "index broke" for o in outcomes)
+    assert store.blob_id("b1.md") != ABSENT and store.blob_id("b2.md") != ABSENT

@@ -154,12 +154,25 @@ class _Request:
     result: CommitResult | None = None
     error: BaseException | None = None
     done: bool = False
+    #: A holder of the write lock took it into its group: its outcome comes from that holder, who acknowledges
+    #: it after the lock is released (:meth:`GroupCommits._settle`), so its writer waits for ``wake``, not
+    #: for the lock.
+    taken: bool = False
+    #: Set after every change a waiting writer must see (done, or handed back to the queue).
+    wake: threading.Event = field(default_factory=threading.Event)
 
     def finish(self, result: CommitResult) -> None:
         self.result, self.done = result, True
+        self.wake.set()
 
     def fail(self, error: BaseException) -> None:
         self.error, self.done = error, True
+        self.wake.set()
+
+    def hand_back(self) -> None:
+        """Out of a group and back in the queue (it waits for a later one): its writer takes the lock again."""
+        self.taken = False
+        self.wake.set()
 
     def outcome(self) -> CommitResult:
         if self.error is not None:
