@@ -60,7 +60,7 @@ def test_the_first_word_in_a_chunk_is_the_first_word_of_the_whole_text(body: str
 OVERLAPPING = st.lists(st.sampled_from(["the", "them", "th*", "he", "other", "bath*", "x"]), min_size=2, max_size=4)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(BODIES, OVERLAPPING)
 def test_several_terms_found_by_find_are_the_first_word_and_the_same_alternative(body: str, terms: list[str]) -> None:
     """Several terms are looked for one by one with ``str.find`` (``_first_start``): the first word-starting
