@@ -439,6 +439,21 @@ def test_a_word_in_most_notes_is_answered_newest_first(notes: NotesService, trus
     assert hits == ["common/n9.md", "common/n8.md", "common/n7.md"]
 
 
+def test_a_word_in_most_notes_lists_the_private_ones_by_age_too(notes: NotesService, trusted, monkeypatch) -> None:
+    """A trusted caller also searches the private notes, a table too small to judge a word common by sampling:
+    a word in most of the vault's notes and most private ones is listed newest first across both.  Before, it
+    was ranked by bm25 among the private notes (a clamped IDF: ~2e-6 each), above the listing's fixed score,
+    so every private note came first whatever its age.  A word rare among the private notes still ranks there."""
+    import notegate.vault.index as index_module
+
+    monkeypatch.setattr(index_module, "COMMON_TERM_MIN_NOTES", 3)
+    create(notes, trusted, "private/old.md", "the word ubiquitous, an old private note\n")
+    for i in range(10):  # 10 of the vault's 19 notes
+        create(notes, trusted, f"common/n{i}.md", f"the word ubiquitous, note {i}" + " padding" * (i % 3) + "\n")
+    hits = [h.path for h in notes.search_notes(trusted, "ubiquitous", limit=12).hits]
+    assert hits[:3] == ["common/n9.md", "common/n8.md", "common/n7.md"] and hits[-1] == "private/old.md"
+
+
 def test_visible_paths_and_note_revisions_keep_to_what_the_caller_sees(notes: NotesService) -> None:
     owner = make_caller()
     restricted = make_caller(tier="restricted", client_class="hosted", client="claude.ai")

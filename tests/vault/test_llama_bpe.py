@@ -26,13 +26,18 @@ GOLDEN = json.loads((Path(__file__).parent / "llama_bpe_golden.json").read_text(
 
 
 @pytest.fixture(scope="module")
-def bpe() -> LlamaBPE:
-    return LlamaBPE(json.loads((model_dir() / files.TOKENIZER).read_text(encoding="utf-8")))
+def config() -> dict:
+    return json.loads((model_dir() / files.TOKENIZER).read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def pieces(bpe: LlamaBPE) -> dict[int, str]:
-    return {i: t for t, i in bpe._vocab.items()}
+def bpe(config: dict) -> LlamaBPE:
+    return LlamaBPE(config)
+
+
+@pytest.fixture(scope="module")
+def pieces(config: dict) -> dict[int, str]:
+    return {i: t for t, i in config["model"]["vocab"].items()}
 
 
 def _decode(pieces: dict[int, str], ids: list[int]) -> str:

@@ -57,6 +57,20 @@ def test_the_first_word_in_a_chunk_is_the_first_word_of_the_whole_text(body: str
     assert (got.span() if got else None) == (want.span() if want else None), (body, terms, chunk)
 
 
+OVERLAPPING = st.lists(st.sampled_from(["the", "them", "th*", "he", "other", "bath*", "x"]), min_size=2, max_size=4)
+
+
+@settings(max_examples=200, deadline=None)
+@given(BODIES, OVERLAPPING)
+def test_several_terms_found_by_find_are_the_first_word_and_the_same_alternative(body: str, terms: list[str]) -> None:
+    """Several terms are looked for one by one with ``str.find`` (``_first_start``): the first word-starting
+    match, and the alternative the one pattern picks there (a term that is a prefix of another, a prefix
+    term, a term found inside a word before it starts one)."""
+    got = _first_word(body, terms)
+    want = reference_first_word(body, terms)
+    assert ((got.span(), got.group(0)) if got else None) == ((want.span(), want.group(0)) if want else None)
+
+
 @settings(max_examples=120, deadline=None)
 @given(BODIES, TERMS)
 def test_a_snippet_with_a_small_chunk_is_the_snippet(body: str, terms: list[str]) -> None:

@@ -43,7 +43,7 @@ from notegate.vault.query import make_snippet as make_snippet
 from notegate.vault.query import segmented as segmented
 from notegate.vault.ranked import COMMON_SCORE as COMMON_SCORE
 from notegate.vault.ranked import INBOX_HIDDEN as INBOX_HIDDEN
-from notegate.vault.ranked import RankedStatements
+from notegate.vault.ranked import RankedStatements, merge_key
 from notegate.vault.store import ABSENT, VaultStore, servable, servable_file
 from notegate.vault.wordforms import STEMMER_VERSION
 
@@ -532,7 +532,7 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
         for table in tables:
             ranked += self._rank(table, tier, terms, expr, folder, limit, include_inbox, taken[table])
         if len(tables) > 1:  # merge the public and the private table's top rows (one table keeps its order)
-            ranked = sorted(ranked, key=lambda r: r[2])[:limit]
+            ranked = sorted(ranked, key=merge_key)[:limit]
         for row in ranked:
             taken[row[4]].append(row[0])
         return ranked
@@ -650,7 +650,9 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
         posting list: 40 ms for a word in every note at 100,000); remembered until the index changes."""
         total, windows, sampled = self._stats.get(table, (0, (), 0))
         if total < COMMON_TERM_MIN_NOTES or not sampled:
-            return set()
+            if table == "fts" or not total:
+                return set()
+            return self._held_by_most(table, terms, exact, self._common_terms("fts", terms, exact=exact), total)
         generation = self._generation
         exprs = [t.exact() if exact else t.fts() for t in terms]
         unknown = sorted({e for e in exprs if (table, e, generation) not in self._common})

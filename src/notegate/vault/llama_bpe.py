@@ -47,7 +47,10 @@ class LlamaBPE:
             raise ValueError("not a byte-fallback BPE tokenizer")
         self._check_pipeline(config)
         vocab: dict[str, int] = model["vocab"]
-        self._vocab = vocab
+        # Only the one-character tokens are kept: a chunk starts as its characters, and every longer token is
+        # reached by a merge (whose result id is packed into ``_merges``).  Why: the whole vocabulary (32,000
+        # strings, ~4 MB resident) was kept for the 2,129 looked up after start-up.
+        self._chars = {token: i for token, i in vocab.items() if len(token) == 1}
         self._bytes = [vocab[f"<0x{b:02X}>"] for b in range(256)]
         shift = self._shift = max(vocab.values()).bit_length()
         # (left id, right id) packed in one int -> (rank, merged id) packed in one int: ~61,000 entries
@@ -104,10 +107,10 @@ class LlamaBPE:
 
     def _symbols(self, chunk: str) -> list[int]:
         """A chunk's characters' ids, before any merge (a character outside the vocabulary: its bytes)."""
-        vocab = self._vocab
+        chars = self._chars
         ids: list[int] = []
         for char in chunk:
-            known = vocab.get(char)
+            known = chars.get(char)
             if known is not None:
                 ids.append(known)
             else:

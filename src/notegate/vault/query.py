@@ -371,24 +371,43 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     pattern = _lowered_pattern(tuple(terms))
     if len(body) > FIRST_CHUNK and body.isascii():  # ASCII: lowering keeps every position
         chunk = body[:FIRST_CHUNK].lower()
-        match = _first_start(pattern, chunk)
+        match = _first_start(pattern, chunk, terms)
         if match is not None and match.end() < len(chunk):
             return match
     low = body.lower()
     if len(low) != len(body):
         return (hits or _hit_pattern(terms)).search(body)
-    return _first_start(pattern, low)
+    return _first_start(pattern, low, terms)
 
 
 #: How much of a long ASCII note :func:`_first_word` scans before the whole of it.
 FIRST_CHUNK = 4096
 
 
-def _first_start(pattern: re.Pattern[str], low: str) -> re.Match[str] | None:
-    for match in pattern.finditer(low):
-        if match.start() == 0 or not _WORD_START.match(low, match.start() - 1):
-            return match
-    return None
+def _first_start(pattern: re.Pattern[str], low: str, terms: list[str]) -> re.Match[str] | None:
+    """The first match of ``pattern`` (the lowered ``terms``) in ``low`` that starts a word.
+
+    Several terms (a query of two words, a word and its forms): each term's first place is looked for with
+    ``str.find``, and ``pattern`` is tried only there.  Why: ``re`` scans for an alternation by trying it at
+    every position (no literal prefix to skip to), ~3x the time of a ``find`` per term over a long note (20
+    notes of 20-150 KB holding two rare words: 7.2 -> 2.5 ms).  The same match: the earliest place where a
+    term starts a word and ``pattern`` matches is where ``finditer`` finds its first word-starting match,
+    and ``pattern.match`` there picks the same alternative.  One term: ``re`` scans for its literal itself."""
+    if len(terms) == 1:
+        for match in pattern.finditer(low):
+            if match.start() == 0 or not _WORD_START.match(low, match.start() - 1):
+                return match
+        return None
+    best = -1
+    for term in terms:
+        bare = term.lower().rstrip("*")
+        at = low.find(bare)
+        while at >= 0 and (best < 0 or at < best):
+            if (at == 0 or not _WORD_START.match(low, at - 1)) and pattern.match(low, at) is not None:
+                best = at
+                break
+            at = low.find(bare, at + 1)
+    return pattern.match(low, best) if best >= 0 else None
 
 
 _WORD_START = re.compile(r"\w")

@@ -7,11 +7,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from notegate.vault.query import FIELDS
+from notegate.vault.query import FIELDS, Term
 
 INBOX_HIDDEN = "n.inbox = 0"  # the filter that hides the inbox (``_filters``; rewritten by ``_select``)
 #: The score of a row listed newest first because its only words are common: FTS5's clamped IDF.
 COMMON_SCORE = -1e-6
+
+
+def merge_key(row: tuple) -> tuple[float, int]:
+    """The order of the public and the private table's top rows merged (``SearchIndex._run``): by score, and
+    rows listed newest first (``COMMON_SCORE``) newest first across both (the ids are the notes').
+
+    With it, a private table too small to sample lists a word newest first when the word is common among
+    the vault's notes and in half or more of its own, where FTS5 clamps its IDF (``SearchIndex._common_terms``).
+    Why: such a word was ranked by bm25 among the few private notes, at ~2e-6 a note (a near-tie), which
+    outranked the listing's fixed score: a trusted caller searching a word in most notes got every private
+    note first, whatever their age (and described the vault's longest private notes: at 10,000 notes, 20 of
+    its 98 private ones, one of 113 KB).  A word rare among the private notes still ranks them by bm25."""
+    return (row[2], -row[0] if row[2] == COMMON_SCORE else 0)
 
 
 class RankedStatements:
@@ -19,6 +32,18 @@ class RankedStatements:
     #: reference the equivalence tests compare against.
     RANK_FIRST = True
     _conn: Callable[[], sqlite3.Connection]
+
+    def _held_by_most(self, table: str, terms: tuple[Term, ...], exact: bool, public: set[int], total: int) -> set[int]:
+        """Of the terms common among the vault's notes (``public``, by index), those in half or more of a
+        private table too small to sample (``total`` rows), counted exactly (a few hundred rows at most): where
+        FTS5 clamps their IDF.  Such a term is listed newest first there too (:func:`merge_key` says why)."""
+        count = f"SELECT count(*) FROM {table} WHERE {table} MATCH ?"  # noqa: S608 - a fixed name
+        held = self._conn().execute
+        return {
+            i
+            for i in public
+            if held(count, (terms[i].exact() if exact else terms[i].fts(),)).fetchone()[0] * 2 >= total
+        }
 
     def _filters(self, table: str, folder: str, include_inbox: bool) -> tuple[list[str], list[object]]:
         """The visibility conditions every statement of a search carries (before its LIMIT)."""
