@@ -42,7 +42,7 @@ from notegate.sync.fetchvet import FetchVerdict, summary, task_text, vet_fetch
 from notegate.vault import durable
 from notegate.vault.converge import Stuck
 from notegate.vault.index import SearchIndex
-from notegate.vault.store import Author, VaultStore, bound_pack_windows
+from notegate.vault.store import Author, VaultStore, bound_pack_windows, read_objects_as_git_does
 
 if TYPE_CHECKING:
     import pygit2
@@ -91,6 +91,7 @@ class Runtime:
         one-shot command would start embedding a vault only to abandon it at exit; the server embeds
         what it finds missing when it starts)."""
         bound_pack_windows()  # the listing and the index build would otherwise keep the packs they read resident
+        read_objects_as_git_does()  # the hash is checked where objects arrive and by the doctor's fsck
         durable.enable(config.durability)  # process-wide: what a write flushes before it is acknowledged
         self.config = config
         self.policy = config.policy

@@ -100,6 +100,7 @@ from notegate.vault.storebase import (
     _origin_moved,
     _Request,
     bound_pack_windows,
+    read_objects_as_git_does,
 )
 from notegate.vault.trees import (
     _entry_blob,
@@ -151,6 +152,7 @@ __all__ = [
     "clone_local",
     "git_fsck",
     "missing_objects",
+    "read_objects_as_git_does",
     "repository_from_bundle",
     "repository_refs",
     "servable",
