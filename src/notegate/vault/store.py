@@ -16,7 +16,9 @@ Theory of operation
   an expectation fails it raises :class:`Conflict`; the service turns that into a stale-revision refusal.
   Nothing is ever merged.
 * Writes to one environment are serialised across threads and processes by an exclusive ``flock`` on
-  ``write.lock`` (plus a thread lock so threads of one process queue instead of spinning).
+  ``write.lock`` (plus a thread lock so threads of one process queue instead of spinning).  A group is
+  acknowledged once the lock is released: its ``on_advance`` callbacks (the search index's catch-up) run
+  first, so a write is searchable when its writer hears of it, while the next group is already being built.
 * Symlinks and submodules in a tree are never served: listings skip them and reads refuse them.
 * **A fetch is vetted before main moves** (``vet``, given by the runtime: the git door's rules,
   :mod:`notegate.sync.fetchvet`).  The origin's tip lands in the tracking ref; main moves to it only when
