@@ -366,9 +366,10 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     snippet's cost.  A match there that ends before the chunk's end is the whole text's first: a term's
     match never crosses a non-word character, so every attempt that started earlier and ran into the chunk's
     end lies in one word with it, and such a match does not start a word."""
-    if not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
+    key = tuple(terms)
+    if not _lowerable(key):
         return (hits or _hit_pattern(terms)).search(body)
-    pattern = _lowered_pattern(tuple(terms))
+    pattern = _lowered_pattern(key)
     if len(body) > FIRST_CHUNK and body.isascii():  # ASCII: lowering keeps every position
         chunk = body[:FIRST_CHUNK].lower()
         match = _first_start(pattern, chunk, terms)
@@ -382,6 +383,13 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
 
 #: How much of a long ASCII note :func:`_first_word` scans before the whole of it.
 FIRST_CHUNK = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _lowerable(terms: tuple[str, ...]) -> bool:
+    """Every term starts with a word character and none with one of an unspaced script: :func:`_first_word`
+    may look for them lowered.  Why cached: asked for each of a search's hits, of the same terms each time."""
+    return all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms)
 
 
 def _first_start(pattern: re.Pattern[str], low: str, terms: list[str]) -> re.Match[str] | None:
@@ -437,16 +445,31 @@ _MARKUP = (
         "",
         _any_of("**", "__", "==", "~~", "`", "[[", "]]", "<"),
     ),
-    (re.compile(r"\s+"), " ", _any_of()),
+    (re.compile(r"\s+"), " ", _any_of()),  # what :func:`_one_space` does (its definition)
 )
 
 
 def plain(text: str) -> str:
-    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only."""
-    for pattern, repl, triggers in _MARKUP:
+    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only, the last
+    (runs of white space as one space) by :func:`_one_space`."""
+    for pattern, repl, triggers in _MARKUP[:-1]:
         if triggers is None or triggers.search(text) is not None:
             text = pattern.sub(repl, text)
-    return text
+    return _one_space(text)
+
+
+def _one_space(text: str) -> str:
+    """``re.sub(r"\\s+", " ", text)``, by ``str.split``.  Why: the regex tries every position of the window
+    (~5 us of a hit's ~25 us snippet); ``split`` cuts at exactly the characters ``\\s`` matches (both are
+    ``str.isspace``: checked over every code point in tests/vault/test_describe_same.py), and the runs at
+    either end, which ``split`` drops, are put back as one space each."""
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    joined = " ".join(words)
+    if text[0].isspace():
+        joined = " " + joined
+    return joined + " " if text[-1].isspace() else joined
 
 
 def _bold(match: re.Match[str]) -> str:
@@ -455,14 +478,17 @@ def _bold(match: re.Match[str]) -> str:
     return f"**{match.group(0)}**"
 
 
-def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None) -> str:
+def make_snippet(
+    body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None, skip: int | None = None
+) -> str:
     """A short window of plain text around the first hit (of the whole ``phrase``, when one is given and
     found), hits in **bold**: in the body after the front matter, else in the front matter (an alias, a tag).
 
     Why not FTS5's ``snippet()``: it is super-linear in the number of hits, and a word present in every note
     makes the top-ranked (longest) notes cost hundreds of milliseconds each. This is one regex pass.
+    ``skip``: where the front matter ends (``front_matter_end(body)``), when the caller has it.
     """
-    skip = front_matter_end(body)
+    skip = front_matter_end(body) if skip is None else skip
     if not terms:
         return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
     pattern = _hit_pattern(terms)
