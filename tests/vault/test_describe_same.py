@@ -20,7 +20,7 @@ from tests.support import describe_reference as old
 
 from notegate.vault.frontmatter import front_matter_end
 from notegate.vault.notefields import part_of
-from notegate.vault.query import _one_space, hit_pattern, make_snippet, parse_query, plain
+from notegate.vault.query import _bold, _marked, _one_space, hit_pattern, make_snippet, parse_query, plain
 
 VOCAB = ["release", "Release", "RELEASE", "releases", "plan", "plans", "planning", "the", "東京", "タワー", "東",
          "café", "cafe\u0301", "naïve", "İstanbul", "straße", "ſtar", "star", "run", "runs", "x", "_", "9"]  # fmt: skip
@@ -107,3 +107,44 @@ def test_str_split_cuts_where_the_regex_white_space_is() -> None:
     space = re.compile(r"\s")
     differ = [c for c in map(chr, range(sys.maxunicode + 1)) if (space.fullmatch(c) is not None) != c.isspace()]
     assert differ == []
+
+
+ASCII_WINDOWS = st.lists(
+    st.sampled_from(
+        [
+            "the",
+            "The",
+            "THE",
+            "them",
+            "bathe",
+            "other",
+            "run",
+            "Runs",
+            "x",
+            "_",
+            "9",
+            " ",
+            "-",
+            "**",
+            "é",
+            "K",
+            "\u212a",
+            "ſ",
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    ASCII_WINDOWS,
+    st.lists(
+        st.sampled_from(["the", "them", "th*", "he", "run*", "x", "9", "bath*", "é", "k", "ſ"]), min_size=1, max_size=4
+    ),
+)
+def test_hits_marked_lowered_are_the_patterns_marks(text: str, terms: list[str]) -> None:
+    """Overlapping terms, prefixes, a match inside a word before one that starts a word, and the windows and
+    terms outside ASCII (``é``; ``ſ`` and the Kelvin sign, which ignoring case pairs with ``s`` and ``k``)."""
+    pattern = hit_pattern(terms)
+    assert _marked(text, terms, pattern) == pattern.sub(_bold, text)
