@@ -16,11 +16,11 @@ import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.support import describe_reference as old
 
 from notegate.vault.frontmatter import front_matter_end
 from notegate.vault.notefields import part_of
 from notegate.vault.query import _bold, _marked, _one_space, hit_pattern, make_snippet, parse_query, plain
+from support import describe_reference as old
 
 VOCAB = ["release", "Release", "RELEASE", "releases", "plan", "plans", "planning", "the", "東京", "タワー", "東",
          "café", "cafe\u0301", "naïve", "İstanbul", "straße", "ſtar", "star", "run", "runs", "x", "_", "9"]  # fmt: skip
