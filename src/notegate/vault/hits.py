@@ -13,7 +13,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from notegate.vault.frontmatter import front_matter_end
+from notegate.vault import query
 from notegate.vault.notefields import part_of
 from notegate.vault.query import Term, hit_pattern, indexed_text, make_snippet
 
@@ -71,7 +71,9 @@ class Describing:
             body = bodies.get(r.rowid, "")
             # A named hit's snippet is the words' (it was found by its name, in whichever tier comes first).
             phrase = ranking.terms if r.tier == "phrase" and not r.part else None
-            end = front_matter_end(body)  # read once, for the snippet and the part
+            # Where the front matter ends, read once for the snippet and the part; looked up in ``query``, as a
+            # snippet's own reading is (tests count the hits described by it).
+            end = query.front_matter_end(body)
             hits.append(
                 Hit(
                     path=r.path,
