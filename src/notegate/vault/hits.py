@@ -13,6 +13,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from notegate.vault import query
 from notegate.vault.notefields import part_of
 from notegate.vault.query import Term, hit_pattern, indexed_text, make_snippet
 
@@ -70,14 +71,17 @@ class Describing:
             body = bodies.get(r.rowid, "")
             # A named hit's snippet is the words' (it was found by its name, in whichever tier comes first).
             phrase = ranking.terms if r.tier == "phrase" and not r.part else None
+            # Where the front matter ends, read once for the snippet and the part; looked up in ``query``, as a
+            # snippet's own reading is (tests count the hits described by it).
+            end = query.front_matter_end(body)
             hits.append(
                 Hit(
                     path=r.path,
-                    snippet=make_snippet(body, words, phrase=phrase),
+                    snippet=make_snippet(body, words, phrase=phrase, skip=end),
                     score=r.score,
                     inbox=r.inbox,
                     matched=r.tier,
-                    part=r.part or part_of(r.path, body, pattern),
+                    part=r.part or part_of(r.path, body, pattern, end),
                 )
             )
         return hits

@@ -122,17 +122,18 @@ def note_fields(path: str, text: str) -> NoteFields:
     )
 
 
-def part_of(path: str, text: str, hits: re.Pattern[str] | None) -> str:
+def part_of(path: str, text: str, hits: re.Pattern[str] | None, end: int | None = None) -> str:
     """``matched_part(note_fields(path, text), hits)``, each part read only when the parts before it did not
     match.  Why: a search asks this of each of its hits, and a common word is rarely in a title, so every
     hit's headings and tags were read in full (half of a common-word search's CPU); the title and aliases
-    cost a few hundred characters, and most hits stop there or at the headings."""
+    cost a few hundred characters, and most hits stop there or at the headings.  ``end``: where the front
+    matter ends, when the caller has it (a search's snippet needed it too)."""
     if hits is None:
         return "body"
     name, heading = _title(path, text)
     if hits.search(f"{name} {heading}" if heading else name) is not None:
         return "title"
-    end = front_matter_end(text)
+    end = front_matter_end(text) if end is None else end
     # The front matter is read only when a hit is in it: an alias or a tag there is a piece of its text
     # whose neighbours there are never word characters (spaces, quotes, brackets, commas, '#', line ends),
     # so a hit in the piece is a hit in the whole at the same place.  Most hits' front matter holds none.

@@ -366,9 +366,10 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
     snippet's cost.  A match there that ends before the chunk's end is the whole text's first: a term's
     match never crosses a non-word character, so every attempt that started earlier and ran into the chunk's
     end lies in one word with it, and such a match does not start a word."""
-    if not all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms):
+    key = tuple(terms)
+    if not _lowerable(key):
         return (hits or _hit_pattern(terms)).search(body)
-    pattern = _lowered_pattern(tuple(terms))
+    pattern = _lowered_pattern(key)
     if len(body) > FIRST_CHUNK and body.isascii():  # ASCII: lowering keeps every position
         chunk = body[:FIRST_CHUNK].lower()
         match = _first_start(pattern, chunk, terms)
@@ -382,6 +383,13 @@ def _first_word(body: str, terms: list[str], hits: re.Pattern[str] | None = None
 
 #: How much of a long ASCII note :func:`_first_word` scans before the whole of it.
 FIRST_CHUNK = 4096
+
+
+@functools.lru_cache(maxsize=256)
+def _lowerable(terms: tuple[str, ...]) -> bool:
+    """Every term starts with a word character and none with one of an unspaced script: :func:`_first_word`
+    may look for them lowered.  Why cached: asked for each of a search's hits, of the same terms each time."""
+    return all(t[:1] and _WORD_START.match(t) and not _starts_unspaced(t) for t in terms)
 
 
 def _first_start(pattern: re.Pattern[str], low: str, terms: list[str]) -> re.Match[str] | None:
@@ -437,16 +445,31 @@ _MARKUP = (
         "",
         _any_of("**", "__", "==", "~~", "`", "[[", "]]", "<"),
     ),
-    (re.compile(r"\s+"), " ", _any_of()),
+    (re.compile(r"\s+"), " ", _any_of()),  # what :func:`_one_space` does (its definition)
 )
 
 
 def plain(text: str) -> str:
-    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only."""
-    for pattern, repl, triggers in _MARKUP:
+    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only, the last
+    (runs of white space as one space) by :func:`_one_space`."""
+    for pattern, repl, triggers in _MARKUP[:-1]:
         if triggers is None or triggers.search(text) is not None:
             text = pattern.sub(repl, text)
-    return text
+    return _one_space(text)
+
+
+def _one_space(text: str) -> str:
+    """``re.sub(r"\\s+", " ", text)``, by ``str.split``.  Why: the regex tries every position of the window
+    (~5 us of a hit's ~25 us snippet); ``split`` cuts at exactly the characters ``\\s`` matches (both are
+    ``str.isspace``: checked over every code point in tests/vault/test_describe_same.py), and the runs at
+    either end, which ``split`` drops, are put back as one space each."""
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    joined = " ".join(words)
+    if text[0].isspace():
+        joined = " " + joined
+    return joined + " " if text[-1].isspace() else joined
 
 
 def _bold(match: re.Match[str]) -> str:
@@ -455,14 +478,50 @@ def _bold(match: re.Match[str]) -> str:
     return f"**{match.group(0)}**"
 
 
-def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None) -> str:
+def _marked(text: str, terms: list[str], hits: re.Pattern[str]) -> str:
+    """``hits.sub(_bold, text)``: each hit in **bold**.  An ASCII window and ASCII terms that
+    :func:`_first_word` may look for lowered are marked by the lowered pattern over the lowered window, each
+    match kept when it starts a word.  Why: ``hits`` starts with ``\\b`` and ignores case, so ``re`` tries
+    it at every position of the window (~4 us of a hit's snippet); the lowered pattern is scanned for.  The
+    same matches: in ASCII, ignoring case is lowering (the case-blind pairs that lowering misses, ``ſ`` and
+    ``s``, ``K`` and ``k``, each hold a character outside ASCII); a match that does not start a word is word
+    characters only, so no match of ``hits`` starts inside it, and at a word's start both patterns pick
+    their first alternative that matches there."""
+    key = tuple(terms)
+    if not (text.isascii() and _ascii_lowerable(key)):
+        return hits.sub(_bold, text)
+    low = text.lower()
+    pieces: list[str] = []
+    last = 0
+    for match in _lowered_pattern(key).finditer(low):
+        at = match.start()
+        if at and _WORD_START.match(low, at - 1):
+            continue
+        pieces += (text[last:at], "**", text[at : match.end()], "**")
+        last = match.end()
+    if not pieces:
+        return text
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+@functools.lru_cache(maxsize=256)
+def _ascii_lowerable(terms: tuple[str, ...]) -> bool:
+    """The terms are ASCII and :func:`_lowerable` (:func:`_marked` may mark them lowered)."""
+    return all(t.isascii() for t in terms) and _lowerable(terms)
+
+
+def make_snippet(
+    body: str, terms: list[str], *, phrase: tuple[Term, ...] | None = None, skip: int | None = None
+) -> str:
     """A short window of plain text around the first hit (of the whole ``phrase``, when one is given and
     found), hits in **bold**: in the body after the front matter, else in the front matter (an alias, a tag).
 
     Why not FTS5's ``snippet()``: it is super-linear in the number of hits, and a word present in every note
     makes the top-ranked (longest) notes cost hundreds of milliseconds each. This is one regex pass.
+    ``skip``: where the front matter ends (``front_matter_end(body)``), when the caller has it.
     """
-    skip = front_matter_end(body)
+    skip = front_matter_end(body) if skip is None else skip
     if not terms:
         return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
     pattern = _hit_pattern(terms)
@@ -477,5 +536,5 @@ def make_snippet(body: str, terms: list[str], *, phrase: tuple[Term, ...] | None
         return plain(body[skip : skip + 2 * SNIPPET_RADIUS]).strip()
     start = max(offset, offset + first.start() - SNIPPET_RADIUS)
     end = min(len(body), offset + first.end() + SNIPPET_RADIUS)
-    window = pattern.sub(_bold, plain(body[start:end]))
+    window = _marked(plain(body[start:end]), terms, pattern)
     return ("…" if start > offset else "") + window.strip() + ("…" if end < len(body) else "")
