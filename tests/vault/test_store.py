@@ -210,6 +210,31 @@ def test_a_roll_up_merges_the_group_packs_and_a_full_repack_makes_one(store: Vau
     assert store.read("p5.md")[0] == b"p5"
 
 
+def test_a_roll_up_that_takes_a_group_pack_before_it_reaches_the_origin_loses_nothing(
+    store: VaultStore, origin: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The roll-up repacks without the write lock: when its ``git repack --geometric=2 -d`` takes a group's pack
+    in the clone after the pack is written there but before it is linked into the origin, the pack is written
+    into the origin from the bytes in hand (it used to be read back from the deleted file: the write failed
+    ``[origin-unavailable]`` and the roll-up test failed now and then)."""
+    from notegate.vault import bulk
+
+    real_share = bulk._share
+
+    def share_after_a_roll_up(first: Path, other: Path, name: str, data) -> None:
+        subprocess.run(
+            ["git", "--git-dir", str(first.parent.parent), "repack", "--geometric=2", "-d", "-q"], check=True
+        )
+        assert not (first / f"{name}.pack").exists(), "the roll-up did not take the group's pack"
+        real_share(first, other, name, data)
+
+    monkeypatch.setattr(bulk, "_share", share_after_a_roll_up)
+    result = store.commit([Change("raced.md", b"raced\n")], {"raced.md": ABSENT}, AUTHOR, "raced")
+    assert origin_head(origin) == store.head() == result.commit
+    assert store.read("raced.md")[0] == b"raced\n"
+    assert git_fsck(store.repo_dir, 60) == [] and git_fsck(origin, 60) == []
+
+
 def test_the_store_rolls_its_group_packs_up_as_it_writes(
     store: VaultStore, origin: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

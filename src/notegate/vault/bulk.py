@@ -20,7 +20,7 @@ import hashlib
 import os
 import struct
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -210,7 +210,7 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
         filepool.write_new(first, first / f"{name}{suffix}", data)  # files made ahead: see filepool.py
     for other in dirs[1:]:
         try:
-            _share(first, other, name)
+            _share(first, other, name, {".pack": pack, ".idx": index})
             durable.flush_folder(other)  # the links' names, before any ref names the pack
         except OSError:
             if strict:  # nothing half-written stays behind: the pack leaves the repositories it reached
@@ -222,11 +222,14 @@ def write_records(repo_dirs: Iterable[Path], records: Iterable[Record], *, stric
     return name
 
 
-def _share(first: Path, other: Path, name: str) -> None:
+def _share(first: Path, other: Path, name: str, data: Mapping[str, bytes]) -> None:
     """The pack into another repository's pack folder, which must be there (a gone origin is never created
-    here): linked, or copied where a link is impossible. An :class:`OSError` when neither works; the ``.idx``
-    is only shared after the ``.pack``, so no reader finds an index without its pack. Outside a strict write
-    a failure is left to the push, which copies each object it lacks."""
+    here): linked, or written from ``data`` (its bytes by suffix) where a link is impossible -- another disk,
+    or the file already gone from ``first``: the store's roll-up (``git repack --geometric=2 -d``, without the
+    write lock) may have packed a group's objects anew and deleted its pack between the two steps.  An
+    :class:`OSError` when neither works; the ``.idx`` is only shared after the ``.pack``, so no reader finds an
+    index without its pack. Outside a strict write a failure is left to the push, which copies each object it
+    lacks."""
     if not other.is_dir():
         raise FileNotFoundError(f"no pack folder at {other.name}")
     for suffix in (".pack", ".idx"):
@@ -236,15 +239,15 @@ def _share(first: Path, other: Path, name: str) -> None:
         except FileExistsError:
             continue  # the same pack, by its checksum name: the same bytes
         except OSError:
-            _copy_new(first / f"{name}{suffix}", other, target)
+            _copy_new(data[suffix], other, target)
 
 
-def _copy_new(source: Path, folder: Path, target: Path) -> None:
-    """``source`` copied as the read-only ``target`` in ``folder``, through a file of a new, unguessable name
+def _copy_new(data: bytes, folder: Path, target: Path) -> None:
+    """``data`` written as the read-only ``target`` in ``folder``, through a file of a new, unguessable name
     (``mkstemp``: ``O_EXCL``, so never a symlink someone planted there, nor the file of a second process
     copying the same pack, as a fixed ``tmp_bulk_<name>`` name was). Not through the folder's pool: a copy
-    happens only where a link is impossible (another disk), rarely, and the origin keeps no pool files."""
-    filepool.write_new(folder, target, Path(source).read_bytes(), pooled=False)
+    happens only where a link is impossible, rarely, and the origin keeps no pool files."""
+    filepool.write_new(folder, target, data, pooled=False)
 
 
 def local_origin_dir(origin_url: str) -> Path | None:
