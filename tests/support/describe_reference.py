@@ -31,7 +31,7 @@ def plain(text: str) -> str:
     for pattern, repl, triggers in _MARKUP:
         if triggers is None or triggers.search(text) is not None:
             text = pattern.sub(repl, text)
-    return text
+    return re.sub(r"\s+", " ", text)  # the table's last pass before _one_space replaced it
 
 
 def _first_start(pattern: re.Pattern[str], low: str, terms: list[str]) -> re.Match[str] | None:

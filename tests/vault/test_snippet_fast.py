@@ -37,7 +37,7 @@ def reference_plain(text: str) -> str:
     """The definition: every markup pass, whatever the window holds."""
     for pattern, repl, _triggers in query._MARKUP:
         text = pattern.sub(repl, text)
-    return text
+    return re.sub(r"\s+", " ", text)
 
 
 WORDISH = st.sampled_from(["the", "The", "THE", "them", "bathe", "other", "run", "runs", "x", "_", "9", "é"])

@@ -421,14 +421,14 @@ def _first_start(pattern: re.Pattern[str], low: str, terms: list[str]) -> re.Mat
 _WORD_START = re.compile(r"\w")
 
 
-def _any_of(*marks: str) -> re.Pattern[str] | None:
-    """One pattern finding any of ``marks`` (a literal scan at C speed; None for none: always run the pass)."""
-    return re.compile("|".join(re.escape(m) for m in marks)) if marks else None
+def _any_of(*marks: str) -> re.Pattern[str]:
+    """One pattern finding any of ``marks`` (a literal scan at C speed)."""
+    return re.compile("|".join(re.escape(m) for m in marks))
 
 
 #: Markdown's marks, dropped from a snippet's window so it reads as plain text (the hits are then the only
 #: ``**`` in it): a link or embed as its label, headings', quotes' and lists' leading marks, emphasis, code
-#: ticks, highlights and HTML tags; runs of white space as one space.  Each pass's third value: a pattern of
+#: ticks, highlights and HTML tags (runs of white space: :func:`_one_space`).  Each pass's third value: a pattern of
 #: strings one of which every match of its pattern holds, so a window holding none of them is left as it is
 #: without running the pattern (most windows hold no link, no list mark): the same text, for one literal scan
 #: instead of a regex pass that tries every position.
@@ -445,15 +445,14 @@ _MARKUP = (
         "",
         _any_of("**", "__", "==", "~~", "`", "[[", "]]", "<"),
     ),
-    (re.compile(r"\s+"), " ", _any_of()),  # what :func:`_one_space` does (its definition)
 )
 
 
 def plain(text: str) -> str:
-    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only, the last
-    (runs of white space as one space) by :func:`_one_space`."""
-    for pattern, repl, triggers in _MARKUP[:-1]:
-        if triggers is None or triggers.search(text) is not None:
+    """``text`` as plain text (:data:`_MARKUP`): a few regex passes over a snippet's window only, then runs of
+    white space as one space (:func:`_one_space`)."""
+    for pattern, repl, triggers in _MARKUP:
+        if triggers.search(text) is not None:
             text = pattern.sub(repl, text)
     return _one_space(text)
 
