@@ -54,6 +54,19 @@ def test_a_member_enrols_with_their_own_link(vault, browser) -> None:
             device.close()
 
 
+def test_the_passkey_button_waits_for_its_script(console: Console, device: Device) -> None:
+    """A click on "Sign in with a passkey" before the page's script attached its handler would do nothing (a
+    person clicks again; a driven browser waits for ever): the button is disabled until the script runs."""
+    page = device.page
+    page.route("**/static/web/passkeys.js", lambda route: route.abort())
+    page.goto(f"{console.url}/login")
+    assert page.locator("#go").is_disabled()
+    page.unroute("**/static/web/passkeys.js")
+    page.goto(f"{console.url}/login")
+    page.wait_for_load_state("load")
+    assert page.locator("#go").is_enabled()
+
+
 def test_login_and_logout(console: Console, device: Device) -> None:
     enrolled(console, device)
     device.page.click("#logout")

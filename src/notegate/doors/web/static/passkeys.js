@@ -57,10 +57,13 @@
       status("This browser cannot use passkeys here.", "browser-unsupported");
       return;
     }
-    document.getElementById("go").addEventListener("click", function () {
+    var go = document.getElementById("go");
+    go.addEventListener("click", function () {
       run(section).catch(function (error) {
         status(error.message, error.rule || "browser:" + (error.name || "error"));
       });
     });
+    // The button is disabled in the page until here: a click before this script ran would do nothing.
+    go.disabled = false;
   });
 })();
