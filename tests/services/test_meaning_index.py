@@ -103,6 +103,7 @@ def test_only_the_hits_returned_are_described(meaning_vault: Path, monkeypatch: 
         assert [h.matched for h in found.hits] == ["all-words", "meaning"], found
         assert found.hits[1].path == "ideas/copies.md" and found.hits[1].snippet.startswith("Back up your files")
         assert len(made) == 2, made  # the two hits returned, not the keyword hit the meaning hit outranked
+        assert found.more  # three notes found for two places
     finally:
         rt.close()
 

@@ -388,6 +388,33 @@ def test_search_ranks_title_over_body_and_filters_folder(notes: NotesService, tr
     assert notes.search_notes(trusted, '*** """ ---').hits == []
 
 
+def test_search_shows_ten_by_default_and_says_when_there_are_more(
+    notes: NotesService, trusted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten hits unless asked (each snippet is context a session pays for), ``more`` when others matched, and
+    only the hits shown are described (each reads its note from git): the eleventh is counted, not read."""
+    import notegate.vault.query as query
+
+    for i in range(12):
+        create(notes, trusted, f"fruit/apple-{i:02}.md", f"# Note {i}\n\nan apple a day, day {i}\n")
+    described: list[int] = []
+    real = query.front_matter_end  # make_snippet asks it once per snippet
+
+    def counted(text: str) -> int:
+        described.append(1)
+        return real(text)
+
+    monkeypatch.setattr(query, "front_matter_end", counted)
+    shown = notes.search_notes(trusted, "apple")
+    assert (len(shown.hits), shown.more, len(described)) == (10, True, 10)
+    assert [(len(r.hits), r.more) for r in (notes.search_notes(trusted, "apple", limit=n) for n in (11, 12, 13))] == [
+        (11, True),
+        (12, False),
+        (12, False),
+    ]
+    assert notes.search_notes(trusted, "nowhere-to-be-found").more is False
+
+
 def test_search_ranking_reveals_nothing_about_private_notes(notes: NotesService, trusted, restricted) -> None:
     """bm25 statistics must not include private notes: a word that is also in a private note scores exactly
     like a word that is nowhere else (the review found this leaking a private code letter by letter)."""

@@ -9,6 +9,7 @@ A meaning hit whose note is gone from the tip (deleted since it was embedded) is
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from notegate.policy import Policy
@@ -45,21 +46,25 @@ def with_meaning(
     limit: int,
     include_private: bool,
     include_inbox: bool,
-) -> list[Hit]:
-    """The keyword search's hits (``ranking``, best first) fused with the meaning search's, each described
-    (snippet, part) once it is kept; the keyword hits alone when the environment has no meaning index."""
+) -> tuple[list[Hit], bool]:
+    """The keyword search's hits (``ranking``, best first) fused with the meaning search's, the first ``limit``
+    each described (snippet, part); the keyword hits alone when the environment has no meaning index.  Also
+    whether more notes were found than ``limit`` (``ranking`` holds up to ``limit + 1`` for that): only the
+    hits shown are described, as each reads its note from git and scans it."""
     meaning = env.meaning
-    if meaning is None:
-        return env.index.describe(ranking)
     keyword = ranking.hits
+    if meaning is None:
+        return env.index.describe(replace(ranking, hits=keyword[:limit])), len(keyword) > limit
     visible = view_filter(policy, folder, include_private, include_inbox)
-    # Enough of the meaning list to fill ``limit`` whatever the overlap: its note at rank r has r notes of its
-    # own list above it, and only those the keyword list also holds can have dropped out of the top.
-    near = meaning.search(query, limit=limit + len(keyword), visible=visible)
+    # Enough of the meaning list to fill ``limit + 1`` whatever the overlap: its note at rank r has r notes of
+    # its own list above it, and only those the keyword list also holds can have dropped out of the top.
+    near = meaning.search(query, limit=limit + 1 + len(keyword), visible=visible)
     if not near:
-        return env.index.describe(ranking)
+        return env.index.describe(replace(ranking, hits=keyword[:limit])), len(keyword) > limit
     cosine = dict(near)
-    fused = fuse([(h.path, h.tier) for h in keyword], [p for p, _s in near], limit)
+    fused = fuse([(h.path, h.tier) for h in keyword], [p for p, _s in near], limit + 1)
+    more = len(fused) > limit
+    fused = fused[:limit]
     # Only the keyword hits the fusion kept are described: each reads its note from git and scans it.
     kept = {item.path for item in fused if item.keyword_rank is not None}
     by_path = {h.path: h for h in env.index.describe(ranking, kept)}
@@ -85,7 +90,7 @@ def with_meaning(
                 part=MEANING,  # found by meaning, not by a word in one of its parts
             )
         )
-    return out
+    return out, more
 
 
 def _snippet(env: Environment, path: str, blob: str, words: list[str]) -> str:

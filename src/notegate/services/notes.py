@@ -82,6 +82,7 @@ __all__ = [  # what callers import from here, wherever it now lives
     "MAX_SEARCH_LIMIT",
     "PROVENANCE_CACHE",
     "SEAM_CHARS",
+    "SEARCH_LIMIT",
     "AttachmentRead",
     "ChangeInfo",
     "ContentVerdicts",
@@ -106,6 +107,9 @@ __all__ = [  # what callers import from here, wherever it now lives
 
 MAX_LIST_LIMIT = 1000
 MAX_SEARCH_LIMIT = 100
+#: Hits a search returns unless asked for more.  Ten: what a known-item search is judged by (recall@10), and
+#: each hit's snippet is context a session pays for; ``more`` says when there are others (ask with a limit).
+SEARCH_LIMIT = 10
 
 
 def _score(bm25: float) -> float:
@@ -327,7 +331,7 @@ class NotesService(NoteHistory, WriteRecipe):
         caller: Caller,
         query: str,
         folder: str = "",
-        limit: int = 20,
+        limit: int = SEARCH_LIMIT,
         include_inbox: bool = False,
         environment: str | None = None,
     ) -> SearchResult:
@@ -340,11 +344,11 @@ class NotesService(NoteHistory, WriteRecipe):
             ranking = env.index.rank(
                 query[:500],
                 folder=fpath.value,
-                limit=limit,
+                limit=limit + 1,  # one more than shown: whether there are more
                 include_private=sees_private(caller),
                 include_inbox=include_inbox,
             )
-            hits = with_meaning(
+            hits, more = with_meaning(
                 env,
                 self.policy,
                 query[:500],
@@ -368,7 +372,9 @@ class NotesService(NoteHistory, WriteRecipe):
             ]
             tiers = [t for t in (*MATCH_TIERS, MEANING) if any(h.matched == t for h in shown)]
             fallback = "no note holds every word; these hold only some of them." if "any-word" in tiers else None
-            return SearchResult(query=query[:500], hits=shown, matched=tiers[-1] if tiers else None, fallback=fallback)
+            return SearchResult(
+                query=query[:500], hits=shown, matched=tiers[-1] if tiers else None, fallback=fallback, more=more
+            )
 
     def _folder_remedy(self, caller: Caller, notes: Mapping[str, str], folder: str) -> str | None:
         """Point at a folder of the same name in another case, if the caller can see a note in it (so a

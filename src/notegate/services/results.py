@@ -81,6 +81,7 @@ class SearchResult:
     hits: list[SearchHit]
     matched: str | None = None  # the loosest tier any hit needed (None: no hit)
     fallback: str | None = None  # said when no note held every word and the hits hold only some
+    more: bool = False  # more notes matched than the limit let through
 
 
 @dataclass(frozen=True, kw_only=True)

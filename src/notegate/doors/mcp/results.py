@@ -116,6 +116,9 @@ class SearchResult(ToolResult):
     fallback: str | None = Field(
         None, description="Set when no note holds every word: the hits then hold only some of them."
     )
+    more: bool = Field(
+        False, description="True when more notes matched than the limit let through: ask again with a higher limit."
+    )
 
 
 class WriteResult(ToolResult):

@@ -43,7 +43,7 @@ from notegate.doors.mcp.results import (
     SearchResult,
     WriteResult,
 )
-from notegate.services.notes import AttachmentRead
+from notegate.services.notes import MAX_SEARCH_LIMIT, SEARCH_LIMIT, AttachmentRead
 
 
 class _AttachmentCall(AttachmentInfo):
@@ -163,7 +163,9 @@ async def search_notes(
         Field(description="Words to look for; 'word*' matches a prefix and \"two words\" an exact phrase."),
     ],
     folder: Annotated[str, Field(description="Only search this folder ('' for all).")] = "",
-    limit: Annotated[int, Field(ge=1, le=100, description="Most hits to return.")] = 20,
+    limit: Annotated[
+        int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="Most hits to return ('more' says when there are others).")
+    ] = SEARCH_LIMIT,
     include_inbox: Annotated[
         bool, Field(description="Also search the inbox (unreviewed items, marked quarantined).")
     ] = False,
