@@ -66,12 +66,13 @@ def _connect_hint(url: str, token_file: str | None, config: str | Path | None = 
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from notegate.doors import gil
+    from notegate.doors import gil, heap
     from notegate.doors.http import base_url, create_app
     from notegate.doors.listen import bind_listener, bounded_server
     from notegate.services import eventlog
     from notegate.services.runtime import Runtime
 
+    heap.bound_arenas()  # before any thread of the server's exists (doors/heap.py)
     config = _load(args)
     host = args.host or config.host
     port = args.port or config.port
