@@ -326,6 +326,18 @@ def test_search_leaves_the_inbox_out_unless_asked(served: Console, owner: Signed
     assert 'data-path="inbox/captures/idea.md"' in asked
 
 
+def test_search_says_when_more_notes_match_than_it_shows(served: Console, owner: Signed) -> None:
+    from notegate.vault.store import ABSENT, Author, Change
+
+    env = served.runtime.environment(served.runtime.config.default_environment)
+    changes = [Change(f"many/n{i:02d}.md", b"a numbat note\n") for i in range(51)]
+    env.store.commit(changes, {c.path: ABSENT for c in changes}, Author("o", "o"), "bulk\n", new_paths=())
+    page = owner.client.get("/search", params={"q": "numbat"}).text
+    assert page.count("<li data-path=") == 50 and 'id="more-hits"' in page and "than the 50 shown" in page
+    write(served, "few/one.md", "a quokka note\n")
+    assert 'id="more-hits"' not in owner.client.get("/search", params={"q": "quokka"}).text
+
+
 def test_a_long_folder_pages_on(served: Console, owner: Signed) -> None:
     from notegate.vault.store import ABSENT, Author, Change
 
