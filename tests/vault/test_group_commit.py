@@ -195,6 +195,57 @@ def test_a_group_over_a_real_transport_is_pushed_once(tmp_path: Path) -> None:
     assert fsck.returncode == 0, fsck.stderr
 
 
+def test_a_push_leaves_the_tracking_ref_to_the_fetch(tmp_path: Path) -> None:
+    """The fetch writes refs/remotes/origin/main without the write lock; a push that wrote it too (libgit2's
+    push through the named remote does, after the origin took the commit) failed at its lock file whenever a
+    fetch held it, and the caller was told nothing was written while the commit was in the origin.  Here a
+    fetch holds the lock for the whole push (its lock file): the push goes through and says so."""
+    origin = make_origin(tmp_path / "remote.git")
+    store = VaultStore.create("personal", tmp_path / "srv" / "vault.git", origin.as_uri())
+    store.commit([Change("a.md", b"alpha\n")], {}, AUTHOR, "seed")
+    store.fetch()
+    tracking = store.repo.references["refs/remotes/origin/main"].target
+    held = Path(store.repo.path) / "refs" / "remotes" / "origin" / "main.lock"
+    held.parent.mkdir(parents=True, exist_ok=True)
+    held.write_text("")
+    try:
+        made = store.commit([Change("b.md", b"beta\n")], {"b.md": ABSENT}, AUTHOR, "during a fetch")
+    finally:
+        held.unlink()
+    assert made.commit == origin_head(origin) == store.head()
+    assert store.repo.references["refs/remotes/origin/main"].target == tracking  # untouched by the push
+    store.fetch()
+    assert str(store.repo.references["refs/remotes/origin/main"].target) == made.commit
+
+
+def test_a_push_whose_answer_is_lost_after_the_origin_took_it_is_a_push_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The connection fails after the origin updated main (its answer lost): the origin is asked its main,
+    and the write is acknowledged, not refused as "nothing was written"."""
+    origin = make_origin(tmp_path / "remote.git")
+    store = VaultStore.create("personal", tmp_path / "srv" / "vault.git", origin.as_uri())
+    store.commit([Change("a.md", b"alpha\n")], {}, AUTHOR, "seed")
+    real = pygit2.Remote.push
+
+    def push_then_lose_the_answer(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        raise pygit2.GitError("unexpected disconnect while reading sideband packet")
+
+    monkeypatch.setattr(pygit2.Remote, "push", push_then_lose_the_answer)
+    made = store.commit([Change("b.md", b"beta\n")], {"b.md": ABSENT}, AUTHOR, "answer lost")
+    assert made.commit == origin_head(origin) == store.head()
+
+    def push_nothing(self, *args, **kwargs):
+        raise pygit2.GitError("unexpected disconnect while reading sideband packet")
+
+    monkeypatch.setattr(pygit2.Remote, "push", push_nothing)
+    with pytest.raises(OriginUnavailable) as refused:
+        store.commit([Change("c.md", b"gamma\n")], {"c.md": ABSENT}, AUTHOR, "not taken")
+    assert refused.value.rule == "origin-unavailable"
+    assert origin_head(origin) == made.commit == store.head()
+
+
 def test_a_commit_inside_a_held_lock_commits_alone(store: VaultStore, origin: Path) -> None:
     """A contract fetches, plans and commits under one hold: its commit must not wait for itself."""
     with store.write_lock():

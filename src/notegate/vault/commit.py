@@ -398,7 +398,14 @@ class GroupCommits:
         """Push to a remote origin as a compare-and-swap from ``parent`` (the tip the server last fetched and
         judged): the push is stopped when the origin's main is anything else, even a commit ``commit_id``
         descends from (libgit2 alone would fast-forward an origin rewound to an older commit of ours, a tip
-        nobody judged); git's receive-pack then updates main only from the value this connection saw."""
+        nobody judged); git's receive-pack then updates main only from the value this connection saw.
+
+        Pushed through an anonymous remote of the same URL, which names no tracking ref: libgit2's push through
+        ``origin`` then writes ``refs/remotes/origin/main`` after the origin took the commit, and the fetch
+        writes that ref without the write lock (:meth:`_fetch_tip`), so the two met at its lock file and a push
+        the origin had taken failed as "could not be reached" (the caller told nothing was written; 33 of 300
+        pushes beside a fetch loop).  The tracking ref is the fetch's alone now.  Any other error is checked
+        against the origin's main before it is reported: an answer lost after the update is a push made."""
         self.repo.references.create(PENDING_REF, commit_id, force=True)
         rejected: list[str] = []
         said: list[str] = []  # what the origin's hooks printed ("remote: ..."): only rule names are kept
@@ -421,13 +428,17 @@ class GroupCommits:
                 if len(said) < 64:
                     said.append(string[:4096])
 
+        remote = self.repo.remotes.create_anonymous(self.origin_url)
         try:
-            self.repo.remotes["origin"].push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
+            remote.push([f"{PENDING_REF}:{MAIN_REF}"], callbacks=_Callbacks())
         except _OriginMoved:
             return False
         except pygit2.GitError as exc:
             if moved or _origin_moved(str(exc)):
                 return False
+            if _origin_main(remote) == commit_id:
+                log.warning("environment %s: the push failed after the origin took it (%s)", self.name, _short(exc))
+                return True
             raise OriginUnavailable(
                 f"the origin of environment '{self.name}' could not be reached ({_short(exc)})",
                 remedy="Nothing was written and nothing was acknowledged. Try again when the origin is back.",
@@ -448,3 +459,12 @@ class GroupCommits:
     def _drop_pending(self) -> None:
         with suppress(KeyError, pygit2.GitError):
             self.repo.references.delete(PENDING_REF)
+
+
+def _origin_main(remote: pygit2.Remote) -> pygit2.Oid | None:
+    """The origin's main as it answers now, None when it has none or does not answer."""
+    try:
+        heads = remote.list_heads()
+    except pygit2.GitError:
+        return None
+    return next((head.oid for head in heads if head.name == MAIN_REF), None)
