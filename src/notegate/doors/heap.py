@@ -26,7 +26,6 @@ eighteenth session), no measurable change in commits/s.  An operator's own ``MAL
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import gc
 import os
 
@@ -46,12 +45,9 @@ def bound_arenas(arenas: int = ARENAS) -> bool:
     macOS), or ``MALLOC_ARENA_MAX`` set by the operator: left as it is."""
     if "MALLOC_ARENA_MAX" in os.environ:
         return False
-    name = ctypes.util.find_library("c")
     try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
+        mallopt = ctypes.CDLL(None).mallopt  # the C library this process already runs on
     except (OSError, AttributeError):
-        return False
-    if mallopt is None:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int

@@ -53,12 +53,12 @@ def with_meaning(
     hits shown are described, as each reads its note from git and scans it."""
     meaning = env.meaning
     keyword = ranking.hits
-    if meaning is None:
-        return env.index.describe(replace(ranking, hits=keyword[:limit])), len(keyword) > limit
-    visible = view_filter(policy, folder, include_private, include_inbox)
-    # Enough of the meaning list to fill ``limit + 1`` whatever the overlap: its note at rank r has r notes of
-    # its own list above it, and only those the keyword list also holds can have dropped out of the top.
-    near = meaning.search(query, limit=limit + 1 + len(keyword), visible=visible)
+    near: list[tuple[str, float]] = []
+    if meaning is not None:
+        visible = view_filter(policy, folder, include_private, include_inbox)
+        # Enough of the meaning list to fill ``limit + 1`` whatever the overlap: its note at rank r has r notes
+        # of its own list above it, and only those the keyword list also holds can have dropped out of the top.
+        near = meaning.search(query, limit=limit + 1 + len(keyword), visible=visible)
     if not near:
         return env.index.describe(replace(ranking, hits=keyword[:limit])), len(keyword) > limit
     cosine = dict(near)
