@@ -71,8 +71,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from notegate.doors.listen import bind_listener, bounded_server
     from notegate.services import eventlog
     from notegate.services.runtime import Runtime
+    from notegate.sqlite import bound_page_caches
 
     heap.bound_arenas()  # before any thread of the server's exists (doors/heap.py)
+    bound_page_caches()  # every thread's SQLite connections together (notegate/sqlite.py)
     config = _load(args)
     host = args.host or config.host
     port = args.port or config.port
