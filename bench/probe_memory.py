@@ -67,7 +67,20 @@ def facts():
         name = thread.name.split(" ")[0].split("-")[0]
         names[name] = names.get(name, 0) + 1
     status["threads by name"] = names
+    status["mappings"] = mappings()
     return status
+
+def mappings():
+    # resident KiB by what is mapped (a file's name, or [heap], [anon], [stack]), the largest first
+    by, name = {}, "[anon]"
+    for line in open("/proc/self/smaps"):
+        head = line.split()
+        if "-" in head[0] and ":" not in head[0]:
+            name = head[5] if len(head) > 5 else "[anon]"
+            name = name.rsplit("/", 1)[-1] if name.startswith("/") else name
+        elif head[0] == "Rss:":
+            by[name] = by.get(name, 0) + int(head[1])
+    return dict(sorted(by.items(), key=lambda kv: -kv[1])[:12])
 
 def dump(_sig, _frame):
     def write():
@@ -142,7 +155,7 @@ async def main_async(args: argparse.Namespace) -> int:
             for kind in ("sdk", "lean"):
                 await bench_notes._mcp_writers(server, token, spec, plan, random.Random(round_), kind)
                 await snapshot(proc, out, f"32 {kind} writers", rows)
-        keys = [key for key in rows[0][1] if key != "threads by name"]
+        keys = [key for key in rows[0][1] if key not in ("threads by name", "mappings")]
         print(f"{args.notes} notes, search_meaning = {args.meaning}")
         print("| phase | " + " | ".join(keys) + " |")
         print("| --- |" + " ---: |" * len(keys))
@@ -151,6 +164,8 @@ async def main_async(args: argparse.Namespace) -> int:
             print(f"| {phase} | " + " | ".join(cells) + " |")
         for phase, facts in rows:
             print(f"{phase}: Python threads {facts['threads by name']}")
+        for phase, facts in rows[-1:]:
+            print(f"{phase}: resident KiB by mapping {facts['mappings']}")
         return 0
     finally:
         if proc is not None and proc.poll() is None:

@@ -344,6 +344,6 @@ def test_reads_stay_right_when_pack_windows_are_evicted(store: VaultStore) -> No
             p: str(pygit2.hash(t)) for p, t in texts.items()
         }
         bound_pack_windows()
-        assert (pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit) == (1 << 20, 32 << 20)
+        assert (pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit) == (1 << 20, 8 << 20)
     finally:
         pygit2.settings.mwindow_size, pygit2.settings.mwindow_mapped_limit = saved

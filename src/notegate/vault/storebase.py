@@ -47,9 +47,12 @@ _OBJECT_ID = re.compile(r"[0-9a-f]{40}")
 #: mapped) keep every page a read ever touched resident, and the resident set counts them: building the listing
 #: of a 100,000-note vault touched 59 MB of a 156 MB pack (the trees are spread through it), the index's full
 #: build all of it (measured: peak RSS 223 MB with the defaults, 91 MB with these, same CPU for a full walk;
-#: ~25 us more per blob when 30,000 random reads miss every window).
+#: ~25 us more per blob when 30,000 random reads miss every window).  8 MiB mapped, not 32: a 10,000-note vault's
+#: pack (17 MB) stayed wholly resident at 32 once the index's build or the meaning catch-up had read every blob;
+#: at 8, peak RSS under 32 MCP writers 173 -> 148 MB, reads and searches within noise (bench/RESULTS.md,
+#: nineteenth session).
 PACK_WINDOW_BYTES = 1 << 20
-PACK_MAPPED_LIMIT_BYTES = 32 << 20
+PACK_MAPPED_LIMIT_BYTES = 8 << 20
 #: Raw bytes of parsed trees the write path keeps (:class:`notegate.vault.objects.TreeCache`): the root and the
 #: recently written folders of a 100,000-note vault (~25 KB each), a few MB of the process's memory.
 TREE_CACHE_BYTES = 4 << 20
