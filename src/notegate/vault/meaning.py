@@ -4,12 +4,13 @@ search index and brought up to date in the background after each write.
 Theory of operation:
 
 - **The model** is WordLlama (``wordllama`` on PyPI, MIT): a static embedding table (one 256-dimension vector
-  per token of a 32,000-token vocabulary, 16 MB) inside its wheel; a text's vector is the mean of its tokens'
-  vectors.  The install step copies that table and its tokenizer out of the pinned wheel
-  (:mod:`notegate.vault.meaning_model`); nothing is downloaded at run time, no PyTorch, ~0.1 ms to embed a
-  query, ~150 notes a second on one core.  Chosen by measurement on a 6,289-note, 37-language vault
-  (bench/RESULTS.md, "Search by meaning"): a multilingual 64-dimension static model and two transformers
-  (USE multilingual, multilingual-e5-small) were weaker or far too slow.
+  per token of a 32,000-token vocabulary, 16 MB of float16) inside its wheel, held as int8 rows (8 MB, one per
+  process: :class:`Embedder`); a text's vector is the mean of its tokens' vectors.  The install step copies
+  that table and its tokenizer out of the pinned wheel (:mod:`notegate.vault.meaning_model`); nothing is
+  downloaded at run time, no PyTorch, ~0.1 ms to embed a query, ~150 notes a second on one core.  Chosen by
+  measurement on a 6,289-note, 37-language vault (bench/RESULTS.md, "Search by meaning"): a multilingual
+  64-dimension static model and two transformers (USE multilingual, multilingual-e5-small) were weaker or far
+  too slow.
 - **The vectors** live in their own SQLite file beside the index (``meaning.sqlite``: this Python's SQLite
   cannot load a vector extension, and none is needed): one row per note, keyed by path and the blob id it
   was computed from, 256 bytes (int8 with a per-row scale).  In memory they are one append-only int8 matrix
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("notegate")
 
 #: Names the model and the text a vector is made of; a vectors file made otherwise is rebuilt.
-MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-f16 title+1500 int8-1"
+MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-i8rows title+1500 int8-1"
 #: How much of a note is embedded: its title and the start of its body.  Why not all of it: a static model's
 #: vector is a mean, and a long note's mean drifts to its vault's common words; the start says what it is
 #: about (measured: 1,000-4,000 characters within 0.03 recall of each other, 4x slower at 4,000).
@@ -78,13 +79,17 @@ def note_text(path: str, data: bytes) -> str:
 
 class Embedder:
     """WordLlama's table and tokenizer, read from their installed files (:mod:`notegate.vault.meaning_model`);
-    never the network.
+    never the network.  One per process (:func:`shared_embedder`): every environment embeds with the same model.
 
     Why not the ``wordllama`` package: notegate needs one of its tables and its tokenizer description, not its
     code, and the package with its dependencies grew an install by ~70 MB more than those two files (issue 33
-    allows 100 MB for all of search by meaning); importing it also cost ~29 MB of resident memory.  The table
-    stays in float16 as stored (16 MB) and the tokenizer is :class:`notegate.vault.llama_bpe.LlamaBPE`: the
-    same vectors as wordllama's ``embed(norm=True)``, to float16's precision."""
+    allows 100 MB for all of search by meaning); importing it also cost ~29 MB of resident memory.  The
+    tokenizer is :class:`notegate.vault.llama_bpe.LlamaBPE`, the same ids as wordllama's.
+
+    The table is kept as int8 rows, each with its float32 scale (:func:`quantized`), 8 MB instead of the file's
+    16 MB of float16: a text's vector is a mean over its tokens' rows, so each row's rounding (at most half a
+    step of 1/127 of its largest value) averages out; measured against the float16 table on the Obsidian help
+    vault's notes, cosine >= 0.9999 for every note, and the same recall (bench/RESULTS.md, nineteenth session)."""
 
     def __init__(self) -> None:
         import numpy
@@ -92,20 +97,55 @@ class Embedder:
         from notegate.vault.meaning_model import load
 
         self._np = numpy
-        self._table, self._tokenizer = load()
+        table, self._tokenizer = load()
+        self._rows, self._scales = quantized(table)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Each text's unit vector: the mean of its tokens' rows (a text without tokens: zeros)."""
         np = self._np
-        out = np.zeros((len(texts), self._table.shape[1]), dtype=np.float32)
+        out = np.zeros((len(texts), self._rows.shape[1]), dtype=np.float32)
         for i, text in enumerate(texts):
             ids = np.asarray(self._tokenizer.encode(text), dtype=np.int64)
-            ids = ids[ids < self._table.shape[0]]
+            ids = ids[ids < self._rows.shape[0]]
             if len(ids):
-                mean = self._table[ids].astype(np.float32).mean(axis=0)
+                mean = self._scales[ids] @ self._rows[ids].astype(np.float32) / len(ids)
                 norm = float(np.linalg.norm(mean))
                 out[i] = mean / norm if norm else mean
         return out
+
+
+#: Rows of the table converted at a time (:func:`quantized`): bounds the float32 copy made on the way.
+QUANTIZE_BLOCK = 2048
+
+
+def quantized(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A float table as int8 rows and one float32 scale per row (``row ~ int8_row * scale``), symmetric: each
+    row's largest magnitude becomes 127.  Block by block, so the float32 copy never holds the whole table."""
+    import numpy as np
+
+    rows = np.empty(table.shape, dtype=np.int8)
+    scales = np.empty(table.shape[0], dtype=np.float32)
+    for start in range(0, table.shape[0], QUANTIZE_BLOCK):
+        block = table[start : start + QUANTIZE_BLOCK].astype(np.float32)
+        peak = np.abs(block).max(axis=1)
+        scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+        rows[start : start + QUANTIZE_BLOCK] = np.rint(block / scale[:, None])
+        scales[start : start + QUANTIZE_BLOCK] = scale
+    return rows, scales
+
+
+_shared: Embedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_embedder() -> Embedder:
+    """The process's one :class:`Embedder`, loaded on first use (each environment's catch-up and query use it;
+    it holds no state between calls, and the tokenizer's cache is a dict a thread reads or fills whole)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Embedder()
+        return _shared
 
 
 class Vectors:
@@ -208,7 +248,7 @@ def _has_commit(store: VaultStore, commit: str) -> bool:
 class MeaningIndex:
     """One environment's vectors, kept in step with its search index by a background thread."""
 
-    def __init__(self, path: Path, embedder: Callable[[], Embedder] = Embedder) -> None:
+    def __init__(self, path: Path, embedder: Callable[[], Embedder] = shared_embedder) -> None:
         self.path = path
         self._make_embedder = embedder
         self._embedder: Embedder | None = None
