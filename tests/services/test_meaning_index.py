@@ -138,3 +138,30 @@ def test_a_write_through_the_service_embeds_only_its_note(meaning_vault: Path, m
         assert env.meaning.vectors.blobs() == env.index.paths()
     finally:
         rt.close()
+
+
+def test_every_note_the_query_names_comes_before_the_notes_only_meaning_found(
+    meaning_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33: a query that names a note ranks it first.  Four language folders each hold a note called
+    "Tags" and a long meaning list outranks a single keyword hit by rank: every named note stays on top, in
+    the hybrid as in keyword search (before: named notes past the first were fused as plain keyword hits, and
+    the Obsidian help vault lost one of its 200 exact-title queries to meaning neighbours)."""
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        svc = NotesService(rt)
+        named = [f"{lang}/Tags.md" for lang in ("da", "de", "en", "km")]
+        for path in named:
+            svc.write_note(OWNER, path, "# Tags\n\nHow to tag a note.\n", "absent", confirmed=True)
+        near = [f"release/v{i}.md" for i in range(6)]
+        for path in near:
+            svc.write_note(OWNER, path, "# Release\n\nchanges\n", "absent", confirmed=True)
+        env = rt.environment(None)
+        assert env.meaning is not None and env.meaning.wait_idle(120)
+        monkeypatch.setattr(env.meaning, "search", lambda *a, **k: [(p, 0.9) for p in near])
+        found = svc.search_notes(OWNER, "tags", limit=4)
+        assert [h.path for h in found.hits] == named, found
+        assert {h.part for h in found.hits} == {"title"}
+        assert found.more
+    finally:
+        rt.close()

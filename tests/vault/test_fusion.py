@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notegate.vault.fusion import fuse
+from notegate.vault.fusion import NAMED, fuse
 
-TIERS = ("phrase", "all-words", "any-word")
+TIERS = (NAMED, "phrase", "all-words", "any-word")
 paths = st.sampled_from([f"n{i}.md" for i in range(12)])
 
 
@@ -27,6 +27,17 @@ def test_a_phrase_hit_is_never_outranked_by_a_note_outside_the_phrase_tier() -> 
     assert [f.path for f in fused] == ["p.md", "q.md", "r.md"]
 
 
+def test_every_note_the_query_names_stays_above_the_notes_only_meaning_found() -> None:
+    """Eight notes called "Tags" (one per language folder) and strong meaning neighbours: every named note first."""
+    named = [(f"{lang}/Tags.md", NAMED) for lang in ("da", "de", "en", "fr", "it", "ja", "km", "nl")]
+    meaning = ["Release notes/v0.10.7.md", "en/Tags view.md", "de/Tags.md", "de/Tag-Übersicht.md"]
+    fused = [f.path for f in fuse([*named, ("en/Search.md", "all-words")], meaning, 10)]
+    assert set(fused[:8]) == {p for p, _t in named}
+    assert fused[0] == "da/Tags.md"  # the first named hit stays first; de/Tags.md, held by both, rises among them
+    assert fused[8:] == ["Release notes/v0.10.7.md", "en/Tags view.md"]  # then rank fusion as before
+    assert fused.index("de/Tags.md") == 1
+
+
 @given(
     keyword=st.lists(st.tuples(paths, st.sampled_from(TIERS)), max_size=10, unique_by=lambda t: t[0]),
     meaning=st.lists(paths, max_size=10, unique=True),
@@ -40,9 +51,10 @@ def test_fusion_is_a_bounded_ranking_of_the_inputs_that_keeps_the_keyword_lead(k
     assert len(out) == len(set(out)) == min(limit, len(everything))
     assert set(out) <= everything
     lead = keyword[0][0] if keyword and keyword[0][1] != "any-word" else None
-    ranked = [f.score for f in fused if f.path != lead and f.path not in {p for p, t in keyword if t == "phrase"}]
+    pinned = {p for p, t in keyword if t in ("phrase", NAMED)}
+    ranked = [f.score for f in fused if f.path != lead and f.path not in pinned]
     assert ranked == sorted(ranked, reverse=True)
-    phrase = [p for p, t in keyword if t == "phrase"]
+    phrase = [p for p, t in keyword if t in ("phrase", NAMED)]
     assert out[: min(len(phrase), limit)] == [p for p in out if p in phrase][: min(len(phrase), limit)]
     if keyword and keyword[0][1] != "any-word":  # a first hit holding every word stays first
         assert out[0] == keyword[0][0]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from notegate.policy import Policy
-from notegate.vault.fusion import MEANING, fuse
+from notegate.vault.fusion import MEANING, NAMED, fuse
 from notegate.vault.hits import Hit, Ranking
 from notegate.vault.query import indexed_text, make_snippet, parse_query
 from notegate.vault.store import ABSENT
@@ -62,7 +62,8 @@ def with_meaning(
     if not near:
         return env.index.describe(replace(ranking, hits=keyword[:limit])), len(keyword) > limit
     cosine = dict(near)
-    fused = fuse([(h.path, h.tier) for h in keyword], [p for p, _s in near], limit + 1)
+    # A named hit (``part`` set: the query is its name) is pinned above the notes only meaning found.
+    fused = fuse([(h.path, NAMED if h.part else h.tier) for h in keyword], [p for p, _s in near], limit + 1)
     more = len(fused) > limit
     fused = fused[:limit]
     # Only the keyword hits the fusion kept are described: each reads its note from git and scans it.

@@ -5,15 +5,15 @@ rank)``; a note's fused score is the sum over the lists that hold it.  Why ranks
 cosine live on unrelated scales (bm25 grows with the query's length and the vault's statistics), and a
 rank needs no calibration per vault.
 
-Why keyword hits keep priority where they are strong: a query that names a rare token (an id, an error
-code, a file name) or quotes a phrase is answered by the words themselves, and a semantic neighbour is only
-ever a near miss.  So the keyword search's first hit stays first when it holds every word of the query; a
-phrase hit is never outranked by a note outside the phrase tier; and at equal rank the keyword hit comes
-first (the lists weigh the same, :data:`KEYWORD_WEIGHT`, and ties go to the keyword rank).  Measured on a
-real vault (bench/RESULTS.md, "Search by meaning"): with the meaning list weighing less (0.85, 0.7, 0.5) its
-best note fell below a full keyword list's tenth and the paraphrase gain halved; without the first hit
-kept first, exact-title queries lost 0.09 of their MRR.  A note found by both lists rises
-above either alone: that is where meaning helps the words (a title whose words differ in form).
+Why keyword hits keep priority where they are strong: a query that names a rare token (an id, an error code, a file
+name) or quotes a phrase is answered by the words themselves, and a semantic neighbour is only ever a near miss.  So
+the keyword search's first hit stays first when it holds every word of the query; a note the query names and a
+phrase hit are never outranked by a note outside those two; and at equal rank the keyword hit comes first (the lists
+weigh the same, :data:`KEYWORD_WEIGHT`, and ties go to the keyword rank).  Measured on a real vault
+(bench/RESULTS.md, "Search by meaning"): with the meaning list weighing less (0.85, 0.7, 0.5) its best note fell
+below a full keyword list's tenth and the paraphrase gain halved; without the first hit kept first, exact-title
+queries lost 0.09 of their MRR.  A note found by both lists rises above either alone: that is where meaning helps
+the words (a title whose words differ in form).
 """
 
 from __future__ import annotations
@@ -27,10 +27,16 @@ MEANING = "meaning"
 RRF_K = 60
 KEYWORD_WEIGHT = 1.0
 MEANING_WEIGHT = 1.0
-#: The keyword tiers a note outside them never outranks (an exact phrase of the query is in them).
-PINNED_TIERS = frozenset({"phrase"})
+#: A keyword hit the query names exactly (its file name, first heading or an alias, any case: vault/names.py),
+#: passed to :func:`fuse` as its tier.  Issue 33: a query that names a note ranks it first; in a vault of
+#: several languages several notes carry the name ("Tags" in eight folders), and every one of them stays above
+#: a note only meaning found (measured: the Obsidian help vault's exact-title queries lost one note of 200 to
+#: meaning neighbours before).
+NAMED = "named"
+#: The keyword tiers a note outside them never outranks (the query names it, or an exact phrase of it is in it).
+PINNED_TIERS = frozenset({"phrase", NAMED})
 #: The tiers whose first hit stays first: it holds every word of the query.
-LEAD_TIERS = frozenset({"phrase", "all-words"})
+LEAD_TIERS = frozenset({"phrase", "all-words", NAMED})
 
 
 @dataclass(frozen=True)
