@@ -106,3 +106,20 @@ def test_a_sparse_tables_samples_are_its_own_rows(tmp_path, monkeypatch: pytest.
         assert idx._common_terms("fts_private", q.terms) == {0}
     finally:
         gen.close()
+
+
+def test_a_full_verdict_cache_never_loses_a_verdict_a_query_still_needs(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache of common-word verdicts is cleared when full.  A query holding a word judged before (cached)
+    and a new one, arriving when the cache is full, cleared the cached verdict and then looked it up: a
+    KeyError, so a search failed (found on a real 1,875-note vault by bench/bench_known_item.py)."""
+    monkeypatch.setattr(index_module, "COMMON_CACHE", 2)
+    index._common.clear()
+    assert index.search("common", limit=5)  # "common" judged and remembered
+    assert index.search("rare", limit=5)  # the cache holds two verdicts: full
+    found = index.search("common half", limit=5)  # "common" remembered, "half" new: the cache is cleared
+    assert found == plain(index, "common half", monkeypatch)[:5]
+    q = index_module.parse_query("common most half")
+    assert q is not None
+    assert {q.terms[i].words[0] for i in index._common_terms("fts", q.terms)} == {"common", "most"}

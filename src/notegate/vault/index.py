@@ -655,7 +655,10 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
             return self._held_by_most(table, terms, exact, self._common_terms("fts", terms, exact=exact), total)
         generation = self._generation
         exprs = [t.exact() if exact else t.fts() for t in terms]
-        unknown = sorted({e for e in exprs if (table, e, generation) not in self._common})
+        # Read into a local map first: the shared cache may be cleared (when full, below, or by another thread's
+        # search) between the look-up and the answer, and a verdict read once must not vanish meanwhile.
+        verdicts = {e: self._common.get((table, e, generation)) for e in exprs}
+        unknown = sorted(e for e, verdict in verdicts.items() if verdict is None)
         if unknown:
             # Only integers we computed and fixed names are interpolated; each term is a bound parameter.
             union = " UNION ALL ".join(
@@ -668,5 +671,5 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
             if len(self._common) + len(unknown) > COMMON_CACHE:
                 self._common.clear()
             for i, expr in enumerate(unknown):
-                self._common[(table, expr, generation)] = counts.get(i, 0) * 2 > sampled
-        return {i for i, e in enumerate(exprs) if self._common[(table, e, generation)]}
+                verdicts[expr] = self._common[(table, expr, generation)] = counts.get(i, 0) * 2 > sampled
+        return {i for i, e in enumerate(exprs) if verdicts[e]}
