@@ -103,3 +103,17 @@ def test_a_restricted_callers_facts_hold_no_private_note(served: Console, restri
     dune = facts.by_path["Books/Dune.md"]
     assert dune.properties["rating"] == 5 and dune.tags == ("book", "scifi") and dune.mtime is not None
     assert "People/Frank Herbert.md" in dune.links
+
+
+def test_a_file_time_survives_the_time_cache_being_cleared_by_another_thread(served: Console, restricted) -> None:
+    """The commit-time cache is shared by the console's threads and cleared when large: a clear by another
+    thread right after this one stored a time made this one's read of it fail (KeyError, the page a 500)."""
+
+    class ClearedAtOnce(dict):
+        def __setitem__(self, key, value) -> None:  # stored, then another thread's clear
+            super().__setitem__(key, value)
+            self.clear()
+
+    facts = BaseFacts(NotesService(served.runtime))
+    facts._times = ClearedAtOnce()
+    assert facts.facts(restricted).by_path["Books/Dune.md"].mtime is not None

@@ -134,9 +134,10 @@ class BaseFacts:
         commit = env.index.last_commit(path)
         if commit is None:
             return None
-        if commit not in self._times:
+        found = self._times.get(commit)  # read once: another thread may clear the map between two reads
+        if found is None:
             if len(self._times) > 100_000:
                 self._times.clear()
             when = env.store.commit_info(commit).commit_time
-            self._times[commit] = datetime.fromtimestamp(when, UTC).replace(tzinfo=None)
-        return self._times[commit]
+            found = self._times[commit] = datetime.fromtimestamp(when, UTC).replace(tzinfo=None)
+        return found
