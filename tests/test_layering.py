@@ -58,6 +58,7 @@ LAYER_OF: dict[str, str] = {
     "notegate.vault.held": "pure",
     "notegate.vault.ordered": "pure",  # the listing's sorted paths and the walks that page through them
     "notegate.vault.query": "pure",  # search's query language, row columns and snippets (string work)
+    "notegate.vault.marks": "pure",  # search: words written with marks the index folds, kept as written
     "notegate.vault.fusion": "pure",  # search by meaning: the rank fusion of the keyword and the meaning lists
     "notegate.vault.meaning_files": "pure",  # search by meaning: the model files' names, digests and place
     "notegate.vault.llama_bpe": "pure",  # search by meaning: the model's tokenizer (byte-fallback BPE)

@@ -34,9 +34,9 @@ def test_the_row_layout_is_pinned_to_the_index_format() -> None:
     this line), so existing indexes start over from git instead of deleting rows by values they never held."""
     layout = ([name for name, _weight in query_module.FIELDS], query_module.TOKENIZER)
     assert (index_module.INDEX_FORMAT, layout) == (
-        f"contentless-3 stemmer-{wordforms.STEMMER_VERSION}",
+        f"contentless-4 stemmer-{wordforms.STEMMER_VERSION}",
         (
-            ["path", "title", "aliases", "headings", "tags", "body", "name_forms", "heading_forms"],
+            ["path", "title", "aliases", "headings", "tags", "body", "name_forms", "heading_forms", "marks"],
             "unicode61 remove_diacritics 2",
         ),
     )

@@ -31,7 +31,10 @@ _TERM = rf'"(?:[^\W_]|[{_MARKS}])+(?: (?:[^\W_]|[{_MARKS}])+)*"\*?'
 # columns by our one column filter around the whole expression (query.exact_only).
 _ALT = rf"(?:{_TERM}|\({_TERM}(?: OR {_TERM})*\))"
 _EXPR = rf"{_ALT}(?:(?: \+ | AND | OR ){_ALT})*"
-GRAMMAR = re.compile(rf"(?:{_EXPR}|{re.escape(EXACT_COLUMNS)} : \({_EXPR}\))")
+# A marked tier (query.MARKED_TIERS) adds its words written with marks, as the marks column's tokens: ``x`` and
+# lower-case hex, nothing a caller can write into it (vault/marks.py).
+_MARKED = r'(?: AND "x[0-9a-f]+")*'
+GRAMMAR = re.compile(rf"(?:{_EXPR}|{re.escape(EXACT_COLUMNS)} : \({_EXPR}\)){_MARKED}")
 SYNTAX = [
     '"', "*", "-", "NEAR", "NEAR(", "NEAR/3", ":", "(", ")", "^", "AND", "OR", "NOT", "+", "title:", "body:",
     "{path title}:", "path : x", "'", "\\", "_", "\u0301", "\x00", "  ", "hand", "zebra*", "é", "日本",

@@ -33,6 +33,7 @@ from notegate.vault.query import (
     field_values,
     indexed_text,
     parse_query,
+    shown_tier,
 )
 
 # The query language lives in ``vault/query.py`` (pure); these names are still imported from here.
@@ -83,8 +84,9 @@ FTS_TABLES = tuple(
 #: is opened with: an index made by another layout (or by another ``field_values``, whose deletes would then not
 #: match its rows) is emptied and rebuilt from git, as after a policy change.
 #: 2: scripts written without spaces are cut into characters; 3: title, aliases, headings, tags, body and word
-#: forms as fields, and the names table (the forms depend on the stemmer: a new one rebuilds the index).
-INDEX_FORMAT = f"contentless-3 stemmer-{STEMMER_VERSION}"
+#: forms as fields, and the names table (the forms depend on the stemmer: a new one rebuilds the index); 4: the
+#: ``marks`` column (vault/marks.py).
+INDEX_FORMAT = f"contentless-4 stemmer-{STEMMER_VERSION}"
 LANGUAGES_META = "languages"  # meta key: the Snowball algorithms of the indexed notes, comma-separated
 SCHEMA += "".join(f"{statement};\n" for statement in FTS_TABLES)
 HISTORY_WALK_LIMIT = 2000
@@ -500,7 +502,7 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
         named = names.lookup(self._conn(), names.query_key(query), where, params, limit)
         for row in named:
             taken[row[4]].append(row[0])
-        first = parsed.tiers()[0][0]
+        first = shown_tier(parsed.tiers()[0][0])
         ranked = [Ranked(r[0], r[1], -float(r[2]), bool(r[3]), first, r[5]) for r in named]
         for tier, expr in parsed.tiers():
             if len(ranked) >= limit or (tier == "any-word" and ranked):
@@ -508,7 +510,7 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
             found = self._run(
                 tier, parsed.terms, expr, folder, limit - len(ranked), include_private, include_inbox, taken
             )
-            ranked += [Ranked(r[0], r[1], -float(r[2]), bool(r[3]), tier) for r in found]
+            ranked += [Ranked(r[0], r[1], -float(r[2]), bool(r[3]), shown_tier(tier)) for r in found]
         return Ranking(tuple(ranked), tuple(parsed.forms()), parsed.terms)
 
     def _run(
@@ -583,8 +585,9 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
         hold every word; any word ranks the rows holding a rarer word, then the rest newest first; a query
         of common words only lists newest first (what bm25 would return is a near-tie anyway)."""
         filters, params = self._filters(table, folder, include_inbox)
-        exact = tier in ("phrase", "all-words")  # the exact words; word forms and any word: their forms too
-        common = set() if tier == "phrase" else self._common_terms(table, terms, exact=exact)
+        base = shown_tier(tier)  # a marked tier ranks as the tier it refines, its marks required
+        exact = base in ("phrase", "all-words")  # the exact words; word forms and any word: their forms too
+        common = set() if base == "phrase" else self._common_terms(table, terms, exact=exact)
         if not common:
             return self._select(table, "", expr, filters, params, exclude, limit)
         rare = [t.exact() if exact else t.fts() for i, t in enumerate(terms) if i not in common]
@@ -592,7 +595,7 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
             # Without the exact tier's column filter: with it, FTS5 reads the words' position lists column by
             # column (a common and a rare word: 2-2.6x the time).  The price: a word that is also the stem of
             # a title's or heading's other form matches that form here, at the forms columns' lower weight.
-            required = " AND ".join(t.exact() for t in terms) if exact else expr
+            required = expr if tier != base else " AND ".join(t.exact() for t in terms) if exact else expr
             return self._select(table, " AND ".join(rare), required, filters, params, exclude, limit)
         rows = self._select(table, " OR ".join(rare), "", filters, params, exclude, limit) if rare else []
         if len(rows) < limit:  # the rows holding only common words: newest first

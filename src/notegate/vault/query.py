@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 
 from notegate.vault.canvas import canvas_text, is_canvas
 from notegate.vault.frontmatter import front_matter_end
+from notegate.vault.marks import mark_token, marks_of
 from notegate.vault.notefields import NoteFields, note_fields
 from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 
@@ -39,7 +40,18 @@ from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 #               exact title never loses to a note holding only other forms of it;
 #   any-word    some of the terms, or their forms ("a" OR "b"): only when no note holds them all; a fallback.
 # A query of one term has one tier (a quoted phrase is "phrase", a word "all-words"), and a word "word-forms".
+# A query that writes a word with marks the index folds (``presenté``: vault/marks.py) runs each of its first
+# two tiers twice, first with those words required as written (``phrase+marks``, ``all-words+marks``): the
+# exact form above the folded ones.  Its hits are shown as the tier they refine.
 MATCH_TIERS = ("phrase", "all-words", "word-forms", "any-word")
+MARKED_TIERS = {"phrase+marks": "phrase", "all-words+marks": "all-words"}
+
+
+def shown_tier(tier: str) -> str:
+    """The tier a hit is reported in (:data:`MATCH_TIERS`): a marked tier is the tier it refines."""
+    return MARKED_TIERS.get(tier, tier)
+
+
 #: At most this many terms are read from a query; the rest is ignored.  Why: each tier's cost is one
 #: posting-list walk per term, so a query costs O(terms) lookups; 32 is more than any real search needs
 #: (the service also cuts the text at 500 characters) and keeps the worst query to a few dozen lookups.
@@ -94,6 +106,8 @@ class Term:
     forms: tuple[str, ...] = ()
     #: a lone word that is stemmed: a forms column may hold it as the stem of another form (``run`` of ``runs``)
     stemmed: bool = False
+    #: the ``marks`` tokens of its words written with marks the index folds (vault/marks.py), prefix word aside
+    marks: tuple[str, ...] = ()
 
     def exact(self) -> str:
         return '"' + " ".join(self.words) + '"' + ("*" if self.prefix else "")
@@ -125,9 +139,12 @@ class Query:
         exact = [t.exact() for t in self.terms]
         loose = [t.fts() for t in self.terms]
         forms = [("word-forms", " AND ".join(loose))] if any(t.forms or t.stemmed for t in self.terms) else []
+        marks = " AND ".join(f'"{mark}"' for t in self.terms for mark in t.marks)
         if len(exact) == 1:
             one = exact[0] if self.terms[0].phrase else exact_only(exact[0])
-            return [("phrase" if self.terms[0].phrase else "all-words", one), *forms]
+            tier = "phrase" if self.terms[0].phrase else "all-words"
+            marked = [(f"{tier}+marks", f"{one} AND {marks}")] if marks else []
+            return [*marked, (tier, one), *forms]
         # The phrase tier is the exact words together: no phrase of stems.  Why: each word's stems in every
         # language of the vault made a phrase walk (positions) each, tripling the statement's time on a
         # 30-language vault for no gain in recall; a note holding other forms is found by word-forms.
@@ -135,11 +152,19 @@ class Query:
         # word: 2-2.6x the time), and the forms columns hold sorted stems, where a phrase is a coincidence.
         phrase = " + ".join(exact)
         all_words = exact_only(" AND ".join(exact))
-        return [("phrase", phrase), ("all-words", all_words), *forms, ("any-word", " OR ".join(loose))]
+        tiers = [("phrase", phrase), ("all-words", all_words)]
+        if marks:
+            tiers = [
+                ("phrase+marks", f"{phrase} AND {marks}"),
+                tiers[0],
+                ("all-words+marks", f"{all_words} AND {marks}"),
+                tiers[1],
+            ]
+        return [*tiers, *forms, ("any-word", " OR ".join(loose))]
 
     def tier_terms(self, tier: str) -> list[str]:
         """Each term's expression in ``tier`` (what the store samples for common words)."""
-        return [t.exact() if tier in ("phrase", "all-words") else t.fts() for t in self.terms]
+        return [t.exact() if shown_tier(tier) in ("phrase", "all-words") else t.fts() for t in self.terms]
 
     def probes(self) -> list[str]:
         """Each form as an FTS5 expression: what the store checks the index for (a first match each)."""
@@ -202,7 +227,9 @@ def parse_query(text: str, languages: tuple[str, ...] = ()) -> Query | None:
         lone = match.group(3) is not None and len(words) == 1 and not prefix
         stemmed = lone and bool(languages) and words[0] == written[0] and stem_key(words[0]) is not None
         forms = stems_of(words[0], languages) if stemmed else ()
-        terms.append(Term(words, prefix, written if words != written else (), forms, stemmed))
+        plain_words = written[:-1] if prefix else written  # a prefix word may end anywhere: no exact form of it
+        marks = tuple(dict.fromkeys(m for m in map(mark_token, plain_words) if m is not None))
+        terms.append(Term(words, prefix, written if words != written else (), forms, stemmed, marks))
     return Query(tuple(terms)) if terms else None
 
 
@@ -243,9 +270,10 @@ FIELDS: tuple[tuple[str, float], ...] = (
     ("body", 1.0),
     ("name_forms", 4.0),  # the stems of the title's and the aliases' words
     ("heading_forms", 2.0),  # the stems of the headings' words
+    ("marks", 0.0),  # its words written with marks the tokenizer folds, as written (vault/marks.py); never scored
 )
-#: The FTS5 column filter of the exact fields (every field but the forms).
-EXACT_COLUMNS = "{" + " ".join(name for name, _weight in FIELDS if not name.endswith("_forms")) + "}"
+#: The FTS5 column filter of the exact fields (the words as the note writes them: not the forms, not the marks).
+EXACT_COLUMNS = "{" + " ".join(n for n, _w in FIELDS if not n.endswith("_forms") and n != "marks") + "}"
 #: FTS5's tokenizer for every field.  :data:`_WORD_CHARS` and :func:`segmented` cut a query's words as it
 #: cuts a note's, so a change to it changes them too, and the ``INDEX_FORMAT``.
 TOKENIZER = "unicode61 remove_diacritics 2"
@@ -277,7 +305,8 @@ def note_row(path: str, text: str) -> tuple[tuple[str, ...], NoteFields, str | N
     aliases = "\n".join(fields.aliases)
     exact = (names, fields.title, aliases, fields.headings, fields.tags, text)
     forms = (stem_forms(f"{fields.title}\n{aliases}", language), stem_forms(fields.headings, language))
-    return tuple(segmented(value) for value in exact) + forms, fields, language
+    marks = marks_of(f"{names}\n{text}")
+    return (*(segmented(value) for value in exact), *forms, marks), fields, language
 
 
 # ------------------------------------------------------------ snippets
