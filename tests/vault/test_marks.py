@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from notegate.vault import marks
 from notegate.vault.index import SearchIndex
 from notegate.vault.marks import MAX_MARKED_WORDS, mark_token, marks_of
 from notegate.vault.query import parse_query
@@ -26,10 +25,10 @@ TOKEN = re.compile(r"x(?:[0-9a-f]{2})+")
         ("presente", False),  # ASCII: nothing to fold
         ("presenté", True),
         ("PRESENTÉ", True),
-        ("мой", True),  # й is и with a breve: the tokenizer folds it to и
-        ("мои", False),
-        ("ά", True),  # Greek with an accent
-        ("αλφα", False),
+        ("naïve", True),
+        ("đường", True),  # Vietnamese: ư and ờ decompose onto u and o
+        ("мой", False),  # the tokenizer folds Latin letters only: й and и, ά and α stay apart already
+        ("ά", False),
         ("straße", False),  # ß, ø: no mark to remove, indexed as written already
         ("øl", False),
         ("東京", False),  # unspaced scripts are cut into characters instead
@@ -53,16 +52,21 @@ def test_the_column_holds_only_tokens_of_the_texts_marked_words(text: str) -> No
     tokens = value.split(" ") if value else []
     assert tokens == sorted(set(tokens))
     assert all(TOKEN.fullmatch(token) for token in tokens)  # one word each, whatever the tokenizer does
-    written = {unicodedata.normalize("NFC", word).lower() for word in marks._WORD.findall(text)}
-    assert {bytes.fromhex(token[1:]).decode() for token in tokens} <= written
-    assert {t for t in map(mark_token, marks._WORD.findall(text)) if t is not None} == set(tokens)
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFC", text))  # the text's words, '_' a separator
+    assert {t for t in map(mark_token, words) if t is not None} == set(tokens)
+    assert all(mark_token(bytes.fromhex(token[1:]).decode()) == token for token in tokens)
     if text.isascii():
         assert value == ""
 
 
-def test_a_row_keeps_a_bounded_number_of_marked_words() -> None:
+def test_a_row_keeps_a_bounded_number_of_marked_words_the_same_ones_every_time() -> None:
+    """The cut keeps the first words seen: a contentless row is deleted by exactly the values it was inserted
+    with, so the value must not depend on the process (string hashing is salted per process)."""
     text = " ".join(f"é{n:06d}" for n in range(MAX_MARKED_WORDS + 50))
-    assert len(marks_of(text).split()) == MAX_MARKED_WORDS
+    kept = marks_of(text).split()
+    assert len(kept) == MAX_MARKED_WORDS
+    assert kept == sorted(mark_token(f"é{n:06d}") for n in range(MAX_MARKED_WORDS))
+    assert marks_of(text + " " + text[::-1]) == marks_of(text)  # the words seen first are kept, then sorted
 
 
 SHAPES = {
@@ -87,8 +91,8 @@ def index(tmp_path_factory: pytest.TempPathFactory):
     filler = "otras palabras del informe " * 40
     rows = [_row(f"n/presente-{i}.md", f"# Nota {i}\n\nEl presente informe. {filler}\n") for i in range(12)]
     rows.append(_row("n/sandbox.md", f"# Sandbox\n\n{filler}\nLo presenté como exposición del cliente.\n"))
-    rows.append(_row("ru/mine.md", "# Заметка\n\nэто мой дом " + "и другие слова " * 30 + "\n"))
-    rows += [_row(f"ru/plural-{i}.md", f"# Другое {i}\n\nмои дома\n") for i in range(5)]
+    rows.append(_row("fr/naive.md", "# Note\n\nune idée naïve " + "et d'autres mots " * 30 + "\n"))
+    rows += [_row(f"fr/naive-{i}.md", f"# Autre {i}\n\nnaive idee\n") for i in range(5)]
     yield from index_of_rows(tmp_path_factory.mktemp("marks") / "index.sqlite", rows)
 
 
@@ -96,12 +100,12 @@ def test_a_word_written_with_its_marks_finds_its_exact_form_first(index: SearchI
     hits = index.search("presenté", limit=10)
     assert hits[0].path == "n/sandbox.md" and hits[0].matched == "all-words"
     assert len(hits) == 10  # the folded form is still found, after it
-    assert index.search("мой", limit=3)[0].path == "ru/mine.md"
+    assert index.search("naïve", limit=3)[0].path == "fr/naive.md"
 
 
 def test_a_word_written_without_marks_finds_every_form_as_before(index: SearchIndex) -> None:
     assert len(index.search("presente", limit=20)) == 13
-    assert {h.path for h in index.search("мои", limit=10)} >= {f"ru/plural-{i}.md" for i in range(5)}
+    assert {h.path for h in index.search("naive", limit=10)} == {"fr/naive.md", *(f"fr/naive-{i}.md" for i in range(5))}
 
 
 def test_a_phrase_and_several_words_with_marks_find_the_exact_form_first(index: SearchIndex) -> None:
