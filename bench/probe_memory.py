@@ -17,18 +17,15 @@ import argparse
 import asyncio
 import json
 import random
-import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_notes  # a sibling script: the same client, server process and vault set-up
-import genvault
+import bench_notes  # sibling scripts: the same client, server process and vault set-up
+import profile_mcp
 
 SERVE = """
 import ctypes, ctypes.util, json, signal, sys, threading
@@ -118,24 +115,11 @@ async def meaning_caught_up(workdir: Path, timeout: float = 600.0) -> None:
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    workdir = Path(tempfile.mkdtemp(prefix="notegate-memory-"))
-    proc = None
-    try:
-        spec = genvault.generate(workdir / "src", args.notes, 1)
-        cfg = bench_notes.init_directory(workdir / "vault")
-        bench_notes.import_vault(cfg, workdir / "src", spec)
-        text = cfg.read_text()
-        cfg.write_text(re.sub(r"(?m)^search_meaning = .*$", f"search_meaning = {args.meaning}", text))
-        token = bench_notes.bench_token(cfg, workdir / "bench.token")
-        port = bench_notes.free_port()
-        out = workdir / "memory.jsonl"
-        log = open(workdir / "serve.log", "wb")  # noqa: SIM115 - the child owns it
-        command = [sys.executable, "-c", SERVE, str(out), "serve", "--config", str(cfg), "--port", str(port)]
-        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        server = bench_notes.ServerProcess(cfg, workdir / "serve.log")
-        server.port, server.url, server.proc = port, f"http://127.0.0.1:{port}", proc
-        server.spawned_at = time.perf_counter()
+    started = profile_mcp.wrapped_vault_server(
+        "notegate-memory-", args.notes, args.meaning, SERVE, lambda folder: [str(folder / "memory.jsonl")]
+    )
+    with started as (workdir, spec, token, server):
+        out, proc = workdir / "memory.jsonl", server.proc
         await bench_notes.wait_until_answering(server, token, spec.paths[0], next(iter(spec.rare_terms)))
         rows: list[tuple[str, dict]] = []
         await snapshot(proc, out, "answering", rows)
@@ -167,11 +151,6 @@ async def main_async(args: argparse.Namespace) -> int:
         for phase, facts in rows[-1:]:
             print(f"{phase}: resident KiB by mapping {facts['mappings']}")
         return 0
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import io
 import pstats
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -170,42 +172,47 @@ def own_time_by_area(stats: pstats.Stats, commits: int) -> str:
     return "\n".join(lines)
 
 
-async def main_async(args: argparse.Namespace) -> int:
-    workdir = Path(tempfile.mkdtemp(prefix="notegate-profile-"))
+@contextlib.contextmanager
+def wrapped_vault_server(
+    prefix: str, notes: int, meaning: str, wrapper: str, wrapper_args: Callable[[Path], list[str]]
+) -> Iterator[tuple[Path, genvault.VaultSpec, str, bench_notes.ServerProcess]]:
+    """A temporary folder holding a generated vault of ``notes``, imported, with ``search_meaning = meaning``,
+    a token for it, and ``notegate serve`` on a free port run by ``wrapper`` (``python -c`` code: its
+    ``sys.argv[1:]`` are ``wrapper_args(folder)``, then the CLI's arguments); the server killed and the folder
+    removed on the way out, whatever happened.  Also what bench/probe_memory.py starts."""
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
     proc = None
     try:
-        spec = genvault.generate(workdir / "src", args.notes, 1)
+        spec = genvault.generate(workdir / "src", notes, 1)
         cfg = bench_notes.init_directory(workdir / "vault")
         bench_notes.import_vault(cfg, workdir / "src", spec)
-        # Search by meaning as asked: "auto" (the default) embeds every note in the background while the calls
-        # run, so the profile of the door and the keyword path keeps it off unless asked for.
         text = cfg.read_text()
-        cfg.write_text(re.sub(r"(?m)^search_meaning = .*$", f"search_meaning = {args.meaning}", text))
+        cfg.write_text(re.sub(r"(?m)^search_meaning = .*$", f"search_meaning = {meaning}", text))
         token = bench_notes.bench_token(cfg, workdir / "bench.token")
         port = bench_notes.free_port()
-        stats_file = workdir / "serve.prof"
-        log = open(workdir / "serve.log", "wb")  # noqa: SIM115 - the child owns it
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                SERVE,
-                str(stats_file),
-                args.clock,
-                "serve",
-                "--config",
-                str(cfg),
-                "--port",
-                str(port),
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        log.close()
-        _SERVER_PROC[0] = proc
+        command = [sys.executable, "-c", wrapper, *wrapper_args(workdir), "serve", "--config", str(cfg)]
+        with open(workdir / "serve.log", "wb") as log:  # the child keeps its own copy of the handle
+            proc = subprocess.Popen([*command, "--port", str(port)], stdout=log, stderr=subprocess.STDOUT)
         server = bench_notes.ServerProcess(cfg, workdir / "serve.log")
         server.port, server.url, server.proc = port, f"http://127.0.0.1:{port}", proc
         server.spawned_at = time.perf_counter()
+        yield workdir, spec, token, server
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    # Search by meaning as asked: "auto" (the default) embeds every note in the background while the calls
+    # run, so the profile of the door and the keyword path keeps it off unless asked for.
+    started = wrapped_vault_server(
+        "notegate-profile-", args.notes, args.meaning, SERVE, lambda folder: [str(folder / "serve.prof"), args.clock]
+    )
+    with started as (workdir, spec, token, server):
+        stats_file = workdir / "serve.prof"
+        proc = _SERVER_PROC[0] = server.proc
         await bench_notes.wait_until_answering(server, token, spec.paths[0], next(iter(spec.rare_terms)))
         warm = 5 if args.op != "writers" else 32  # warm: first-call imports and caches stay out
         await drive(server.url, token, args.op, warm, spec, args.client, args.search)
@@ -235,11 +242,6 @@ async def main_async(args: argparse.Namespace) -> int:
         if args.save is not None:  # for pstats' callers/callees views after the run
             shutil.copyfile(stats_file, args.save)
         return 0
-    finally:
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
