@@ -165,3 +165,69 @@ def test_every_note_the_query_names_comes_before_the_notes_only_meaning_found(
         assert found.more
     finally:
         rt.close()
+
+
+def test_a_write_that_leaves_the_embedded_text_as_it_was_keeps_its_vector(
+    meaning_vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note is embedded by its title and first NOTE_CHARS characters: an append past them (a log, a handoff)
+    keeps the vector, recorded against the new blob, without embedding the note again; a change to its start
+    embeds it again."""
+    from notegate.vault.meaning import NOTE_CHARS, Embedder
+
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        svc = NotesService(rt)
+        start = "# Log\n\n" + "an entry about the spring garden plan\n" * (NOTE_CHARS // 30)
+        svc.write_note(OWNER, "log/garden.md", start, "absent", confirmed=True)
+        before = _vectors(rt)
+        env = rt.environment(None)
+        assert env.meaning is not None
+        kept = env.meaning.vectors.sources(["log/garden.md"])["log/garden.md"]
+        embedded: list[str] = []
+        real = Embedder.embed
+
+        def counted(self: Embedder, texts: list[str]):
+            embedded.extend(texts)
+            return real(self, texts)
+
+        monkeypatch.setattr(Embedder, "embed", counted)
+        entry = "- a new entry at the end\n"
+        svc.append_note(OWNER, "log/garden.md", entry, before["log/garden.md"], confirmed=True)
+        after = _vectors(rt)
+        assert after["log/garden.md"] != before["log/garden.md"]  # the new blob is recorded
+        assert after == env.index.paths()
+        assert embedded == []
+        assert env.meaning.vectors.sources(["log/garden.md"])["log/garden.md"] == kept  # the same vector
+        svc.write_note(
+            OWNER, "log/garden.md", "# Log\n\nabout the harbour\n" + start, after["log/garden.md"], confirmed=True
+        )
+        _vectors(rt)
+        assert len(embedded) == 1 and "harbour" in embedded[0]
+    finally:
+        rt.close()
+
+
+def test_a_vectors_file_of_the_layout_before_is_rebuilt(meaning_vault: Path) -> None:
+    """A vectors file without the text digests (the layout before) is dropped and rebuilt from git."""
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        NotesService(rt).write_note(OWNER, "ideas/a.md", "# a\n\nabout a\n", "absent", confirmed=True)
+        made = _vectors(rt)
+    finally:
+        rt.close()
+    config = load_config(meaning_vault)
+    path = config.state_dir / "envs" / config.default_environment / "meaning.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE vectors")
+        db.execute("CREATE TABLE vectors (path TEXT PRIMARY KEY, blob TEXT NOT NULL, scale REAL, vec BLOB)")
+        db.execute(
+            "UPDATE meta SET value = 'wordllama-0.4.0-l2_supercat-256-f16 title+1500 int8-1' WHERE key = 'model'"
+        )
+    rt = Runtime(load_config(meaning_vault))
+    try:
+        assert _vectors(rt) == made
+        with sqlite3.connect(path) as db:
+            assert "source" in {row[1] for row in db.execute("PRAGMA table_info(vectors)")}
+    finally:
+        rt.close()

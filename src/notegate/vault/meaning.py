@@ -30,6 +30,7 @@ Theory of operation:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import threading
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("notegate")
 
 #: Names the model and the text a vector is made of; a vectors file made otherwise is rebuilt.
-MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-i8rows title+1500 int8-1"
+MODEL_FINGERPRINT = "wordllama-0.4.0-l2_supercat-256-i8rows title+1500 int8-2"
 #: How much of a note is embedded: its title and the start of its body.  Why not all of it: a static model's
 #: vector is a mean, and a long note's mean drifts to its vault's common words; the start says what it is
 #: about (measured: 1,000-4,000 characters within 0.03 recall of each other, 4x slower at 4,000).
@@ -64,6 +65,11 @@ CONSISTENT_TRIES = 4
 MIN_COSINE = 0.20
 #: The background thread's niceness (Linux: per thread); the embedder yields the cores to requests.
 NICE = 10
+
+
+def source_of(text: str) -> bytes:
+    """The digest a vector's text is remembered by (16 bytes): equal texts, equal vectors."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
 
 
 def note_text(path: str, data: bytes) -> str:
@@ -153,11 +159,12 @@ class Vectors:
     snapshots), and the commit of the index whose rows they were last brought to (``meta.commit``, written in the
     transaction of the rows that reached it: the file is the durable truth, memory is read from it at start)."""
 
-    SCHEMA = """
-    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-    CREATE TABLE IF NOT EXISTS vectors (path TEXT PRIMARY KEY, blob TEXT NOT NULL, scale REAL NOT NULL,
-                                        vec BLOB NOT NULL);
-    """
+    #: ``source``: the digest of the text the vector was made of (:func:`source_of`), so a write that leaves
+    #: that text as it was (an append past its first :data:`NOTE_CHARS` characters: a log, a handoff) keeps its
+    #: vector instead of being embedded again.
+    VECTORS = """CREATE TABLE IF NOT EXISTS vectors (path TEXT PRIMARY KEY, blob TEXT NOT NULL, scale REAL NOT NULL,
+                                                    vec BLOB NOT NULL, source BLOB)"""
+    SCHEMA = f"CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);\n{VECTORS};\n"
 
     def __init__(self, path: Path) -> None:
         import numpy
@@ -170,8 +177,9 @@ class Vectors:
         conn.executescript(self.SCHEMA)
         row = conn.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
         if row is None or row[0] != MODEL_FINGERPRINT:
-            with self._db.tx() as db:
-                db.execute("DELETE FROM vectors")
+            with self._db.tx() as db:  # another model, or a file of an older layout: start over
+                db.execute("DROP TABLE IF EXISTS vectors")
+                db.execute(self.VECTORS)
                 db.execute("DELETE FROM meta WHERE key = 'commit'")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('model', ?)", (MODEL_FINGERPRINT,))
         row = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
@@ -193,32 +201,49 @@ class Vectors:
     def __len__(self) -> int:
         return self._snapshot.live
 
+    def sources(self, paths: list[str]) -> dict[str, tuple[bytes, float, bytes]]:
+        """path -> (source digest, scale, int8 bytes) of the stored vectors of ``paths`` (those that have one)."""
+        found: dict[str, tuple[bytes, float, bytes]] = {}
+        conn = self._db.conn()
+        for start in range(0, len(paths), 500):  # SQLite's bound parameters: a few hundred a statement
+            chunk = paths[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            query = f"SELECT path, source, scale, vec FROM vectors WHERE source IS NOT NULL AND path IN ({marks})"  # noqa: S608
+            for path, source, scale, vec in conn.execute(query, chunk):
+                found[path] = (source, scale, vec)
+        return found
+
     def apply(
         self,
-        put: dict[str, tuple[str, Any]],
+        put: dict[str, tuple[str, Any, bytes | None]],
         drop: Iterable[str],
         *,
         commit: str | None = None,
         publish: bool = True,
     ) -> None:
-        """Write ``put`` (path -> (blob, float vector)), remove ``drop`` and, given one, record ``commit`` (the
+        """Write ``put`` (path -> (blob, vector, source digest); the vector a float one, or a stored one kept as
+        it was: (scale, int8 bytes)), remove ``drop`` and, given one, record ``commit`` (the
         index commit these rows complete) in one transaction; then, with ``publish``, swap the in-memory
         snapshot (a search holds the old one until it is done: no lock on the query path).  A publication
         copies one byte a row (the live mask), never the vectors."""
         np = self._np
         rows = []
-        for path, (blob, vec) in put.items():
-            scale = float(np.abs(vec).max()) / 127 or 1.0
-            rows.append((path, blob, scale, np.round(vec / scale).astype(np.int8).tobytes()))
+        for path, (blob, vec, source) in put.items():
+            if isinstance(vec, tuple):
+                scale, data = vec
+            else:
+                scale = float(np.abs(vec).max()) / 127 or 1.0
+                data = np.round(vec / scale).astype(np.int8).tobytes()
+            rows.append((path, blob, scale, data, source))
         dropped = list(drop)
         with self._db.tx() as db:
-            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?, ?)", rows)
             db.executemany("DELETE FROM vectors WHERE path = ?", [(p,) for p in dropped])
             if commit is not None:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('commit', ?)", (commit,))
         with self._lock:
             self._rows.drop(dropped)
-            self._rows.put(rows)
+            self._rows.put([row[:4] for row in rows])
             if commit is not None:
                 self.commit = commit
             if publish:
@@ -352,11 +377,17 @@ class MeaningIndex:
             batch = []
             for path, blob in todo[start : start + EMBED_BATCH]:
                 try:
-                    batch.append((path, blob, note_text(path, store.read_unverified_blob_fast(blob))))
+                    text = note_text(path, store.read_unverified_blob_fast(blob))
                 except (KeyError, ValueError):  # gone from git since the index listed it: compare all next time
                     failed = True
-            vectors = self.embedder().embed([text for _p, _b, text in batch]) if batch else []
-            put = {path: (blob, vec) for (path, blob, _t), vec in zip(batch, vectors, strict=True)}
+                    continue
+                batch.append((path, blob, text, source_of(text)))
+            # A note whose embedded text is unchanged (a write past its first NOTE_CHARS) keeps its vector.
+            kept = self.vectors.sources([path for path, *_ in batch])
+            fresh = [item for item in batch if kept.get(item[0], (None,))[0] != item[3]]
+            vectors = self.embedder().embed([text for _p, _b, text, _s in fresh]) if fresh else []
+            put = {path: (blob, vec, src) for (path, blob, _t, src), vec in zip(fresh, vectors, strict=True)}
+            put.update({p: (b, kept[p][1:], src) for p, b, _t, src in batch if p not in put})
             last = start + EMBED_BATCH >= len(todo)
             self.vectors.apply(put, drop if start == 0 else (), commit=at if last and not failed else None)
             done += len(batch)
