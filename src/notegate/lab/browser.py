@@ -4,6 +4,7 @@ downloaded one."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,9 @@ class Owner:
         self.page = page
         self.cdp = cdp
         self.authenticator = authenticator
+        #: when this browser last made a passkey check (time.monotonic): a step-up is needed only once that
+        #: check is older than the policy's window, so a check that wants the refusal waits for it to go stale
+        self.asserted_at = 0.0
 
     @classmethod
     async def open(cls, browser: Any) -> Owner:
@@ -71,6 +75,7 @@ class Owner:
         await self.page.wait_for_function(
             "(before) => location.href !== before && document.readyState === 'complete'", arg=before, timeout=WAIT_MS
         )
+        self.asserted_at = time.monotonic()
 
     async def enrol(self, link: str, name: str = "lab phone") -> None:
         await self.page.goto(link)
@@ -114,6 +119,7 @@ class Owner:
         """Click "Approve with passkey" (the fresh check is the approval): "approve" when the page confirms,
         else the rule the page shows."""
         await self.page.click("#go")
+        self.asserted_at = time.monotonic()
         await self.page.wait_for_function(
             "() => document.getElementById('outcome') !== null"
             " || (document.getElementById('status')?.getAttribute('data-rule') || 'ok') !== 'ok'",
