@@ -225,9 +225,10 @@ SERVER_SETTINGS: tuple[Setting, ...] = (
     # Why off by default (measured, bench/RESULTS.md): in session 15, on, at 10,000 notes, a confirmed write's p50
     # in process went 11.8 -> 17.8 ms, 32 writers 227 -> 119 commits/s and peak RSS 191 -> 264 MB.  In session 19,
     # after the catch-up's fixes and the memory bounds: search p50 within 10 ms and peak RSS 187 MB (met), but 32
-    # lean writers 174-175 commits/s against 186-199 off, below issue 15's 200: each written note is embedded in the
-    # server's process (~0.5 ms, the tokenizer in Python, holding the GIL the writers need).  "auto" is the value
-    # to choose once the embedding runs outside the server's GIL.
+    # lean writers 158-176 commits/s against 180-199 off, below issue 15's 200: each written note is read again
+    # and, when its start changed, embedded in the server's process (~0.4 ms a write in process, the tokenizer in
+    # Python, holding the GIL the writers need).  "auto" is the value to choose once the embedding runs outside
+    # the server's GIL.
     Setting(
         "search_meaning",
         (bool, str),
