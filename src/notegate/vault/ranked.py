@@ -81,7 +81,10 @@ class RankedStatements:
             where.insert(0, f"{table} MATCH ?")
             values.insert(0, rank_expr or match_expr)
             if rank_expr and match_expr:
-                where.append(f"{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
+                # '+': the rowid as an expression, so the planner filters the ranked match's rows by the list
+                # (built once) instead of driving by it: given the bare rowid, it looked each listed row up and
+                # ran the MATCH again for it ('can myrkpol' at 10,000 notes: 1,114 rows, 51 ms -> 1.3 ms).
+                where.append(f"+{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)")  # noqa: S608
                 values.append(match_expr)
         if exclude:  # found by an earlier tier (at most `limit` rows, so a bounded list)
             where.append(f"{table}.rowid NOT IN ({','.join('?' for _ in exclude)})")
