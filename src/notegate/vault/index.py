@@ -595,7 +595,8 @@ class SearchIndex(IndexRows, RankedStatements, Describing):
             # Without the exact tier's column filter: with it, FTS5 reads the words' position lists column by
             # column (a common and a rare word: 2-2.6x the time).  The price: a word that is also the stem of
             # a title's or heading's other form matches that form here, at the forms columns' lower weight.
-            required = expr if tier != base else " AND ".join(t.exact() for t in terms) if exact else expr
+            # Word forms and any word: their forms too; a marked tier: its marks too (its whole expression).
+            required = " AND ".join(t.exact() for t in terms) if tier == base and exact else expr
             return self._select(table, " AND ".join(rare), required, filters, params, exclude, limit)
         rows = self._select(table, " OR ".join(rare), "", filters, params, exclude, limit) if rare else []
         if len(rows) < limit:  # the rows holding only common words: newest first

@@ -24,14 +24,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
+#: The combining marks (Unicode's five blocks of them): what a decomposed text writes a letter's marks with, and
+#: what the tokenizer counts as part of a word (``query._WORD_CHARS`` takes them from here).
+COMBINING_MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 #: A run of word characters; cut at '_' below, as the tokenizer cuts (``\w`` is C-fast; the tokenizer's own
 #: pattern, ``query._WORD_CHARS``, is an alternation twice as slow over a whole note).
 _RUN = re.compile(r"\w+")
 #: The Latin letters with marks (Latin-1 Supplement and Extended-A/B, Latin Extended Additional) and the
 #: combining marks a decomposed text writes them with: a word without any of these has nothing folded away.
-_MAY_FOLD = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_MAY_FOLD = re.compile(f"[\u00c0-\u024f\u1e00-\u1eff{COMBINING_MARKS}]")
 #: A mark on a Latin letter once decomposed (NFD): what the tokenizer removes.
-_FOLDED = re.compile("[A-Za-z][\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_FOLDED = re.compile(f"[A-Za-z][{COMBINING_MARKS}]")
 #: Distinct marked words a row keeps at most (a note of 10,000 different accented words is a word list, not
 #: prose; past this its extra words are still found, folded, as before).
 MAX_MARKED_WORDS = 4096

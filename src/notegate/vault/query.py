@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from notegate.vault.canvas import canvas_text, is_canvas
 from notegate.vault.frontmatter import front_matter_end
-from notegate.vault.marks import mark_token, marks_of
+from notegate.vault.marks import COMBINING_MARKS, mark_token, marks_of
 from notegate.vault.notefields import NoteFields, note_fields
 from notegate.vault.wordforms import language_of, stem_forms, stem_key, stems_of
 
@@ -58,7 +58,7 @@ def shown_tier(tier: str) -> str:
 MAX_QUERY_TERMS = 32
 # A word as FTS5's unicode61 tokenizer sees one: letters, digits and combining marks ('_' and punctuation
 # separate). A "quoted phrase" (an unclosed quote runs to the end of the text) or a word, with an optional '*'.
-_WORD_CHARS = r"(?:[^\W_]|[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f])+"
+_WORD_CHARS = rf"(?:[^\W_]|[{COMBINING_MARKS}])+"
 _WORD_RE = re.compile(_WORD_CHARS)
 _TERM_RE = re.compile(rf'"([^"]*)"?(\*?)|({_WORD_CHARS})(\*?)')
 #: Scripts written without spaces between words: Han (Chinese characters, Japanese kanji), kana, Hangul. FTS5's
@@ -161,10 +161,6 @@ class Query:
                 tiers[1],
             ]
         return [*tiers, *forms, ("any-word", " OR ".join(loose))]
-
-    def tier_terms(self, tier: str) -> list[str]:
-        """Each term's expression in ``tier`` (what the store samples for common words)."""
-        return [t.exact() if shown_tier(tier) in ("phrase", "all-words") else t.fts() for t in self.terms]
 
     def probes(self) -> list[str]:
         """Each form as an FTS5 expression: what the store checks the index for (a first match each)."""
